@@ -1,0 +1,13 @@
+// Command guardrun checks, asks about and sandboxes the commands an agent
+// runs. See the README for usage.
+package main
+
+import (
+	"os"
+
+	"github.com/guardrun/guardrun/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[0], os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
