@@ -1,0 +1,747 @@
+package shellparse
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// analysis collects the results of one Parse or ParseArgv call.
+type analysis struct {
+	opts     Options
+	maxDepth int
+	out      Script
+	// swept counts nodes that only the final safety sweep found. The
+	// walker is meant to reach every node itself; tests assert zero.
+	swept int
+	// braceBudget is how many more words brace expansion may produce.
+	braceBudget int
+}
+
+func newAnalysis(opts Options) *analysis {
+	d := opts.MaxDepth
+	if d <= 0 {
+		d = defaultMaxDepth
+	}
+	return &analysis{opts: opts, maxDepth: d, braceBudget: maxBraceTotal}
+}
+
+func (a *analysis) result() *Script {
+	s := a.out
+	if s.Commands == nil {
+		s.Commands = []Command{}
+	}
+	if s.Files == nil {
+		s.Files = []FileOp{}
+	}
+	if s.Findings == nil {
+		s.Findings = []Finding{}
+	}
+	return &s
+}
+
+func (a *analysis) root(src string, lang syntax.LangVariant) *frame {
+	return &frame{a: a, src: src, lang: lang, seen: map[syntax.Node]bool{}}
+}
+
+// frame is one piece of source being walked: the top-level script, or
+// code found inside it (a bash -c string, an eval argument, ...).
+type frame struct {
+	a     *analysis
+	src   string
+	lang  syntax.LangVariant
+	depth int
+	via   []string
+	// anchor, when set, is the position of the outermost word holding
+	// this code; every position inside nested code reports it.
+	anchor *Pos
+	// seen holds the nodes that produce commands once handled, so that
+	// brace expansion cannot report a substitution twice and the final
+	// sweep can tell what the walker missed.
+	seen map[syntax.Node]bool
+}
+
+// with returns a frame for code reached through via.
+func (f *frame) with(via string) *frame {
+	g := *f
+	g.via = append(slices.Clip(f.via), via)
+	return &g
+}
+
+func (f *frame) pos(p syntax.Pos) Pos {
+	if f.anchor != nil {
+		return *f.anchor
+	}
+	return convPos(p)
+}
+
+// offsets returns the byte range of [from, to) in the frame's source,
+// clamped so that a bad position can never slice out of range.
+func (f *frame) offsets(from, to syntax.Pos) (uint, uint) {
+	n := uint(len(f.src))
+	s, e := from.Offset(), to.Offset()
+	if !from.IsValid() {
+		s = 0
+	}
+	if !to.IsValid() {
+		e = s
+	}
+	s, e = min(s, n), min(e, n)
+	if e < s {
+		e = s
+	}
+	return s, e
+}
+
+func (f *frame) text(n syntax.Node) string {
+	s, e := f.offsets(n.Pos(), safeEnd(n))
+	return f.src[s:e]
+}
+
+// safeEnd is n.End() for nodes whose End can index an empty word list.
+func safeEnd(n syntax.Node) (end syntax.Pos) {
+	defer func() {
+		if recover() != nil {
+			end = n.Pos()
+		}
+	}()
+	return n.End()
+}
+
+func (f *frame) find(sev Severity, reason, text string, pos Pos) {
+	f.a.out.Findings = append(f.a.out.Findings, Finding{
+		Severity: sev,
+		Reason:   reason,
+		Text:     text,
+		Via:      f.via,
+		Pos:      pos,
+	})
+}
+
+// file walks a parsed file, then sweeps it for any command-producing
+// node the walker did not reach.
+func (f *frame) file(file *syntax.File) {
+	f.stmts(file.Stmts)
+	f.sweep(file)
+}
+
+func (f *frame) sweep(root syntax.Node) {
+	syntax.Walk(root, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if !f.seen[n] {
+				f.a.swept++
+				f.callExpr(n, nil)
+			}
+		case *syntax.CmdSubst:
+			if !f.seen[n] {
+				f.a.swept++
+				f.cmdSubst(n)
+			}
+		case *syntax.ProcSubst:
+			if !f.seen[n] {
+				f.a.swept++
+				f.procSubst(n)
+			}
+		case *syntax.ExtGlob:
+			if !f.seen[n] {
+				f.a.swept++
+				f.extGlob(n)
+			}
+		}
+		return true
+	})
+}
+
+func (f *frame) stmts(list []*syntax.Stmt) {
+	for _, s := range list {
+		f.stmt(s)
+	}
+}
+
+func (f *frame) stmt(s *syntax.Stmt) {
+	if s == nil {
+		return
+	}
+	if ce, ok := s.Cmd.(*syntax.CallExpr); ok {
+		f.callExpr(ce, s.Redirs)
+		return
+	}
+	f.redirs(s.Redirs)
+	if s.Cmd != nil {
+		f.compound(s.Cmd)
+	}
+}
+
+func (f *frame) compound(cmd syntax.Command) {
+	switch c := cmd.(type) {
+	case *syntax.IfClause:
+		for cl := c; cl != nil; cl = cl.Else {
+			f.stmts(cl.Cond)
+			f.stmts(cl.Then)
+		}
+	case *syntax.WhileClause:
+		f.stmts(c.Cond)
+		f.stmts(c.Do)
+	case *syntax.ForClause:
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			if l.Name != nil {
+				f.assignedName(l.Name.Value, f.text(c), f.pos(l.Name.Pos()))
+			}
+			for _, w := range l.Items {
+				f.words(w, ctxArg)
+			}
+		case *syntax.CStyleLoop:
+			f.arithm(l.Init)
+			f.arithm(l.Cond)
+			f.arithm(l.Post)
+		}
+		f.stmts(c.Do)
+	case *syntax.CaseClause:
+		f.word(c.Word, ctxPlain)
+		for _, it := range c.Items {
+			for _, p := range it.Patterns {
+				f.word(p, ctxPlain)
+			}
+			f.stmts(it.Stmts)
+		}
+	case *syntax.Block:
+		f.stmts(c.Stmts)
+	case *syntax.Subshell:
+		f.stmts(c.Stmts)
+	case *syntax.BinaryCmd:
+		f.stmt(c.X)
+		f.stmt(c.Y)
+	case *syntax.FuncDecl:
+		name := "function"
+		if c.Name != nil {
+			name = "function " + c.Name.Value
+		}
+		f.with(name).stmt(c.Body)
+	case *syntax.ArithmCmd:
+		f.arithm(c.X)
+	case *syntax.TestClause:
+		f.test(c.X)
+	case *syntax.DeclClause:
+		f.declClause(c)
+	case *syntax.LetClause:
+		f.letClause(c)
+	case *syntax.TimeClause:
+		f.with("time").stmt(c.Stmt)
+	case *syntax.CoprocClause:
+		f.word(c.Name, ctxPlain)
+		f.with("coproc").stmt(c.Stmt)
+	case *syntax.TestDecl:
+		f.word(c.Description, ctxPlain)
+		f.with("@test").stmt(c.Body)
+	default:
+		// Fail closed on a construct from a newer parser.
+		f.find(Block, fmt.Sprintf("unsupported shell construct %T", cmd), f.text(cmd), f.pos(cmd.Pos()))
+	}
+}
+
+func (f *frame) arithm(x syntax.ArithmExpr) {
+	switch x := x.(type) {
+	case nil:
+	case *syntax.BinaryArithm:
+		f.arithm(x.X)
+		f.arithm(x.Y)
+	case *syntax.UnaryArithm:
+		f.arithm(x.X)
+	case *syntax.ParenArithm:
+		f.arithm(x.X)
+	case *syntax.FlagsArithm:
+		f.arithm(x.X)
+	case *syntax.Word:
+		f.word(x, ctxPlain)
+	}
+}
+
+func (f *frame) test(x syntax.TestExpr) {
+	switch x := x.(type) {
+	case nil:
+	case *syntax.BinaryTest:
+		f.test(x.X)
+		f.test(x.Y)
+	case *syntax.UnaryTest:
+		f.test(x.X)
+	case *syntax.ParenTest:
+		f.test(x.X)
+	case *syntax.Word:
+		f.word(x, ctxPlain)
+	}
+}
+
+func (f *frame) cmdSubst(c *syntax.CmdSubst) {
+	if f.seen[c] {
+		return
+	}
+	f.seen[c] = true
+	via := "$(...)"
+	switch {
+	case c.Backquotes:
+		via = "`...`"
+	case c.TempFile:
+		via = "${ ...;}"
+	case c.ReplyVar:
+		via = "${|...;}"
+	}
+	f.with(via).stmts(c.Stmts)
+}
+
+func (f *frame) procSubst(p *syntax.ProcSubst) {
+	if f.seen[p] {
+		return
+	}
+	f.seen[p] = true
+	via := "<(...)"
+	switch p.Op {
+	case syntax.CmdOut:
+		via = ">(...)"
+	case syntax.CmdInTemp:
+		via = "=(...)"
+	}
+	f.with(via).stmts(p.Stmts)
+}
+
+func (f *frame) paramExp(p *syntax.ParamExp) {
+	if p.NestedParam != nil {
+		var a acc
+		f.part(p.NestedParam, quoteNone, ctxPlain, &a)
+	}
+	f.arithm(p.Index)
+	if p.Slice != nil {
+		f.arithm(p.Slice.Offset)
+		f.arithm(p.Slice.Length)
+	}
+	if p.Repl != nil {
+		f.word(p.Repl.Orig, ctxPlain)
+		f.word(p.Repl.With, ctxPlain)
+	}
+	if p.Exp == nil {
+		return
+	}
+	f.word(p.Exp.Word, ctxPlain)
+	switch p.Exp.Op {
+	case syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		if p.Param != nil {
+			f.assignedName(p.Param.Value, f.text(p), f.pos(p.Pos()))
+		}
+	case syntax.OtherParamOps:
+		if p.Exp.Word != nil && strings.Contains(p.Exp.Word.Lit(), "P") {
+			f.find(Ask, "${var@P} expands the value as a prompt string, which can run commands: "+f.text(p), f.text(p), f.pos(p.Pos()))
+		}
+	}
+}
+
+// extGlob looks for substitutions inside an extended glob: the parser
+// keeps the pattern as raw text, but bash expands $(...) in it.
+func (f *frame) extGlob(g *syntax.ExtGlob) {
+	if f.seen[g] {
+		return
+	}
+	f.seen[g] = true
+	if g.Pattern == nil || !strings.ContainsAny(g.Pattern.Value, "$`") {
+		return
+	}
+	w, err := syntax.NewParser(syntax.Variant(f.lang)).Document(strings.NewReader(g.Pattern.Value))
+	pos := f.pos(g.Pos())
+	if err != nil {
+		f.find(Ask, "extended glob holds an expansion that does not parse: "+f.text(g), f.text(g), pos)
+		return
+	}
+	sub := *f
+	sub.src = g.Pattern.Value
+	sub.anchor = &pos
+	sub.seen = map[syntax.Node]bool{}
+	var a acc
+	for _, p := range w.Parts {
+		sub.part(p, quoteHeredoc, ctxPlain, &a)
+	}
+	sub.sweep(w)
+}
+
+// assignedName reports an assignment to a variable that changes what
+// runs.
+func (f *frame) assignedName(name, text string, pos Pos) {
+	if DangerousVariable(name) {
+		f.find(Ask, fmt.Sprintf("assignment to %s can change what runs", name), text, pos)
+	}
+}
+
+// assigns evaluates assignments written before a command or alone.
+func (f *frame) assigns(list []*syntax.Assign) []Assign {
+	var out []Assign
+	for _, as := range list {
+		if as == nil || as.Name == nil {
+			continue
+		}
+		f.arithm(as.Index)
+		pos := f.pos(as.Pos())
+		var v Word
+		switch {
+		case as.Array != nil:
+			v = f.arrayValue(as.Array)
+		case as.Value != nil:
+			v = f.word(as.Value, ctxAssign).Word
+		default:
+			v = Word{Pos: pos}
+		}
+		f.assignedName(as.Name.Value, f.text(as), pos)
+		out = append(out, Assign{Name: as.Name.Value, Value: v, Pos: pos})
+	}
+	return out
+}
+
+func (f *frame) arrayValue(arr *syntax.ArrayExpr) Word {
+	w := Word{Source: f.text(arr), Pos: f.pos(arr.Pos())}
+	var vals []string
+	for _, e := range arr.Elems {
+		if e == nil {
+			continue
+		}
+		f.arithm(e.Index)
+		for _, v := range f.words(e.Value, ctxArg) {
+			vals = append(vals, v.Value)
+			w.Dynamic = w.Dynamic || v.Dynamic
+			w.Glob = w.Glob || v.Glob
+			w.Split = w.Split || v.Split
+		}
+	}
+	w.Value = strings.Join(vals, " ")
+	return w
+}
+
+// callExpr handles a simple command with the redirections of its
+// statement.
+func (f *frame) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect) {
+	f.seen[ce] = true
+	assigns := f.assigns(ce.Assigns)
+	var args []wval
+	for _, w := range ce.Args {
+		args = append(args, f.words(w, ctxArg)...)
+	}
+	in := f.redirs(redirs)
+	if len(args) == 0 {
+		return
+	}
+	start, end := f.stmtSpan(ce, redirs)
+	f.emit(call{
+		args:    args,
+		assigns: assigns,
+		via:     f.via,
+		stdin:   in,
+		pos:     f.pos(ce.Pos()),
+		start:   start,
+		end:     end,
+	})
+}
+
+// stmtSpan is the source range of a command and its redirections, up to
+// (not including) here-document bodies.
+func (f *frame) stmtSpan(n syntax.Node, redirs []*syntax.Redirect) (uint, uint) {
+	start, end := f.offsets(n.Pos(), safeEnd(n))
+	for _, r := range redirs {
+		var rend syntax.Pos
+		if r.Word != nil && len(r.Word.Parts) > 0 {
+			rend = r.Word.End()
+		} else {
+			rend = r.OpPos
+		}
+		s, e := f.offsets(r.Pos(), rend)
+		start, end = min(start, s), max(end, e)
+	}
+	return start, end
+}
+
+// declClause reports declare, local, export, readonly, typeset and
+// nameref as commands so that the assignments they make are checked like
+// any other.
+func (f *frame) declClause(d *syntax.DeclClause) {
+	if d.Variant == nil {
+		return
+	}
+	start, end := f.stmtSpan(d, nil)
+	vs, ve := f.offsets(d.Variant.Pos(), d.Variant.End())
+	args := []wval{{
+		Word:  Word{Value: d.Variant.Value, Source: d.Variant.Value, Pos: f.pos(d.Variant.Pos())},
+		tmpl:  d.Variant.Value,
+		start: vs, end: ve,
+	}}
+	for _, as := range d.Args {
+		if as == nil {
+			continue
+		}
+		f.arithm(as.Index)
+		s, e := f.offsets(as.Pos(), safeEnd(as))
+		src := f.src[s:e]
+		switch {
+		case as.Naked && as.Value != nil:
+			// An option or a word the parser could not read as NAME.
+			args = append(args, f.words(as.Value, ctxArg)...)
+		case as.Naked && as.Name != nil:
+			args = append(args, wval{
+				Word: Word{Value: as.Name.Value, Source: src, Pos: f.pos(as.Pos())},
+				tmpl: as.Name.Value, start: s, end: e,
+			})
+		case as.Name != nil:
+			var v Word
+			if as.Array != nil {
+				v = f.arrayValue(as.Array)
+			} else if as.Value != nil {
+				v = f.word(as.Value, ctxAssign).Word
+			}
+			op := "="
+			if as.Append {
+				op = "+="
+			}
+			name := as.Name.Value
+			if as.Index != nil {
+				name += "[" + f.text(as.Index) + "]"
+			}
+			args = append(args, wval{
+				Word: Word{
+					Value:   name + op + v.Value,
+					Source:  src,
+					Dynamic: v.Dynamic,
+					Glob:    false,
+					Pos:     f.pos(as.Pos()),
+				},
+				tmpl:  src,
+				start: s, end: e,
+			})
+		}
+	}
+	f.emit(call{
+		args:  args,
+		via:   f.via,
+		pos:   f.pos(d.Pos()),
+		start: start,
+		end:   end,
+	})
+}
+
+// letClause reports let as a command; its expressions are arithmetic.
+func (f *frame) letClause(l *syntax.LetClause) {
+	start, end := f.stmtSpan(l, nil)
+	args := []wval{{
+		Word:  Word{Value: "let", Source: "let", Pos: f.pos(l.Pos())},
+		tmpl:  "let",
+		start: start, end: start + 3,
+	}}
+	for _, x := range l.Exprs {
+		f.arithm(x)
+		s, e := f.offsets(x.Pos(), safeEnd(x))
+		src := f.src[s:e]
+		args = append(args, wval{
+			Word:  Word{Value: src, Source: src, Dynamic: strings.ContainsAny(src, "$`"), Pos: f.pos(x.Pos())},
+			tmpl:  src,
+			start: s, end: e,
+		})
+	}
+	f.emit(call{args: args, via: f.via, pos: f.pos(l.Pos()), start: start, end: end})
+}
+
+// stdin is what a command reads on file descriptor 0, as far as the
+// redirections of its own statement tell.
+type stdin struct {
+	kind stdinKind
+	word wval // the body of a here-document or here-string, or the file
+}
+
+type stdinKind int
+
+const (
+	stdinInherited stdinKind = iota // a pipe, the terminal, whatever the caller gave
+	stdinHeredoc
+	stdinHereString
+	stdinFile
+)
+
+// redirs records file operations and returns what fd 0 reads.
+func (f *frame) redirs(rs []*syntax.Redirect) stdin {
+	var in stdin
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		fd, named := -1, false
+		if r.N != nil {
+			if n, ok := atoi(r.N.Value); ok {
+				fd = n
+			} else {
+				named = true // {var}>file allocates a descriptor
+			}
+		}
+		def := func(d int) int {
+			if fd < 0 && !named {
+				return d
+			}
+			return fd
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			f.markDelimiter(r.Word)
+			body := f.heredoc(r)
+			if def(0) == 0 {
+				in = stdin{kind: stdinHeredoc, word: body}
+			}
+		case syntax.WordHdoc:
+			w := f.word(r.Word, ctxPlain)
+			w.Value += "\n"
+			w.tmpl += "\n"
+			if def(0) == 0 {
+				in = stdin{kind: stdinHereString, word: w}
+			}
+		case syntax.RdrIn:
+			for _, w := range f.words(r.Word, ctxRedir) {
+				f.fileOp(OpRead, w, def(0), r)
+				if def(0) == 0 {
+					in = stdin{kind: stdinFile, word: w}
+				}
+			}
+		case syntax.DplIn, syntax.DplOut:
+			for _, w := range f.words(r.Word, ctxRedir) {
+				if w.Static() && isFdTarget(w.Value) {
+					if r.Op == syntax.DplIn && def(0) == 0 {
+						in = stdin{} // another descriptor: unknown content
+					}
+					continue
+				}
+				if r.Op == syntax.DplIn {
+					f.fileOp(OpRead, w, def(0), r)
+					if def(0) == 0 {
+						in = stdin{kind: stdinFile, word: w}
+					}
+				} else {
+					f.fileOp(OpWrite, w, def(1), r)
+				}
+			}
+		case syntax.RdrInOut:
+			for _, w := range f.words(r.Word, ctxRedir) {
+				f.fileOp(OpWrite, w, def(0), r)
+				if def(0) == 0 {
+					in = stdin{kind: stdinFile, word: w}
+				}
+			}
+		default:
+			// >, >>, >|, &>, &>>, and zsh's clobbering forms.
+			for _, w := range f.words(r.Word, ctxRedir) {
+				f.fileOp(OpWrite, w, def(1), r)
+			}
+		}
+	}
+	return in
+}
+
+func (f *frame) fileOp(op Op, w wval, fd int, r *syntax.Redirect) {
+	s, e := f.offsets(r.Pos(), safeEnd(r.Word))
+	f.a.out.Files = append(f.a.out.Files, FileOp{
+		Op:   op,
+		Path: w.Word,
+		Fd:   fd,
+		Via:  f.via,
+		Text: f.src[s:e],
+		Pos:  f.pos(r.Pos()),
+	})
+}
+
+// markDelimiter keeps the sweep from reporting substitutions the parser
+// found in a here-document delimiter: bash never expands it.
+func (f *frame) markDelimiter(w *syntax.Word) {
+	if w == nil {
+		return
+	}
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.CallExpr, *syntax.ExtGlob:
+			f.seen[n] = true
+		}
+		return true
+	})
+}
+
+// heredoc evaluates a here-document body. With a quoted delimiter the
+// body is literal text; otherwise it undergoes expansions like a
+// double-quoted string.
+func (f *frame) heredoc(r *syntax.Redirect) wval {
+	var out wval
+	if r.Word != nil && len(r.Word.Parts) > 0 {
+		out.Pos = f.pos(r.Word.Pos())
+	} else {
+		out.Pos = f.pos(r.OpPos)
+	}
+	if r.Hdoc == nil || len(r.Hdoc.Parts) == 0 {
+		return out
+	}
+	out.start, out.end = f.offsets(r.Hdoc.Pos(), r.Hdoc.End())
+	out.Source = f.src[out.start:out.end]
+	// The parser's end position for a body runs over the closing
+	// delimiter line; the body is everything before it.
+	if !strings.HasSuffix(out.Source, "\n") {
+		out.Source = out.Source[:strings.LastIndexByte(out.Source, '\n')+1]
+		out.end = out.start + uint(len(out.Source))
+	}
+	out.Pos = f.pos(r.Hdoc.Pos())
+	if quotedDelimiter(r.Word) {
+		var b strings.Builder
+		for _, p := range r.Hdoc.Parts {
+			if l, ok := p.(*syntax.Lit); ok {
+				b.WriteString(l.Value)
+			}
+		}
+		out.Value, out.tmpl = b.String(), b.String()
+		return out
+	}
+	var a acc
+	for _, p := range r.Hdoc.Parts {
+		f.part(p, quoteHeredoc, ctxPlain, &a)
+	}
+	out.Value, out.tmpl, out.Dynamic = a.val.String(), a.tmpl.String(), a.dynamic
+	return out
+}
+
+func quotedDelimiter(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isFdTarget reports the target of a descriptor duplication: a number,
+// -, or a number followed by - (move).
+func isFdTarget(s string) bool {
+	if s == "-" {
+		return true
+	}
+	s = strings.TrimSuffix(s, "-")
+	_, ok := atoi(s)
+	return ok
+}
+
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}

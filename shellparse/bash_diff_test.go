@@ -1,0 +1,250 @@
+package shellparse
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stubNames are the programs the corpus may run. Each is a stand-in that
+// only records its own name, so nothing the corpus does can touch the
+// host. The list is fixed on purpose: it must not come from what the
+// parser finds, or a command the parser misses would have no stub and the
+// miss would go unnoticed. A corpus script that runs anything else fails
+// the test with "command not found".
+var stubNames = []string{
+	"awk", "cat", "chmod", "cp", "curl", "date", "diff", "docker", "echo", "git", "go",
+	"grep", "gzip", "head", "hostname", "id", "ls", "make", "mkdir", "mktemp", "mv",
+	"npm", "nproc", "printf", "python3", "rm", "sed", "sleep", "sort", "ssh", "tail",
+	"tar", "tee", "touch", "tr", "uname", "wc", "wget", "whoami",
+}
+
+// realWrappers run their command through PATH, which holds only stubs,
+// so letting the real programs run exercises the wrapper look-through.
+var realWrappers = []string{"env", "nice", "timeout", "nohup", "stdbuf", "setsid", "xargs", "find"}
+
+// corpusForbidden keeps corpus scripts from reaching a real program:
+// absolute paths, a default PATH (command -p), or a changed PATH. Relative
+// paths are harmless: the stand-ins create no files, so the scratch
+// directory holds nothing to run.
+var corpusForbidden = []string{"/bin", "/usr", "/sbin", "/lib", "/opt", "command -p", "PATH", "hash ", "getconf", "sudo", "doas"}
+
+func TestBashDifferential(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		requireOrSkip(t, "bash is not installed: the differential test needs a real bash")
+	}
+	scripts, err := filepath.Glob("testdata/corpus/*.sh")
+	if err != nil || len(scripts) < 25 {
+		t.Fatalf("want at least 25 corpus scripts in testdata/corpus, found %d (%v)", len(scripts), err)
+	}
+
+	root := t.TempDir()
+	stubs := filepath.Join(root, "stubs")
+	if err := os.Mkdir(stubs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	execLog := filepath.Join(root, "exec.log")
+	writeStubs(t, stubs, bash, execLog)
+
+	strace, tracing := straceUsable(t, root)
+	if !tracing {
+		t.Log("strace cannot trace here (missing, or ptrace not permitted): comparing with the stand-ins' own log, which does not see the real wrappers")
+	}
+	// The harness must see what runs, or every comparison passes.
+	if ran := runTraced(t, bash, strace, tracing, stubs, execLog, "rm x; env touch y; bash -c 'git z'"); !slices.Equal(ran, []string{"git", "rm", "touch"}) && !slices.Equal(ran, []string{"bash", "env", "git", "rm", "touch"}) {
+		t.Fatalf("tracing harness saw %v; want rm, touch and git (plus bash and env under strace)", ran)
+	}
+
+	for _, path := range scripts {
+		name := filepath.Base(path)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range corpusForbidden {
+			if strings.Contains(string(src), bad) {
+				t.Fatalf("%s contains %q, which could run a real program; corpus scripts must stay on the stand-ins", name, bad)
+			}
+		}
+		t.Run(name, func(t *testing.T) {
+			s, err := Parse(string(src), Options{})
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			found := map[string]bool{}
+			for _, c := range s.Commands {
+				found[c.Name()] = true
+			}
+
+			ran := runTraced(t, bash, strace, tracing, stubs, execLog, string(src))
+			var missed []string
+			for _, n := range ran {
+				if !found[n] {
+					missed = append(missed, n)
+				}
+			}
+			if len(missed) > 0 {
+				var names []string
+				for n := range found {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				t.Errorf("bash ran %v, which the parser did not report (it found %v)", missed, names)
+			}
+		})
+	}
+}
+
+func requireOrSkip(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
+		t.Fatal(msg + " (GUARDRUN_REQUIRE_SANDBOX=1)")
+	}
+	t.Skip(msg)
+}
+
+func writeStubs(t *testing.T, dir, bash, execLog string) {
+	t.Helper()
+	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"${0##*/}\" >>%s\nexit 0\n", shellQuote(execLog))
+	for _, n := range stubNames {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Shells are real, so nested code really runs, still on the stubs.
+	if err := os.Symlink(bash, filepath.Join(dir, "bash")); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		sh = bash
+	}
+	if err := os.Symlink(sh, filepath.Join(dir, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range realWrappers {
+		target, err := exec.LookPath(n)
+		if err != nil {
+			// Without the real program its command never runs; a stub
+			// keeps the script going.
+			if err := os.WriteFile(filepath.Join(dir, n), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.Symlink(target, filepath.Join(dir, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func straceUsable(t *testing.T, dir string) (string, bool) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		return "", false
+	}
+	out := filepath.Join(dir, "probe.trace")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, strace, "-f", "-qq", "-e", "trace=execve", "-o", out, "true")
+	if err := cmd.Run(); err != nil {
+		return "", false
+	}
+	b, err := os.ReadFile(out)
+	return strace, err == nil && strings.Contains(string(b), "execve(")
+}
+
+var execveRe = regexp.MustCompile(`execve\("([^"]*)"`)
+
+// runTraced runs a script with bash in a fresh directory, with only the
+// stand-ins on PATH, and returns the base names of the programs it ran
+// (bash itself, the first execve, excluded).
+func runTraced(t *testing.T, bash, strace string, tracing bool, stubs, execLog, src string) []string {
+	t.Helper()
+	work := t.TempDir()
+	if err := os.WriteFile(execLog, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(work, ".trace")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var cmd *exec.Cmd
+	if tracing {
+		cmd = exec.CommandContext(ctx, strace, "-f", "-qq", "-e", "trace=execve", "-o", trace, bash, "-c", src)
+	} else {
+		cmd = exec.CommandContext(ctx, bash, "-c", src)
+	}
+	cmd.Dir = work
+	cmd.Env = []string{"PATH=" + stubs, "HOME=" + work, "LC_ALL=C"}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	_ = cmd.Run() // scripts may fail; only what they ran matters
+	if ctx.Err() != nil {
+		t.Fatalf("script timed out")
+	}
+	if strings.Contains(stderr.String(), "command not found") {
+		t.Fatalf("the script runs a program without a stand-in; add it to stubNames:\n%s", stderr.String())
+	}
+
+	var ran []string
+	if tracing {
+		b, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range execveRe.FindAllStringSubmatch(string(b), -1) {
+			if i == 0 {
+				continue // the bash under test
+			}
+			ran = append(ran, filepath.Base(m[1]))
+		}
+	}
+	b, err := os.ReadFile(execLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" {
+			ran = append(ran, l)
+		}
+	}
+	slices.Sort(ran)
+	return slices.Compact(ran)
+}
+
+// TestANSICMatchesBash decodes $'...' strings both ways: a command name
+// spelled with escapes must come out as the name bash runs.
+func TestANSICMatchesBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		requireOrSkip(t, "bash is not installed")
+	}
+	inputs := []string{
+		`\x72m`, `\162\155`, `\u0072m`, `\U00000072m`, `a\tb\nc`, `\e[0m`, `\E`, `\a\b\f\v\r`,
+		`\'\"\\\?`, `\x`, `\xg`, `\x4`, `\x414`, `\0`, `a\0b`, `\1234`, `\8`, `\q`, `\cA\ca\c[`,
+		`\u00e9`, `\u20ac`, `\U0001F600`, `\x7f\x80\xff`,
+	}
+	for _, in := range inputs {
+		// Every input is valid $'...' text as it stands.
+		cmd := exec.Command(bash, "-c", `printf '%s' $'`+in+`'`)
+		cmd.Env = []string{"LC_ALL=C.UTF-8"}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash: %v", err)
+		}
+		if got := ansiC(in); got != string(out) {
+			t.Errorf("ansiC(%q) = %q, bash gives %q", in, got, out)
+		}
+	}
+}

@@ -1,0 +1,1122 @@
+package shellparse
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// call is a command about to be reported: its evaluated words and what
+// it inherits from the statement or wrapper that runs it.
+type call struct {
+	args    []wval
+	assigns []Assign
+	via     []string
+	stdin   stdin
+	// fromInput: more arguments arrive at run time (xargs, find -exec).
+	fromInput bool
+	// replace is the string that xargs -I or find -exec substitutes with
+	// input; "" when nothing is substituted.
+	replace string
+	// wrapped counts the wrappers around this command.
+	wrapped    int
+	pos        Pos
+	start, end uint // the command's text in the frame's source
+}
+
+// sub is the command that a wrapper runs: its words from k on.
+func (c call) sub(k int, via string) call {
+	w := c.args[k]
+	return call{
+		args:      c.args[k:],
+		via:       append(slices.Clip(c.via), via),
+		stdin:     c.stdin,
+		fromInput: c.fromInput,
+		replace:   c.replace,
+		wrapped:   c.wrapped + 1,
+		pos:       w.Pos,
+		start:     w.start,
+		end:       max(c.end, w.start),
+	}
+}
+
+// maxWrapped bounds wrapper chains (env env env ...): each wrapper is
+// reported with the rest of the argv, so a long chain costs quadratic
+// space.
+const maxWrapped = 32
+
+func (f *frame) callText(c call) string {
+	n := uint(len(f.src))
+	s, e := min(c.start, n), min(c.end, n)
+	if e < s {
+		e = s
+	}
+	return f.src[s:e]
+}
+
+// handler inspects a command whose name it knows. It reports the commands
+// the command runs (by calling emit) and whether the command is only a
+// wrapper around them.
+type handler func(f *frame, c call) (wrapper bool)
+
+var handlers map[string]handler
+
+// shells are the programs whose -c string, script or stdin is shell code.
+var shells = []string{"sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "ksh93", "mksh", "lksh", "pdksh", "yash", "posh"}
+
+func init() {
+	handlers = map[string]handler{
+		"env":       envCmd,
+		"nice":      niceCmd,
+		"nohup":     nohupCmd,
+		"timeout":   timeoutCmd,
+		"time":      timeCmd,
+		"command":   commandCmd,
+		"builtin":   builtinCmd,
+		"exec":      execCmd,
+		"stdbuf":    stdbufCmd,
+		"setsid":    setsidCmd,
+		"xargs":     xargsCmd,
+		"find":      findCmd,
+		"sudo":      sudoCmd,
+		"doas":      doasCmd,
+		"coproc":    coprocCmd,
+		"eval":      evalCmd,
+		"trap":      trapCmd,
+		"alias":     aliasCmd,
+		"source":    sourceCmd,
+		".":         sourceCmd,
+		"export":    declCmd,
+		"declare":   declCmd,
+		"typeset":   declCmd,
+		"local":     declCmd,
+		"readonly":  declCmd,
+		"nameref":   declCmd,
+		"enable":    enableCmd,
+		"read":      readCmd,
+		"printf":    printfCmd,
+		"mapfile":   mapfileCmd,
+		"readarray": mapfileCmd,
+		"getopts":   getoptsCmd,
+		"hash":      hashCmd,
+		"compgen":   compgenCmd,
+		"complete":  compgenCmd,
+		"su":        suCmd,
+		"runuser":   suCmd,
+		"watch":     watchCmd,
+		"flock":     flockCmd,
+	}
+	for _, s := range shells {
+		handlers[s] = shellCmd
+	}
+}
+
+// emit reports a command and, through its handler, whatever it runs.
+func (f *frame) emit(c call) {
+	if len(c.args) == 0 {
+		return
+	}
+	if c.wrapped > maxWrapped {
+		g := *f
+		g.via = c.via
+		g.find(Block, fmt.Sprintf("more than %d wrappers around one command", maxWrapped), f.callText(c), c.pos)
+		return
+	}
+	idx := len(f.a.out.Commands)
+	argv := make([]Word, len(c.args))
+	for i := range c.args {
+		argv[i] = c.args[i].Word
+	}
+	text := f.callText(c)
+	f.a.out.Commands = append(f.a.out.Commands, Command{
+		Argv:          argv,
+		Assigns:       c.assigns,
+		ArgsFromInput: c.fromInput,
+		Via:           c.via,
+		Text:          text,
+		Pos:           c.pos,
+	})
+	g := *f
+	g.via = c.via
+	w0 := c.args[0]
+	if c.replace != "" && strings.Contains(w0.Value, c.replace) {
+		g.find(Ask, "command name is substituted from input at run time: "+w0.Source, text, w0.Pos)
+		return
+	}
+	if !w0.Static() {
+		g.find(Ask, "command name is not known until run time: "+w0.Source, text, w0.Pos)
+		return
+	}
+	h := handlers[baseName(w0.Value)]
+	if h == nil {
+		return
+	}
+	if h(&g, c) {
+		f.a.out.Commands[idx].Wrapper = true
+	}
+}
+
+func baseName(s string) string {
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// wrap reports the command a wrapper runs from word k on. With nothing
+// left to run it reports false, and asks when xargs or find would supply
+// the command itself.
+func (f *frame) wrap(c call, k int, via string, assigns []Assign) bool {
+	for _, w := range c.args[1:min(k, len(c.args))] {
+		if w.Split {
+			f.find(Ask, fmt.Sprintf("%s: %s may expand to any number of words, so which command it runs is uncertain", via, w.Source), f.callText(c), w.Pos)
+			break
+		}
+	}
+	if k >= len(c.args) {
+		if c.fromInput {
+			f.find(Ask, via+" runs a command named by its input", f.callText(c), c.pos)
+		}
+		return false
+	}
+	s := c.sub(k, via)
+	s.assigns = assigns
+	f.emit(s)
+	return true
+}
+
+// optSpec describes a program's options in getopt terms.
+type optSpec struct {
+	arg    string // short options that take an argument
+	optArg string // short options whose optional argument must be attached
+	flags  string // short options without an argument
+	// anyFlag: every letter not in arg is a known flag (shells).
+	anyFlag bool
+	// long maps long options to 0 (no argument), 1 (required) or 2
+	// (optional, only as --name=value).
+	long map[string]int
+	// plus: +o style options (shells).
+	plus bool
+	// numeric: -N is an option (nice -10).
+	numeric bool
+	// dash is how a lone "-" is read.
+	dash dashMode
+	// stopAt, when it returns true for an option, ends the scan right
+	// after it (env -S rewrites the words that follow).
+	stopAt func(name string) bool
+}
+
+type dashMode int
+
+const (
+	dashOperand dashMode = iota
+	dashOption           // env: - is -i
+	dashEnds             // shells: - is --
+)
+
+type opt struct {
+	name   string // the letter, or the long name without dashes
+	val    wval
+	hasVal bool
+	idx    int // index of the word that held the option
+}
+
+// scan reads options from c.args[i:] the way getopt with a leading +
+// does: it stops at the first operand. An option not in spec is an Ask
+// finding, because the wrapped command cannot be found with certainty.
+func (f *frame) scan(c call, i int, spec *optSpec, who string) ([]opt, int) {
+	var opts []opt
+	args := c.args
+	for i < len(args) {
+		w := args[i]
+		v := w.Value
+		if !w.Static() {
+			if strings.HasPrefix(v, "-") || spec.plus && strings.HasPrefix(v, "+") {
+				f.find(Ask, fmt.Sprintf("%s: option %s is not known until run time, so what it runs is uncertain", who, w.Source), f.callText(c), w.Pos)
+				i++
+				continue
+			}
+			return opts, i
+		}
+		switch {
+		case v == "--":
+			return opts, i + 1
+		case v == "-":
+			switch spec.dash {
+			case dashOption:
+				opts = append(opts, opt{name: "-", idx: i})
+				i++
+				continue
+			case dashEnds:
+				return opts, i + 1
+			}
+			return opts, i
+		case strings.HasPrefix(v, "--"):
+			name, val, hasEq := strings.Cut(v[2:], "=")
+			full, kind, ok := matchLong(spec.long, name)
+			if !ok {
+				if !spec.anyFlag {
+					f.find(Ask, fmt.Sprintf("%s: unknown option --%s, so what it runs is uncertain", who, name), f.callText(c), w.Pos)
+				}
+				full, kind = name, 0
+			}
+			o := opt{name: full, idx: i}
+			switch {
+			case hasEq:
+				vw := w
+				vw.Value, vw.tmpl = val, val
+				o.val, o.hasVal = vw, true
+			case kind == 1 && i+1 < len(args):
+				i++
+				o.val, o.hasVal = args[i], true
+			}
+			opts = append(opts, o)
+			i++
+			if spec.stopAt != nil && spec.stopAt(full) {
+				return opts, i
+			}
+			continue
+		case strings.HasPrefix(v, "-") || spec.plus && strings.HasPrefix(v, "+") && len(v) > 1:
+			if spec.numeric && isDigits(v[1:]) {
+				opts = append(opts, opt{name: "N", val: wvalOf(w, v[1:]), hasVal: true, idx: i})
+				i++
+				continue
+			}
+			stop := false
+			j := 1
+			for ; j < len(v); j++ {
+				ch := v[j : j+1]
+				switch {
+				case strings.Contains(spec.arg, ch):
+					o := opt{name: ch, idx: i}
+					if j+1 < len(v) {
+						o.val, o.hasVal = wvalOf(w, v[j+1:]), true
+					} else if i+1 < len(args) {
+						i++
+						o.val, o.hasVal = args[i], true
+					}
+					opts = append(opts, o)
+					j = len(v)
+					stop = spec.stopAt != nil && spec.stopAt(ch)
+				case strings.Contains(spec.optArg, ch):
+					o := opt{name: ch, idx: i}
+					if j+1 < len(v) {
+						o.val, o.hasVal = wvalOf(w, v[j+1:]), true
+					}
+					opts = append(opts, o)
+					j = len(v)
+				case strings.Contains(spec.flags, ch) || spec.anyFlag:
+					opts = append(opts, opt{name: ch, idx: i})
+				default:
+					f.find(Ask, fmt.Sprintf("%s: unknown option -%s, so what it runs is uncertain", who, ch), f.callText(c), w.Pos)
+					opts = append(opts, opt{name: ch, idx: i})
+				}
+			}
+			i++
+			if stop {
+				return opts, i
+			}
+			continue
+		}
+		return opts, i
+	}
+	return opts, i
+}
+
+// matchLong resolves a long option, accepting an unambiguous prefix as
+// getopt_long does.
+func matchLong(long map[string]int, name string) (string, int, bool) {
+	if k, ok := long[name]; ok {
+		return name, k, true
+	}
+	found, kind, n := "", 0, 0
+	for l, k := range long {
+		if name != "" && strings.HasPrefix(l, name) {
+			found, kind = l, k
+			n++
+		}
+	}
+	if n == 1 {
+		return found, kind, true
+	}
+	return "", 0, false
+}
+
+func wvalOf(w wval, value string) wval {
+	w.Value, w.tmpl = value, value
+	return w
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func has(opts []opt, names ...string) bool {
+	for _, o := range opts {
+		if slices.Contains(names, o.name) {
+			return true
+		}
+	}
+	return false
+}
+
+func infoOnly(opts []opt) bool { return has(opts, "help", "version") }
+
+// longOpts builds an optSpec.long map from space-separated lists of long
+// options that take an argument, that take one only as --name=value, and
+// that take none.
+func longOpts(withArg, optionalArg, flags string) map[string]int {
+	m := map[string]int{}
+	for _, n := range strings.Fields(withArg) {
+		m[n] = 1
+	}
+	for _, n := range strings.Fields(optionalArg) {
+		m[n] = 2
+	}
+	for _, n := range strings.Fields(flags) {
+		m[n] = 0
+	}
+	return m
+}
+
+var (
+	niceSpec = optSpec{arg: "n", numeric: true,
+		long: longOpts("adjustment", "", "help version")}
+	nohupSpec = optSpec{
+		long: longOpts("", "", "help version")}
+	timeoutSpec = optSpec{arg: "sk", flags: "vfp",
+		long: longOpts("signal kill-after", "", "foreground preserve-status verbose help version")}
+	timeSpec = optSpec{arg: "fo", flags: "pvVaq",
+		long: longOpts("format output", "", "append portability quiet verbose help version")}
+	commandSpec = optSpec{flags: "pvV"}
+	execSpec    = optSpec{arg: "a", flags: "cl"}
+	stdbufSpec  = optSpec{arg: "ioe",
+		long: longOpts("input output error", "", "help version")}
+	setsidSpec = optSpec{flags: "cfwhV",
+		long: longOpts("", "", "ctty fork wait help version")}
+	xargsSpec = optSpec{arg: "aEdIPLns", optArg: "eil", flags: "0prtxo",
+		long: longOpts("arg-file delimiter max-args max-procs max-chars process-slot-var",
+			"eof replace max-lines",
+			"null no-run-if-empty interactive verbose exit open-tty show-limits help version")}
+	sudoSpec = optSpec{arg: "ugpCDRrtTU", optArg: "h", flags: "AbBEeHiKklNnPSsVv",
+		long: longOpts("user group host prompt close-from chdir chroot role type command-timeout other-user",
+			"preserve-env",
+			"askpass background bell edit set-home login remove-timestamp reset-timestamp list non-interactive preserve-groups stdin shell version validate help")}
+	doasSpec  = optSpec{arg: "uCa", flags: "nsL"}
+	shellSpec = optSpec{arg: "oO", anyFlag: true, plus: true, dash: dashEnds,
+		long: longOpts("rcfile init-file", "", "help version")}
+)
+
+func niceCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &niceSpec, "nice")
+	if infoOnly(opts) {
+		return false
+	}
+	return f.wrap(c, i, "nice", nil)
+}
+
+func nohupCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &nohupSpec, "nohup")
+	if infoOnly(opts) {
+		return false
+	}
+	return f.wrap(c, i, "nohup", nil)
+}
+
+func timeoutCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &timeoutSpec, "timeout")
+	if infoOnly(opts) || i >= len(c.args) {
+		return false
+	}
+	return f.wrap(c, i+1, "timeout", nil) // skip the duration
+}
+
+func timeCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &timeSpec, "time")
+	if infoOnly(opts) {
+		return false
+	}
+	for _, o := range opts {
+		if (o.name == "o" || o.name == "output") && o.hasVal {
+			f.argFileOp(OpWrite, o.val, c)
+		}
+	}
+	return f.wrap(c, i, "time", nil)
+}
+
+func commandCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &commandSpec, "command")
+	if has(opts, "v", "V") {
+		return false // only describes the command
+	}
+	return f.wrap(c, i, "command", nil)
+}
+
+func builtinCmd(f *frame, c call) bool {
+	i := 1
+	if i < len(c.args) && c.args[i].Static() && c.args[i].Value == "--" {
+		i++
+	}
+	return f.wrap(c, i, "builtin", nil)
+}
+
+func execCmd(f *frame, c call) bool {
+	_, i := f.scan(c, 1, &execSpec, "exec")
+	return f.wrap(c, i, "exec", nil)
+}
+
+func stdbufCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &stdbufSpec, "stdbuf")
+	if infoOnly(opts) {
+		return false
+	}
+	return f.wrap(c, i, "stdbuf", nil)
+}
+
+func setsidCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &setsidSpec, "setsid")
+	if infoOnly(opts) || has(opts, "h", "V") {
+		return false
+	}
+	return f.wrap(c, i, "setsid", nil)
+}
+
+func coprocCmd(f *frame, c call) bool {
+	return f.wrap(c, 1, "coproc", nil)
+}
+
+func doasCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &doasSpec, "doas")
+	if has(opts, "C") {
+		return false // checks a config file
+	}
+	if i >= len(c.args) && has(opts, "s") {
+		f.find(Ask, "doas -s starts a shell that reads commands from the terminal", f.callText(c), c.pos)
+		return false
+	}
+	return f.wrap(c, i, "doas", nil)
+}
+
+func sudoCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &sudoSpec, "sudo")
+	if infoOnly(opts) || has(opts, "e", "edit", "l", "list", "v", "validate", "V") {
+		return false // edits files or only reports
+	}
+	assigns, i := f.envAssigns(c, i)
+	if i >= len(c.args) && has(opts, "s", "shell", "i", "login") {
+		f.find(Ask, "sudo starts a shell that reads commands from the terminal", f.callText(c), c.pos)
+	}
+	return f.wrap(c, i, "sudo", assigns)
+}
+
+// envAssigns reads NAME=value words (env, sudo) from c.args[i:].
+func (f *frame) envAssigns(c call, i int) ([]Assign, int) {
+	var out []Assign
+	for ; i < len(c.args); i++ {
+		w := c.args[i]
+		name, val, ok := strings.Cut(w.Value, "=")
+		if !ok || name == "" {
+			break
+		}
+		vw := w.Word
+		vw.Value = val
+		vw.Source = strings.TrimPrefix(w.Source, name+"=")
+		out = append(out, Assign{Name: name, Value: vw, Pos: w.Pos})
+		f.assignedName(name, w.Source, w.Pos)
+	}
+	return out, i
+}
+
+var envSpec = optSpec{arg: "uCSaP", flags: "0iv", dash: dashOption,
+	long: longOpts("unset chdir split-string argv0",
+		"block-signal default-signal ignore-signal",
+		"null ignore-environment debug list-signal-handling help version"),
+	stopAt: func(name string) bool { return name == "S" || name == "split-string" },
+}
+
+func envCmd(f *frame, c call) bool {
+	i := 1
+	for rounds := 0; ; rounds++ {
+		opts, next := f.scan(c, i, &envSpec, "env")
+		if infoOnly(opts) || has(opts, "list-signal-handling") {
+			return false
+		}
+		i = next
+		last := len(opts) - 1
+		if last < 0 || (opts[last].name != "S" && opts[last].name != "split-string") || rounds > 64 {
+			break
+		}
+		// env -S splits its argument into words that take the place of
+		// the option, so options and assignments can hide inside it.
+		o := opts[last]
+		if !o.hasVal {
+			break
+		}
+		words, ok := f.splitString(o.val)
+		if !ok {
+			return false
+		}
+		args := slices.Concat(c.args[:o.idx], words, c.args[i:])
+		c.args = args
+		i = o.idx
+	}
+	assigns, i := f.envAssigns(c, i)
+	return f.wrap(c, i, "env", assigns)
+}
+
+// splitString splits an env -S string into words with the shell parser.
+func (f *frame) splitString(w wval) ([]wval, bool) {
+	if !w.Static() {
+		f.find(Ask, "env -S splits a string that is not known until run time: "+w.Source, w.Source, w.Pos)
+		return nil, false
+	}
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	sub := *f
+	sub.src = w.Value
+	pos := w.Pos
+	sub.anchor = &pos
+	sub.seen = map[syntax.Node]bool{}
+	var out []wval
+	for sw, err := range p.WordsSeq(strings.NewReader(w.Value)) {
+		if err != nil {
+			f.find(Ask, "env -S string cannot be split: "+err.Error(), w.Source, w.Pos)
+			return nil, false
+		}
+		for _, v := range sub.words(sw, ctxArg) {
+			v.Source, v.start, v.end = w.Source, w.start, w.end
+			out = append(out, v)
+		}
+	}
+	return out, true
+}
+
+func xargsCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &xargsSpec, "xargs")
+	if infoOnly(opts) || has(opts, "show-limits") && i >= len(c.args) {
+		return false
+	}
+	replace := ""
+	for _, o := range opts {
+		switch o.name {
+		case "I":
+			replace = o.val.Value
+		case "i", "replace":
+			replace = "{}"
+			if o.hasVal {
+				replace = o.val.Value
+			}
+		case "a", "arg-file":
+			if o.hasVal {
+				f.argFileOp(OpRead, o.val, c)
+			}
+		}
+	}
+	if i >= len(c.args) {
+		// With no command, xargs runs echo.
+		f.emit(call{
+			args: []wval{{Word: Word{Value: "echo", Source: "echo", Pos: c.pos}, tmpl: "echo",
+				start: c.end, end: c.end}},
+			via:       append(slices.Clip(c.via), "xargs"),
+			fromInput: true,
+			pos:       c.pos,
+			start:     c.start,
+			end:       c.end,
+		})
+		return true
+	}
+	s := c.sub(i, "xargs")
+	s.fromInput = true
+	s.replace = replace
+	s.stdin = stdin{} // xargs gives its command /dev/null or the terminal
+	f.emit(s)
+	return true
+}
+
+// argFileOp records a file named by a program option (time -o, xargs -a,
+// find -fprint) as a file operation.
+func (f *frame) argFileOp(op Op, w wval, c call) {
+	fd := 1
+	if op == OpRead {
+		fd = 0
+	}
+	f.a.out.Files = append(f.a.out.Files, FileOp{
+		Op: op, Path: w.Word, Fd: fd, Via: f.via, Text: f.callText(c), Pos: w.Pos,
+	})
+}
+
+// findArgPrimaries are the find primaries that take one argument; a
+// run-time value in that position cannot turn into an action.
+var findArgPrimaries = map[string]bool{
+	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
+	"-regex": true, "-iregex": true, "-lname": true, "-ilname": true, "-type": true, "-xtype": true,
+	"-user": true, "-group": true, "-uid": true, "-gid": true, "-perm": true, "-size": true,
+	"-mtime": true, "-mmin": true, "-atime": true, "-amin": true, "-ctime": true, "-cmin": true,
+	"-newer": true, "-anewer": true, "-cnewer": true, "-inum": true, "-links": true, "-samefile": true,
+	"-maxdepth": true, "-mindepth": true, "-fstype": true, "-used": true, "-context": true,
+	"-printf": true, "-regextype": true, "-files0-from": true, "-newermt": true, "-newerct": true, "-newerat": true,
+	"-newermm": true, "-newerBt": true,
+}
+
+func findCmd(f *frame, c call) bool {
+	args := c.args
+	i := 1
+	for i < len(args) && args[i].Static() {
+		v := args[i].Value
+		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
+			i++
+		} else if v == "-D" {
+			i += 2
+		} else {
+			break
+		}
+	}
+	changes, runs := false, false
+	expr := false
+	for ; i < len(args); i++ {
+		w := args[i]
+		v := w.Value
+		if !w.Static() {
+			prevTakesArg := i > 0 && args[i-1].Static() && findArgPrimaries[args[i-1].Value]
+			if !prevTakesArg && (v == "" || strings.HasPrefix(v, "-")) {
+				f.find(Ask, "find: "+w.Source+" is not known until run time and could be an action such as -exec", f.callText(c), w.Pos)
+			}
+			continue
+		}
+		if !expr && (strings.HasPrefix(v, "-") || v == "(" || v == "!" || v == ",") {
+			expr = true
+		}
+		switch v {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for ; j < len(args); j++ {
+				t := args[j]
+				if t.Static() && (t.Value == ";" || t.Value == "+" && j > i+1 && args[j-1].Value == "{}") {
+					break
+				}
+			}
+			if j > i+1 {
+				s := c.sub(i+1, "find "+v)
+				s.args = args[i+1 : j]
+				s.end = args[j-1].end
+				s.fromInput = true
+				s.replace = "{}"
+				f.emit(s)
+				runs = true
+			}
+			i = j
+		case "-delete":
+			changes = true
+		case "-fprint", "-fprint0", "-fls", "-fprintf":
+			changes = true
+			if i+1 < len(args) {
+				f.argFileOp(OpWrite, args[i+1], c)
+				i++
+			}
+			if v == "-fprintf" {
+				i++
+			}
+		}
+	}
+	return runs && !changes
+}
+
+func evalCmd(f *frame, c call) bool {
+	args := c.args[1:]
+	if len(args) > 0 && args[0].Static() && args[0].Value == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return false
+	}
+	f.code(joinWords(args), "eval", f.lang)
+	return true
+}
+
+// joinWords joins words with spaces, as eval and watch do.
+func joinWords(ws []wval) wval {
+	out := wval{Word: Word{Pos: ws[0].Pos}, start: ws[0].start, end: ws[len(ws)-1].end}
+	var val, tmpl, src []string
+	for _, w := range ws {
+		val = append(val, w.Value)
+		tmpl = append(tmpl, w.tmpl)
+		src = append(src, w.Source)
+		out.Dynamic = out.Dynamic || w.Dynamic
+		out.Glob = out.Glob || w.Glob
+		out.Split = out.Split || w.Split
+	}
+	out.Value, out.tmpl, out.Source = strings.Join(val, " "), strings.Join(tmpl, " "), strings.Join(src, " ")
+	return out
+}
+
+func trapCmd(f *frame, c call) bool {
+	args := c.args[1:]
+	if len(args) > 0 && args[0].Static() && args[0].Value == "--" {
+		args = args[1:]
+	}
+	if len(args) < 2 {
+		return false // prints, or resets one signal
+	}
+	a := args[0]
+	if a.Static() && (a.Value == "" || a.Value == "-" || isDigits(a.Value) || strings.HasPrefix(a.Value, "-")) {
+		return false // ignores, resets, or -l/-p
+	}
+	f.code(a, "trap", f.lang)
+	return true
+}
+
+func aliasCmd(f *frame, c call) bool {
+	any := false
+	for _, w := range c.args[1:] {
+		name, val, ok := strings.Cut(w.Value, "=")
+		if !ok || name == "" {
+			if !w.Static() {
+				f.find(Ask, "alias definition is not known until run time: "+w.Source, f.callText(c), w.Pos)
+			}
+			continue
+		}
+		cw := w
+		cw.Value = val
+		if _, t, ok := strings.Cut(w.tmpl, "="); ok {
+			cw.tmpl = t
+		}
+		f.code(cw, "alias", f.lang)
+		any = true
+	}
+	return any
+}
+
+func sourceCmd(f *frame, c call) bool {
+	what := "a file"
+	if len(c.args) > 1 {
+		what = c.args[1].Source
+	}
+	f.find(Ask, fmt.Sprintf("%s runs the code in %s, which guardrun cannot read", c.args[0].Value, what), f.callText(c), c.pos)
+	return false
+}
+
+func declCmd(f *frame, c call) bool {
+	name := baseName(c.args[0].Value)
+	nameref := name == "nameref"
+	for _, w := range c.args[1:] {
+		v := w.Value
+		eq := strings.IndexByte(v, '=')
+		if eq < 0 && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) {
+			if !w.Static() {
+				f.find(Ask, fmt.Sprintf("%s option %s is not known until run time", name, w.Source), f.callText(c), w.Pos)
+				continue
+			}
+			if name == "export" && strings.Contains(v, "f") {
+				f.find(Ask, "export -f passes shell functions to every child shell, which changes what they run", f.callText(c), w.Pos)
+			}
+			if strings.HasPrefix(v, "-") && strings.Contains(v, "n") {
+				nameref = true
+			}
+			continue
+		}
+		if eq < 0 {
+			if !w.Static() {
+				f.find(Ask, fmt.Sprintf("%s of a variable whose name is not known until run time: %s", name, w.Source), f.callText(c), w.Pos)
+			}
+			continue
+		}
+		n := strings.TrimSuffix(v[:eq], "+")
+		if k := strings.IndexByte(n, '['); k >= 0 {
+			n = n[:k]
+		}
+		f.assignedName(n, w.Source, w.Pos)
+		if nameref {
+			target := v[eq+1:]
+			if !w.Static() || DangerousVariable(target) {
+				f.find(Ask, fmt.Sprintf("nameref %s points at %s, which can change what runs", n, w.Source), w.Source, w.Pos)
+			}
+		}
+	}
+	return false
+}
+
+func enableCmd(f *frame, c call) bool {
+	for _, w := range c.args[1:] {
+		if strings.HasPrefix(w.Value, "-") && strings.Contains(w.Value, "f") || !w.Static() && w.Value == "" {
+			f.find(Ask, "enable -f loads a builtin from a shared library", f.callText(c), w.Pos)
+			break
+		}
+	}
+	return false
+}
+
+// assignsOperands checks words that name variables a builtin assigns.
+func (f *frame) assignsOperands(c call, who string, ws []wval) {
+	for _, w := range ws {
+		if !w.Static() {
+			f.find(Ask, fmt.Sprintf("%s assigns a variable whose name is not known until run time: %s", who, w.Source), f.callText(c), w.Pos)
+			continue
+		}
+		n := w.Value
+		if k := strings.IndexByte(n, '['); k >= 0 {
+			n = n[:k]
+		}
+		f.assignedName(n, f.callText(c), w.Pos)
+	}
+}
+
+var readSpec = optSpec{arg: "adinNptu", flags: "ers"}
+
+func readCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &readSpec, "read")
+	for _, o := range opts {
+		if o.name == "a" && o.hasVal {
+			f.assignsOperands(c, "read", []wval{o.val})
+		}
+	}
+	f.assignsOperands(c, "read", c.args[i:])
+	return false
+}
+
+func printfCmd(f *frame, c call) bool {
+	if len(c.args) > 2 && c.args[1].Static() && c.args[1].Value == "-v" {
+		f.assignsOperands(c, "printf -v", c.args[2:3])
+	} else if len(c.args) > 1 && c.args[1].Static() && strings.HasPrefix(c.args[1].Value, "-v") && len(c.args[1].Value) > 2 {
+		f.assignsOperands(c, "printf -v", []wval{wvalOf(c.args[1], c.args[1].Value[2:])})
+	}
+	return false
+}
+
+var mapfileSpec = optSpec{arg: "dnOsuCc", flags: "t"}
+
+func mapfileCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &mapfileSpec, "mapfile")
+	ran := false
+	for _, o := range opts {
+		if o.name == "C" && o.hasVal {
+			f.code(o.val, "mapfile -C", f.lang)
+			ran = true
+		}
+	}
+	if i < len(c.args) {
+		f.assignsOperands(c, "mapfile", c.args[i:i+1])
+	}
+	return ran
+}
+
+func getoptsCmd(f *frame, c call) bool {
+	if len(c.args) > 2 {
+		f.assignsOperands(c, "getopts", c.args[2:3])
+	}
+	return false
+}
+
+var hashSpec = optSpec{arg: "p", flags: "rdlt"}
+
+func hashCmd(f *frame, c call) bool {
+	opts, _ := f.scan(c, 1, &hashSpec, "hash")
+	if has(opts, "p") {
+		f.find(Ask, "hash -p makes a command name run another program", f.callText(c), c.pos)
+	}
+	return false
+}
+
+var compgenSpec = optSpec{arg: "oAGWFCXPSD", flags: "abcdefgjksuvEI", anyFlag: true}
+
+func compgenCmd(f *frame, c call) bool {
+	opts, _ := f.scan(c, 1, &compgenSpec, c.args[0].Value)
+	ran := false
+	for _, o := range opts {
+		switch {
+		case o.name == "C" && o.hasVal:
+			f.code(o.val, c.args[0].Value+" -C", f.lang)
+			ran = true
+		case o.name == "W" && o.hasVal && (strings.ContainsAny(o.val.Value, "$`") || !o.val.Static()):
+			f.find(Ask, c.args[0].Value+" -W expands its word list, which can run commands", f.callText(c), o.val.Pos)
+		}
+	}
+	return ran
+}
+
+// suCmd reads the -c code of su and runuser. Both change user, so they
+// stay commands of their own for policy to judge.
+func suCmd(f *frame, c call) bool {
+	// su permutes its arguments, so -c may follow the user name.
+	for i := 1; i < len(c.args); i++ {
+		w := c.args[i]
+		v := w.Value
+		if !w.Static() {
+			continue
+		}
+		var code wval
+		found := false
+		switch {
+		case v == "--":
+			i = len(c.args)
+		case v == "--command" || v == "--session-command":
+			if i+1 < len(c.args) {
+				code, found = c.args[i+1], true
+				i++
+			}
+		case strings.HasPrefix(v, "--command=") || strings.HasPrefix(v, "--session-command="):
+			_, val, _ := strings.Cut(v, "=")
+			code, found = wvalOf(w, val), true
+		case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--"):
+			if k := strings.IndexByte(v, 'c'); k > 0 && !strings.ContainsAny(v[1:k], "sgGw") {
+				if k+1 < len(v) {
+					code, found = wvalOf(w, v[k+1:]), true
+				} else if i+1 < len(c.args) {
+					code, found = c.args[i+1], true
+					i++
+				}
+			} else if strings.ContainsAny(v[1:], "sgGw") {
+				i++ // option with an argument
+			}
+		}
+		if found {
+			f.code(code, baseName(c.args[0].Value)+" -c", syntax.LangBash)
+		}
+	}
+	return false
+}
+
+var watchSpec = optSpec{arg: "nq", optArg: "d", flags: "bceghptwxrCf",
+	long: longOpts("interval equexit shotsdir", "differences",
+		"chgexit errexit beep color no-color exec precise no-title no-wrap no-linewrap help version")}
+
+// watchCmd: watch joins its arguments and runs them with sh -c, unless
+// -x runs them directly. watch stays a command of its own.
+func watchCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &watchSpec, "watch")
+	if infoOnly(opts) || i >= len(c.args) {
+		return false
+	}
+	if has(opts, "x", "exec") {
+		f.emit(c.sub(i, "watch"))
+		return false
+	}
+	f.code(joinWords(c.args[i:]), "watch", syntax.LangPOSIX)
+	return false
+}
+
+var flockSpec = optSpec{arg: "Ewc", flags: "sexnouFhV",
+	long: longOpts("conflict-exit-code timeout wait command", "",
+		"shared exclusive nonblock nb close unlock no-fork verbose fcntl help version")}
+
+// flockCmd: flock FILE CMD..., or flock FILE -c CODE. flock stays a
+// command of its own.
+func flockCmd(f *frame, c call) bool {
+	opts, i := f.scan(c, 1, &flockSpec, "flock")
+	for _, o := range opts {
+		if (o.name == "c" || o.name == "command") && o.hasVal {
+			f.code(o.val, "flock -c", syntax.LangPOSIX)
+		}
+	}
+	if infoOnly(opts) || i+1 >= len(c.args) {
+		return false
+	}
+	next := c.args[i+1]
+	if next.Static() && (next.Value == "-c" || next.Value == "--command") {
+		if i+2 < len(c.args) {
+			f.code(c.args[i+2], "flock -c", syntax.LangPOSIX)
+		}
+		return false
+	}
+	f.emit(c.sub(i+1, "flock"))
+	return false
+}
+
+func shellCmd(f *frame, c call) bool {
+	name := baseName(c.args[0].Value)
+	opts, i := f.scan(c, 1, &shellSpec, name)
+	if infoOnly(opts) {
+		return false
+	}
+	for _, o := range opts {
+		if (o.name == "rcfile" || o.name == "init-file") && o.hasVal {
+			f.find(Ask, fmt.Sprintf("%s reads startup code from %s, which guardrun cannot read", name, o.val.Source), f.callText(c), o.val.Pos)
+		}
+	}
+	lang := DialectFor(name)
+	ops := c.args[i:]
+	switch {
+	case has(opts, "c"):
+		if len(ops) == 0 {
+			if c.fromInput {
+				f.find(Ask, name+" -c runs code taken from its input", f.callText(c), c.pos)
+			}
+			return false
+		}
+		code := ops[0]
+		if c.replace != "" && strings.Contains(code.tmpl, c.replace) {
+			f.find(Ask, fmt.Sprintf("%s -c code has %s replaced with input at run time, so the input becomes code", name, c.replace), f.callText(c), code.Pos)
+		}
+		f.code(code, name+" -c", lang)
+		return true
+	case len(ops) > 0 && !has(opts, "s"):
+		f.find(Ask, fmt.Sprintf("%s runs the script %s, which guardrun cannot read", name, ops[0].Source), f.callText(c), ops[0].Pos)
+		return false
+	case c.fromInput && !has(opts, "s"):
+		f.find(Ask, name+" runs a script named by its input", f.callText(c), c.pos)
+		return false
+	}
+	switch c.stdin.kind {
+	case stdinHeredoc:
+		f.code(c.stdin.word, "heredoc to "+name, lang)
+		return true
+	case stdinHereString:
+		f.code(c.stdin.word, "here-string to "+name, lang)
+		return true
+	case stdinFile:
+		f.find(Ask, fmt.Sprintf("%s reads commands from %s, which guardrun cannot read", name, c.stdin.word.Source), f.callText(c), c.pos)
+	default:
+		f.find(Ask, name+" reads commands from standard input, which guardrun cannot see", f.callText(c), c.pos)
+	}
+	return false
+}
+
+// code analyses text that a command runs as shell code. Static text is
+// parsed and must parse; text that depends on run time asks, and is
+// still parsed with each expansion standing for itself, so that what is
+// visible (eval "rm -rf $dir") reaches policy too.
+func (f *frame) code(w wval, via string, lang syntax.LangVariant) {
+	if w.Static() {
+		f.nested(w.Value, via, lang, w.Pos, true)
+		return
+	}
+	f.find(Ask, fmt.Sprintf("%s runs code that is not known until run time: %s", via, w.Source), w.Source, w.Pos)
+	f.nested(w.tmpl, via, lang, w.Pos, false)
+}
+
+func (f *frame) nested(code, via string, lang syntax.LangVariant, pos Pos, strict bool) {
+	g := f.with(via)
+	if f.depth+1 > f.a.maxDepth {
+		g.find(Block, fmt.Sprintf("code nested more than %d levels deep", f.a.maxDepth), code, pos)
+		return
+	}
+	lang = dialect(lang)
+	file, err := parseFile(code, lang)
+	if err != nil && lang != syntax.LangBash {
+		// The program may well be bash under another name (sh is bash
+		// on many systems); read it the way that finds the most.
+		if file2, err2 := parseFile(code, syntax.LangBash); err2 == nil {
+			file, err, lang = file2, nil, syntax.LangBash
+		}
+	}
+	if err != nil {
+		if strict {
+			g.find(Block, fmt.Sprintf("%s: code does not parse: %s", via, toParseError(err)), code, pos)
+		}
+		return
+	}
+	g.src = code
+	g.lang = lang
+	g.depth = f.depth + 1
+	g.anchor = &pos
+	g.seen = map[syntax.Node]bool{}
+	g.file(file)
+}

@@ -1,0 +1,75 @@
+// Package shellparse reads shell code with mvdan.cc/sh/v3/syntax and
+// reports every simple command it could run, the files its redirections
+// touch, and whatever cannot be known without running it.
+//
+// It never executes anything, never reads the file system and never looks
+// at the environment: it does not expand variables, run substitutions,
+// match globs or search PATH. What depends on those is marked in the
+// result (Word.Dynamic, Word.Glob, Word.Split) or reported as a Finding,
+// and the decision what to allow is left to the rules package. It errs on
+// the side of reporting too much: a command that might run is reported,
+// with the way it is reached in Command.Via.
+//
+// # What it reads
+//
+// Lists, pipelines, subshells and groups; if, while, until, for, select
+// and case; function bodies; coproc and time; the operands of [[ ]], (( ))
+// and let; command, process and arithmetic substitutions wherever they
+// appear, including parameter-expansion operands, array indices,
+// redirection targets, unquoted here-documents, case patterns and extended
+// globs. The command name after quote removal, ANSI-C decoding and brace
+// expansion: \rm, 'r'm, $'\x72m' and {rm,-rf,/} all run rm.
+//
+// Wrappers are looked through: env, nice, nohup, timeout, time, command,
+// builtin, exec, stdbuf, setsid, xargs, find -exec/-execdir/-ok/-okdir,
+// sudo and doas are reported with Wrapper set, followed by the command
+// they run. Code handed to a shell is parsed in turn: sh/bash/dash/zsh/
+// ksh/mksh -c strings, here-documents and here-strings fed to a shell,
+// eval and trap arguments, alias values, mapfile -C and compgen -C
+// callbacks, and the -c code of su, runuser, flock and watch (which stay
+// commands of their own).
+//
+// Findings are independent of any rule. Ask: a command name or code string
+// built at run time, a shell reading code from standard input or a file,
+// source and ., an assignment to one of DangerousVariables (also through
+// env, sudo, export and the other declaration builtins, read, printf -v,
+// mapfile, getopts, for and ${VAR:=...}), export -f, enable -f, hash -p,
+// ${var@P}, input substituted into shell code by xargs -I or find -exec,
+// and a wrapper whose options are not known statically. Block: nested
+// code that does not parse, code nested deeper than Options.MaxDepth,
+// absurdly long wrapper chains, and shell syntax the parser added after
+// this package was written.
+//
+// # Limitations
+//
+// It sees only the text it is given. Aliases defined before the script
+// runs (in a startup file or an enclosing shell), functions inherited from
+// the environment (BASH_FUNC_*), builtins enabled elsewhere, shell options
+// such as extglob or expand_aliases set outside the script, and what PATH
+// resolves a name to are all invisible; Command.Name is the name as
+// written, not the program that will run.
+//
+// Run-time values are not followed. A variable set in the script to a
+// literal and used later is still dynamic; text stored in a variable and
+// evaluated later as an arithmetic expression or array subscript can run
+// commands (x='a[$(cmd)]'; echo $((x))), which is only caught when such
+// text appears literally in the script. Namerefs (declare -n) that point
+// at a dangerous variable are only caught when declared with a literal
+// target.
+//
+// Programs that interpret their arguments as code are judged as the
+// programs they are, not by the code they run: python -c, perl -e, node
+// -e, ruby -e, awk 'BEGIN{system("...")}', sed's e command, git -c
+// core.pager=... or core.sshCommand, git aliases and hooks, make and its
+// Makefile, npm run, ssh HOST CMD, docker run and exec, kubectl exec,
+// parallel, script -c, busybox, chroot, unshare, nsenter, strace and
+// other wrappers not listed above. Scripts a command runs from disk
+// (bash script.sh, ./configure, source x) cannot be read and only ask.
+//
+// zsh, ksh and mksh are parsed with mvdan.cc/sh's support for them, which
+// is less complete than for bash; zsh-only code execution such as glob
+// qualifiers (*(e:...:)) and the (e) parameter flag is not recognised.
+// Brace expansion is always performed, also for POSIX sh, because sh is
+// often bash; under dash this reports words that never run, which is
+// harmless.
+package shellparse

@@ -1,0 +1,120 @@
+package shellparse
+
+import (
+	"errors"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/pattern"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// FuzzParse checks that analysis never panics, stays deterministic and
+// keeps every position inside the analysed text. The seed corpus is in
+// testdata/fuzz/FuzzParse.
+func FuzzParse(f *testing.F) {
+	for _, tc := range parseCases {
+		f.Add(tc.src)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse(src, Options{Home: "/home/u", MaxDepth: 4})
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is %T, want *ParseError", err, err)
+			}
+			checkPos(t, src, "parse error", pe.Pos)
+			return
+		}
+		again, err := Parse(src, Options{Home: "/home/u", MaxDepth: 4})
+		if err != nil || !reflect.DeepEqual(s, again) {
+			t.Fatalf("Parse is not deterministic")
+		}
+		for _, c := range s.Commands {
+			if len(c.Argv) == 0 {
+				t.Fatalf("command %q has an empty argv", c.Text)
+			}
+			checkPos(t, src, "command "+c.Text, c.Pos)
+			for _, w := range c.Argv {
+				checkPos(t, src, "word "+w.Source, w.Pos)
+			}
+			for _, a := range c.Assigns {
+				checkPos(t, src, "assignment "+a.Name, a.Pos)
+			}
+			if len(c.Via) == 0 && !strings.Contains(src, c.Text) {
+				t.Fatalf("top-level command text %q is not in the source", c.Text)
+			}
+		}
+		for _, fo := range s.Files {
+			checkPos(t, src, "file "+fo.Text, fo.Pos)
+			if fo.Op != OpRead && fo.Op != OpWrite {
+				t.Fatalf("file op %q", fo.Op)
+			}
+		}
+		for _, fi := range s.Findings {
+			checkPos(t, src, "finding "+fi.Reason, fi.Pos)
+			if fi.Severity != Ask && fi.Severity != Block || fi.Reason == "" {
+				t.Fatalf("bad finding %+v", fi)
+			}
+		}
+	})
+}
+
+func checkPos(t *testing.T, src, what string, p Pos) {
+	t.Helper()
+	if p.Offset > uint(len(src)) {
+		t.Fatalf("%s: offset %d beyond the source (%d bytes)", what, p.Offset, len(src))
+	}
+	if p.Line > 0 && (p.Col == 0 || p.Line > uint(strings.Count(src, "\n")+1)) {
+		t.Fatalf("%s: position %v outside the source", what, p)
+	}
+}
+
+// FuzzSplitPattern checks that pattern splitting never panics, that its
+// words are valid patterns, and that quoting any literal text yields one
+// word matching exactly that text.
+func FuzzSplitPattern(f *testing.F) {
+	for _, s := range []string{"git commit", `"a b" *`, "rm -rf", `'*'`, `\*`, "$x", "a; b", "[ab]", "@(a|b)", "$'\\x41'", "", "~/x", "a\nb", "x #c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		words, err := SplitPattern(s, syntax.LangBash)
+		if err == nil {
+			if len(words) == 0 {
+				t.Fatalf("SplitPattern(%q) = no words and no error", s)
+			}
+			for _, w := range words {
+				if _, err := pattern.Regexp(w, pattern.EntireString|pattern.ExtendedOperators); err != nil {
+					var neg *pattern.NegExtGlobError
+					if !errors.As(err, &neg) {
+						t.Fatalf("SplitPattern(%q) word %q: %v", s, w, err)
+					}
+				}
+			}
+		}
+		if !utf8.ValidString(s) {
+			return
+		}
+		q, err := syntax.Quote(s, syntax.LangBash)
+		if err != nil {
+			return
+		}
+		words, err = SplitPattern(q, syntax.LangBash)
+		if err != nil {
+			t.Fatalf("SplitPattern(Quote(%q) = %q): %v", s, q, err)
+		}
+		if len(words) != 1 {
+			t.Fatalf("SplitPattern(%q) = %q, want one word", q, words)
+		}
+		expr, err := pattern.Regexp(words[0], pattern.EntireString)
+		if err != nil {
+			t.Fatalf("pattern %q: %v", words[0], err)
+		}
+		if !regexp.MustCompile(expr).MatchString(s) {
+			t.Fatalf("quoted %q became pattern %q, which does not match the text itself", s, words[0])
+		}
+	})
+}

@@ -1,0 +1,177 @@
+package shellparse
+
+import (
+	"errors"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+const defaultMaxDepth = 8
+
+// Parse analyses a shell script and reports every simple command it could
+// run, the files its redirections touch, and what cannot be known without
+// running it. The error is a *ParseError when the script does not parse;
+// nested code that does not parse is a Block finding instead.
+func Parse(src string, opts Options) (*Script, error) {
+	a, err := analyse(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	return a.result(), nil
+}
+
+func analyse(src string, opts Options) (*analysis, error) {
+	lang := dialect(opts.Dialect)
+	file, err := parseFile(src, lang)
+	if err != nil {
+		return nil, toParseError(err)
+	}
+	a := newAnalysis(opts)
+	a.root(src, lang).file(file)
+	return a, nil
+}
+
+// ParseArgv analyses an argv that is executed directly, without a shell:
+// no quote removal or expansion happens, so every word is static. Wrappers
+// are looked through and code handed to a shell (bash -c ...) is parsed as
+// in Parse. Word positions have Line 1 and the 1-based word index as Col;
+// Offset is the word's offset in the command's Text.
+func ParseArgv(argv []string, opts Options) *Script {
+	a := newAnalysis(opts)
+	if len(argv) == 0 {
+		return a.result()
+	}
+	lang := dialect(opts.Dialect)
+	var b strings.Builder
+	args := make([]wval, len(argv))
+	for i, s := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		q := quoteArg(s)
+		start := uint(b.Len())
+		b.WriteString(q)
+		args[i] = wval{
+			Word: Word{
+				Value:  s,
+				Source: q,
+				Pos:    Pos{Offset: start, Line: 1, Col: uint(i + 1)},
+			},
+			tmpl:  s,
+			start: start,
+			end:   uint(b.Len()),
+		}
+	}
+	f := a.root(b.String(), lang)
+	f.emit(call{
+		args:  args,
+		pos:   args[0].Pos,
+		start: 0,
+		end:   uint(b.Len()),
+	})
+	return a.result()
+}
+
+func quoteArg(s string) string {
+	q, err := syntax.Quote(s, syntax.LangBash)
+	if err != nil {
+		// Only NUL bytes are refused, and no argv can hold one; keep the
+		// text visible rather than fail.
+		return strings.ReplaceAll(s, "\x00", `\0`)
+	}
+	return q
+}
+
+// DialectFor returns the parser dialect for a shell program, by its base
+// name: bash, sh, dash, ash, posix, mksh, ksh and zsh are known; anything
+// else is read as bash.
+func DialectFor(program string) syntax.LangVariant {
+	name := path.Base(program)
+	name = strings.TrimPrefix(name, "-") // login shells are started as -bash
+	switch name {
+	case "sh", "dash", "ash", "posix":
+		return syntax.LangPOSIX
+	case "mksh", "ksh":
+		return syntax.LangMirBSDKorn
+	case "zsh":
+		return syntax.LangZsh
+	}
+	return syntax.LangBash
+}
+
+// Incomplete reports whether src ends in the middle of a command, so an
+// interactive shell should read another line before analysing it: an open
+// quote, substitution, compound command or here-document, a trailing
+// operator such as | or &&, or a line continuation.
+func Incomplete(src string, lang syntax.LangVariant) bool {
+	p := syntax.NewParser(syntax.Variant(dialect(lang)), syntax.KeepComments(true))
+	f, err := p.Parse(strings.NewReader(src), "")
+	if err != nil {
+		return syntax.IsIncomplete(err)
+	}
+	trimmed := strings.TrimSuffix(src, "\n")
+	if oddBackslashes(trimmed) == 0 {
+		return false
+	}
+	// A backslash at the end of a comment continues nothing.
+	end := uint(len(trimmed))
+	inComment := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.Comment); ok && c.Pos().Offset() < end && c.End().Offset() >= end {
+			inComment = true
+		}
+		return !inComment
+	})
+	for _, c := range f.Last {
+		if c.Pos().Offset() < end && c.End().Offset() >= end {
+			inComment = true
+		}
+	}
+	return !inComment
+}
+
+// oddBackslashes returns 1 when s ends in an odd number of backslashes.
+func oddBackslashes(s string) int {
+	n := 0
+	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n % 2
+}
+
+func dialect(l syntax.LangVariant) syntax.LangVariant {
+	switch l {
+	case syntax.LangBash, syntax.LangPOSIX, syntax.LangMirBSDKorn, syntax.LangBats, syntax.LangZsh:
+		return l
+	}
+	// The zero value, LangAuto and anything unknown: the parser panics on
+	// the last two, and bash is the documented default.
+	return syntax.LangBash
+}
+
+func parseFile(src string, lang syntax.LangVariant) (*syntax.File, error) {
+	p := syntax.NewParser(syntax.Variant(lang))
+	return p.Parse(strings.NewReader(src), "")
+}
+
+func toParseError(err error) *ParseError {
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		return &ParseError{Pos: convPos(pe.Pos), Msg: pe.Text}
+	}
+	var le syntax.LangError
+	if errors.As(err, &le) {
+		msg := strings.TrimPrefix(le.Error(), le.Pos.String()+": ")
+		return &ParseError{Pos: convPos(le.Pos), Msg: msg}
+	}
+	return &ParseError{Msg: err.Error()}
+}
+
+func convPos(p syntax.Pos) Pos {
+	if !p.IsValid() {
+		return Pos{}
+	}
+	return Pos{Offset: p.Offset(), Line: p.Line(), Col: p.Col()}
+}

@@ -1,0 +1,152 @@
+package shellparse
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"mvdan.cc/sh/v3/pattern"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// SplitPattern splits a rule pattern such as `git commit` or `"a b" *`
+// into words with the same parser that reads commands, so quoting means
+// the same in both. Each word is returned as a pattern for
+// mvdan.cc/sh/v3/pattern: unquoted *, ? and [...] are globs, quoted or
+// backslash-escaped ones are escaped and match themselves. Extended globs
+// such as @(a|b) are passed through and need pattern.ExtendedOperators.
+// A leading ~ is not expanded.
+//
+// Patterns holding expansions ($x, $(...), `...`), operators, redirections,
+// assignments, compound commands or more than one command are errors, as
+// is an empty pattern.
+func SplitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
+	if strings.TrimSpace(pat) == "" {
+		return nil, errors.New("empty pattern")
+	}
+	lang = dialect(lang)
+	file, err := parseFile(pat, lang)
+	if err != nil {
+		return nil, fmt.Errorf("pattern does not parse: %w", toParseError(err))
+	}
+	if err := checkPatternShape(file); err != nil {
+		return nil, err
+	}
+	p := syntax.NewParser(syntax.Variant(lang))
+	var out []string
+	for w, err := range p.WordsSeq(strings.NewReader(pat)) {
+		if err != nil {
+			return nil, fmt.Errorf("pattern does not parse: %w", toParseError(err))
+		}
+		g, err := globWord(w, pat)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := pattern.Regexp(g, pattern.EntireString|pattern.ExtendedOperators); err != nil {
+			var neg *pattern.NegExtGlobError
+			if !errors.As(err, &neg) {
+				return nil, fmt.Errorf("invalid glob %q: %v", g, err)
+			}
+		}
+		out = append(out, g)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty pattern")
+	}
+	return out, nil
+}
+
+func checkPatternShape(file *syntax.File) error {
+	switch len(file.Stmts) {
+	case 0:
+		return errors.New("empty pattern")
+	case 1:
+	default:
+		return errors.New("a pattern must be one command; it has more than one (newline or ;)")
+	}
+	st := file.Stmts[0]
+	switch {
+	case st.Negated:
+		return errors.New("operators are not allowed in a pattern: !")
+	case st.Background, st.Coprocess, st.Disown:
+		return errors.New("operators are not allowed in a pattern: &")
+	case st.Semicolon.IsValid():
+		return errors.New("operators are not allowed in a pattern: ;")
+	case len(st.Redirs) > 0:
+		return errors.New("redirections are not allowed in a pattern")
+	}
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		if len(c.Assigns) > 0 {
+			return errors.New("assignments are not allowed in a pattern: it matches the command's words")
+		}
+	case *syntax.DeclClause, *syntax.LetClause:
+		// export, declare, let ...: builtins the parser reads specially.
+	case *syntax.BinaryCmd:
+		return fmt.Errorf("operators are not allowed in a pattern: %s", c.Op)
+	case nil:
+		return errors.New("empty pattern")
+	default:
+		return fmt.Errorf("a pattern must be a simple command, not shell syntax (%s)", strings.TrimPrefix(fmt.Sprintf("%T", c), "*syntax."))
+	}
+	return nil
+}
+
+// globWord turns a parsed word into a pattern: quote removal done,
+// quoted glob characters escaped.
+func globWord(w *syntax.Word, src string) (string, error) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			for i := 0; i < len(v); i++ {
+				if v[i] == '\\' {
+					// A backslash at the very end quotes nothing and
+					// stands for itself, as in bash.
+					if i+1 < len(v) {
+						i++
+					}
+					b.WriteString(pattern.QuoteMeta(v[i:i+1], 0))
+					continue
+				}
+				b.WriteByte(v[i])
+			}
+		case *syntax.SglQuoted:
+			v := p.Value
+			if p.Dollar {
+				v = ansiC(v)
+			}
+			b.WriteString(pattern.QuoteMeta(v, 0))
+		case *syntax.DblQuoted:
+			for _, dp := range p.Parts {
+				l, ok := dp.(*syntax.Lit)
+				if !ok {
+					return "", expansionError(dp, src)
+				}
+				b.WriteString(pattern.QuoteMeta(unescape(l.Value, "$`\"\\\n"), 0))
+			}
+		case *syntax.ExtGlob:
+			if p.Pattern != nil && strings.ContainsAny(p.Pattern.Value, "$`") {
+				return "", expansionError(p, src)
+			}
+			b.WriteString(p.Op.String())
+			if p.Pattern != nil {
+				b.WriteString(p.Pattern.Value)
+			}
+			b.WriteString(")")
+		default:
+			return "", expansionError(p, src)
+		}
+	}
+	return b.String(), nil
+}
+
+func expansionError(n syntax.Node, src string) error {
+	s, e := n.Pos().Offset(), safeEnd(n).Offset()
+	text := ""
+	if s <= e && e <= uint(len(src)) {
+		text = src[s:e]
+	}
+	return fmt.Errorf("expansions are not allowed in a pattern, they would only be known at run time: %s (quote it to match it literally)", text)
+}

@@ -1,0 +1,4 @@
+{rm,-rf,x}
+r{m,} y
+{touch,z}
+echo {a..c}

@@ -1,0 +1,4 @@
+cleanup() { rm -rf tmp; }
+function build { make -j4; git describe; }
+cleanup
+build

@@ -1,0 +1,3 @@
+eval "rm x"
+eval 'touch a; git log'
+eval -- make build

@@ -1,0 +1,3 @@
+trap 'rm -f lock' EXIT
+trap "touch int" INT
+touch lock

@@ -1,0 +1,2 @@
+cat <(git log) >(grep x)
+diff <(ls a) <(ls b)

@@ -1,0 +1,3 @@
+x=${y:-$(rm x)}
+echo "${z:=$(touch z)}"
+echo ${#w} ${u:+$(date)}

@@ -1,0 +1,3 @@
+echo hi >"$(mktemp)"
+cat <"$(ls)"
+echo x 2>$(date).log

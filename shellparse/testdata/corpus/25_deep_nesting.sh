@@ -1,0 +1,2 @@
+bash -c "bash -c \"bash -c 'eval \\\"touch deep\\\"'\""
+eval "eval \"eval 'git status'\""

@@ -1,0 +1,3 @@
+$'\162\155' octal
+$'\u0074ouch' uni
+x=~/foo git status

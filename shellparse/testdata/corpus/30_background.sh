@@ -1,0 +1,4 @@
+sleep 1 &
+make test & git fetch
+wait
+! rm nothing

@@ -1,0 +1,42 @@
+package shellparse
+
+import "strings"
+
+// DangerousVariables are the variables whose assignment changes which
+// program runs or makes a program run extra code. An assignment to one of
+// them, before a command, on its own, through env or sudo, or through
+// export, declare, local, readonly, typeset, read, printf -v, mapfile,
+// getopts, a for loop or ${VAR:=...}, is an Ask finding. A trailing * is a
+// prefix match. Policy shows this list; keep it in sync with the package
+// documentation.
+var DangerousVariables = []string{
+	// Command lookup and the shell's own behaviour.
+	"PATH", "path", "CDPATH", "cdpath", "FPATH", "fpath", "EXECIGNORE", "BASH_LOADABLES_PATH",
+	"BASH_ENV", "ENV", "ZDOTDIR", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
+	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
+	// The dynamic loader.
+	"LD_*", "DYLD_*", "GCONV_PATH",
+	// Interpreters that read code or modules from the environment.
+	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
+	"PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GOFLAGS",
+	// git runs these, or reads configuration that runs commands.
+	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG*", "GIT_DIR",
+	"GIT_TEMPLATE_DIR", "GIT_PAGER", "GIT_EDITOR", "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF",
+	// Programs that other programs start on their own.
+	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE",
+}
+
+// DangerousVariable reports whether assigning name can change what runs.
+func DangerousVariable(name string) bool {
+	for _, d := range DangerousVariables {
+		if p, ok := strings.CutSuffix(d, "*"); ok {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		} else if name == d {
+			return true
+		}
+	}
+	return false
+}
