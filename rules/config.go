@@ -1,0 +1,149 @@
+package rules
+
+import (
+	"time"
+)
+
+// Mode is how asks are resolved.
+type Mode string
+
+const (
+	ModeInteractive Mode = "interactive"
+	ModeApproveAll  Mode = "approve-all"
+	ModeStrict      Mode = "strict"
+)
+
+// ZoneMode is a zone's access inside the sandbox.
+type ZoneMode string
+
+const (
+	ReadOnly  ZoneMode = "ro"
+	ReadWrite ZoneMode = "rw"
+)
+
+// Fallback is what happens when no OS sandbox can be applied.
+type Fallback string
+
+const (
+	FailFast    Fallback = "fail_fast"
+	RefuseTools Fallback = "refuse_tools"
+)
+
+// Config is a loaded, validated guardrun configuration. Paths in it are
+// absolute and cleaned; ~ is expanded.
+type Config struct {
+	// File is where the config came from: a path, or "(embedded default)".
+	File string
+	// Dir is the directory relative roots were resolved against.
+	Dir     string
+	Mode    Mode
+	Shell   Shell
+	Sandbox Sandbox
+	Audit   Audit
+	Session Session
+
+	defaultAudit string
+}
+
+// Shell is the shell policy.
+type Shell struct {
+	// Program runs approved scripts; the parser dialect follows it.
+	Program string
+	Default Action
+	Rules   []Rule
+	// Tightening are rules from an untrusted project config. They can
+	// only make a verdict stricter: a command's verdict is the stricter of
+	// what Rules say and what the first matching tightening rule says.
+	Tightening []Rule
+	Examples   Examples
+}
+
+// Action is what a rule (or the default) says.
+type Action struct {
+	Allowed  bool
+	Approval bool
+}
+
+// Rule is one shell rule. First match wins.
+type Rule struct {
+	Pattern      string
+	Action       Action
+	Description  string
+	SandboxPaths []string // zone names
+	Network      bool
+	// Words is Pattern split by the shell parser; each is a glob.
+	Words []string
+	// At is where the rule was written, "file:line:col".
+	At string
+}
+
+// Examples are verdict checks run by `guardrun check`.
+type Examples struct {
+	Allow []Example
+	Ask   []Example
+	Block []Example
+}
+
+// Example is one example script and where it was written.
+type Example struct {
+	Script string
+	At     string
+}
+
+// Zone is a directory tree the sandbox exposes.
+type Zone struct {
+	Name           string
+	Root           string
+	Mode           ZoneMode
+	WriteApproval  bool
+	ReadApproval   bool
+	DeleteApproval bool
+	// Suffixes, when non-empty, are the only file suffixes that may be
+	// written in the zone.
+	Suffixes []string
+	At       string
+}
+
+// SystemRead selects the system directories visible read-only.
+type SystemRead struct {
+	// Default means the built-in list (/usr, /bin, /lib*, /etc, /opt ...).
+	Default bool
+	// Paths is an explicit list (Default false). Empty with Default false
+	// means none.
+	Paths []string
+}
+
+// Sandbox is the sandbox section.
+type Sandbox struct {
+	Zones      []Zone // in file order
+	SystemRead SystemRead
+	// Deny entries are absolute paths, or bare names (no slash) that match
+	// a file or directory of that name anywhere.
+	Deny             []string
+	Network          bool
+	RequireOSSandbox bool
+	Fallback         Fallback
+	// EnvDeny are globs of environment variable names never passed into
+	// the sandbox.
+	EnvDeny []string
+}
+
+// Audit is the audit log section.
+type Audit struct {
+	Path string
+}
+
+// Session is the session memory section.
+type Session struct {
+	TTL time.Duration
+}
+
+// ZoneByName returns the zone with that name.
+func (c *Config) ZoneByName(name string) (*Zone, bool) {
+	for i := range c.Sandbox.Zones {
+		if c.Sandbox.Zones[i].Name == name {
+			return &c.Sandbox.Zones[i], true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,650 @@
+package rules
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/pattern"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/guardrun/guardrun/sandbox"
+	"github.com/guardrun/guardrun/shellparse"
+)
+
+// Part is one command or file operation found in a request, with its own
+// verdict.
+type Part struct {
+	// Kind is "command", "file" or "finding" (something no rule can
+	// pre-approve: a dynamic command name, unparseable nested code).
+	Kind     string  `json:"kind"`
+	Text     string  `json:"text"`
+	Decision Verdict `json:"decision"`
+	Reason   string  `json:"reason"`
+	// Rule is the matched rule's pattern, if any.
+	Rule   string `json:"rule,omitempty"`
+	RuleAt string `json:"rule_at,omitempty"`
+	// Description is the matched rule's description.
+	Description string `json:"description,omitempty"`
+	// Pos is the part's line:col in the script (argv index for argv).
+	Pos string `json:"pos"`
+	// Argv is the command's argv after quote removal (commands only).
+	Argv []string `json:"argv,omitempty"`
+	// Op, Path and Zone describe a file operation.
+	Op      string   `json:"op,omitempty"`
+	Path    string   `json:"path,omitempty"`
+	Zone    string   `json:"zone,omitempty"`
+	Via     []string `json:"via,omitempty"`
+	Wrapper bool     `json:"wrapper,omitempty"`
+	// Network is set when the matched rule lets the command use the
+	// network.
+	Network bool `json:"network,omitempty"`
+	// Dynamic is set when the verdict depends on values only known at
+	// run time; such a part can be approved once but never remembered.
+	Dynamic bool `json:"dynamic,omitempty"`
+}
+
+// Decision is the verdict for a whole request.
+type Decision struct {
+	Decision Verdict `json:"decision"`
+	Reason   string  `json:"reason"`
+	Parts    []Part  `json:"parts"`
+	// ParseError is "line:col: message" when the script does not parse.
+	ParseError string `json:"parse_error,omitempty"`
+	// Network is whether the sandbox for this request gets the network:
+	// the config allows it, or every command in it matched a rule that
+	// does.
+	Network bool `json:"network"`
+}
+
+// Asking returns the parts whose verdict is ask.
+func (d *Decision) Asking() []Part {
+	var out []Part
+	for _, p := range d.Parts {
+		if p.Decision == Ask {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Engine decides verdicts for one config. It is safe for concurrent use.
+type Engine struct {
+	cfg        *Config
+	rules      []compiledRule
+	tightening []compiledRule
+	dialect    syntax.LangVariant
+	home       string
+	zones      []resolvedZone
+	deny       []string // absolute, resolved and as written
+	names      []string // bare deny names
+	system     []string
+}
+
+type compiledRule struct {
+	*Rule
+	index int
+	words []*regexp.Regexp
+	// pathName is set when the first word names a path (holds a /), so
+	// it is matched against argv[0] as written instead of its base name.
+	pathName bool
+}
+
+type resolvedZone struct {
+	*Zone
+	root string // resolved
+}
+
+// New compiles a config's rules. home expands ~ in scripts.
+func New(cfg *Config, home string) (*Engine, error) {
+	e := &Engine{cfg: cfg, dialect: shellparse.DialectFor(cfg.Shell.Program), home: home}
+	var err error
+	if e.rules, err = compileRules(cfg.Shell.Rules); err != nil {
+		return nil, err
+	}
+	if e.tightening, err = compileRules(cfg.Shell.Tightening); err != nil {
+		return nil, err
+	}
+	for i := range cfg.Sandbox.Zones {
+		z := &cfg.Sandbox.Zones[i]
+		e.zones = append(e.zones, resolvedZone{Zone: z, root: Resolve(z.Root, "/")})
+	}
+	for _, d := range cfg.Sandbox.Deny {
+		if !strings.Contains(d, "/") {
+			e.names = append(e.names, d)
+			continue
+		}
+		e.deny = append(e.deny, d)
+		if r := Resolve(d, "/"); r != d {
+			e.deny = append(e.deny, r)
+		}
+	}
+	if cfg.Sandbox.SystemRead.Default {
+		e.system = sandbox.DefaultSystemPaths
+	} else {
+		e.system = cfg.Sandbox.SystemRead.Paths
+	}
+	return e, nil
+}
+
+func compileRules(rs []Rule) ([]compiledRule, error) {
+	out := make([]compiledRule, 0, len(rs))
+	for i := range rs {
+		r := &rs[i]
+		if len(r.Words) == 0 {
+			return nil, fmt.Errorf("%s: rule %q has no words", r.At, r.Pattern)
+		}
+		cr := compiledRule{Rule: r, index: i, pathName: strings.Contains(r.Words[0], "/")}
+		for _, w := range r.Words {
+			expr, err := pattern.Regexp(w, pattern.EntireString|pattern.NoGlobStar)
+			if err == nil {
+				var re *regexp.Regexp
+				if re, err = regexp.Compile(expr); err == nil {
+					cr.words = append(cr.words, re)
+					continue
+				}
+			}
+			return nil, fmt.Errorf("%s: pattern %q: %v", r.At, r.Pattern, err)
+		}
+		out = append(out, cr)
+	}
+	return out, nil
+}
+
+// Config returns the engine's config.
+func (e *Engine) Config() *Config { return e.cfg }
+
+// Script decides a shell script run in cwd.
+func (e *Engine) Script(src, cwd string) *Decision {
+	s, err := shellparse.Parse(src, e.parseOptions())
+	if err != nil {
+		msg := err.Error()
+		if pe, ok := err.(*shellparse.ParseError); ok {
+			msg = pe.Error()
+		}
+		return &Decision{
+			Decision:   Block,
+			Reason:     fmt.Sprintf("the script does not parse (%s); guardrun never runs what it cannot read", msg),
+			ParseError: msg,
+			Parts:      []Part{},
+		}
+	}
+	return e.decide(s, cwd)
+}
+
+// Argv decides a command that will be executed directly, without a shell.
+func (e *Engine) Argv(argv []string, cwd string) *Decision {
+	return e.decide(shellparse.ParseArgv(argv, e.parseOptions()), cwd)
+}
+
+func (e *Engine) parseOptions() shellparse.Options {
+	return shellparse.Options{Dialect: e.dialect, Home: e.home}
+}
+
+func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
+	d := &Decision{Parts: []Part{}}
+	for _, f := range s.Findings {
+		v := Ask
+		if f.Severity == shellparse.Block {
+			v = Block
+		}
+		d.Parts = append(d.Parts, Part{
+			Kind: "finding", Text: f.Text, Decision: v, Reason: f.Reason,
+			Pos: f.Pos.String(), Via: f.Via, Dynamic: true,
+		})
+	}
+	commands, networked := 0, 0
+	for _, c := range s.Commands {
+		p, ok := e.command(c, cwd)
+		if !ok {
+			continue
+		}
+		if !c.Wrapper && !isBuiltin(c.Name()) {
+			commands++
+			if p.Network {
+				networked++
+			}
+		}
+		d.Parts = append(d.Parts, p)
+	}
+	for _, f := range s.Files {
+		d.Parts = append(d.Parts, e.redirect(f, cwd))
+	}
+	d.Network = e.cfg.Sandbox.Network || (commands > 0 && networked == commands)
+	d.summarize()
+	return d
+}
+
+func (d *Decision) summarize() {
+	d.Decision = Allow
+	for _, p := range d.Parts {
+		d.Decision = max(d.Decision, p.Decision)
+	}
+	switch d.Decision {
+	case Block:
+		for _, p := range d.Parts {
+			if p.Decision == Block {
+				d.Reason = p.Reason
+				break
+			}
+		}
+	case Ask:
+		asking := d.Asking()
+		if len(asking) == 1 {
+			d.Reason = asking[0].Reason
+		} else {
+			d.Reason = fmt.Sprintf("%d parts need approval: %s", len(asking), asking[0].Reason)
+		}
+	default:
+		if len(d.Parts) == 0 {
+			d.Reason = "nothing to run"
+		} else {
+			d.Reason = "every part is pre-approved"
+		}
+	}
+}
+
+// builtins never reach the network or the file system by themselves;
+// they do not count against a network grant.
+var builtins = map[string]bool{
+	"cd": true, ":": true, "true": true, "false": true, "echo": true, "printf": true,
+	"test": true, "[": true, "[[": true, "export": true, "set": true, "unset": true,
+	"shift": true, "exit": true, "return": true, "pwd": true, "read": true,
+	"local": true, "declare": true, "typeset": true, "readonly": true, "wait": true,
+}
+
+func isBuiltin(name string) bool { return builtins[name] }
+
+func argvValues(ws []shellparse.Word) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		if w.Static() {
+			out[i] = w.Value
+		} else {
+			out[i] = w.Source
+		}
+	}
+	return out
+}
+
+// quoted renders argv for a person or an agent: quoted so that control
+// characters and spaces cannot disguise it.
+func quoted(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			q = fmt.Sprintf("%q", a)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, " ")
+}
+
+// matchResult is whether a rule matches: definitely, not at all, or
+// maybe (a dynamic word stands where the pattern needs to see a value).
+type matchResult int
+
+const (
+	noMatch matchResult = iota
+	maybeMatch
+	match
+)
+
+func (e *Engine) matchRule(r compiledRule, c shellparse.Command) matchResult {
+	argv := c.Argv
+	uncertain := false
+	for i, re := range r.words {
+		if i >= len(argv) {
+			// A splitting word earlier could have produced this one.
+			for _, w := range argv {
+				if w.Split {
+					return maybeMatch
+				}
+			}
+			return noMatch
+		}
+		w := argv[i]
+		if w.Split && i < len(r.words)-1 {
+			uncertain = true
+		}
+		val := w.Value
+		if i == 0 && !r.pathName {
+			val = c.Name()
+		}
+		if !w.Static() {
+			if r.Words[i] == "*" && !w.Split {
+				continue
+			}
+			uncertain = true
+			continue
+		}
+		if !re.MatchString(val) {
+			if uncertain {
+				return maybeMatch
+			}
+			return noMatch
+		}
+	}
+	if uncertain {
+		return maybeMatch
+	}
+	return match
+}
+
+// firstRule finds the first rule that definitely matches c. maybe is set
+// when an earlier rule might have matched, had the dynamic words been
+// known.
+func (e *Engine) firstRule(rs []compiledRule, c shellparse.Command, cwd string) (r *compiledRule, maybe bool) {
+	for i := range rs {
+		m := e.matchRule(rs[i], c)
+		if m == noMatch {
+			continue
+		}
+		if m == match && len(rs[i].SandboxPaths) > 0 {
+			if ok, _ := e.pathsInside(c, len(rs[i].words), rs[i].SandboxPaths, cwd); !ok {
+				continue
+			}
+		}
+		if m == maybeMatch {
+			maybe = true
+			continue
+		}
+		return &rs[i], maybe
+	}
+	return nil, maybe
+}
+
+// judge fills p's verdict from rule r.
+func judge(p *Part, r *compiledRule, display string) {
+	p.Rule, p.RuleAt, p.Description = r.Pattern, r.At, r.Description
+	p.Network = r.Network && r.Action.Allowed
+	switch {
+	case !r.Action.Allowed:
+		p.Decision = Block
+		why := "never allowed"
+		if r.Description != "" {
+			why = r.Description
+		}
+		p.Reason = fmt.Sprintf("%s matches rule %q (%s)", display, r.Pattern, why)
+	case r.Action.Approval:
+		p.Decision = Ask
+		p.Reason = fmt.Sprintf("%s matches rule %q, which needs approval", display, r.Pattern)
+		if r.Description != "" {
+			p.Reason += " (" + r.Description + ")"
+		}
+	default:
+		p.Decision = Allow
+		p.Reason = fmt.Sprintf("%s matches rule %q", display, r.Pattern)
+	}
+}
+
+func (e *Engine) command(c shellparse.Command, cwd string) (Part, bool) {
+	argv := argvValues(c.Argv)
+	p := Part{
+		Kind: "command", Text: c.Text, Argv: argv, Pos: c.Pos.String(),
+		Via: c.Via, Wrapper: c.Wrapper,
+	}
+	display := quoted(argv)
+	if p.Text == "" {
+		p.Text = display
+	}
+	r, maybe := e.firstRule(e.rules, c, cwd)
+	switch {
+	case r != nil:
+		judge(&p, r, display)
+		if maybe && p.Decision == Allow {
+			p.Decision, p.Dynamic = Ask, true
+			p.Reason = fmt.Sprintf("%s has words not known until run time; it may match an earlier rule", display)
+		}
+	case c.Wrapper && !maybe:
+		// A wrapper is judged only where a rule names it; what it runs
+		// is its own part.
+		if !e.tightened(&p, c, cwd, display) {
+			return p, false
+		}
+		return p, true
+	case c.Wrapper:
+		p.Decision, p.Dynamic = Ask, true
+		p.Reason = fmt.Sprintf("%s has words not known until run time", display)
+	case len(c.Argv) > 0 && !c.Argv[0].Static():
+		p.Decision, p.Dynamic = Ask, true
+		p.Reason = fmt.Sprintf("%s: the command name is not known until run time", display)
+	default:
+		def := e.cfg.Shell.Default
+		switch {
+		case !def.Allowed:
+			p.Decision = Block
+			p.Reason = fmt.Sprintf("%s matches no rule and unknown commands are blocked", display)
+		case maybe:
+			p.Decision, p.Dynamic = Ask, true
+			p.Reason = fmt.Sprintf("%s has words not known until run time", display)
+		case def.Approval:
+			p.Decision = Ask
+			p.Reason = fmt.Sprintf("%s matches no rule; unknown commands need approval", display)
+		default:
+			p.Decision = Allow
+			p.Reason = fmt.Sprintf("%s matches no rule; shell.default allows unknown commands", display)
+		}
+	}
+	e.tightened(&p, c, cwd, display)
+	return p, true
+}
+
+// tightened applies the untrusted project's rules, which can only make
+// p's verdict stricter. It reports whether one matched.
+func (e *Engine) tightened(p *Part, c shellparse.Command, cwd, display string) bool {
+	if len(e.tightening) == 0 {
+		return false
+	}
+	r, maybe := e.firstRule(e.tightening, c, cwd)
+	if r == nil {
+		if maybe && p.Decision == Allow {
+			p.Decision, p.Dynamic = Ask, true
+			p.Reason = fmt.Sprintf("%s has words not known until run time; it may match a project rule", display)
+			return true
+		}
+		return false
+	}
+	var t Part
+	judge(&t, r, display)
+	if t.Decision > p.Decision {
+		p.Decision, p.Reason = t.Decision, t.Reason+" (project config)"
+		p.Rule, p.RuleAt, p.Description = t.Rule, t.RuleAt, t.Description
+	}
+	return true
+}
+
+// pathsInside reports whether every path argument after the pattern's
+// words resolves inside one of the named zones. Options (-x) are not
+// paths; the value of --opt=value is when it holds a slash. Arguments not
+// known statically, or supplied at run time, cannot be checked, so the
+// rule does not apply.
+func (e *Engine) pathsInside(c shellparse.Command, skip int, zones []string, cwd string) (bool, string) {
+	if c.ArgsFromInput {
+		return false, "arguments are supplied at run time"
+	}
+	for _, w := range c.Argv[min(skip, len(c.Argv)):] {
+		if !w.Static() {
+			return false, fmt.Sprintf("%s is not known until run time", w.Source)
+		}
+		v := w.Value
+		if strings.HasPrefix(v, "-") {
+			_, val, ok := strings.Cut(v, "=")
+			if !ok || !strings.Contains(val, "/") {
+				continue
+			}
+			v = val
+		}
+		path := Resolve(e.expandHome(v), cwd)
+		if e.denied(path) {
+			return false, fmt.Sprintf("%s is denied", v)
+		}
+		z := e.zoneFor(path)
+		if z == nil || !contains(zones, z.Name) {
+			return false, fmt.Sprintf("%s is outside %s", v, strings.Join(zones, ", "))
+		}
+	}
+	return true, ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) expandHome(p string) string {
+	if e.home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return e.home + p[1:]
+	}
+	return p
+}
+
+// zoneFor returns the innermost zone holding path (resolved), or nil.
+func (e *Engine) zoneFor(path string) *resolvedZone {
+	var best *resolvedZone
+	for i := range e.zones {
+		z := &e.zones[i]
+		if Within(path, z.root) && (best == nil || len(z.root) > len(best.root)) {
+			best = z
+		}
+	}
+	return best
+}
+
+// denied reports whether a resolved path is, or is inside, a denied path,
+// or has a component with a denied name.
+func (e *Engine) denied(path string) bool {
+	for _, d := range e.deny {
+		if Within(path, d) {
+			return true
+		}
+	}
+	if len(e.names) > 0 {
+		for _, c := range strings.Split(path, "/") {
+			if contains(e.names, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// alwaysFine are redirection targets that never touch a file.
+var alwaysFine = map[string]bool{
+	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/stdin": true,
+	"/dev/tty": true, "/dev/zero": true, "/dev/fd/0": true, "/dev/fd/1": true, "/dev/fd/2": true,
+}
+
+func (e *Engine) redirect(f shellparse.FileOp, cwd string) Part {
+	p := Part{Kind: "file", Text: f.Text, Op: string(f.Op), Pos: f.Pos.String(), Via: f.Via, Path: f.Path.Value}
+	if !f.Path.Static() {
+		p.Path = f.Path.Source
+		p.Decision, p.Dynamic = Ask, true
+		p.Reason = fmt.Sprintf("%s: the %s target %s is not known until run time", f.Text, f.Op, f.Path.Source)
+		return p
+	}
+	if alwaysFine[f.Path.Value] {
+		p.Decision = Allow
+		p.Reason = fmt.Sprintf("%s is always fine", f.Path.Value)
+		return p
+	}
+	fp := e.File(Op(f.Op), e.expandHome(f.Path.Value), cwd)
+	fp.Text, fp.Pos, fp.Via = f.Text, p.Pos, f.Via
+	return fp
+}
+
+// Op is a file operation.
+type Op string
+
+const (
+	OpRead   Op = "read"
+	OpWrite  Op = "write"
+	OpDelete Op = "delete"
+)
+
+// File decides one file operation on path (relative to cwd): zones,
+// suffixes, approvals and deny, with `..` and symlinks resolved.
+func (e *Engine) File(op Op, path, cwd string) Part {
+	resolved := Resolve(path, cwd)
+	lexical := path
+	if !filepath.IsAbs(lexical) {
+		lexical = filepath.Join(cwd, lexical)
+	}
+	lexical = filepath.Clean(lexical)
+	p := Part{Kind: "file", Op: string(op), Path: resolved, Text: fmt.Sprintf("%s %s", op, path)}
+	if e.denied(resolved) || e.denied(lexical) {
+		p.Decision = Block
+		p.Reason = fmt.Sprintf("%s %s: the path is denied (sandbox.deny)", op, path)
+		return p
+	}
+	z := e.zoneFor(resolved)
+	if z == nil {
+		if op == OpRead && e.systemReadable(resolved) {
+			p.Decision = Allow
+			p.Reason = fmt.Sprintf("read %s: system files are readable", path)
+			return p
+		}
+		p.Decision = Block
+		where := "outside every zone"
+		if op != OpRead {
+			where = "outside every rw zone"
+		}
+		if resolved != lexical {
+			where += " (resolves to " + resolved + ")"
+		}
+		p.Reason = fmt.Sprintf("%s %s: the path is %s", op, path, where)
+		return p
+	}
+	p.Zone = z.Name
+	switch op {
+	case OpRead:
+		if z.ReadApproval {
+			p.Decision = Ask
+			p.Reason = fmt.Sprintf("read %s: zone %q needs approval to read", path, z.Name)
+			return p
+		}
+	case OpWrite, OpDelete:
+		if z.Mode != ReadWrite {
+			p.Decision = Block
+			p.Reason = fmt.Sprintf("%s %s: zone %q is read-only", op, path, z.Name)
+			return p
+		}
+		if op == OpWrite && len(z.Suffixes) > 0 && !hasSuffix(resolved, z.Suffixes) {
+			p.Decision = Block
+			p.Reason = fmt.Sprintf("write %s: zone %q only takes files ending in %s", path, z.Name, strings.Join(z.Suffixes, ", "))
+			return p
+		}
+		if op == OpWrite && z.WriteApproval || op == OpDelete && z.DeleteApproval {
+			p.Decision = Ask
+			p.Reason = fmt.Sprintf("%s %s: zone %q needs approval to %s", op, path, z.Name, op)
+			return p
+		}
+	}
+	p.Decision = Allow
+	p.Reason = fmt.Sprintf("%s %s: inside zone %q", op, path, z.Name)
+	return p
+}
+
+func hasSuffix(p string, suffixes []string) bool {
+	for _, s := range suffixes {
+		if strings.HasSuffix(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) systemReadable(p string) bool {
+	for _, s := range e.system {
+		if Within(p, s) {
+			return true
+		}
+	}
+	return false
+}

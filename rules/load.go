@@ -1,0 +1,715 @@
+package rules
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/guardrun/guardrun/shellparse"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultName is the File of the embedded default config.
+const DefaultName = "(embedded default)"
+
+// DefaultYAML returns the embedded default config's text.
+func DefaultYAML() []byte { return slices.Clone(defaultYAML) }
+
+// Env is what loading needs from the environment. Relative roots resolve
+// against the config file's directory; $PWD in a root is the working
+// directory and ~ (or $HOME) the home directory.
+type Env struct {
+	Cwd  string
+	Home string
+	// StateDir is the default directory of the audit log.
+	StateDir string
+}
+
+// Load reads and validates the config file at path.
+func Load(path string, env Env) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(abs, data, filepath.Dir(abs), env)
+}
+
+// Default returns the embedded default config. Its workspace zone is the
+// working directory.
+func Default(env Env) *Config {
+	c, err := Parse(DefaultName, defaultYAML, env.Cwd, env)
+	if err != nil {
+		// The embedded file is tested; reaching this is a build defect.
+		panic("rules: embedded default config: " + err.Error())
+	}
+	return c
+}
+
+// Parse validates config text. file names it in errors; dir is the base of
+// relative roots.
+func Parse(file string, data []byte, dir string, env Env) (*Config, error) {
+	d := &decoder{file: file, dir: dir, env: env}
+	c := d.config(data)
+	if len(d.errs) > 0 {
+		return nil, d.errs
+	}
+	return c, nil
+}
+
+type decoder struct {
+	file string
+	dir  string
+	env  Env
+	errs ConfigErrors
+}
+
+func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) {
+	e := &ConfigError{File: d.file, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	d.errs = append(d.errs, e)
+}
+
+func (d *decoder) config(data []byte) *Config {
+	c := &Config{
+		File: d.file,
+		Dir:  d.dir,
+		Mode: ModeInteractive,
+		Shell: Shell{
+			Program: "/bin/bash",
+			Default: Action{Allowed: true, Approval: true},
+		},
+		Sandbox: Sandbox{
+			SystemRead:       SystemRead{Default: true},
+			RequireOSSandbox: true,
+			Fallback:         FailFast,
+		},
+		Session: Session{TTL: 8 * time.Hour},
+	}
+	if d.env.StateDir != "" {
+		c.Audit.Path = filepath.Join(d.env.StateDir, "audit.jsonl")
+		c.defaultAudit = c.Audit.Path
+	}
+
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c // an empty file is an empty config: every default
+		}
+		d.yamlErr(err)
+		return c
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		d.errAt(&extra, "", "a config file holds one YAML document; found another")
+	} else if !errors.Is(err, io.EOF) {
+		d.yamlErr(err)
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return c
+	}
+	d.mapping(root, "", map[string]func(*yaml.Node, string){
+		"mode": func(n *yaml.Node, p string) {
+			if s, ok := d.enum(n, p, "interactive", "approve-all", "strict"); ok {
+				c.Mode = Mode(s)
+			}
+		},
+		"shell":   func(n *yaml.Node, p string) { d.shell(n, p, c) },
+		"sandbox": func(n *yaml.Node, p string) { d.sandbox(n, p, c) },
+		"audit": func(n *yaml.Node, p string) {
+			d.mapping(n, p, map[string]func(*yaml.Node, string){
+				"path": func(n *yaml.Node, p string) {
+					if s, ok := d.path(n, p); ok {
+						c.Audit.Path = s
+					}
+				},
+			})
+		},
+		"session": func(n *yaml.Node, p string) {
+			d.mapping(n, p, map[string]func(*yaml.Node, string){
+				"ttl": func(n *yaml.Node, p string) {
+					s, ok := d.str(n, p)
+					if !ok {
+						return
+					}
+					ttl, err := time.ParseDuration(s)
+					if err != nil || ttl <= 0 {
+						d.errAt(n, p, "want a positive duration such as 8h or 30m, got %q", s)
+						return
+					}
+					c.Session.TTL = ttl
+				},
+			})
+		},
+	})
+	// Rules name zones, which may be written after them: check at the end.
+	for i, r := range c.Shell.Rules {
+		for j, z := range r.SandboxPaths {
+			if _, ok := c.ZoneByName(z); !ok {
+				d.errs = append(d.errs, &ConfigError{
+					File: d.file, Path: fmt.Sprintf("shell.rules[%d].sandbox_paths[%d]", i, j),
+					Msg: fmt.Sprintf("no zone named %q in sandbox.paths", z),
+				})
+				if at, ok := parseAt(r.At); ok {
+					last := d.errs[len(d.errs)-1]
+					last.Line, last.Col = at[0], at[1]
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(d.errs, func(a, b *ConfigError) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Col - b.Col
+	})
+	return c
+}
+
+// yamlErr turns a yaml.v3 syntax error ("yaml: line 3: ...") into a
+// located ConfigError.
+func (d *decoder) yamlErr(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	e := &ConfigError{File: d.file, Msg: msg}
+	var line int
+	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+		e.Line, e.Col = line, 1
+		e.Msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+	}
+	d.errs = append(d.errs, e)
+}
+
+func parseAt(at string) ([2]int, bool) {
+	// at is "file:line:col"; the file may itself hold colons.
+	var out [2]int
+	i := strings.LastIndexByte(at, ':')
+	if i < 0 {
+		return out, false
+	}
+	j := strings.LastIndexByte(at[:i], ':')
+	if j < 0 {
+		return out, false
+	}
+	if _, err := fmt.Sscanf(at[j+1:], "%d:%d", &out[0], &out[1]); err != nil {
+		return out, false
+	}
+	return out, true
+}
+
+func (d *decoder) at(n *yaml.Node) string {
+	return fmt.Sprintf("%s:%d:%d", d.file, n.Line, n.Column)
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!bool":
+			return "a boolean"
+		case "!!int", "!!float":
+			return "a number"
+		}
+		return fmt.Sprintf("the string %q", n.Value)
+	}
+	return "something else"
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// mapping walks a mapping node: every key must be known and appear once.
+func (d *decoder) mapping(n *yaml.Node, path string, fields map[string]func(*yaml.Node, string)) {
+	n = deref(n)
+	if n.Kind != yaml.MappingNode {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return // "key:" with nothing under it is an empty section
+		}
+		d.errAt(n, path, "want a mapping, got %s", kindName(n))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		kp := join(path, k.Value)
+		if seen[k.Value] {
+			d.errAt(k, kp, "key given twice")
+			continue
+		}
+		seen[k.Value] = true
+		f, ok := fields[k.Value]
+		if !ok {
+			d.errAt(k, kp, "unknown key (known: %s)", strings.Join(sortedKeys(fields), ", "))
+			continue
+		}
+		f(deref(v), kp)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (d *decoder) str(n *yaml.Node, path string) (string, bool) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		d.errAt(n, path, "want a string, got %s", kindName(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (d *decoder) boolean(n *yaml.Node, path string) (bool, bool) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		d.errAt(n, path, "want true or false, got %s", kindName(n))
+		return false, false
+	}
+	var b bool
+	if err := n.Decode(&b); err != nil {
+		d.errAt(n, path, "want true or false, got %q", n.Value)
+		return false, false
+	}
+	return b, true
+}
+
+func (d *decoder) enum(n *yaml.Node, path string, values ...string) (string, bool) {
+	s, ok := d.str(n, path)
+	if !ok {
+		return "", false
+	}
+	if !slices.Contains(values, s) {
+		d.errAt(n, path, "want one of %s, got %q", strings.Join(values, ", "), s)
+		return "", false
+	}
+	return s, true
+}
+
+// list walks a sequence node, calling f for each item.
+func (d *decoder) list(n *yaml.Node, path string, f func(i int, item *yaml.Node, path string)) {
+	n = deref(n)
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errAt(n, path, "want a list, got %s", kindName(n))
+		return
+	}
+	for i, item := range n.Content {
+		f(i, deref(item), fmt.Sprintf("%s[%d]", path, i))
+	}
+}
+
+func (d *decoder) strList(n *yaml.Node, path string) []string {
+	out := []string{}
+	d.list(n, path, func(_ int, item *yaml.Node, p string) {
+		if s, ok := d.str(item, p); ok {
+			out = append(out, s)
+		}
+	})
+	return out
+}
+
+// path expands and absolutises a path value: ~ and $HOME are the home
+// directory, $PWD the working directory, anything else relative is
+// relative to the config file's directory.
+func (d *decoder) path(n *yaml.Node, p string) (string, bool) {
+	s, ok := d.str(n, p)
+	if !ok {
+		return "", false
+	}
+	out, err := expandPath(s, d.dir, d.env)
+	if err != nil {
+		d.errAt(n, p, "%v", err)
+		return "", false
+	}
+	return out, true
+}
+
+func expandPath(s, dir string, env Env) (string, error) {
+	if s == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.ContainsRune(s, 0) {
+		return "", errors.New("path holds a NUL byte")
+	}
+	switch {
+	case s == "~" || strings.HasPrefix(s, "~/"):
+		if env.Home == "" {
+			return "", errors.New("~ used but the home directory is unknown")
+		}
+		s = env.Home + s[1:]
+	case s == "$HOME" || strings.HasPrefix(s, "$HOME/"):
+		if env.Home == "" {
+			return "", errors.New("$HOME used but the home directory is unknown")
+		}
+		s = env.Home + s[len("$HOME"):]
+	case s == "$PWD" || strings.HasPrefix(s, "$PWD/"):
+		if env.Cwd == "" {
+			return "", errors.New("$PWD used but the working directory is unknown")
+		}
+		s = env.Cwd + s[len("$PWD"):]
+	case strings.HasPrefix(s, "~"):
+		return "", fmt.Errorf("%q: only ~ and ~/ are expanded (not ~user)", s)
+	}
+	if strings.Contains(s, "$") {
+		return "", fmt.Errorf("%q: only $HOME and $PWD at the start of a path are expanded", s)
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(dir, s)
+	}
+	return filepath.Clean(s), nil
+}
+
+func (d *decoder) shell(n *yaml.Node, path string, c *Config) {
+	d.mapping(n, path, map[string]func(*yaml.Node, string){
+		"program": func(n *yaml.Node, p string) {
+			s, ok := d.str(n, p)
+			if !ok {
+				return
+			}
+			if s == "" || strings.ContainsAny(s, " \t\n") {
+				d.errAt(n, p, "want a program path such as /bin/bash, got %q", s)
+				return
+			}
+			if strings.Contains(s, "/") && !filepath.IsAbs(s) {
+				d.errAt(n, p, "want an absolute path or a bare program name, got %q", s)
+				return
+			}
+			c.Shell.Program = s
+		},
+		"default": func(n *yaml.Node, p string) {
+			a := c.Shell.Default
+			d.action(n, p, &a, nil)
+			c.Shell.Default = a
+		},
+		"rules": func(n *yaml.Node, p string) {
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				if r, ok := d.rule(item, ip, c); ok {
+					c.Shell.Rules = append(c.Shell.Rules, r)
+				}
+			})
+		},
+		"examples": func(n *yaml.Node, p string) {
+			ex := func(dst *[]Example) func(*yaml.Node, string) {
+				return func(n *yaml.Node, p string) {
+					d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+						if s, ok := d.str(item, ip); ok {
+							*dst = append(*dst, Example{Script: s, At: d.at(item)})
+						}
+					})
+				}
+			}
+			d.mapping(n, p, map[string]func(*yaml.Node, string){
+				"allow": ex(&c.Shell.Examples.Allow),
+				"ask":   ex(&c.Shell.Examples.Ask),
+				"block": ex(&c.Shell.Examples.Block),
+			})
+		},
+	})
+}
+
+// actionKeys are the keys action reads; rules add their own.
+func (d *decoder) action(n *yaml.Node, path string, a *Action, extra map[string]func(*yaml.Node, string)) {
+	var approvalNode *yaml.Node
+	fields := map[string]func(*yaml.Node, string){
+		"allowed": func(n *yaml.Node, p string) {
+			if b, ok := d.boolean(n, p); ok {
+				a.Allowed = b
+			}
+		},
+		"approval": func(n *yaml.Node, p string) {
+			if b, ok := d.boolean(n, p); ok {
+				a.Approval = b
+				approvalNode = n
+			}
+		},
+	}
+	for k, f := range extra {
+		fields[k] = f
+	}
+	d.mapping(n, path, fields)
+	if !a.Allowed && approvalNode != nil && !a.Approval {
+		d.errAt(approvalNode, join(path, "approval"), "approval: false has no effect when allowed is false (the command is blocked); remove one of them")
+	}
+}
+
+func (d *decoder) rule(n *yaml.Node, path string, c *Config) (Rule, bool) {
+	r := Rule{Action: Action{Allowed: true, Approval: true}, At: d.at(n)}
+	var patternNode, pathsNode *yaml.Node
+	before := len(d.errs)
+	d.action(n, path, &r.Action, map[string]func(*yaml.Node, string){
+		"pattern": func(n *yaml.Node, p string) {
+			patternNode = n
+			if s, ok := d.str(n, p); ok {
+				r.Pattern = s
+			}
+		},
+		"description": func(n *yaml.Node, p string) {
+			if s, ok := d.str(n, p); ok {
+				r.Description = s
+			}
+		},
+		"sandbox_paths": func(n *yaml.Node, p string) {
+			pathsNode = n
+			r.SandboxPaths = d.strList(n, p)
+		},
+		"network": func(n *yaml.Node, p string) {
+			if b, ok := d.boolean(n, p); ok {
+				r.Network = b
+			}
+		},
+	})
+	if deref(n).Kind != yaml.MappingNode {
+		return r, false
+	}
+	if patternNode == nil {
+		d.errAt(n, path, "rule has no pattern")
+		return r, false
+	}
+	if strings.TrimSpace(r.Pattern) == "" {
+		d.errAt(patternNode, join(path, "pattern"), "empty pattern")
+		return r, false
+	}
+	words, err := shellparse.SplitPattern(r.Pattern, shellparse.DialectFor(c.Shell.Program))
+	if err != nil {
+		d.errAt(patternNode, join(path, "pattern"), "%v", err)
+		return r, false
+	}
+	r.Words = words
+	if pathsNode != nil && len(r.SandboxPaths) == 0 {
+		d.errAt(pathsNode, join(path, "sandbox_paths"), "empty list: the rule could never match; remove the key or name a zone")
+	}
+	return r, len(d.errs) == before
+}
+
+var zoneNameOK = func(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *decoder) sandbox(n *yaml.Node, path string, c *Config) {
+	s := &c.Sandbox
+	d.mapping(n, path, map[string]func(*yaml.Node, string){
+		"paths": func(n *yaml.Node, p string) {
+			n = deref(n)
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+				return
+			}
+			if n.Kind != yaml.MappingNode {
+				d.errAt(n, p, "want a mapping of zone names to zones, got %s", kindName(n))
+				return
+			}
+			seen := map[string]bool{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				zp := join(p, k.Value)
+				if !zoneNameOK(k.Value) {
+					d.errAt(k, zp, "zone names are letters, digits, '-', '_' and '.'")
+					continue
+				}
+				if seen[k.Value] {
+					d.errAt(k, zp, "zone %q defined twice", k.Value)
+					continue
+				}
+				seen[k.Value] = true
+				if z, ok := d.zone(k.Value, k, deref(v), zp); ok {
+					s.Zones = append(s.Zones, z)
+				}
+			}
+		},
+		"system_read": func(n *yaml.Node, p string) {
+			if n.Kind == yaml.ScalarNode {
+				v, ok := d.enum(n, p, "default", "none")
+				if ok {
+					s.SystemRead = SystemRead{Default: v == "default"}
+				}
+				return
+			}
+			s.SystemRead = SystemRead{Paths: []string{}}
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				v, ok := d.path(item, ip)
+				if !ok {
+					return
+				}
+				if !filepath.IsAbs(v) || v == "/" {
+					d.errAt(item, ip, "want an absolute system directory other than /, got %q", v)
+					return
+				}
+				s.SystemRead.Paths = append(s.SystemRead.Paths, v)
+			})
+		},
+		"deny": func(n *yaml.Node, p string) {
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				v, ok := d.str(item, ip)
+				if !ok {
+					return
+				}
+				if v != "" && !strings.ContainsRune(v, '/') && v != "~" && !strings.HasPrefix(v, "$") {
+					if v == "." || v == ".." {
+						d.errAt(item, ip, "%q is not a file name", v)
+						return
+					}
+					s.Deny = append(s.Deny, v) // a bare name, denied wherever it appears
+					return
+				}
+				if abs, ok := d.path(item, ip); ok {
+					if abs == "/" {
+						d.errAt(item, ip, "denying / would hide everything; list the directories to hide")
+						return
+					}
+					s.Deny = append(s.Deny, abs)
+				}
+			})
+		},
+		"network": func(n *yaml.Node, p string) {
+			if b, ok := d.boolean(n, p); ok {
+				s.Network = b
+			}
+		},
+		"require_os_sandbox": func(n *yaml.Node, p string) {
+			if b, ok := d.boolean(n, p); ok {
+				s.RequireOSSandbox = b
+			}
+		},
+		"os_sandbox_fallback": func(n *yaml.Node, p string) {
+			if v, ok := d.enum(n, p, string(FailFast), string(RefuseTools)); ok {
+				s.Fallback = Fallback(v)
+			}
+		},
+		"env_deny": func(n *yaml.Node, p string) {
+			s.EnvDeny = []string{}
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				v, ok := d.str(item, ip)
+				if !ok {
+					return
+				}
+				if _, err := filepath.Match(v, ""); err != nil || v == "" {
+					d.errAt(item, ip, "want a variable name or glob such as *_TOKEN, got %q", v)
+					return
+				}
+				s.EnvDeny = append(s.EnvDeny, v)
+			})
+		},
+	})
+}
+
+func (d *decoder) zone(name string, key, n *yaml.Node, path string) (Zone, bool) {
+	z := Zone{Name: name, Mode: ReadOnly, DeleteApproval: true, At: d.at(key)}
+	before := len(d.errs)
+	var rootNode, modeNode *yaml.Node
+	var rwOnly []*yaml.Node
+	var rwOnlyKeys []string
+	rwKey := func(key string, dst *bool) func(*yaml.Node, string) {
+		return func(n *yaml.Node, p string) {
+			if b, ok := d.boolean(n, p); ok {
+				*dst = b
+				rwOnly = append(rwOnly, n)
+				rwOnlyKeys = append(rwOnlyKeys, key)
+			}
+		}
+	}
+	d.mapping(n, path, map[string]func(*yaml.Node, string){
+		"root": func(n *yaml.Node, p string) {
+			rootNode = n
+			if v, ok := d.path(n, p); ok {
+				z.Root = v
+			}
+		},
+		"mode": func(n *yaml.Node, p string) {
+			modeNode = n
+			if v, ok := d.enum(n, p, "ro", "rw"); ok {
+				z.Mode = ZoneMode(v)
+			}
+		},
+		"read_approval": func(n *yaml.Node, p string) {
+			if b, ok := d.boolean(n, p); ok {
+				z.ReadApproval = b
+			}
+		},
+		"write_approval":  rwKey("write_approval", &z.WriteApproval),
+		"delete_approval": rwKey("delete_approval", &z.DeleteApproval),
+		"suffixes": func(n *yaml.Node, p string) {
+			z.Suffixes = []string{}
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				v, ok := d.str(item, ip)
+				if !ok {
+					return
+				}
+				if !strings.HasPrefix(v, ".") || len(v) < 2 || strings.ContainsAny(v, "/*?[") {
+					d.errAt(item, ip, "want a file suffix such as .txt, got %q", v)
+					return
+				}
+				z.Suffixes = append(z.Suffixes, v)
+			})
+			if len(z.Suffixes) > 0 {
+				rwOnly = append(rwOnly, n)
+				rwOnlyKeys = append(rwOnlyKeys, "suffixes")
+			}
+		},
+	})
+	if n.Kind != yaml.MappingNode {
+		return z, false
+	}
+	if rootNode == nil {
+		d.errAt(key, path, "zone has no root")
+	}
+	if modeNode == nil {
+		d.errAt(key, path, "zone has no mode (ro or rw)")
+	}
+	if z.Mode == ReadOnly {
+		for i, n := range rwOnly {
+			d.errAt(n, join(path, rwOnlyKeys[i]), "has no effect on a read-only zone (mode: ro)")
+		}
+	}
+	if z.Mode == ReadWrite && z.Root == "/" {
+		d.errAt(rootNode, join(path, "root"), "a read-write zone at / would make the whole machine writable")
+	}
+	return z, len(d.errs) == before
+}
