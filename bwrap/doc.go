@@ -1,0 +1,57 @@
+// Package bwrap renders a sandbox.Profile as a bubblewrap (bwrap) command
+// line and runs commands under it: user, pid, ipc, uts, cgroup and (without
+// network) net namespaces, a fresh /proc, a minimal /dev, a private /tmp,
+// the profile's trees bound read-only or read-write, its denied paths
+// masked, / itself read-only, no capabilities, no controlling terminal,
+// and a seccomp filter (package seccomp) loaded by bwrap just before the
+// command starts.
+//
+// Args is pure: the same profile, descriptors and Stat give the same argv
+// (golden files in testdata). It decides nothing about policy; what is
+// exposed, denied or writable comes from the Profile, and Args never
+// renders more than Profile.Access allows. Only exec_linux.go and its
+// helpers start processes; they do not evaluate rules or ask anyone.
+//
+// Masking works by mounting over a path: an empty read-only tmpfs on a
+// denied directory, a /dev/null bind (on a nodev mount, so neither
+// readable nor writable) on anything else. A denied path that does not
+// exist yet is masked at its first missing component when a sandboxed
+// process could create it (its parent is writable inside); that needs a
+// mount point, an empty file which Command creates and removes again when
+// no other sandbox uses it.
+//
+// Signals: bwrap's init does not relay signals, and a signal to bwrap
+// itself ends the sandbox with SIGKILL. Cmd.Signal therefore delivers to
+// the sandbox's process group, found through bwrap's --json-status-fd,
+// so the command can handle SIGINT and SIGTERM as it would at a terminal.
+//
+// # Limitations
+//
+//   - A denied path that does not exist when the sandbox starts and lies
+//     in a read-only tree is not masked: the sandbox cannot create it, but
+//     if the host creates it during the run, it is visible inside.
+//   - DenyNames beyond the zone roots and the working directory are masked
+//     only where they exist: a sandboxed command can create a new .env in
+//     another directory of a writable zone (the rules layer blocks such
+//     writes when it can see them).
+//   - Mount-based masks can be undone from the host: deleting a mask's
+//     mount point on the host detaches the mask inside. Placeholders are
+//     left behind if guardrun is killed with SIGKILL.
+//   - With the network on, the sandbox shares the host's network
+//     namespace, including its abstract unix sockets (D-Bus, X11) and
+//     services listening on localhost.
+//   - Hard links to denied files placed inside a zone beforehand are not
+//     masked (masks are by path).
+//   - Killed during bwrap's own setup (its first few milliseconds),
+//     guardrun can leave the sandbox running without a parent: bwrap arms
+//     --die-with-parent in the sandbox's init only after setup (bubblewrap
+//     issue #633). The command stays confined. Signals and cancellation
+//     from guardrun itself never take that path (Cmd.Signal).
+//   - Paths are checked when the profile is derived and again when the
+//     argv is rendered, not when bwrap mounts them: a concurrent process
+//     that swaps a directory for a symlink in between can move a mask or
+//     make the sandbox fail to start.
+//   - bwrap 0.8 or later is required (--disable-userns); Check says so.
+//   - A command that cannot be executed (not found inside) is reported as
+//     a sandbox that did not start; bwrap prints why on stderr.
+package bwrap

@@ -1,0 +1,370 @@
+package bwrap
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/guardrun/guardrun/sandbox"
+	"github.com/guardrun/guardrun/seccomp"
+)
+
+// WaitDelay is how long a cancelled sandbox has, after SIGTERM, before
+// bwrap is killed (and with it, through --die-with-parent and the pid
+// namespace, everything inside).
+var WaitDelay = 5 * time.Second
+
+// Cmd is a command prepared to run inside the sandbox. Set Cmd.Stdin,
+// Cmd.Stdout and Cmd.Stderr before Start; pass *os.File values for a
+// terminal to reach the command directly.
+type Cmd struct {
+	// Cmd runs bwrap. Its Path, Args, Env, ExtraFiles, SysProcAttr,
+	// Cancel and WaitDelay are set by Command; change them and the
+	// guarantees are gone.
+	Cmd *exec.Cmd
+
+	seccomp *os.File
+	statusR *os.File
+	statusW *os.File
+	masks   *heldMasks
+
+	mu          sync.Mutex
+	initPid     int         // the sandbox's pid 1, as the host sees it
+	init        *os.Process // the same, held by pidfd where the kernel has them
+	done        bool        // Wait returned: pids may be reused
+	interrupted syscall.Signal
+	st          sandboxStatus
+	statusDone  chan struct{} // closed at end of file on the status pipe
+	released    bool
+}
+
+type sandboxStatus struct {
+	started  bool // bwrap reported the sandbox's init
+	exited   bool // bwrap reported the command's exit code
+	exitCode int
+}
+
+// Command prepares argv to run in the sandbox p with environment env
+// (filtered by Env). The first word of argv is looked up on the sandbox's
+// PATH, inside. Nothing runs until Start.
+func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []string) (*Cmd, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("bwrap: no command")
+	}
+	if p == nil {
+		return nil, errors.New("bwrap: no profile")
+	}
+	bin, err := lookBwrap()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cmd{statusDone: make(chan struct{})}
+	ok := false
+	defer func() {
+		if !ok {
+			c.release()
+		}
+	}()
+	if c.seccomp, err = filterFile(p.Seccomp); err != nil {
+		return nil, err
+	}
+	// Masks for paths that do not exist yet are mount points bwrap would
+	// create; make (and lock) them here so they can be removed after.
+	// One stat per path for both steps.
+	stat := newStatCache()
+	if c.masks, err = holdMasks(p, stat); err != nil {
+		return nil, err
+	}
+	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat})
+	if err != nil {
+		return nil, err
+	}
+	if c.statusR, c.statusW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("bwrap: status pipe: %w", err)
+	}
+
+	cmd := exec.CommandContext(ctx, bin, append(append(args, "--"), argv...)...)
+	cmd.Env = Env(p, env)
+	// Only these two descriptors cross (Start marks every other one
+	// close-on-exec), and bwrap closes both before the command runs.
+	cmd.ExtraFiles = []*os.File{c.seccomp, c.statusW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Out of the caller's process group: a ^C on the terminal
+		// reaches guardrun, which relays it to the command (Signal)
+		// instead of killing bwrap's monitor and, with it, everything.
+		Setpgid: true,
+		// If guardrun dies, so does bwrap (which passes it on with
+		// --die-with-parent). Tied to the starting OS thread; Go keeps
+		// those alive unless a goroutine is locked to one.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = WaitDelay
+	c.Cmd = cmd
+	ok = true
+	return c, nil
+}
+
+// Close releases what Command prepared, for a Cmd that will not be
+// started. After Start, Wait does this.
+func (c *Cmd) Close() {
+	if c.Cmd.Process == nil {
+		c.release()
+	}
+}
+
+// Start starts bwrap and returns once bwrap has created the sandbox's
+// init (or failed before that), so that Signal can reach the command from
+// then on. The seccomp program and the write end of the status pipe are
+// closed here, in the parent, once bwrap holds them.
+func (c *Cmd) Start() error {
+	if err := closeOnExecAll(); err != nil {
+		c.release()
+		return fmt.Errorf("bwrap: mark descriptors close-on-exec: %w", err)
+	}
+	err := c.Cmd.Start()
+	c.seccomp.Close()
+	c.seccomp = nil
+	c.statusW.Close()
+	c.statusW = nil
+	if err != nil {
+		c.release()
+		return fmt.Errorf("bwrap: start: %w", err)
+	}
+	// bwrap reports the init's pid right after clone, before the
+	// sandbox is set up; reading it here (rather than racing a goroutine)
+	// means a signal that arrives after Start is never sent to bwrap
+	// itself.
+	dec := json.NewDecoder(bufio.NewReader(c.statusR))
+	c.readStatus(dec, true)
+	// Stops at end of file: bwrap's monitor, the last writer, has exited.
+	go func() {
+		c.readStatus(dec, false)
+		_, _ = io.Copy(io.Discard, c.statusR)
+		close(c.statusDone)
+	}()
+	return nil
+}
+
+// readStatus follows bwrap's --json-status-fd: one JSON object when the
+// sandbox's init exists, another with the exit code when the command
+// ends. With first set it stops after the init's pid; otherwise at end of
+// file, when bwrap and everything inside are gone.
+func (c *Cmd) readStatus(dec *json.Decoder, first bool) {
+	for {
+		var m struct {
+			ChildPid *int `json:"child-pid"`
+			ExitCode *int `json:"exit-code"`
+		}
+		if err := dec.Decode(&m); err != nil {
+			return
+		}
+		if m.ChildPid != nil && *m.ChildPid > 1 {
+			// Hold the init by pidfd while it certainly exists (it
+			// cannot have been reaped: bwrap has not even set it up).
+			p, _ := os.FindProcess(*m.ChildPid)
+			c.mu.Lock()
+			c.st.started = true
+			c.initPid, c.init = *m.ChildPid, p
+			c.mu.Unlock()
+			if first {
+				return
+			}
+		}
+		if m.ExitCode != nil {
+			c.mu.Lock()
+			c.st.exited, c.st.exitCode = true, *m.ExitCode
+			c.mu.Unlock()
+		}
+	}
+}
+
+// Signal delivers sig to the sandboxed command. bwrap's init (pid 1
+// inside) does not relay signals, and a signal to bwrap itself would kill
+// its monitor, which through --die-with-parent ends the sandbox with
+// SIGKILL, except during setup, when bwrap has not armed that yet and the
+// sandbox would be orphaned (bubblewrap issue #633). So:
+//
+//   - once the command runs, the signal goes to the process group of the
+//     sandbox's session (bwrap --new-session makes init the leader and the
+//     command inherits the group); init ignores it, as pid 1 does for
+//     signals it has no handler for, and the command gets it, like a
+//     terminal's foreground job;
+//   - during setup (no such group yet) the sandbox's init is killed, which
+//     ends the whole pid namespace, and Wait reports 128+sig;
+//   - before bwrap has created the init, bwrap itself is signalled.
+func (c *Cmd) Signal(sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("bwrap: unsupported signal %v", sig)
+	}
+	c.mu.Lock()
+	pid, init, done := c.initPid, c.init, c.done
+	c.mu.Unlock()
+	if done {
+		return os.ErrProcessDone
+	}
+	if init != nil {
+		if err := init.Signal(syscall.Signal(0)); err != nil {
+			return os.ErrProcessDone // the sandbox is ending by itself
+		}
+		err := syscall.Kill(-pid, s)
+		if err == nil || !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		c.mu.Lock()
+		c.interrupted = s
+		c.mu.Unlock()
+		return init.Signal(syscall.SIGKILL)
+	}
+	if c.Cmd.Process == nil {
+		return errors.New("bwrap: not started")
+	}
+	return c.Cmd.Process.Signal(s)
+}
+
+// Wait waits for the sandbox to end and returns the command's exit status
+// (128+N for a signal, as sh reports it). err is set only when the
+// sandbox did not start or the command could not be run (bwrap has
+// printed why on the command's stderr).
+func (c *Cmd) Wait() (int, error) {
+	werr := c.Cmd.Wait()
+	// bwrap wrote its last status before exiting; the pipe's end of file
+	// follows at once unless something else still holds the write end,
+	// which nothing should: do not hang on it.
+	select {
+	case <-c.statusDone:
+	case <-time.After(2 * time.Second):
+	}
+	c.mu.Lock()
+	c.done = true
+	st, interrupted := c.st, c.interrupted
+	c.mu.Unlock()
+	c.release()
+
+	if st.exited {
+		return st.exitCode, nil
+	}
+	if interrupted != 0 {
+		// Signalled during setup: the command never ran, as if it had
+		// been killed at once.
+		return 128 + int(interrupted), nil
+	}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && st.started {
+			// bwrap itself was killed (WaitDelay, or a signal that
+			// arrived before the command had a process group): the
+			// sandbox and the command went with it.
+			return 128 + int(ws.Signal()), nil
+		}
+		return 0, fmt.Errorf("bwrap: the sandbox did not start (%v)", ee)
+	}
+	if werr != nil {
+		return 0, fmt.Errorf("bwrap: %w", werr)
+	}
+	return 0, errors.New("bwrap: the sandbox ended without reporting the command's status")
+}
+
+// release closes what Command opened and removes the mount points it
+// created, once nothing uses them.
+func (c *Cmd) release() {
+	if c.released {
+		return
+	}
+	c.released = true
+	for _, f := range []*os.File{c.seccomp, c.statusR, c.statusW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if c.init != nil {
+		c.init.Release()
+	}
+	c.masks.release()
+}
+
+var (
+	filterMu sync.Mutex
+	filters  = map[sandbox.SeccompPolicy]*os.File{}
+)
+
+// filterFile returns a descriptor for the policy's BPF program, read
+// position at the start. The filter is built once per process (there are
+// two policies, and compiling costs more than bwrap's own startup); each
+// sandbox then gets its own open file description of the same sealed
+// file, reopened through /proc/self/fd, so that concurrent sandboxes do
+// not share a read position.
+func filterFile(pol sandbox.SeccompPolicy) (*os.File, error) {
+	filterMu.Lock()
+	defer filterMu.Unlock()
+	tmpl, ok := filters[pol]
+	if !ok {
+		f, err := seccomp.Build(pol)
+		if err != nil {
+			return nil, fmt.Errorf("bwrap: seccomp filter: %w", err)
+		}
+		tmpl, err = f.File()
+		f.Release()
+		if err != nil {
+			return nil, fmt.Errorf("bwrap: seccomp filter: %w", err)
+		}
+		if fi, err := tmpl.Stat(); err != nil || !fi.Mode().IsRegular() {
+			// Not reopenable (a pipe would be drained by the first
+			// reader): build per sandbox.
+			tmpl.Close()
+			f, err := seccomp.Build(pol)
+			if err != nil {
+				return nil, fmt.Errorf("bwrap: seccomp filter: %w", err)
+			}
+			defer f.Release()
+			return f.File()
+		}
+		filters[pol] = tmpl
+	}
+	f, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(int(tmpl.Fd())), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("bwrap: seccomp filter: reopen: %w", err)
+	}
+	return f, nil
+}
+
+// statCache is Options.Stat over the host, asking each path once.
+type statCache struct {
+	m map[string]statResult
+}
+
+type statResult struct {
+	isDir, exists, emptyFile bool
+}
+
+func newStatCache() *statCache { return &statCache{m: map[string]statResult{}} }
+
+func (s *statCache) get(p string) statResult {
+	if r, ok := s.m[p]; ok {
+		return r
+	}
+	var r statResult
+	if fi, err := os.Stat(p); err == nil {
+		r = statResult{isDir: fi.IsDir(), exists: true, emptyFile: fi.Mode().IsRegular() && fi.Size() == 0}
+	}
+	s.m[p] = r
+	return r
+}
+
+func (s *statCache) stat(p string) (isDir, exists bool) {
+	r := s.get(p)
+	return r.isDir, r.exists
+}
+
+// created records an empty file made since it was asked about.
+func (s *statCache) created(p string) { s.m[p] = statResult{exists: true, emptyFile: true} }

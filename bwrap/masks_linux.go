@@ -1,0 +1,123 @@
+package bwrap
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"syscall"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// heldMasks are the empty files masks are mounted on, held open with a
+// shared flock for the sandbox's lifetime.
+//
+// A denied path that does not exist is masked at its first missing
+// component, and a mount needs a mount point: an empty file on the host.
+// Left behind, such files would litter the user's trees (an empty .env in
+// every directory an agent worked in). So the run that creates one removes
+// it afterwards, but only when no other sandbox is using it as its mount
+// point: every run holds a shared lock on each empty file it masks, and
+// the creator removes its file only if it can take the lock exclusively.
+// A file removed from under a running sandbox would silently unmount its
+// mask there; this protocol prevents that between guardrun processes.
+// (Another program deleting it on the host can still do so; see the
+// package's Limitations.)
+type heldMasks struct {
+	files []heldMask
+}
+
+type heldMask struct {
+	path    string
+	f       *os.File
+	created bool
+}
+
+func holdMasks(p *sandbox.Profile, stat *statCache) (*heldMasks, error) {
+	h := &heldMasks{}
+	for _, fm := range Placeholders(p, stat.stat) {
+		stat.created(fm) // made below, by us or by whoever raced us
+		f, err := os.OpenFile(fm, os.O_RDONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o444)
+		switch {
+		case err == nil:
+			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+				f.Close()
+				os.Remove(fm)
+				h.release()
+				return nil, fmt.Errorf("bwrap: lock %s: %w", fm, err)
+			}
+			h.files = append(h.files, heldMask{path: fm, f: f, created: true})
+		case errors.Is(err, fs.ErrExist):
+			// Someone else made it meanwhile: an existing file, held below.
+		default:
+			// bwrap, running as the same user, would fail the same way;
+			// say so now with the path in hand.
+			h.release()
+			return nil, fmt.Errorf("bwrap: cannot create the mount point that masks %s: %w", fm, err)
+		}
+	}
+	// Existing empty regular files under masks may be another run's mount
+	// points: hold them so their creator does not remove them under us.
+	for _, x := range append(slices.Clone(p.Deny), p.ReadOnlyOver...) {
+		if slices.ContainsFunc(h.files, func(m heldMask) bool { return m.path == x }) || !stat.get(x).emptyFile {
+			continue
+		}
+		if m, ok := holdExisting(x); ok {
+			h.files = append(h.files, m)
+		}
+	}
+	return h, nil
+}
+
+// holdExisting takes a shared lock on path if it is an empty regular file,
+// and checks that the path still names the locked file afterwards (its
+// creator may have removed it in between).
+func holdExisting(path string) (heldMask, bool) {
+	for range 3 {
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+			return heldMask{}, false
+		}
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return heldMask{}, false
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+			f.Close()
+			return heldMask{}, false
+		}
+		if sameFile(f, path) {
+			return heldMask{path: path, f: f}, true
+		}
+		f.Close()
+	}
+	return heldMask{}, false
+}
+
+func sameFile(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// release removes the mount points this run created, if nobody else holds
+// them and they are still the empty files it made, and drops every lock.
+func (h *heldMasks) release() {
+	if h == nil {
+		return
+	}
+	for _, m := range h.files {
+		if m.created && syscall.Flock(int(m.f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			if fi, err := m.f.Stat(); err == nil && fi.Size() == 0 && sameFile(m.f, m.path) {
+				os.Remove(m.path)
+			}
+		}
+		m.f.Close()
+	}
+	h.files = nil
+}

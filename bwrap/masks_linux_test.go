@@ -1,0 +1,102 @@
+package bwrap
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+func maskProfile(ws string) *sandbox.Profile {
+	return &sandbox.Profile{
+		ReadWrite:    []string{ws},
+		Deny:         []string{filepath.Join(ws, ".env"), filepath.Join(ws, "creds/key")},
+		ReadOnlyOver: []string{filepath.Join(ws, "cfg.yaml")},
+		Protected:    []string{filepath.Join(ws, "cfg.yaml")},
+		Cwd:          ws,
+	}
+}
+
+func TestMaskPlaceholdersRemoved(t *testing.T) {
+	ws := t.TempDir()
+	p := maskProfile(ws)
+	h, err := holdMasks(p, newStatCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{".env", "creds", "cfg.yaml"} {
+		fi, err := os.Lstat(filepath.Join(ws, n))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+			t.Errorf("%s: want an empty placeholder, got %v, %v", n, fi, err)
+		}
+	}
+	h.release()
+	ents, _ := os.ReadDir(ws)
+	if len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// A placeholder another run is still masking (it holds the shared lock)
+// stays; removing it would unmount that run's mask.
+func TestMaskPlaceholderKeptWhileInUse(t *testing.T) {
+	ws := t.TempDir()
+	p := maskProfile(ws)
+	first, err := holdMasks(p, newStatCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := holdMasks(p, newStatCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.release()
+	if _, err := os.Lstat(filepath.Join(ws, ".env")); err != nil {
+		t.Errorf("placeholder removed while another run holds it: %v", err)
+	}
+	second.release() // not its creator: leaves it
+	if _, err := os.Lstat(filepath.Join(ws, ".env")); err != nil {
+		t.Errorf("a run removed a placeholder it did not create: %v", err)
+	}
+}
+
+// A file the user wrote meanwhile is not a placeholder any more.
+func TestMaskPlaceholderWithContentKept(t *testing.T) {
+	ws := t.TempDir()
+	h, err := holdMasks(maskProfile(ws), newStatCache())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(ws, ".env"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".env"), []byte("user data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.release()
+	if b, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || string(b) != "user data" {
+		t.Errorf("user's file: %q, %v", b, err)
+	}
+}
+
+func TestCloseOnExecAll(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := closeOnExecAll(); err != nil {
+		t.Fatal(err)
+	}
+	r1, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+	if e != 0 || r1&syscall.FD_CLOEXEC == 0 {
+		t.Errorf("fd %d not close-on-exec (%v)", fd, e)
+	}
+}

@@ -1,0 +1,21 @@
+// Package runner is the one way guardrun runs an approved command: it
+// takes the sandbox Profile the policy layer derived, starts argv inside
+// the platform's OS sandbox (bubblewrap and seccomp on Linux, Seatbelt on
+// macOS), relays SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, and
+// returns its exit status the way sh reports it. Check says whether a
+// sandbox can be built here at all.
+//
+// It does not decide whether to run anything (rules and approval do), it
+// does not derive or widen the profile, and it never falls back to
+// running a command outside the sandbox on its own: when the sandbox
+// cannot start, Run returns an error and the caller decides (fail_fast,
+// refuse_tools). RunUnsandboxed exists only for a config that says
+// require_os_sandbox: false, and only the caller chooses it. A script
+// reaches Run as an argv for the configured shell (Script).
+//
+// Run's guarantees: the command's status is its own (128+N for signal N);
+// an error means the sandbox did not start; nothing of the sandbox
+// outlives the calling process, even when it is killed with SIGKILL, once
+// bwrap has set the sandbox up (for its first milliseconds, see the bwrap
+// package's Limitations).
+package runner

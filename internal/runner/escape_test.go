@@ -1,0 +1,233 @@
+//go:build linux
+
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// escape is one attempt to get out, made by the probe inside the sandbox,
+// with the check that nothing happened on the host.
+type escape struct {
+	name  string
+	args  []string
+	stdin *os.File
+	host  func(t *testing.T) // the attempt left no trace on the host
+}
+
+var resultRE = regexp.MustCompile(`RESULT (\S+) (refused errno=(\S+)|ALLOWED.*|SETUP.*|spawned.*)`)
+
+// TestEscapes makes each escape attempt inside the sandbox and checks
+// that it was refused inside and left nothing on the host. Every attempt
+// runs in the probe, which first proves it is inside the sandbox; if the
+// sandbox does not come up, the test fails.
+func TestEscapes(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+
+	// Host-side listeners and victims.
+	tcp, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	abstract := "guardrun-test-" + f.marker
+	ux, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ux.Close()
+	victim := exec.Command("sleep", "60")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { victim.Process.Kill(); victim.Wait() }()
+
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	// Raw: an injected byte would be readable at once, without a newline.
+	if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
+		t.Fatal(err)
+	}
+
+	// A host descriptor without close-on-exec (dup clears the flag).
+	leak, err := os.Open(f.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leak.Close()
+	leakFD, err := syscall.Dup(int(leak.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leakFD)
+	if fl, _ := unix.FcntlInt(uintptr(leakFD), unix.F_GETFD, 0); fl&unix.FD_CLOEXEC != 0 {
+		t.Fatal("dup'd descriptor unexpectedly close-on-exec")
+	}
+
+	absent := func(p string) func(*testing.T) {
+		return func(t *testing.T) {
+			if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s exists on the host after the attempt (%v)", p, err)
+			}
+		}
+	}
+	unchanged := func(p, want string) func(*testing.T) {
+		return func(t *testing.T) {
+			if b, err := os.ReadFile(p); err != nil || string(b) != want {
+				t.Errorf("%s changed on the host: %q, %v", p, b, err)
+			}
+		}
+	}
+	noAccept := func(l net.Listener) func(*testing.T) {
+		return func(t *testing.T) {
+			type deadliner interface{ SetDeadline(time.Time) error }
+			l.(deadliner).SetDeadline(time.Now().Add(100 * time.Millisecond))
+			if c, err := l.Accept(); err == nil {
+				c.Close()
+				t.Errorf("the host listener %s got a connection", l.Addr())
+			}
+		}
+	}
+	usrPath := "/usr/guardrun-probe-" + f.marker
+
+	attempts := []escape{
+		{name: "write outside every zone", args: []string{"write", filepath.Join(f.outside, "pwned")}, host: absent(filepath.Join(f.outside, "pwned"))},
+		{name: "write through a symlink in the zone", args: []string{"write", filepath.Join(f.ws, "link")}, host: absent(filepath.Join(f.outside, "target"))},
+		{name: "append to ~/.bashrc", args: []string{"append", filepath.Join(f.home, ".bashrc")}, host: unchanged(filepath.Join(f.home, ".bashrc"), "# the user's bashrc\n")},
+		{name: "write under /usr", args: []string{"write", usrPath}, host: absent(usrPath)},
+		{name: "read a denied name in the zone", args: []string{"read", f.secret}},
+		{name: "read a denied name deeper in the zone", args: []string{"read", filepath.Join(f.ws, "sub/.env")}},
+		{name: "read a denied name linked out of the zones", args: []string{"read", filepath.Join(f.ws, "app/.env")}},
+		{name: "read ~/.ssh", args: []string{"read", filepath.Join(f.home, ".ssh/id_ed25519")}},
+		{name: "edit guardrun's config", args: []string{"append", f.config}, host: unchanged(f.config, "mode: strict\n")},
+		{name: "replace guardrun's config", args: []string{"write", f.config}, host: unchanged(f.config, "mode: strict\n")},
+		{name: "create a config that does not exist yet", args: []string{"write", f.newConf}, host: absent(f.newConf)},
+		{name: "create a denied name in the working directory", args: []string{"write", filepath.Join(f.ws, ".npmrc")}, host: absent(filepath.Join(f.ws, ".npmrc"))},
+		{name: "create a directory at a denied name", args: []string{"mkdir", filepath.Join(f.ws, ".npmrc/x")}, host: absent(filepath.Join(f.ws, ".npmrc"))},
+		{name: "read guardrun's state", args: []string{"read", filepath.Join(f.state, "audit.jsonl")}},
+		{name: "write guardrun's state", args: []string{"write", filepath.Join(f.state, "audit.jsonl")}, host: unchanged(filepath.Join(f.state, "audit.jsonl"), "{}\n")},
+		{name: "tcp to a host listener", args: []string{"tcp", tcp.Addr().String()}, host: noAccept(tcp)},
+		{name: "udp to a host listener", args: []string{"udp", udp.LocalAddr().String()}, host: func(t *testing.T) {
+			udp.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			if n, from, err := udp.ReadFrom(make([]byte, 100)); err == nil {
+				t.Errorf("the host got a %d-byte datagram from %v", n, from)
+			}
+		}},
+		{name: "connect to a host abstract unix socket", args: []string{"unix", abstract}, host: noAccept(ux)},
+		{name: "ptrace", args: []string{"ptrace"}},
+		{name: "process_vm_readv", args: []string{"vm-readv"}},
+		{name: "mount", args: []string{"mount"}},
+		{name: "unshare(CLONE_NEWUSER)", args: []string{"unshare-user"}},
+		{name: "clone(CLONE_NEWUSER)", args: []string{"clone-user"}},
+		{name: "clone3(CLONE_NEWUSER)", args: []string{"clone3-user"}},
+		{name: "keyctl", args: []string{"keyctl"}},
+		{name: "io_uring_setup", args: []string{"io-uring"}},
+		{name: "perf_event_open", args: []string{"perf"}},
+		{name: "personality", args: []string{"personality"}},
+		{name: "mknod a character device", args: []string{"mknod", filepath.Join(f.ws, "devnode")}, host: absent(filepath.Join(f.ws, "devnode"))},
+		{name: "TIOCSTI on the host's terminal", args: []string{"tiocsti"}, stdin: tty, host: func(t *testing.T) {
+			fds := []unix.PollFd{{Fd: int32(tty.Fd()), Events: unix.POLLIN}}
+			if n, _ := unix.Poll(fds, 100); n > 0 {
+				t.Error("input was injected into the host's terminal")
+			}
+		}},
+		{name: "TIOCSTI on a terminal of its own", args: []string{"tiocsti-own"}},
+		{name: "signal a host process", args: []string{"kill", strconv.Itoa(victim.Process.Pid)}, host: func(t *testing.T) {
+			if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+				t.Errorf("the host process is gone: %v", err)
+			}
+			if st, _ := os.ReadFile("/proc/" + strconv.Itoa(victim.Process.Pid) + "/stat"); strings.Contains(string(st), ") Z ") {
+				t.Error("the host process was killed")
+			}
+		}},
+		{name: "a detached process outliving the command", args: []string{"daemon", f.marker + "-daemon"}, host: func(t *testing.T) {
+			if !waitFor(3*time.Second, func() bool { return len(markerProcesses(f.marker+"-daemon")) == 0 }) {
+				t.Errorf("processes survived the sandbox: %q", markerProcesses(f.marker+"-daemon"))
+			}
+		}},
+		{name: "a descriptor inherited from the parent", args: []string{"fds", strconv.Itoa(leakFD)}},
+	}
+
+	var summary []string
+	defer func() {
+		// One line per attempt and the errno it met inside; the
+		// unprivileged run's parent prints these too.
+		t.Logf("summary (uid %d):\n%s", os.Geteuid(), strings.Join(summary, "\n"))
+	}()
+	for _, a := range attempts {
+		t.Run(a.name, func(t *testing.T) {
+			var stdin *os.File
+			if a.stdin != nil {
+				stdin = a.stdin
+			}
+			argv := append([]string{probePath}, a.args...)
+			var status int
+			var out string
+			if stdin != nil {
+				status, out = f.run(t, stdin, argv...)
+			} else {
+				status, out = f.run(t, nil, argv...)
+			}
+			m := resultRE.FindStringSubmatch(out)
+			switch {
+			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
+				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
+			case m == nil:
+				t.Fatalf("status %d, no result line:\n%s", status, out)
+			case strings.HasPrefix(m[2], "ALLOWED"):
+				t.Errorf("NOT REFUSED: %s", strings.TrimSpace(m[0]))
+			case strings.HasPrefix(m[2], "SETUP"):
+				t.Fatalf("the probe could not set up the attempt: %s", strings.TrimSpace(m[0]))
+			case status != 0:
+				t.Errorf("status %d:\n%s", status, out)
+			default:
+				errno := m[3]
+				if errno == "" {
+					errno = "(" + m[2] + ")"
+				}
+				summary = append(summary, fmt.Sprintf("  %-45s %s", a.name, errno))
+			}
+			if a.host != nil {
+				a.host(t)
+			}
+		})
+	}
+}
+
+// TestProbeRefusesOnHost: the probe's own guard. Run directly, without a
+// sandbox, it must attempt nothing. ("read" is harmless either way.)
+func TestProbeRefusesOnHost(t *testing.T) {
+	f := newFixture(t)
+	cmd := exec.Command(probePath, "read", f.secret)
+	cmd.Env = f.env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 99 || !strings.Contains(string(out), "NOT-SANDBOXED") {
+		t.Errorf("probe on the host: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,259 @@
+//go:build linux
+
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// suiteDir holds what the whole test binary shares and what the
+// unprivileged user must be able to read: the probe and a copy of this
+// test binary. 0755, outside /tmp.
+var suiteDir string
+
+// probePath is the compiled escape probe (testdata/probe).
+var probePath string
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	if p := os.Getenv("GUARDRUN_TEST_PROBE"); p != "" {
+		// A re-executed copy: the parent built the probe.
+		probePath = p
+		suiteDir = filepath.Dir(p)
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp(fixtureRoot(), "guardrun-runner-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner test:", err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "runner test:", err)
+		return 2
+	}
+	suiteDir = dir
+	probePath = filepath.Join(dir, "probe")
+	build := exec.Command("go", "build", "-o", probePath, "./testdata/probe")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "runner test: build probe: %v\n%s", err, out)
+		return 2
+	}
+	return m.Run()
+}
+
+// fixtureRoot is where fixtures live: not under /tmp, because inside the
+// sandbox /tmp is a private, writable tmpfs, and "outside every zone" must
+// be somewhere that stays read-only inside.
+func fixtureRoot() string {
+	if d := os.Getenv("GUARDRUN_TEST_FIXTURES"); d != "" {
+		return d
+	}
+	return "/var/tmp"
+}
+
+// requireSandbox skips when no sandbox can be built here, naming what is
+// missing, unless GUARDRUN_REQUIRE_SANDBOX=1 turns that into a failure.
+func requireSandbox(t testing.TB) {
+	t.Helper()
+	if err := Check(); err != nil {
+		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("sandbox unavailable (GUARDRUN_REQUIRE_SANDBOX=1): %v", err)
+		}
+		t.Skipf("sandbox unavailable (set GUARDRUN_REQUIRE_SANDBOX=1 to fail instead): %v", err)
+	}
+}
+
+// fixture is a small world for a sandboxed command: a writable workspace,
+// a read-only home with secrets, guardrun's own files, and a directory
+// outside every zone.
+type fixture struct {
+	base    string
+	ws      string // writable zone, the working directory
+	home    string // read-only zone, $HOME
+	outside string // in no zone
+	state   string // guardrun's state (hidden)
+	config  string // guardrun's config in the workspace (read-only)
+	newConf string // a config that does not exist yet
+	secret  string // ws/.env
+	marker  string
+	profile *sandbox.Profile
+	env     []string
+}
+
+const secretText = "API_KEY=do-not-leak\n"
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	base, err := os.MkdirTemp(fixtureRoot(), "guardrun-fixture-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	return fixtureAt(t, base, true)
+}
+
+// fixtureAt lays out (when create is set) and describes the fixture in
+// base; a helper process re-describes the parent's fixture.
+func fixtureAt(t testing.TB, base string, create bool) *fixture {
+	t.Helper()
+	f := &fixture{
+		base:    base,
+		ws:      filepath.Join(base, "ws"),
+		home:    filepath.Join(base, "home"),
+		outside: filepath.Join(base, "outside"),
+		marker:  "guardrun-marker-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+	}
+	f.state = filepath.Join(f.home, ".local/state/guardrun")
+	f.config = filepath.Join(f.ws, ".guardrun.yaml")
+	f.newConf = filepath.Join(f.ws, ".guardrun.local.yaml")
+	f.secret = filepath.Join(f.ws, ".env")
+	if create {
+		files := map[string]string{
+			f.secret:                                   secretText,
+			f.config:                                   "mode: strict\n",
+			filepath.Join(f.home, ".bashrc"):           "# the user's bashrc\n",
+			filepath.Join(f.home, ".ssh/id_ed25519"):   "PRIVATE KEY\n",
+			filepath.Join(f.state, "audit.jsonl"):      "{}\n",
+			filepath.Join(f.outside, "keep"):           "outside\n",
+			filepath.Join(f.outside, "shared.env"):     secretText,
+			filepath.Join(f.ws, "Makefile"):            "all:\n\techo made > made.txt\n",
+			filepath.Join(f.ws, "hello.c"):             "#include <stdio.h>\nint main(void){puts(\"hello from gcc\");return 0;}\n",
+			filepath.Join(f.ws, "sub/.env"):            secretText,
+			filepath.Join(f.ws, "sub/dir/placeholder"): "",
+		}
+		for p, c := range files {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink(filepath.Join(f.outside, "target"), filepath.Join(f.ws, "link")); err != nil {
+			t.Fatal(err)
+		}
+		// A denied name that is a link out of every zone (a shared
+		// .env): it must neither leak nor stop the sandbox starting.
+		if err := os.MkdirAll(filepath.Join(f.ws, "app"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(f.outside, "shared.env"), filepath.Join(f.ws, "app/.env")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones: []sandbox.Zone{
+			{Name: "ws", Root: f.ws, Writable: true},
+			{Name: "home", Root: f.home},
+			{Name: "probe", Root: filepath.Dir(probePath)},
+		},
+		SystemRead: sandbox.DefaultSystemPaths,
+		Deny:       []string{filepath.Join(f.home, ".ssh")},
+		DenyNames:  []string{".env", ".npmrc"},
+		Protect: []sandbox.Protected{
+			{Path: f.config},
+			{Path: f.newConf},
+			{Path: f.state, Hide: true},
+		},
+		Cwd:  f.ws,
+		Home: f.home,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.profile = p
+	f.env = []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"LANG=C.UTF-8",
+		"GITHUB_TOKEN=host-secret", // must not reach the command
+		"GUARDRUN_PROBE_MARKER=" + f.marker,
+	}
+	for _, ns := range []string{"user", "pid", "mnt"} {
+		v, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.env = append(f.env, "GUARDRUN_PROBE_HOST_NS_"+strings.ToUpper(ns)+"="+v)
+	}
+	return f
+}
+
+// run runs argv in the fixture's sandbox and returns its status and
+// combined output.
+func (f *fixture) run(t testing.TB, stdin io.Reader, argv ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	status, err := Run(ctx, f.profile, argv, f.env, Stdio{Stdin: stdin, Stdout: &out, Stderr: &out})
+	if err != nil {
+		t.Fatalf("Run %q: sandbox did not start: %v\n%s", argv, err, out.String())
+	}
+	return status, out.String()
+}
+
+// markerProcesses lists host processes whose command line holds marker.
+func markerProcesses(marker string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil || e.Name() == strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		// A zombie is gone already; only its parent's wait is missing.
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+				continue
+			}
+		}
+		out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+	}
+	return out
+}
+
+// commandRunning reports whether the sandboxed probe itself (not bwrap,
+// whose command line also holds the marker) is running with marker.
+func commandRunning(marker string) bool {
+	for _, p := range markerProcesses(marker) {
+		if _, cmdline, _ := strings.Cut(p, ": "); strings.HasPrefix(cmdline, probePath+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cond()
+}

@@ -1,0 +1,21 @@
+//go:build !linux && !darwin
+
+package runner
+
+import (
+	"context"
+	"errors"
+	"runtime"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+var errUnsupported = errors.New("no OS sandbox for " + runtime.GOOS + ": guardrun sandboxes commands on Linux (bubblewrap) and macOS (Seatbelt)")
+
+// Check reports that this platform has no OS sandbox.
+func Check() error { return errUnsupported }
+
+// Run refuses: without an OS sandbox nothing may run through it.
+func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	return 0, errUnsupported
+}

@@ -1,0 +1,39 @@
+// Package sandbox derives the platform-neutral sandbox Profile from what
+// the config allows (Spec), validates it, and narrows it by an operator's
+// profile (Intersect): which trees a sandboxed command may read, which it
+// may write, which paths are masked, whether it has a network, and which
+// environment variables it never sees.
+//
+// It does not apply anything. It runs no process and makes no system
+// call beyond reading the file system (to resolve symlinks and to find
+// denied names); it imports only the standard library and never os/exec
+// or syscall (deps_test.go enforces this). The bwrap and seatbelt
+// packages render a Profile for their platform and must never grant more
+// than Access reports.
+//
+// The profile is "never weaker" than the config: nothing is writable that
+// no read-write zone covers, nothing listed in deny is visible, there is
+// no network unless the config or the matched rule allows it, and
+// guardrun's own files are never writable. The property tests check these
+// over random specs and paths.
+//
+// # Limitations
+//
+//   - Paths are resolved when Derive runs. A symlink planted in a writable
+//     zone afterwards is followed by the kernel inside the sandbox, where
+//     only exposed trees exist, so it cannot lead outside them; but a
+//     denied path that is created on the host after Derive, in a tree the
+//     walk did not reach, is not masked.
+//   - DenyNames are found by a bounded walk (MaxWalkEntries). Beyond the
+//     bound, files with a denied name are visible; Derive says so in
+//     Profile.Warnings. The names at zone roots and in the working
+//     directory are always masked.
+//   - Access works on path strings. Hard links are not paths: a hard link
+//     to a denied file placed inside a zone is readable through the zone.
+//   - A Profile cannot express "visible but not listable" or limits on
+//     size, time or processes; those belong to the renderers or are not
+//     enforced.
+//   - DefaultSystemPaths exposes all of /etc except DefaultSystemDeny.
+//     Files there that the user can read (configuration that embeds
+//     passwords, for example) are readable inside.
+package sandbox

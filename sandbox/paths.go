@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Within reports whether p is root or lies inside it. Both must be clean
+// and absolute. The comparison is by whole components: /app does not
+// contain /app_backup.
+func Within(p, root string) bool {
+	if root == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == root || strings.HasPrefix(p, root+"/")
+}
+
+// Depth is the number of components in a clean absolute path; "/" is 0.
+// Renderers mount in order of depth so that a parent never hides a
+// nested mount made before it.
+func Depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// isClean reports whether p is absolute, clean and free of NUL bytes (which
+// no argv or path can carry).
+func isClean(p string) bool {
+	return filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0)
+}
+
+// absClean checks that p is absolute and returns it cleaned. Relative
+// paths are refused rather than guessed at: Spec promises absolute paths
+// and a relative one means the caller lost track of its base.
+func absClean(what, p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("sandbox: %s: empty path", what)
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("sandbox: %s %q: contains a NUL byte", what, p)
+	}
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("sandbox: %s %q: not an absolute path", what, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// maxLinks bounds symlink resolution, as the kernel's ELOOP does.
+const maxLinks = 40
+
+var errLoop = errors.New("too many levels of symbolic links")
+
+// resolve returns the path the kernel would reach for p: component by
+// component, following symlinks, so that `link/..` is the parent of the
+// link's target and not the directory holding the link. The part that does
+// not exist (or cannot be searched) is appended lexically: a path that
+// does not exist yet is still named by where it would be created.
+func resolve(p string) (string, error) {
+	return resolveDepth(p, 0)
+}
+
+func resolveDepth(p string, links int) (string, error) {
+	parts := strings.Split(p, "/")
+	cur := "/"
+	for i, c := range parts {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing, unsearchable or not a directory: nothing further
+			// can be a symlink we are able to read, so the rest is
+			// lexical.
+			return filepath.Join(next, filepath.Join(parts[i+1:]...)), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links >= maxLinks {
+			return "", fmt.Errorf("sandbox: %s: %w", p, errLoop)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return filepath.Join(next, filepath.Join(parts[i+1:]...)), nil
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(cur, target)
+		}
+		r, err := resolveDepth(target, links+1)
+		if err != nil {
+			return "", err
+		}
+		cur = r
+		links++ // a chain of links counts against the same bound
+	}
+	return cur, nil
+}
+
+// exists reports whether p exists (following symlinks).
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

@@ -1,0 +1,101 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWithin(t *testing.T) {
+	for _, tc := range []struct {
+		p, root string
+		want    bool
+	}{
+		{"/app", "/app", true},
+		{"/app/x", "/app", true},
+		{"/app_backup", "/app", false},
+		{"/app_backup/x", "/app", false},
+		{"/ap", "/app", false},
+		{"/", "/app", false},
+		{"/anything", "/", true},
+		{"/", "/", true},
+		{"/a/b/c", "/a/b", true},
+		{"/a/bc", "/a/b", false},
+	} {
+		if got := Within(tc.p, tc.root); got != tc.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", tc.p, tc.root, got, tc.want)
+		}
+	}
+}
+
+func TestDepth(t *testing.T) {
+	for p, want := range map[string]int{"/": 0, "/a": 1, "/a/b": 2, "/a/b/c": 3} {
+		if got := Depth(p); got != want {
+			t.Errorf("Depth(%q) = %d, want %d", p, got, want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	dir := realTemp(t)
+	mk := func(p string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, name string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("real/sub")
+	mk("other")
+	link("real", "rel")                      // relative link
+	link(filepath.Join(dir, "other"), "abs") // absolute link
+	link("real/sub", "deep")
+	link("loop1", "loop2")
+	link("loop2", "loop1")
+	link("/", "root")
+
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"plain", "real/sub", "real/sub"},
+		{"relative link", "rel/sub", "real/sub"},
+		{"absolute link", "abs/x", "other/x"},
+		{"missing tail is lexical", "rel/nope/deeper", "real/nope/deeper"},
+		{"dot dot after a link is the target's parent", "deep/..", "real"},
+		{"dot dot lexically inside", "real/sub/../sub", "real/sub"},
+		{"doubled slashes", "real//sub", "real/sub"},
+		{"trailing slash", "real/sub/", "real/sub"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := resolve(dir + "/" + tc.in) // raw: keep // and trailing /
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(dir, tc.want); got != want {
+				t.Errorf("resolve(%s) = %s, want %s", tc.in, got, want)
+			}
+		})
+	}
+	if got, err := resolve(filepath.Join(dir, "root")); err != nil || got != "/" {
+		t.Errorf("link to / resolved to %q, %v; want /", got, err)
+	}
+	if _, err := resolve(filepath.Join(dir, "loop1/x")); err == nil {
+		t.Error("symlink loop: want an error")
+	}
+}
+
+// realTemp is t.TempDir with its own symlinks resolved, so expected
+// values can be compared with resolved ones.
+func realTemp(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

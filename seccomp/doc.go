@@ -1,0 +1,71 @@
+// Package seccomp compiles the system call filter that bwrap installs in
+// every sandbox: a classic-BPF program, built with libseccomp from a
+// sandbox.SeccompPolicy, that refuses the calls a sandboxed command could
+// use to escape, to reach the kernel's less-guarded parts, or to type into
+// the terminal guardrun reads from. Rules lists the same content as data
+// for guardrun profile.
+//
+// It does not install the filter. Build returns the program and File a
+// descriptor holding it; bwrap reads that with --seccomp and loads it
+// after it has set up the namespaces, right before it runs the command, so
+// that guardrun itself is never filtered. Only the tests load a filter, in
+// a child process. It also does not decide policy: the refused calls are
+// fixed, and the policy only says whether sockets other than AF_UNIX are
+// allowed. Elsewhere than Linux with cgo, Build and Supported return an
+// error.
+//
+// A refused call fails with an errno rather than killing the process, so
+// programs report an error and carry on: EPERM for what is not permitted,
+// EAFNOSUPPORT for sockets without a network (what a kernel without the
+// family says), and ENOSYS for clone3 and the new mount API, so that libc
+// and libmount fall back to clone and mount, whose flags a filter can see.
+// A system call made through another architecture's entry point kills the
+// process.
+//
+// # Limitations
+//
+//   - It is a deny-list. Everything not named is allowed, including system
+//     calls added to kernels after this list was written; the other
+//     layers (namespaces, no capabilities, no_new_privs, the mounts bwrap
+//     chose) are what hold those.
+//   - A filter sees registers, never memory: it cannot look at paths,
+//     structs or strings behind a pointer. That is why clone3 and the new
+//     mount API are refused whole (their flags are in memory), why
+//     adjtimex and clock_adjtime are refused even for read-only queries,
+//     and why no rule looks at file names. The ENOSYS answer assumes the
+//     caller takes it as "not implemented here" and retries the old call,
+//     as glibc (2.34 and later, for clone3) and util-linux's libmount (for
+//     the mount API) do. A program that needs clone3 fails: Go's os/exec
+//     with SysProcAttr.UseCgroupFD, for one.
+//   - io_uring is refused wholesale: its submissions run inside the
+//     kernel, where no filter sees them. Programs that use it when
+//     available (recent libuv, some databases) fall back to ordinary
+//     calls.
+//   - unshare is refused whatever its flags, including harmless ones
+//     (CLONE_FILES, CLONE_FS), so that namespace flags added to future
+//     kernels are refused too. clone is refused only with a namespace
+//     flag, since fork and threads need it.
+//   - Arguments the kernel takes as int or unsigned int are compared on
+//     their low 32 bits, as the kernel sees them. socket and socketpair
+//     without network compare the domain on all 64 bits instead, so
+//     socket(AF_UNIX) with junk above bit 31 is refused although the
+//     kernel would read AF_UNIX: stricter, never weaker.
+//   - With network, every socket family but AF_PACKET is allowed: AF_INET
+//     and AF_NETLINK, and also rarer families with a history of kernel
+//     bugs (AF_ALG, AF_VSOCK, AF_TIPC, ...). The sandbox's lack of
+//     capabilities guards only the privileged ones. Without network,
+//     AF_NETLINK is refused too, so tools that list interfaces (ip,
+//     getifaddrs) fail.
+//   - Only the native architecture is in the filter, and only amd64, arm64
+//     and riscv64 are accepted (the argument positions and ioctl numbers
+//     are theirs; only amd64 is tested on a kernel). 32-bit programs
+//     (int 0x80, compat syscalls) and the x32 ABI are killed, so a 32-bit
+//     binary cannot run in the sandbox.
+//   - System calls libseccomp does not know by name are an error, so an
+//     old libseccomp makes Build fail rather than leave a call out; the
+//     one exception is open_tree_attr (Linux 6.15), added by number.
+//   - Only input injection is refused (TIOCSTI, TIOCLINUX). A command that
+//     holds the terminal can still write to it, escape sequences included,
+//     and change its modes; the supervisor, not this filter, has to cope
+//     with that.
+package seccomp

@@ -1,0 +1,221 @@
+//go:build cgo && linux
+
+package seccomp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// archs are the architectures the rules are written for: clone takes its
+// flags first, ioctl numbers and errno values are the asm-generic ones,
+// and calls added since Linux 5.1 share one number (rule.nr).
+var archs = map[libseccomp.ScmpArch]bool{
+	libseccomp.ArchAMD64:   true,
+	libseccomp.ArchARM64:   true,
+	libseccomp.ArchRISCV64: true,
+}
+
+// maxInsns is the kernel's BPF_MAXINSNS: a longer program is refused when
+// bwrap loads it, far from here.
+const maxInsns = 4096
+
+// Build compiles the filter for p for the native architecture.
+func Build(p sandbox.SeccompPolicy) (*Filter, error) {
+	arch, err := libseccomp.GetNativeArch()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: native architecture: %w", err)
+	}
+	if !archs[arch] {
+		return nil, fmt.Errorf("seccomp: architecture %s is not supported: the rules are written for amd64, arm64 and riscv64", arch)
+	}
+	sf, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	defer sf.Release()
+	// Only the native architecture is in the filter, so this also
+	// catches the x32 ABI on amd64: libseccomp sends system call numbers
+	// with __X32_SYSCALL_BIT to the bad-arch action.
+	if err := sf.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
+		return nil, fmt.Errorf("seccomp: the kill-process action needs Linux 4.14 and libseccomp 2.4 or later: %w", err)
+	}
+	// bwrap sets no_new_privs itself before loading the program; this
+	// covers a filter loaded through libseccomp instead.
+	if err := sf.SetNoNewPrivsBit(true); err != nil {
+		return nil, fmt.Errorf("seccomp: no_new_privs: %w", err)
+	}
+	for _, r := range rules(p) {
+		if err := addRule(sf, r); err != nil {
+			return nil, err
+		}
+	}
+	prog, err := export(sf)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{prog: prog}, nil
+}
+
+func addRule(sf *libseccomp.ScmpFilter, r rule) error {
+	nr, err := libseccomp.GetSyscallFromName(r.name)
+	if err != nil {
+		if r.nr == 0 {
+			maj, mnr, mic := libseccomp.GetLibraryVersion()
+			return fmt.Errorf("seccomp: libseccomp %d.%d.%d does not know the system call %s: install a newer libseccomp", maj, mnr, mic, r.name)
+		}
+		nr = libseccomp.ScmpSyscall(r.nr)
+	}
+	if nr < 0 {
+		// A pseudo number: the call does not exist on this
+		// architecture, so there is nothing to refuse.
+		return nil
+	}
+	action := libseccomp.ActErrno.SetReturnCode(int16(r.errno))
+	if len(r.any) == 0 {
+		if err := sf.AddRuleExact(nr, action); err != nil {
+			return fmt.Errorf("seccomp: rule for %s: %w", r.name, err)
+		}
+		return nil
+	}
+	for _, m := range r.any {
+		var c libseccomp.ScmpCondition
+		switch m.op {
+		case opMaskedEq:
+			c, err = libseccomp.MakeCondition(m.arg, libseccomp.CompareMaskedEqual, m.mask, m.val)
+		case opNotEqual:
+			c, err = libseccomp.MakeCondition(m.arg, libseccomp.CompareNotEqual, m.val)
+		default:
+			err = fmt.Errorf("unknown comparison %d", m.op)
+		}
+		if err == nil {
+			err = sf.AddRuleConditionalExact(nr, action, []libseccomp.ScmpCondition{c})
+		}
+		if err != nil {
+			return fmt.Errorf("seccomp: rule for %s (%s): %w", r.name, r.cond, err)
+		}
+	}
+	return nil
+}
+
+// export reads the compiled program back from libseccomp, which only
+// writes it to a descriptor (ExportBPFMem needs libseccomp 2.6).
+func export(sf *libseccomp.ScmpFilter) ([]byte, error) {
+	f, _, err := scratchFile()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := sf.ExportBPF(f); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	prog, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	switch n := len(prog); {
+	case n == 0 || n%8 != 0:
+		return nil, fmt.Errorf("seccomp: export: libseccomp wrote %d bytes, not whole instructions", n)
+	case n/8 > maxInsns:
+		return nil, fmt.Errorf("seccomp: export: the program has %d instructions; the kernel takes at most %d", n/8, maxInsns)
+	}
+	return prog, nil
+}
+
+// File returns a new descriptor holding the program, read position at the
+// start, for bwrap's --seccomp. The caller closes it once bwrap has
+// started. It is a sealed memfd where the kernel has them (so the program
+// bwrap reads is the one built here, whoever else holds the descriptor),
+// else an unlinked temporary file; it is close-on-exec until os/exec hands
+// it on through ExtraFiles.
+func (f *Filter) File() (*os.File, error) {
+	prog, err := f.BPF()
+	if err != nil {
+		return nil, err
+	}
+	file, sealable, err := scratchFile()
+	if err != nil {
+		return nil, err
+	}
+	if err := fill(file, prog, sealable); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return file, nil
+}
+
+func fill(file *os.File, prog []byte, sealable bool) error {
+	if _, err := file.Write(prog); err != nil {
+		return fmt.Errorf("seccomp: write program: %w", err)
+	}
+	if sealable {
+		rc, err := file.SyscallConn()
+		if err != nil {
+			return fmt.Errorf("seccomp: seal program: %w", err)
+		}
+		var serr error
+		err = rc.Control(func(fd uintptr) {
+			_, serr = unix.FcntlInt(fd, unix.F_ADD_SEALS,
+				unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE)
+		})
+		if err = errors.Join(err, serr); err != nil {
+			return fmt.Errorf("seccomp: seal program: %w", err)
+		}
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("seccomp: rewind program: %w", err)
+	}
+	return nil
+}
+
+// scratchFile returns an anonymous read-write file and whether it can be
+// sealed. memfd_create can be missing (before Linux 3.17) or refused by a
+// surrounding sandbox; an unlinked file in the temporary directory serves
+// as well, without the seal.
+func scratchFile() (*os.File, bool, error) {
+	fd, err := unix.MemfdCreate("guardrun-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err == nil {
+		return os.NewFile(uintptr(fd), "memfd:guardrun-seccomp"), true, nil
+	}
+	f, terr := os.CreateTemp("", "guardrun-seccomp-*")
+	if terr != nil {
+		return nil, false, fmt.Errorf("seccomp: no file for the program: memfd_create: %v; temporary file: %w", err, terr)
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, false, fmt.Errorf("seccomp: unlink temporary file: %w", err)
+	}
+	return f, false, nil
+}
+
+var supported = sync.OnceValue(func() error {
+	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("seccomp: the kernel has no seccomp support (it needs CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER): %w", err)
+	}
+	for _, p := range []sandbox.SeccompPolicy{{}, {AllowNetwork: true}} {
+		f, err := Build(p)
+		if err != nil {
+			return err
+		}
+		f.Release()
+	}
+	return nil
+})
+
+// Supported reports whether Build works here: the kernel has seccomp, the
+// architecture is one the rules are written for, and libseccomp is recent
+// enough. The answer is computed once per process.
+func Supported() error {
+	return supported()
+}

@@ -1,0 +1,27 @@
+//go:build !(cgo && linux)
+
+package seccomp
+
+import (
+	"errors"
+	"os"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+var errUnsupported = errors.New("seccomp: requires linux and cgo")
+
+// Build fails: filters are compiled by libseccomp, through cgo, on Linux.
+func Build(p sandbox.SeccompPolicy) (*Filter, error) {
+	return nil, errUnsupported
+}
+
+// File fails: see Build.
+func (f *Filter) File() (*os.File, error) {
+	return nil, errUnsupported
+}
+
+// Supported reports why no filter can be built here.
+func Supported() error {
+	return errUnsupported
+}

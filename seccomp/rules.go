@@ -1,0 +1,242 @@
+package seccomp
+
+import "github.com/guardrun/guardrun/sandbox"
+
+// DefaultAction is what the filter does with a system call no rule
+// matches: the filter is a deny-list.
+const DefaultAction = "ALLOW"
+
+// BadArchAction is what the filter does with a system call made through
+// another architecture's entry point (int 0x80 from a 64-bit process, the
+// x32 ABI on amd64): the rules below name native numbers only, so any
+// other numbering would slip past them.
+const BadArchAction = "KILL_PROCESS"
+
+// RuleDesc is one refused system call, for people: guardrun profile
+// prints these.
+type RuleDesc struct {
+	// Name is the system call.
+	Name string `json:"name"`
+	// Action is the errno the call fails with: EPERM, ENOSYS or
+	// EAFNOSUPPORT.
+	Action string `json:"action"`
+	// Cond says when the rule applies; empty means always.
+	Cond string `json:"cond,omitempty"`
+}
+
+// Rules lists what the filter built for p refuses, in the order Build adds
+// the rules. A name the running architecture does not have (mknod on
+// arm64) is listed all the same; Build skips it there.
+func Rules(p sandbox.SeccompPolicy) []RuleDesc {
+	rs := rules(p)
+	out := make([]RuleDesc, len(rs))
+	for i, r := range rs {
+		out[i] = RuleDesc{Name: r.name, Action: errnoName[r.errno], Cond: r.cond}
+	}
+	return out
+}
+
+// Linux errno values. They are the same on every architecture Build
+// accepts; syscall.E* would be the build host's (darwin's EAFNOSUPPORT is
+// 47), and this file is compiled everywhere.
+const (
+	errnoEPERM        = 1
+	errnoENOSYS       = 38
+	errnoEAFNOSUPPORT = 97
+)
+
+var errnoName = map[uint16]string{
+	errnoEPERM:        "EPERM",
+	errnoENOSYS:       "ENOSYS",
+	errnoEAFNOSUPPORT: "EAFNOSUPPORT",
+}
+
+// Constants from the Linux UAPI headers, spelled out because this file
+// must compile where golang.org/x/sys/unix lacks them.
+const (
+	cloneNewNS     = 0x00020000
+	cloneNewCgroup = 0x02000000
+	cloneNewUTS    = 0x04000000
+	cloneNewIPC    = 0x08000000
+	cloneNewUser   = 0x10000000
+	cloneNewPID    = 0x20000000
+	cloneNewNet    = 0x40000000
+
+	tiocsti   = 0x5412
+	tioclinux = 0x541c
+
+	sIFMT  = 0o170000
+	sIFCHR = 0o020000
+	sIFBLK = 0o060000
+
+	afUnix   = 1
+	afPacket = 17
+
+	low32 = 0xffffffff
+)
+
+type matchOp int
+
+const (
+	// opMaskedEq: arg & mask == val. A mask without the high 32 bits
+	// compares what the kernel sees when it takes the argument as an int
+	// or unsigned int; junk in the upper half of the register cannot
+	// dodge the rule.
+	opMaskedEq matchOp = iota
+	// opNotEqual: arg != val over all 64 bits. Refusing junk in the
+	// upper half as well is stricter than the kernel and fails closed.
+	opNotEqual
+)
+
+// match is one comparison on one argument.
+type match struct {
+	arg  uint
+	op   matchOp
+	mask uint64 // opMaskedEq only
+	val  uint64
+}
+
+// rule refuses the system call name with errno when any one of its
+// matches holds (a rule per match, to libseccomp, which ORs rules on the
+// same call), or always when it has none. libseccomp cannot put two
+// comparisons on the same argument in one rule, so every condition here
+// is written as a union of single comparisons.
+type rule struct {
+	name  string
+	errno uint16
+	cond  string
+	any   []match
+	// nr is the number to use where libseccomp is too old to know the
+	// name. Only calls added since Linux 5.1 have one: those share a
+	// number on every architecture Build accepts.
+	nr int
+}
+
+func always(errno uint16, names ...string) []rule {
+	rs := make([]rule, len(names))
+	for i, n := range names {
+		rs[i] = rule{name: n, errno: errno}
+	}
+	return rs
+}
+
+func hasBits(arg uint, bits uint64) match {
+	return match{arg: arg, op: opMaskedEq, mask: bits, val: bits}
+}
+
+func lowEq(arg uint, v uint64) match {
+	return match{arg: arg, op: opMaskedEq, mask: low32, val: v}
+}
+
+// notQueryOrLinux matches a persona whose low 32 bits are neither all
+// zero (PER_LINUX) nor all one (the query 0xffffffff), that is, whose bits
+// are not all equal. Going round the 32 bits as a ring, such a value has
+// some bit i set with bit i+1 clear, and each of these 32 masked
+// comparisons catches one i.
+func notQueryOrLinux() []match {
+	ms := make([]match, 32)
+	for i := range 32 {
+		bit, next := uint64(1)<<i, uint64(1)<<((i+1)%32)
+		ms[i] = match{arg: 0, op: opMaskedEq, mask: bit | next, val: bit}
+	}
+	return ms
+}
+
+// rules is the filter's content. Keep doc.go's Limitations in sync when
+// a group is added or widened.
+func rules(p sandbox.SeccompPolicy) []rule {
+	var rs []rule
+	// Debugging and reading other processes.
+	rs = append(rs, always(errnoEPERM,
+		"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd")...)
+	// Mounts and root changes (bwrap built the mount tree; nothing
+	// inside needs to change it).
+	rs = append(rs, always(errnoEPERM,
+		"mount", "umount", "umount2", "pivot_root", "chroot")...)
+	// Kernel code, kernel memory and kernel-wide state.
+	rs = append(rs, always(errnoEPERM,
+		"kexec_load", "kexec_file_load",
+		"init_module", "finit_module", "delete_module", "create_module",
+		"bpf", "perf_event_open", "userfaultfd",
+		"keyctl", "add_key", "request_key",
+		"syslog", "acct", "quotactl", "quotactl_fd", "lookup_dcookie",
+		"swapon", "swapoff", "reboot", "vhangup",
+		"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+		"iopl", "ioperm", "fanotify_init", "nfsservctl", "uselib",
+		"open_by_handle_at", "name_to_handle_at")...)
+	// io_uring performs system calls this filter never sees.
+	rs = append(rs, always(errnoEPERM,
+		"io_uring_setup", "io_uring_enter", "io_uring_register")...)
+	// Namespaces: bwrap already made every one the sandbox gets.
+	// unshare is refused whatever its flags, so that a namespace added
+	// to a future kernel is refused too; clone must stay, for fork and
+	// threads, and is refused only with a namespace flag.
+	rs = append(rs, always(errnoEPERM, "setns", "unshare")...)
+	rs = append(rs, rule{
+		name: "clone", errno: errnoEPERM,
+		cond: "flags has CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID or NEWNET",
+		any: []match{
+			hasBits(0, cloneNewNS), hasBits(0, cloneNewCgroup), hasBits(0, cloneNewUTS),
+			hasBits(0, cloneNewIPC), hasBits(0, cloneNewUser), hasBits(0, cloneNewPID),
+			hasBits(0, cloneNewNet),
+		},
+	})
+	// clone3 and the new mount API pass their flags in memory, where a
+	// filter cannot look. ENOSYS makes libc and libmount fall back to
+	// clone and mount, whose flags are in registers (and mount is
+	// refused).
+	rs = append(rs, always(errnoENOSYS,
+		"clone3", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount",
+		"fspick", "mount_setattr")...)
+	rs = append(rs, rule{name: "open_tree_attr", errno: errnoENOSYS, nr: 467})
+	// personality can turn off ASLR (ADDR_NO_RANDOMIZE) or make the heap
+	// executable (READ_IMPLIES_EXEC) for the next program; the query and
+	// the default persona are harmless, and sanitizers use the query.
+	rs = append(rs, rule{
+		name: "personality", errno: errnoEPERM,
+		cond: "persona (low 32 bits) is neither 0 (PER_LINUX) nor 0xffffffff (query)",
+		any:  notQueryOrLinux(),
+	})
+	// Device nodes: the sandbox has no capabilities, so the kernel
+	// refuses these too; refusing them here does not depend on that.
+	devices := []match{
+		{arg: 1, op: opMaskedEq, mask: sIFMT, val: sIFCHR},
+		{arg: 1, op: opMaskedEq, mask: sIFMT, val: sIFBLK},
+	}
+	rs = append(rs, rule{name: "mknod", errno: errnoEPERM,
+		cond: "mode is S_IFCHR or S_IFBLK", any: devices})
+	devicesAt := []match{
+		{arg: 2, op: opMaskedEq, mask: sIFMT, val: sIFCHR},
+		{arg: 2, op: opMaskedEq, mask: sIFMT, val: sIFBLK},
+	}
+	rs = append(rs, rule{name: "mknodat", errno: errnoEPERM,
+		cond: "mode is S_IFCHR or S_IFBLK", any: devicesAt})
+	// Terminal injection: pushing input into a terminal guardrun (or the
+	// person's shell) reads from. The kernel takes the request as an
+	// unsigned int.
+	rs = append(rs,
+		rule{name: "ioctl", errno: errnoEPERM,
+			cond: "request (low 32 bits) is TIOCSTI (0x5412)", any: []match{lowEq(1, tiocsti)}},
+		rule{name: "ioctl", errno: errnoEPERM,
+			cond: "request (low 32 bits) is TIOCLINUX (0x541c)", any: []match{lowEq(1, tioclinux)}},
+	)
+	if p.AllowNetwork {
+		// Raw packet sockets are never needed to reach the network and
+		// let a process see and forge other traffic on the host's
+		// interfaces (the kernel also wants CAP_NET_RAW, which the
+		// sandbox lacks).
+		rs = append(rs, rule{name: "socket", errno: errnoEPERM,
+			cond: "domain (low 32 bits) is AF_PACKET", any: []match{lowEq(0, afPacket)}})
+	} else {
+		// EAFNOSUPPORT is what a kernel without the family says, so
+		// programs take their "no network here" path.
+		notUnix := []match{{arg: 0, op: opNotEqual, val: afUnix}}
+		rs = append(rs,
+			rule{name: "socket", errno: errnoEAFNOSUPPORT,
+				cond: "domain is not AF_UNIX", any: notUnix},
+			rule{name: "socketpair", errno: errnoEAFNOSUPPORT,
+				cond: "domain is not AF_UNIX", any: notUnix},
+		)
+	}
+	return rs
+}

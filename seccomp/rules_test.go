@@ -1,0 +1,113 @@
+package seccomp
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// TestRulesCoverSpec checks the groups SPEC §5 requires, in the data
+// guardrun profile prints (the programs are checked in bpf_linux_test.go).
+func TestRulesCoverSpec(t *testing.T) {
+	for _, p := range []sandbox.SeccompPolicy{{}, {AllowNetwork: true}} {
+		refused := map[string]bool{}
+		for _, r := range Rules(p) {
+			if r.Name == "" || !errnoNameValid(r.Action) {
+				t.Errorf("AllowNetwork=%v: malformed rule %+v", p.AllowNetwork, r)
+			}
+			refused[r.Name] = true
+		}
+		for _, name := range []string{
+			"ptrace", "process_vm_readv", "process_vm_writev",
+			"mount", "umount2", "pivot_root", "fsopen", "move_mount",
+			"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+			"bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
+			"io_uring_setup", "io_uring_enter", "io_uring_register",
+			"clone", "clone3", "unshare", "setns", "personality", "ioctl",
+			"socket",
+		} {
+			if !refused[name] {
+				t.Errorf("AllowNetwork=%v: no rule for %s", p.AllowNetwork, name)
+			}
+		}
+	}
+}
+
+func errnoNameValid(s string) bool {
+	for _, n := range errnoName {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRulesNetwork checks that the network policy changes the socket
+// rules and nothing else.
+func TestRulesNetwork(t *testing.T) {
+	socketRules := func(rs []RuleDesc) (sock, other []RuleDesc) {
+		for _, r := range rs {
+			if r.Name == "socket" || r.Name == "socketpair" {
+				sock = append(sock, r)
+			} else {
+				other = append(other, r)
+			}
+		}
+		return sock, other
+	}
+	noNetSock, noNetOther := socketRules(Rules(sandbox.SeccompPolicy{}))
+	netSock, netOther := socketRules(Rules(sandbox.SeccompPolicy{AllowNetwork: true}))
+	if diff := cmp.Diff(netOther, noNetOther); diff != "" {
+		t.Errorf("rules other than socket differ by network (-net +none):\n%s", diff)
+	}
+	if diff := cmp.Diff(noNetSock, []RuleDesc{
+		{Name: "socket", Action: "EAFNOSUPPORT", Cond: "domain is not AF_UNIX"},
+		{Name: "socketpair", Action: "EAFNOSUPPORT", Cond: "domain is not AF_UNIX"},
+	}); diff != "" {
+		t.Errorf("socket rules without network (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(netSock, []RuleDesc{
+		{Name: "socket", Action: "EPERM", Cond: "domain (low 32 bits) is AF_PACKET"},
+	}); diff != "" {
+		t.Errorf("socket rules with network (-got +want):\n%s", diff)
+	}
+}
+
+// holds evaluates a match the way the compiled comparison does.
+func (m match) holds(args [6]uint64) bool {
+	switch m.op {
+	case opMaskedEq:
+		return args[m.arg]&m.mask == m.val
+	case opNotEqual:
+		return args[m.arg] != m.val
+	}
+	panic("unknown op")
+}
+
+// TestPersonalityRing checks the union of single comparisons that stands
+// for "persona is neither 0 nor 0xffffffff", without a kernel or cgo.
+func TestPersonalityRing(t *testing.T) {
+	ms := notQueryOrLinux()
+	refused := func(x uint64) bool {
+		return slices.ContainsFunc(ms, func(m match) bool { return m.holds([6]uint64{x}) })
+	}
+	values := []uint64{0, 0xffffffff, 1, 8, 0x80000000, 0x7fffffff, 0xfffffffe, 0x40000,
+		0xffffffff00000000, 0xffffffffffffffff, 0x00000001ffffffff}
+	for i := range 32 {
+		values = append(values, 1<<i, 0xffffffff&^(1<<i))
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for range 10000 {
+		values = append(values, rnd.Uint64())
+	}
+	for _, x := range values {
+		want := uint32(x) != 0 && uint32(x) != 0xffffffff
+		if got := refused(x); got != want {
+			t.Errorf("personality(%#x): refused %v, want %v", x, got, want)
+		}
+	}
+}
