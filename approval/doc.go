@@ -1,0 +1,9 @@
+// Package approval resolves what policy says asks: it applies the verdict ×
+// mode table, prompts a person, remembers "approve for session" grants, and
+// writes the audit log.
+//
+// It does not decide verdicts (package rules does) and does not run
+// commands. Prompts show requests through Sanitize, so control characters
+// and invisible Unicode cannot disguise what a person approves; session
+// grants store a hash of the request's parts, never file contents.
+package approval

@@ -1,0 +1,209 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/guardrun/guardrun/rules"
+)
+
+// Request is one thing to decide: a script, an argv or a file operation,
+// with policy's decision about it.
+type Request struct {
+	// Display is what will run, as the person should read it: the script,
+	// or the quoted argv.
+	Display  string
+	Decision *rules.Decision
+	Cwd      string
+	// Sandbox is a one-line summary of the sandbox it will run in.
+	Sandbox string
+	// Detail is extra content to show (a diff for a file write); may be
+	// empty. View opens it in full.
+	Detail string
+	// Key is the session-memory key of the request's payload; empty
+	// means the request can't be remembered.
+	Key string
+	// Summary is how a session grant for it is listed.
+	Summary string
+}
+
+// Answer is a person's reply to a prompt.
+type Answer struct {
+	Approve bool
+	// Session remembers the approval for the rest of the session.
+	Session bool
+	// Note is passed back to the agent with a denial.
+	Note string
+	// By is "session" when the answer came from a supervisor's session
+	// memory rather than from a person just now; empty otherwise.
+	By string
+}
+
+// Prompter asks a person. ErrNoPerson means nobody can be asked.
+type Prompter interface {
+	Prompt(ctx context.Context, r *Request) (Answer, error)
+}
+
+// ErrNoPerson is returned by a Prompter that has no terminal to ask on.
+var ErrNoPerson = errors.New("no terminal to ask on")
+
+// Outcome is what the gate decided.
+type Outcome struct {
+	Run bool
+	// By is who decided: rule, person, session, mode or policy.
+	By   string
+	Note string
+	// Refusal is the one line printed on stderr when Run is false.
+	Refusal string
+}
+
+// Gate applies the verdict × mode table of the contract: allow runs,
+// block refuses in every mode, ask prompts (interactive), runs
+// (approve-all) or refuses (strict).
+type Gate struct {
+	Mode rules.Mode
+	// Prompter asks the person; nil means there is nobody to ask, and
+	// interactive mode acts as strict.
+	Prompter Prompter
+	// Store is session memory; nil means none.
+	Store *Store
+	// ConfigFile names the config in the hint of a strict refusal.
+	ConfigFile string
+}
+
+// Decide resolves one request.
+func (g *Gate) Decide(ctx context.Context, r *Request) (Outcome, error) {
+	d := r.Decision
+	switch d.Decision {
+	case rules.Allow:
+		return Outcome{Run: true, By: "rule"}, nil
+	case rules.Block:
+		return Outcome{By: "policy", Refusal: "guardrun: blocked: " + oneLine(d.Reason)}, nil
+	}
+	if g.Store != nil && r.Key != "" {
+		if _, ok, err := g.Store.Has(r.Key); err == nil && ok {
+			return Outcome{Run: true, By: "session"}, nil
+		}
+	}
+	what := askSummary(r)
+	switch g.Mode {
+	case rules.ModeApproveAll:
+		return Outcome{Run: true, By: "mode"}, nil
+	case rules.ModeStrict:
+		return Outcome{By: "mode", Refusal: fmt.Sprintf("guardrun: denied (strict mode): %s needs approval", what)}, nil
+	}
+	if g.Prompter == nil {
+		return g.noPerson(what), nil
+	}
+	a, err := g.Prompter.Prompt(ctx, r)
+	if errors.Is(err, ErrNoPerson) {
+		return g.noPerson(what), nil
+	}
+	if err != nil {
+		return Outcome{}, fmt.Errorf("prompt: %w", err)
+	}
+	if !a.Approve {
+		note := oneLine(a.Note)
+		if note == "" {
+			note = what + " was not approved"
+		}
+		return Outcome{By: "person", Note: a.Note, Refusal: "guardrun: denied by user: " + note}, nil
+	}
+	if a.Session && g.Store != nil && r.Key != "" {
+		g.Store.Add(Grant{Key: r.Key, Kind: grantKind(r), Summary: r.Summary, Rule: ruleOf(r)})
+	}
+	by := "person"
+	if a.By == "session" {
+		by = "session"
+	}
+	return Outcome{Run: true, By: by, Note: a.Note}, nil
+}
+
+func (g *Gate) noPerson(what string) Outcome {
+	hint := "add a rule with approval: false"
+	if g.ConfigFile != "" {
+		hint += " to " + g.ConfigFile
+	}
+	return Outcome{By: "mode", Refusal: fmt.Sprintf(
+		"guardrun: denied (no terminal to ask; interactive mode acts as strict): %s needs approval; %s, or run the agent under `guardrun supervise`", what, hint)}
+}
+
+func grantKind(r *Request) string {
+	for _, p := range r.Decision.Parts {
+		if p.Kind == "command" {
+			return "command"
+		}
+	}
+	return "file"
+}
+
+func ruleOf(r *Request) string {
+	var rs []string
+	for _, p := range r.Decision.Asking() {
+		if p.Rule != "" {
+			rs = append(rs, p.Rule)
+		}
+	}
+	return strings.Join(rs, ", ")
+}
+
+// askSummary names what needs approval in a refusal line: the asking
+// parts' text, or the whole request when there are many.
+func askSummary(r *Request) string {
+	asking := r.Decision.Asking()
+	var texts []string
+	for _, p := range asking {
+		t := p.Text
+		if p.Kind == "finding" {
+			t = p.Reason
+		}
+		texts = append(texts, oneLine(t))
+	}
+	s := strings.Join(texts, "; ")
+	if s == "" {
+		s = oneLine(r.Display)
+	}
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
+}
+
+// oneLine makes text safe for a single stderr line an agent reads.
+func oneLine(s string) string {
+	s = Sanitize(s)
+	s = strings.ReplaceAll(s, "\n", " ⏎ ")
+	return strings.TrimSpace(s)
+}
+
+// RequestKey is the session key of a decided request: the normalized argv
+// and matched rule of every part that asks, and the zone and path of
+// every asking file operation, never file contents. Parts that are
+// allowed are included too, so that a grant for `ls` never covers
+// `ls; rm x` or `ls > f`. A request whose verdict depends on run-time
+// values gets no key: it may be approved once, never remembered.
+func RequestKey(d *rules.Decision) string {
+	for _, p := range d.Parts {
+		if p.Dynamic && p.Decision != rules.Allow {
+			return ""
+		}
+	}
+	var argv [][]string
+	var rule []string
+	for _, p := range d.Parts {
+		switch p.Kind {
+		case "command":
+			argv = append(argv, append([]string{"cmd"}, p.Argv...))
+			rule = append(rule, p.Rule)
+		case "file":
+			argv = append(argv, []string{"file", p.Op, p.Zone, p.Path})
+			rule = append(rule, "")
+		case "finding":
+			argv = append(argv, []string{"finding", p.Text, p.Reason})
+			rule = append(rule, "")
+		}
+	}
+	return CommandKey(argv, rule)
+}

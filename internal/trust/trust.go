@@ -1,0 +1,156 @@
+// Package trust records which project config files the person has
+// trusted, by content hash, in the user's state directory.
+//
+// A .guardrun.yaml found by walking up from the working directory comes
+// with the repository the agent works in, so it is untrusted until the
+// person runs `guardrun trust`. Any edit changes the hash and makes the
+// file untrusted again. The store never decides what a config may do; the
+// rules package's Tighten does.
+package trust
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Entry is one trusted file.
+type Entry struct {
+	Path    string    `json:"path"`
+	SHA256  string    `json:"sha256"`
+	Trusted time.Time `json:"trusted"`
+}
+
+// Store is the trust store file.
+type Store struct{ path string }
+
+// Open names the store in stateDir; nothing is created until Trust.
+func Open(stateDir string) *Store {
+	return &Store{path: filepath.Join(stateDir, "trusted.json")}
+}
+
+// Path is the store's file.
+func (s *Store) Path() string { return s.path }
+
+// Hash is the content hash recorded for a file.
+func Hash(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Store) load() (map[string]Entry, error) {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]Entry{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trust store: %w", err)
+	}
+	var list []Entry
+	if err := json.Unmarshal(data, &list); err != nil {
+		// Fail closed: a damaged store trusts nothing.
+		return nil, fmt.Errorf("trust store %s is damaged (%v); remove it and trust files again", s.path, err)
+	}
+	m := make(map[string]Entry, len(list))
+	for _, e := range list {
+		m[e.Path] = e
+	}
+	return m, nil
+}
+
+// Trusted reports whether file (absolute) with this content is trusted.
+func (s *Store) Trusted(file string, content []byte) (bool, error) {
+	m, err := s.load()
+	if err != nil {
+		return false, err
+	}
+	e, ok := m[file]
+	return ok && e.SHA256 == Hash(content), nil
+}
+
+// Trust records file's content hash.
+func (s *Store) Trust(file string, content []byte) error {
+	return s.update(func(m map[string]Entry) {
+		m[file] = Entry{Path: file, SHA256: Hash(content), Trusted: time.Now().UTC()}
+	})
+}
+
+// Revoke forgets file; it reports whether it was trusted.
+func (s *Store) Revoke(file string) (bool, error) {
+	found := false
+	err := s.update(func(m map[string]Entry) {
+		_, found = m[file]
+		delete(m, file)
+	})
+	return found, err
+}
+
+// List returns the trusted files, sorted by path.
+func (s *Store) List() ([]Entry, error) {
+	m, err := s.load()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(m))
+	for _, e := range m {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// update rewrites the store atomically under an exclusive lock: a
+// temporary file in the same directory, fsync, rename.
+func (s *Store) update(f func(map[string]Entry)) error {
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	unlock, err := lock(s.path + ".lock")
+	if err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	defer unlock()
+	m, err := s.load()
+	if err != nil {
+		return err
+	}
+	f(m)
+	list := make([]Entry, 0, len(m))
+	for _, e := range m {
+		list = append(list, e)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Path < list[j].Path })
+	data, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".trusted-*.json")
+	if err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("trust store: %w", err)
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), s.path)
+}
