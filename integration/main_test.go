@@ -1,0 +1,173 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// guardrunBin is the binary under test, built once by TestMain.
+var guardrunBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "guardrun-it-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	// World-readable so the unprivileged test user can run it too.
+	os.Chmod(dir, 0o755)
+	guardrunBin = filepath.Join(dir, "guardrun")
+	build := exec.Command("go", "build", "-o", guardrunBin, "github.com/guardrun/guardrun/cmd/guardrun")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building guardrun:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// requireSandbox skips, or under GUARDRUN_REQUIRE_SANDBOX=1 fails, when
+// the OS sandbox cannot start here.
+func requireSandbox(t testing.TB) {
+	t.Helper()
+	if ok, why := sandboxWorks(); !ok {
+		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("the OS sandbox is required (GUARDRUN_REQUIRE_SANDBOX=1) but unavailable: %s", why)
+		}
+		t.Skipf("needs the OS sandbox: %s", why)
+	}
+}
+
+var sandboxProbe struct {
+	done bool
+	ok   bool
+	why  string
+}
+
+func sandboxWorks() (bool, string) {
+	if sandboxProbe.done {
+		return sandboxProbe.ok, sandboxProbe.why
+	}
+	sandboxProbe.done = true
+	if runtime.GOOS != "linux" {
+		sandboxProbe.why = "not linux"
+		return false, sandboxProbe.why
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		sandboxProbe.why = "bubblewrap (bwrap) is not installed"
+		return false, sandboxProbe.why
+	}
+	out, err := exec.Command("bwrap", "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc", "true").CombinedOutput()
+	if err != nil {
+		sandboxProbe.why = "bwrap cannot create namespaces: " + strings.TrimSpace(string(out))
+		return false, sandboxProbe.why
+	}
+	sandboxProbe.ok = true
+	return true, ""
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", filepath.Dir(guardrunBin)+":"+os.Getenv("PATH"))
+			env.Setenv("GUARDRUN", guardrunBin)
+			home := filepath.Join(env.WorkDir, "home")
+			os.MkdirAll(home, 0o755)
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			env.Setenv("XDG_RUNTIME_DIR", "")
+			env.Setenv("GUARDRUN_SESSION", "")
+			env.Setenv("GUARDRUN_CONFIG", "")
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "bwrap", "userns":
+				if ok, _ := sandboxWorks(); ok {
+					return true, nil
+				}
+				if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
+					return false, fmt.Errorf("condition [%s]: the OS sandbox is required but unavailable", cond)
+				}
+				return false, nil
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status": cmdStatus,
+		},
+	})
+}
+
+// cmdStatus runs a command without a controlling terminal (so no prompt
+// can open /dev/tty) and checks its exact exit status:
+//
+//	status 77 guardrun --strict -c 'curl x'
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("status does not take !")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: status CODE COMMAND [ARG...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: bad code %q", args[0])
+	}
+	name := args[1]
+	if name == "guardrun" {
+		name = guardrunBin
+	}
+	cmd := exec.Command(name, args[2:]...)
+	cmd.Dir = ts.MkAbs(".")
+	var env []string
+	for _, kv := range []string{"PATH", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "GUARDRUN_SESSION", "GUARDRUN_CONFIG", "NO_COLOR", "GUARDRUN", "TMPDIR", "WORK"} {
+		env = append(env, kv+"="+ts.Getenv(kv))
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	for _, kv := range strings.Fields(ts.Getenv("ENVPASS")) {
+		env = append(env, kv+"="+ts.Getenv(kv))
+	}
+	cmd.Env = env
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if in := ts.Getenv("STDIN"); in != "" {
+		cmd.Stdin = strings.NewReader(in)
+	}
+	err = cmd.Run()
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("status: %v", err)
+	}
+	// Through the builtin buffers, so stdout/stderr assertions see it.
+	ts.Stdout().Write([]byte(stdout.String()))
+	ts.Stderr().Write([]byte(stderr.String()))
+	if got != want {
+		ts.Fatalf("exit status %d, want %d\nstderr: %s", got, want, stderr.String())
+	}
+}

@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/rules"
+)
+
+const explainUsage = `Usage: guardrun explain [--json] -c 'SCRIPT' | -- CMD [ARG...]
+
+Shows the decision (allow, ask or block) for a script or command and the
+reason for each part, without running anything. Exits 0 whatever the
+decision; 125 on a bad config.
+`
+
+func cmdExplain(g *global, args []string, io IO) error {
+	vf, err := parseVerb(g, args, []string{"-c"}, nil)
+	if err != nil {
+		return err
+	}
+	if vf.bools["help"] {
+		fmt.Fprint(io.Stdout, explainUsage)
+		return nil
+	}
+	script, hasScript := vf.values["-c"]
+	switch {
+	case hasScript && vf.dashes:
+		return usagef("explain takes -c SCRIPT or -- CMD, not both")
+	case !hasScript && !vf.dashes:
+		return usagef("explain needs -c SCRIPT or -- CMD")
+	case vf.dashes && len(vf.rest) == 0:
+		return usagef("-- needs a command")
+	case len(vf.args) > 0:
+		return usagef("unexpected argument %q", vf.args[0])
+	}
+	e, err := newEnv()
+	if err != nil {
+		return err
+	}
+	l, err := load(g, e)
+	if err != nil {
+		return err
+	}
+	l.warnIgnored(io.Stderr)
+	var d *rules.Decision
+	if hasScript {
+		d = l.engine.Script(script, e.cwd)
+	} else {
+		d = l.engine.Argv(vf.rest, e.cwd)
+	}
+	if g.json {
+		enc := json.NewEncoder(io.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	}
+	writeDecision(io, d)
+	return nil
+}
+
+func writeDecision(io IO, d *rules.Decision) {
+	fmt.Fprintf(io.Stdout, "decision: %s\nreason:   %s\n", d.Decision, approval.Sanitize(d.Reason))
+	if d.ParseError != "" {
+		fmt.Fprintf(io.Stdout, "parse error: %s\n", d.ParseError)
+	}
+	if d.Network {
+		fmt.Fprintln(io.Stdout, "network:  on")
+	}
+	if len(d.Parts) > 0 {
+		fmt.Fprintln(io.Stdout, "parts:")
+	}
+	for _, p := range d.Parts {
+		kind := p.Kind
+		if p.Wrapper {
+			kind = "wrapper"
+		}
+		via := ""
+		if len(p.Via) > 0 {
+			via = " (via " + strings.Join(p.Via, " > ") + ")"
+		}
+		fmt.Fprintf(io.Stdout, "  %-6s %-5s %-8s %s%s\n", p.Pos, p.Decision, kind, approval.Sanitize(p.Text), approval.Sanitize(via))
+		fmt.Fprintf(io.Stdout, "         %s\n", approval.Sanitize(p.Reason))
+	}
+}
+
+func quoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			q = fmt.Sprintf("%q", a)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, " ")
+}
+
+const checkUsage = `Usage: guardrun check [--json]
+
+Validates the config in force, names the file it came from and whether it
+is trusted, and checks every example in shell.examples against the rules
+(examples are judged from the config file's directory). Exits 0 when all
+is well, 1 when an example fails, 125 when the config is invalid.
+`
+
+type exampleResult struct {
+	Script   string        `json:"script"`
+	Expected rules.Verdict `json:"expected"`
+	Got      rules.Verdict `json:"got"`
+	OK       bool          `json:"ok"`
+	At       string        `json:"at"`
+	Reason   string        `json:"reason"`
+}
+
+type checkReport struct {
+	Config   string          `json:"config"`
+	Source   string          `json:"source"`
+	Trusted  bool            `json:"trusted"`
+	Ignored  []string        `json:"ignored,omitempty"`
+	Rules    int             `json:"rules"`
+	Zones    int             `json:"zones"`
+	Examples []exampleResult `json:"examples"`
+	Passed   int             `json:"passed"`
+	Failed   int             `json:"failed"`
+}
+
+func cmdCheck(g *global, args []string, io IO) error {
+	vf, err := parseVerb(g, args, nil, nil)
+	if err != nil {
+		return err
+	}
+	if vf.bools["help"] {
+		fmt.Fprint(io.Stdout, checkUsage)
+		return nil
+	}
+	if len(vf.args) > 0 || vf.dashes {
+		return usagef("check takes no arguments")
+	}
+	e, err := newEnv()
+	if err != nil {
+		return err
+	}
+	l, err := load(g, e)
+	if err != nil {
+		return err
+	}
+	rep := checkReport{
+		Config: l.cfg.File, Source: l.source, Trusted: l.project == "" || l.projectTrusted,
+		Ignored: l.ignored, Rules: len(l.cfg.Shell.Rules), Zones: len(l.cfg.Sandbox.Zones),
+		Examples: []exampleResult{},
+	}
+	ex := l.cfg.Shell.Examples
+	for _, set := range []struct {
+		want rules.Verdict
+		list []rules.Example
+	}{{rules.Allow, ex.Allow}, {rules.Ask, ex.Ask}, {rules.Block, ex.Block}} {
+		for _, x := range set.list {
+			d := l.engine.Script(x.Script, l.cfg.Dir)
+			r := exampleResult{Script: x.Script, Expected: set.want, Got: d.Decision, OK: d.Decision == set.want, At: x.At, Reason: d.Reason}
+			rep.Examples = append(rep.Examples, r)
+			if r.OK {
+				rep.Passed++
+			} else {
+				rep.Failed++
+			}
+		}
+	}
+	if g.json {
+		enc := json.NewEncoder(io.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(io.Stdout, "config: %s (%s)\n", rep.Config, rep.Source)
+		if l.project != "" {
+			if l.projectTrusted {
+				fmt.Fprintf(io.Stdout, "trust:  %s is trusted\n", l.project)
+			} else {
+				fmt.Fprintf(io.Stdout, "trust:  %s is NOT trusted; it only tightens the base (guardrun trust %s to apply it in full)\n", l.project, l.project)
+				for _, s := range l.ignored {
+					fmt.Fprintf(io.Stdout, "        ignored: %s\n", s)
+				}
+			}
+		}
+		fmt.Fprintf(io.Stdout, "rules:  %d, zones: %d, mode: %s\n", rep.Rules, rep.Zones, l.cfg.Mode)
+		for _, r := range rep.Examples {
+			if !r.OK {
+				fmt.Fprintf(io.Stdout, "FAIL %s: example %s: expected %s, got %s: %s\n",
+					r.At, quoteArgv([]string{r.Script}), r.Expected, r.Got, approval.Sanitize(r.Reason))
+			}
+		}
+		fmt.Fprintf(io.Stdout, "examples: %d passed, %d failed\n", rep.Passed, rep.Failed)
+	}
+	if rep.Failed > 0 {
+		return &exitStatus{1}
+	}
+	return nil
+}
+
+func cmdVersion(g *global, args []string, io IO) error {
+	vf, err := parseVerb(g, args, nil, nil)
+	if err != nil {
+		return err
+	}
+	if len(vf.args) > 0 {
+		return usagef("version takes no arguments")
+	}
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " " + s.Value[:12]
+			}
+		}
+		v += " " + bi.GoVersion
+	}
+	fmt.Fprintf(io.Stdout, "guardrun %s\n", v)
+	return nil
+}

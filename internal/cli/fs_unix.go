@@ -1,0 +1,10 @@
+//go:build unix
+
+package cli
+
+import (
+	"os/signal"
+	"syscall"
+)
+
+func ignoreFileSizeSignal() { signal.Ignore(syscall.SIGXFSZ) }

@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/guardrun/guardrun/approval"
+)
+
+const logUsage = `Usage: guardrun log [--json] [-n N] [--session ID]
+
+Shows the audit log: every decision, who made it and what happened.
+-n N shows the last N entries; --session ID only that session's.
+`
+
+func cmdLog(g *global, args []string, io IO) error {
+	vf, err := parseVerb(g, args, []string{"-n"}, nil)
+	if err != nil {
+		return err
+	}
+	if vf.bools["help"] {
+		fmt.Fprint(io.Stdout, logUsage)
+		return nil
+	}
+	if len(vf.args) > 0 || vf.dashes {
+		return usagef("log takes no arguments")
+	}
+	n := 0
+	if s, ok := vf.values["-n"]; ok {
+		n, err = strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return usagef("-n wants a number of entries, got %q", s)
+		}
+	}
+	e, err := newEnv()
+	if err != nil {
+		return err
+	}
+	l, err := load(g, e)
+	if err != nil {
+		return err
+	}
+	recs, err := approval.ReadAudit(l.cfg.Audit.Path, approval.Filter{Session: g.session, Last: n})
+	if errors.Is(err, fs.ErrNotExist) {
+		if !g.json {
+			fmt.Fprintf(io.Stdout, "no audit log yet at %s\n", l.cfg.Audit.Path)
+		}
+		return nil
+	}
+	if err != nil && len(recs) == 0 {
+		return err
+	}
+	if err != nil {
+		fmt.Fprintf(io.Stderr, "guardrun: warning: %v\n", err)
+	}
+	if g.json {
+		enc := json.NewEncoder(io.Stdout)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, r := range recs {
+		what := r.Script
+		if r.Argv != nil {
+			what = quoteArgv(r.Argv)
+		}
+		if r.Op != "" {
+			what = r.Op + " " + r.Path
+		}
+		status := r.Outcome
+		if r.Exit != nil {
+			status += " " + strconv.Itoa(*r.Exit)
+		}
+		line := fmt.Sprintf("%s  %-5s %-13s %-8s %s", r.Time.Local().Format(time.DateTime), r.Verdict, r.Outcome+"/"+r.DecidedBy, status, oneLineDisplay(what))
+		if r.Note != "" {
+			line += "  # " + oneLineDisplay(r.Note)
+		}
+		fmt.Fprintln(io.Stdout, strings.TrimRight(line, " "))
+	}
+	return nil
+}
+
+const sessionUsage = `Usage: guardrun session list
+       guardrun session revoke [KEY | --all]
+
+list shows stored sessions and, for the current one (--session ID,
+$GUARDRUN_SESSION or the terminal's session), its grants. revoke removes one
+grant of the current session by key, or all of them.
+`
+
+func cmdSession(g *global, args []string, io IO) error {
+	vf, err := parseVerb(g, args, nil, []string{"--all"})
+	if err != nil {
+		return err
+	}
+	if vf.bools["help"] || len(vf.args) == 0 {
+		fmt.Fprint(io.Stdout, sessionUsage)
+		if len(vf.args) == 0 && !vf.bools["help"] {
+			return usagef("session needs list or revoke")
+		}
+		return nil
+	}
+	e, err := newEnv()
+	if err != nil {
+		return err
+	}
+	l, err := load(g, e)
+	if err != nil {
+		return err
+	}
+	dir := approval.DefaultStoreDir()
+	id, hasID := approval.SessionID(g.session, e.getenv)
+	switch vf.args[0] {
+	case "list":
+		if len(vf.args) > 1 {
+			return usagef("session list takes no arguments")
+		}
+		infos, err := approval.ListSessions(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		var grants []approval.Grant
+		if hasID {
+			if st, err := approval.OpenStore(dir, id, l.cfg.Session.TTL); err == nil {
+				grants, _ = st.List()
+			}
+		}
+		if g.json {
+			return json.NewEncoder(io.Stdout).Encode(map[string]any{"current": id, "sessions": infos, "grants": grants})
+		}
+		for _, s := range infos {
+			mark := " "
+			if s.ID == id {
+				mark = "*"
+			}
+			fmt.Fprintf(io.Stdout, "%s %s  grants: %d  expires: %s\n", mark, s.ID, s.Grants, s.Expires.Local().Format(time.DateTime))
+		}
+		if hasID {
+			fmt.Fprintf(io.Stdout, "current session %s:\n", id)
+			for _, gr := range grants {
+				fmt.Fprintf(io.Stdout, "  %s  %-7s %s\n", gr.Key[:12], gr.Kind, gr.Summary)
+			}
+		}
+		return nil
+	case "revoke":
+		if !hasID {
+			return usagef("no current session: pass --session ID")
+		}
+		key := ""
+		switch {
+		case vf.bools["--all"] && len(vf.args) == 1:
+			key = "all"
+		case !vf.bools["--all"] && len(vf.args) == 2:
+			key = vf.args[1]
+		default:
+			return usagef("session revoke needs a grant key or --all")
+		}
+		st, err := approval.OpenStore(dir, id, l.cfg.Session.TTL)
+		if err != nil {
+			return err
+		}
+		if key != "all" {
+			// Keys are listed shortened; accept a unique prefix.
+			list, err := st.List()
+			if err != nil {
+				return err
+			}
+			var match []string
+			for _, gr := range list {
+				if strings.HasPrefix(gr.Key, key) {
+					match = append(match, gr.Key)
+				}
+			}
+			if len(match) != 1 {
+				return fmt.Errorf("session revoke: %d grants match %q in session %s", len(match), key, id)
+			}
+			key = match[0]
+		}
+		if _, err := st.Revoke(key); err != nil {
+			return err
+		}
+		fmt.Fprintf(io.Stdout, "revoked %s in session %s\n", key, id)
+		return nil
+	}
+	return usagef("unknown session command %q (list or revoke)", vf.args[0])
+}

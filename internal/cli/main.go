@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// Exit statuses of the contract.
+const (
+	exitOK       = 0
+	exitUsage    = 2
+	exitRefused  = 77
+	exitInternal = 125
+)
+
+// usageError is a mistake on the command line: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// refusal is a command guardrun refused to run: exit 77. Line is printed
+// as is.
+type refusal struct{ line string }
+
+func (e *refusal) Error() string { return e.line }
+
+// exitStatus carries a command's own exit status.
+type exitStatus struct{ code int }
+
+func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// IO is where a run reads and writes.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Main runs guardrun with the given argv[0] and arguments and returns the
+// process exit status.
+func Main(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	io := IO{stdin, stdout, stderr}
+	err := dispatch(argv0, args, io)
+	return report(err, stderr)
+}
+
+// report maps an error to an exit status; only here are errors printed.
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var st *exitStatus
+	if errors.As(err, &st) {
+		return st.code
+	}
+	var ref *refusal
+	if errors.As(err, &ref) {
+		fmt.Fprintln(stderr, ref.line)
+		return exitRefused
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "guardrun: %s\nRun 'guardrun --help' for usage.\n", ue.msg)
+		return exitUsage
+	}
+	if errors.Is(err, errHelpShown) {
+		return exitOK
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "guardrun: ") {
+		msg = "guardrun: " + msg
+	}
+	fmt.Fprintln(stderr, msg)
+	return exitInternal
+}
+
+var errHelpShown = errors.New("help shown")
+
+const mainUsage = `guardrun puts a person between an agent and the machine: every command is
+checked against rules, risky ones wait for approval, and whatever runs, runs
+in an OS sandbox.
+
+Usage:
+  guardrun [flags] -- CMD [ARG...]        check, ask, then run one command in the sandbox
+  guardrun [flags] -c 'SCRIPT' [ARGV0 [ARG...]]   the same for a shell script
+  guardrun shell                          a supervised interactive shell
+  guardrun supervise -- AGENT [ARG...]    run an agent in a pty; its commands ask here
+  guardrun explain [--json] -c 'SCRIPT' | -- CMD...   the decision, without running
+  guardrun check [--json]                 validate the config and run its examples
+  guardrun profile [--os linux|darwin] [--json]   the OS sandbox that would be applied
+  guardrun fs read|write|edit|ls|rm PATH  file operations through zones and approval
+  guardrun log [--json] [-n N] [--session ID]     approval and run history
+  guardrun session list|revoke            session grants
+  guardrun trust [FILE]                   trust a project's .guardrun.yaml
+  guardrun version
+
+Flags (before or after the verb):
+  --config FILE       config file (default: $GUARDRUN_CONFIG, .guardrun.yaml upwards,
+                      $XDG_CONFIG_HOME/guardrun/config.yaml, the embedded default)
+  --mode MODE         interactive, approve-all or strict
+  --approve-all       same as --mode approve-all
+  --strict            same as --mode strict
+  --session ID        session for "approve for session" grants
+
+As a login shell (SHELL=guardrun) it accepts -c, -l/--login, -lc, -i, -e
+and an argv[0] starting with '-'.
+
+Exit status: the command's own (signals as 128+N); 77 refused; 125 guardrun
+failed; 2 usage error.
+`
+
+func dispatch(argv0 string, args []string, io IO) error {
+	g, rest, err := parseGlobal(args)
+	if err != nil {
+		return err
+	}
+	login := strings.HasPrefix(baseName(argv0), "-")
+	if len(rest) == 0 {
+		if f, ok := io.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return runShell(g, nil, io)
+		}
+		if login {
+			return usagef("a login shell without a terminal needs -c SCRIPT")
+		}
+		fmt.Fprint(io.Stderr, mainUsage)
+		return usagef("nothing to run")
+	}
+	first := rest[0]
+	switch {
+	case first == "--":
+		return runArgv(g, rest[1:], io)
+	case first == "-h" || first == "--help" || first == "help":
+		fmt.Fprint(io.Stdout, mainUsage)
+		return nil
+	case isShFlags(first):
+		return runShFront(g, rest, io)
+	}
+	verb, vargs := rest[0], rest[1:]
+	switch verb {
+	case "explain":
+		return cmdExplain(g, vargs, io)
+	case "check":
+		return cmdCheck(g, vargs, io)
+	case "profile":
+		return cmdProfile(g, vargs, io)
+	case "log":
+		return cmdLog(g, vargs, io)
+	case "session":
+		return cmdSession(g, vargs, io)
+	case "version":
+		return cmdVersion(g, vargs, io)
+	case "shell":
+		return runShell(g, vargs, io)
+	case "supervise":
+		return cmdSupervise(g, vargs, io)
+	case "fs":
+		return cmdFS(g, vargs, io)
+	case "trust":
+		return cmdTrust(g, vargs, io)
+	}
+	if strings.HasPrefix(verb, "-") {
+		return usagef("unknown flag %s", verb)
+	}
+	return usagef("unknown command %q (to run a program, put -- before it: guardrun -- %s)", verb, verb)
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// isShFlags reports whether arg is an sh-style option cluster guardrun
+// accepts in front of -c: -c, -l, -i, -e, -lc, -ec, --login, -o NAME.
+func isShFlags(arg string) bool {
+	switch arg {
+	case "--login", "--noprofile", "--norc", "-o", "+o":
+		return true
+	}
+	if len(arg) < 2 || (arg[0] != '-' && arg[0] != '+') || arg[1] == '-' {
+		return false
+	}
+	for _, c := range arg[1:] {
+		if !strings.ContainsRune("cliexu", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// runShFront handles what programs send to $SHELL:
+// [-l|--login|-i|-e|-o opt...] -c SCRIPT [ARGV0 [ARG...]].
+func runShFront(g *global, args []string, io IO) error {
+	var shellOpts []string
+	script, haveScript := "", false
+	i := 0
+loop:
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "--login" || a == "--noprofile" || a == "--norc":
+			i++
+			continue
+		case a == "-o" || a == "+o":
+			if i+1 >= len(args) {
+				return usagef("%s needs an option name", a)
+			}
+			shellOpts = append(shellOpts, a, args[i+1])
+			i += 2
+			continue
+		case a == "--":
+			i++
+			if !haveScript {
+				if i < len(args) {
+					return usagef("a script file (%s) cannot be checked; use -c 'SCRIPT'", args[i])
+				}
+			}
+			continue
+		case isShFlags(a):
+			cluster := a[1:]
+			c := strings.Contains(cluster, "c")
+			for _, f := range cluster {
+				switch f {
+				case 'e', 'u', 'x':
+					shellOpts = append(shellOpts, string(a[0])+string(f))
+				}
+			}
+			i++
+			if c && !haveScript {
+				if i >= len(args) {
+					return usagef("-c needs a script")
+				}
+				script, haveScript = args[i], true
+				i++
+			}
+			continue
+		}
+		break loop
+	}
+	if !haveScript {
+		if i < len(args) {
+			return usagef("a script file (%s) cannot be checked; use -c 'SCRIPT'", args[i])
+		}
+		if f, ok := io.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return runShell(g, nil, io)
+		}
+		return usagef("guardrun does not read commands from stdin; use -c 'SCRIPT'")
+	}
+	return runScript(g, script, shellOpts, args[i:], io)
+}

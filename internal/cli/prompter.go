@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/supervisor"
+)
+
+// prompterFor picks who is asked: the supervisor named by
+// $GUARDRUN_SOCKET when one answers there, else the person's terminal
+// (/dev/tty), else nobody. The second value closes what was opened.
+//
+// A socket that does not answer (the supervisor has exited, leaving a
+// stale variable behind) falls back to the terminal rather than failing:
+// it is the same person either way, and with no terminal nobody is asked
+// and interactive mode acts as strict.
+func prompterFor(e *env) (approval.Prompter, func()) {
+	if sock := e.getenv("GUARDRUN_SOCKET"); sock != "" {
+		if c, err := supervisor.Dial(sock); err == nil {
+			return c, func() { c.Close() }
+		}
+	}
+	tty, err := approval.OpenTTY()
+	if err != nil {
+		return nil, nil
+	}
+	return &approval.TTYPrompter{
+		TTY:   tty,
+		Style: approval.Style{Color: approval.ColorWanted(e.getenv)},
+	}, func() { tty.Close() }
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/supervisor"
+)
+
+const superviseUsage = `Usage: guardrun supervise [--config FILE] -- AGENT [ARG...]
+
+Runs AGENT in a pseudo-terminal on this terminal. The commands it runs
+through $SHELL (guardrun) ask for approval here: the prompt appears over
+the agent's output, which is held back until you answer, and every
+guardrun the agent starts, however nested, asks in the same place.
+"Approve for session" lasts as long as this supervisor.
+
+The agent's environment gets SHELL (this guardrun), GUARDRUN_SOCKET (where
+its commands ask), GUARDRUN_SESSION (the supervisor's session) and, with
+--config, GUARDRUN_CONFIG. The config is checked before the agent starts.
+
+Keys at a prompt: y approve once, s approve for session, n deny (then an
+optional note for the agent), v view in full. Keys typed in the first
+moment after a prompt appears still go to the agent.
+
+Exit status: the agent's own (signals as 128+N); 125 if guardrun failed;
+126 if AGENT cannot be run, 127 if it is not found.
+`
+
+func cmdSupervise(g *global, args []string, io IO) error {
+	vf, err := parseVerb(g, args, nil, nil)
+	if err != nil {
+		return err
+	}
+	if vf.bools["help"] {
+		fmt.Fprint(io.Stdout, superviseUsage)
+		return nil
+	}
+	argv := vf.rest
+	switch {
+	case vf.dashes && len(vf.args) > 0:
+		return usagef("unexpected argument %q before --", vf.args[0])
+	case !vf.dashes:
+		argv = vf.args
+	}
+	if len(argv) == 0 {
+		return usagef("supervise needs an agent: guardrun supervise -- AGENT [ARG...]")
+	}
+	// The agent's commands are separate guardrun processes: only the
+	// config can reach them (as $GUARDRUN_CONFIG).
+	if g.mode != "" {
+		return usagef("--mode does not reach the agent's commands; set mode: in the config")
+	}
+	if g.session != "" {
+		return usagef("--session does not apply: the supervisor is the session")
+	}
+	in, okIn := io.Stdin.(*os.File)
+	out, okOut := io.Stdout.(*os.File)
+	if !okIn || !okOut {
+		return errors.New("supervise: stdin and stdout must be files (a terminal)")
+	}
+
+	// Fail before the agent starts if its commands would all fail: a bad
+	// config, or no sandbox under fail_fast.
+	s, err := prepare(g, io)
+	if err != nil {
+		return err
+	}
+	if s.noSandbox != nil {
+		fmt.Fprintf(io.Stderr, "guardrun: warning: no OS sandbox (%v); every command the agent runs will be refused (os_sandbox_fallback: refuse_tools)\n", s.noSandbox)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("supervise: find guardrun's own path for SHELL: %w", err)
+	}
+	id, err := newSupervisorSession()
+	if err != nil {
+		return err
+	}
+	env := os.Environ()
+	env = setenv(env, "SHELL", exe)
+	env = setenv(env, "GUARDRUN_SESSION", id)
+	env = unsetenv(env, "GUARDRUN_SOCKET") // Run sets the new one
+	if g.config != "" {
+		abs, err := filepath.Abs(g.config)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		env = setenv(env, "GUARDRUN_CONFIG", abs)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+
+	sv := &supervisor.Supervisor{
+		In: in, Out: out,
+		Style: approval.Style{Color: approval.ColorWanted(os.Getenv) && term.IsTerminal(int(out.Fd()))},
+	}
+	status, err := sv.Run(context.Background(), cmd)
+	switch {
+	case err == nil:
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(io.Stderr, "guardrun: supervise: %v\n", err)
+		return &exitStatus{127}
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, exec.ErrDot):
+		fmt.Fprintf(io.Stderr, "guardrun: supervise: %v\n", err)
+		return &exitStatus{126}
+	default:
+		return err
+	}
+	if status != 0 {
+		return &exitStatus{status}
+	}
+	return nil
+}
+
+// newSupervisorSession is a fresh session id for one supervisor's
+// lifetime: what its children record in the audit log.
+func newSupervisorSession() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("supervise: session id: %w", err)
+	}
+	return "supervise-" + hex.EncodeToString(b[:]), nil
+}
+
+func setenv(env []string, key, val string) []string {
+	return append(unsetenv(env, key), key+"="+val)
+}
+
+func unsetenv(env []string, key string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") && kv != key {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func getenvFrom(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/trust"
+	"github.com/guardrun/guardrun/rules"
+)
+
+const trustUsage = `Usage: guardrun trust [FILE]
+       guardrun trust --list
+       guardrun trust --revoke [FILE]
+
+A .guardrun.yaml found by walking up from the working directory comes with
+the repository, so it may only tighten your config until you trust it.
+trust shows the file and what trusting it would change, asks you to
+confirm on the terminal, and records its content hash: any later edit makes
+it untrusted again. FILE defaults to the nearest .guardrun.yaml.
+`
+
+func cmdTrust(g *global, args []string, io IO) error {
+	vf, err := parseVerb(g, args, nil, []string{"--list", "--revoke"})
+	if err != nil {
+		return err
+	}
+	if vf.bools["help"] {
+		fmt.Fprint(io.Stdout, trustUsage)
+		return nil
+	}
+	if len(vf.args) > 1 || vf.dashes {
+		return usagef("trust takes at most one file")
+	}
+	e, err := newEnv()
+	if err != nil {
+		return err
+	}
+	store := trust.Open(e.stateDir)
+	if vf.bools["--list"] {
+		if len(vf.args) > 0 || vf.bools["--revoke"] {
+			return usagef("--list takes no file")
+		}
+		list, err := store.List()
+		if err != nil {
+			return err
+		}
+		if g.json {
+			return json.NewEncoder(io.Stdout).Encode(list)
+		}
+		for _, en := range list {
+			state := "trusted"
+			if data, err := os.ReadFile(en.Path); err != nil {
+				state = "missing"
+			} else if trust.Hash(data) != en.SHA256 {
+				state = "changed since trusted (untrusted)"
+			}
+			fmt.Fprintf(io.Stdout, "%s  %s  %s\n", en.Trusted.Local().Format(time.DateTime), en.Path, state)
+		}
+		return nil
+	}
+	file := ""
+	if len(vf.args) == 1 {
+		file, err = filepath.Abs(vf.args[0])
+		if err != nil {
+			return err
+		}
+	} else if file = findProject(e.cwd); file == "" {
+		return fmt.Errorf("trust: no %s in %s or any parent directory", projectFile, e.cwd)
+	}
+	if vf.bools["--revoke"] {
+		found, err := store.Revoke(file)
+		if err != nil {
+			return err
+		}
+		if !found {
+			fmt.Fprintf(io.Stdout, "%s was not trusted\n", file)
+			return nil
+		}
+		fmt.Fprintf(io.Stdout, "%s is no longer trusted\n", file)
+		return nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	proj, err := rules.Parse(file, data, filepath.Dir(file), e.rulesEnv())
+	if err != nil {
+		return err
+	}
+	base, baseSource, err := userOrDefault(e)
+	if err != nil {
+		return err
+	}
+	_, ignored := rules.Tighten(base, proj)
+	tty, err := approval.OpenTTY()
+	if err != nil {
+		return fmt.Errorf("trust: confirming needs a terminal (/dev/tty); run guardrun trust yourself, not through an agent")
+	}
+	defer tty.Close()
+	fmt.Fprintf(tty, "── %s ──\n", file)
+	lines := strings.Split(strings.TrimRight(approval.Sanitize(string(data)), "\n"), "\n")
+	for i, ln := range lines {
+		fmt.Fprintf(tty, "%4d  %s\n", i+1, ln)
+	}
+	if len(ignored) == 0 {
+		fmt.Fprintf(tty, "\nAgainst your base config (%s) this file only tightens; trusting it changes nothing now.\n", baseSource)
+	} else {
+		fmt.Fprintf(tty, "\nTrusting it replaces your base config (%s) in this directory and applies what is now ignored:\n", baseSource)
+		for _, s := range ignored {
+			fmt.Fprintf(tty, "  - %s\n", approval.Sanitize(s))
+		}
+	}
+	fmt.Fprint(tty, "Trust this file? [y/N] ")
+	answer, _ := bufio.NewReader(tty).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return &refusal{"guardrun: trust: not trusted (declined)"}
+	}
+	if err := store.Trust(file, data); err != nil {
+		return err
+	}
+	fmt.Fprintf(io.Stdout, "trusted %s (sha256 %s)\n", file, trust.Hash(data)[:16])
+	return nil
+}
