@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shellparse
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitPattern$$' -fuzztime $(FUZZTIME) ./shellparse
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./rules
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./supervisor
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./integration

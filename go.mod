@@ -3,7 +3,7 @@ module github.com/guardrun/guardrun
 go 1.26.8
 
 require (
-	github.com/alecthomas/chroma/v2 v2.27.0
+	github.com/alecthomas/chroma v0.10.0
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0
@@ -17,6 +17,6 @@ require (
 )
 
 require (
-	github.com/dlclark/regexp2/v2 v2.2.1 // indirect
+	github.com/dlclark/regexp2 v1.4.0 // indirect
 	golang.org/x/tools v0.38.0 // indirect
 )

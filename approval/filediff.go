@@ -7,8 +7,19 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma"
+	"github.com/alecthomas/chroma/lexers/b"
+	"github.com/alecthomas/chroma/lexers/c"
+	"github.com/alecthomas/chroma/lexers/d"
+	"github.com/alecthomas/chroma/lexers/g"
+	"github.com/alecthomas/chroma/lexers/h"
+	"github.com/alecthomas/chroma/lexers/j"
+	"github.com/alecthomas/chroma/lexers/m"
+	"github.com/alecthomas/chroma/lexers/p"
+	"github.com/alecthomas/chroma/lexers/r"
+	"github.com/alecthomas/chroma/lexers/s"
+	"github.com/alecthomas/chroma/lexers/t"
+	"github.com/alecthomas/chroma/lexers/y"
 	udiff "github.com/aymanbagabas/go-udiff"
 )
 
@@ -180,17 +191,38 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// lexerFor picks a lexer by file name, else by content (a shebang, an
-// XML declaration); nil for plain text.
+// highlighted are the languages the new-file view colours. Only their
+// packages are linked in: chroma's complete registry costs several
+// milliseconds at every process start, and guardrun starts once per
+// command when it is an agent's $SHELL. chroma v0.10's lexers compile
+// their rules lazily, on first use.
+var highlighted = []chroma.Lexer{
+	g.Go, p.Python, b.Bash, y.YAML, j.JSON, c.C, c.CPP, r.Rust, r.Ruby,
+	t.TypeScript, t.TOML, m.Markdown, m.Makefile, d.Docker, s.SQL, h.HTML, j.Java,
+}
+
+// lexerFor picks a lexer by file name, else by content (a shebang); nil
+// for plain text or a language not in the table.
 func lexerFor(path, text string) chroma.Lexer {
-	l := lexers.Match(filepath.Base(path))
-	if l == nil {
-		l = lexers.Analyse(text)
+	base := filepath.Base(path)
+	for _, l := range highlighted {
+		cfg := l.Config()
+		for _, pat := range append(cfg.Filenames, cfg.AliasFilenames...) {
+			if ok, _ := filepath.Match(pat, base); ok {
+				return l
+			}
+		}
 	}
-	if l == nil || l.Config().Name == "plaintext" {
-		return nil
+	var best chroma.Lexer
+	var score float32
+	for _, l := range highlighted {
+		if a, ok := l.(chroma.Analyser); ok {
+			if v := a.AnalyseText(text); v > score {
+				best, score = l, v
+			}
+		}
 	}
-	return l
+	return best
 }
 
 // highlight colours the first lines of text (already sanitized, split

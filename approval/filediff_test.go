@@ -229,7 +229,7 @@ func TestNewFileHighlighting(t *testing.T) {
 		"\x1b[2m// hello\x1b[0m",           // comment
 		"\x1b[32m\"hi\"\x1b[0m",            // string
 		"\x1b[35m42\x1b[0m",                // number
-		"\x1b[33mmain\x1b[0m",              // function name
+		"\x1b[36mmain\x1b[0m",              // a name
 		"\x1b[2m4 │\x1b[0m \x1b[34;1mfunc", // gutter, then the line
 	} {
 		if !strings.Contains(got, want) {
