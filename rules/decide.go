@@ -74,6 +74,8 @@ type Engine struct {
 	cfg        *Config
 	rules      []compiledRule
 	tightening []compiledRule
+	ruleIx     ruleIndex
+	tightIx    ruleIndex
 	dialect    syntax.LangVariant
 	home       string
 	zones      []resolvedZone
@@ -85,7 +87,7 @@ type Engine struct {
 type compiledRule struct {
 	*Rule
 	index int
-	words []*regexp.Regexp
+	words []wordMatcher
 	// pathName is set when the first word names a path (holds a /), so
 	// it is matched against argv[0] as written instead of its base name.
 	pathName bool
@@ -106,6 +108,7 @@ func New(cfg *Config, home string) (*Engine, error) {
 	if e.tightening, err = compileRules(cfg.Shell.Tightening); err != nil {
 		return nil, err
 	}
+	e.ruleIx, e.tightIx = indexRules(e.rules), indexRules(e.tightening)
 	for i := range cfg.Sandbox.Zones {
 		z := &cfg.Sandbox.Zones[i]
 		e.zones = append(e.zones, resolvedZone{Zone: z, root: Resolve(z.Root, "/")})
@@ -128,6 +131,87 @@ func New(cfg *Config, home string) (*Engine, error) {
 	return e, nil
 }
 
+// wordMatcher matches one pattern word. Most pattern words are plain
+// words; they are compared as strings, and only globs pay for a regexp.
+type wordMatcher struct {
+	lit string
+	re  *regexp.Regexp // nil: compare with lit
+}
+
+func compileWord(w string) (wordMatcher, error) {
+	if !pattern.HasMeta(w, 0) {
+		return wordMatcher{lit: w}, nil
+	}
+	expr, err := pattern.Regexp(w, pattern.EntireString|pattern.NoGlobStar)
+	if err != nil {
+		return wordMatcher{}, err
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return wordMatcher{}, err
+	}
+	return wordMatcher{re: re}, nil
+}
+
+func (m wordMatcher) MatchString(s string) bool {
+	if m.re == nil {
+		return s == m.lit
+	}
+	return m.re.MatchString(s)
+}
+
+// ruleIndex finds the rules that can match a command with a static name
+// without walking the whole list: rules whose first word is a plain word
+// are filed under it; the rest (globs) are always candidates.
+type ruleIndex struct {
+	byName map[string][]int
+	globs  []int
+}
+
+func indexRules(rs []compiledRule) ruleIndex {
+	ix := ruleIndex{byName: map[string][]int{}}
+	for i, r := range rs {
+		if r.words[0].re == nil {
+			ix.byName[r.words[0].lit] = append(ix.byName[r.words[0].lit], i)
+		} else {
+			ix.globs = append(ix.globs, i)
+		}
+	}
+	return ix
+}
+
+// candidates returns, in rule order, the rules that may match a command
+// whose argv[0] is the static word arg0 with base name name.
+func (ix *ruleIndex) candidates(name, arg0 string) []int {
+	named := ix.byName[name]
+	if arg0 == name || len(ix.byName[arg0]) == 0 {
+		switch {
+		case len(ix.globs) == 0:
+			return named
+		case len(named) == 0:
+			return ix.globs
+		}
+	}
+	lists := [][]int{named, ix.globs, nil}
+	if arg0 != name {
+		lists[2] = ix.byName[arg0]
+	}
+	var out []int
+	for {
+		best := -1
+		for li, l := range lists {
+			if len(l) > 0 && (best < 0 || l[0] < lists[best][0]) {
+				best = li
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, lists[best][0])
+		lists[best] = lists[best][1:]
+	}
+}
+
 func compileRules(rs []Rule) ([]compiledRule, error) {
 	out := make([]compiledRule, 0, len(rs))
 	for i := range rs {
@@ -137,15 +221,11 @@ func compileRules(rs []Rule) ([]compiledRule, error) {
 		}
 		cr := compiledRule{Rule: r, index: i, pathName: strings.Contains(r.Words[0], "/")}
 		for _, w := range r.Words {
-			expr, err := pattern.Regexp(w, pattern.EntireString|pattern.NoGlobStar)
-			if err == nil {
-				var re *regexp.Regexp
-				if re, err = regexp.Compile(expr); err == nil {
-					cr.words = append(cr.words, re)
-					continue
-				}
+			m, err := compileWord(w)
+			if err != nil {
+				return nil, fmt.Errorf("%s: pattern %q: %v", r.At, r.Pattern, err)
 			}
-			return nil, fmt.Errorf("%s: pattern %q: %v", r.At, r.Pattern, err)
+			cr.words = append(cr.words, m)
 		}
 		out = append(out, cr)
 	}
@@ -273,6 +353,10 @@ func argvValues(ws []shellparse.Word) []string {
 func quoted(argv []string) string {
 	parts := make([]string, len(argv))
 	for i, a := range argv {
+		if plainWord(a) {
+			parts[i] = a
+			continue
+		}
 		q, err := syntax.Quote(a, syntax.LangBash)
 		if err != nil {
 			q = fmt.Sprintf("%q", a)
@@ -280,6 +364,22 @@ func quoted(argv []string) string {
 		parts[i] = q
 	}
 	return strings.Join(parts, " ")
+}
+
+// plainWord reports whether a word needs no quoting to be read back as
+// itself (the common case, which skips the quoting machinery).
+func plainWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == '/' || c == ',' || c == ':' || c == '+' || c == '@' || c == '%' || c == '=') {
+			return false
+		}
+	}
+	return true
 }
 
 // matchResult is whether a rule matches: definitely, not at all, or
@@ -336,8 +436,23 @@ func (e *Engine) matchRule(r compiledRule, c shellparse.Command) matchResult {
 // firstRule finds the first rule that definitely matches c. maybe is set
 // when an earlier rule might have matched, had the dynamic words been
 // known.
-func (e *Engine) firstRule(rs []compiledRule, c shellparse.Command, cwd string) (r *compiledRule, maybe bool) {
-	for i := range rs {
+func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Command, cwd string) (r *compiledRule, maybe bool) {
+	order := func(yield func(int) bool) {
+		if len(c.Argv) > 0 && c.Argv[0].Static() {
+			for _, i := range ix.candidates(c.Name(), c.Argv[0].Value) {
+				if !yield(i) {
+					return
+				}
+			}
+			return
+		}
+		for i := range rs {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	for i := range order {
 		m := e.matchRule(rs[i], c)
 		if m == noMatch {
 			continue
@@ -390,7 +505,7 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, bool) {
 	if p.Text == "" {
 		p.Text = display
 	}
-	r, maybe := e.firstRule(e.rules, c, cwd)
+	r, maybe := e.firstRule(e.rules, &e.ruleIx, c, cwd)
 	switch {
 	case r != nil:
 		judge(&p, r, display)
@@ -438,7 +553,7 @@ func (e *Engine) tightened(p *Part, c shellparse.Command, cwd, display string) b
 	if len(e.tightening) == 0 {
 		return false
 	}
-	r, maybe := e.firstRule(e.tightening, c, cwd)
+	r, maybe := e.firstRule(e.tightening, &e.tightIx, c, cwd)
 	if r == nil {
 		if maybe && p.Decision == Allow {
 			p.Decision, p.Dynamic = Ask, true
