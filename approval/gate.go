@@ -57,6 +57,9 @@ type Outcome struct {
 	Note string
 	// Refusal is the one line printed on stderr when Run is false.
 	Refusal string
+	// Warning is something the person should know that did not stop the
+	// run (a session grant that could not be stored).
+	Warning string
 }
 
 // Gate applies the verdict × mode table of the contract: allow runs,
@@ -111,14 +114,16 @@ func (g *Gate) Decide(ctx context.Context, r *Request) (Outcome, error) {
 		}
 		return Outcome{By: "person", Note: a.Note, Refusal: "guardrun: denied by user: " + note}, nil
 	}
-	if a.Session && g.Store != nil && r.Key != "" {
-		g.Store.Add(Grant{Key: r.Key, Kind: grantKind(r), Summary: r.Summary, Rule: ruleOf(r)})
-	}
-	by := "person"
+	out := Outcome{Run: true, By: "person", Note: a.Note}
 	if a.By == "session" {
-		by = "session"
+		out.By = "session"
 	}
-	return Outcome{Run: true, By: by, Note: a.Note}, nil
+	if a.Session && g.Store != nil && r.Key != "" {
+		if err := g.Store.Add(Grant{Key: r.Key, Kind: grantKind(r), Summary: r.Summary, Rule: ruleOf(r)}); err != nil {
+			out.Warning = fmt.Sprintf("guardrun: warning: the approval for this session was not stored (%v); it will ask again", err)
+		}
+	}
+	return out, nil
 }
 
 func (g *Gate) noPerson(what string) Outcome {

@@ -266,7 +266,6 @@ func sessionKey(d *rules.Decision) string {
 // it is called only when a person will be asked.
 func (f *fsRun) gate(detail func(approval.Style) string) (approval.Outcome, error) {
 	s, d := f.s, f.d
-	cfg := s.l.cfg
 	summary := fmt.Sprintf("%s %s", f.verb, f.path)
 	if len(d.Parts) > 0 && d.Parts[0].Zone != "" {
 		summary += fmt.Sprintf(" (zone %s)", d.Parts[0].Zone)
@@ -280,23 +279,11 @@ func (f *fsRun) gate(detail func(approval.Style) string) (approval.Outcome, erro
 	if s.store != nil {
 		req.Key = sessionKey(d)
 	}
-	gate := &approval.Gate{Mode: cfg.Mode, Store: s.store, ConfigFile: configHint(s.l), Prompter: s.prompter}
-	if d.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive && gate.Prompter == nil {
-		p, closeP := prompterFor(s.e)
-		if closeP != nil {
-			defer closeP()
-		}
-		if p != nil {
-			gate.Prompter = p
-		}
-		if sp, ok := p.(sessionKeeper); ok && sp.KeepsSessions() {
-			gate.Store = nil
-		}
+	var prepare func(approval.Style)
+	if detail != nil {
+		prepare = func(st approval.Style) { req.Detail = detail(st) }
 	}
-	if d.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive && gate.Prompter != nil && detail != nil {
-		req.Detail = detail(approval.Style{Color: approval.ColorWanted(s.e.getenv)})
-	}
-	return gate.Decide(context.Background(), req)
+	return s.ask(context.Background(), req, f.io, prepare)
 }
 
 // refuse audits and reports an operation that does not happen.

@@ -79,7 +79,7 @@ func cmdLog(g *global, args []string, io IO) error {
 		if r.Exit != nil {
 			status += " " + strconv.Itoa(*r.Exit)
 		}
-		line := fmt.Sprintf("%s  %-5s %-13s %-8s %s", r.Time.Local().Format(time.DateTime), r.Verdict, r.Outcome+"/"+r.DecidedBy, status, oneLineDisplay(what))
+		line := fmt.Sprintf("%s  %-5s %-7s %-9s %s", r.Time.Local().Format(time.DateTime), r.Verdict, r.DecidedBy, status, oneLineDisplay(what))
 		if r.Note != "" {
 			line += "  # " + oneLineDisplay(r.Note)
 		}
@@ -125,7 +125,10 @@ func cmdSession(g *global, args []string, io IO) error {
 		}
 		infos, err := approval.ListSessions(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			if len(infos) == 0 {
+				return err
+			}
+			fmt.Fprintf(io.Stderr, "guardrun: warning: %v\n", err)
 		}
 		var grants []approval.Grant
 		if hasID {
@@ -141,7 +144,11 @@ func cmdSession(g *global, args []string, io IO) error {
 			if s.ID == id {
 				mark = "*"
 			}
-			fmt.Fprintf(io.Stdout, "%s %s  grants: %d  expires: %s\n", mark, s.ID, s.Grants, s.Expires.Local().Format(time.DateTime))
+			state := "expires"
+			if time.Now().After(s.Expires) {
+				state = "expired"
+			}
+			fmt.Fprintf(io.Stdout, "%s %s  grants: %d  %s: %s\n", mark, s.ID, s.Grants, state, s.Expires.Local().Format(time.DateTime))
 		}
 		if hasID {
 			fmt.Fprintf(io.Stdout, "current session %s:\n", id)

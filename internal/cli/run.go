@@ -223,20 +223,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 	if s.store != nil {
 		req.Key = approval.RequestKey(d)
 	}
-	gate := &approval.Gate{Mode: cfg.Mode, Store: s.store, ConfigFile: configHint(l), Prompter: s.prompter}
-	if d.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive && gate.Prompter == nil {
-		p, closeP := prompterFor(e)
-		if closeP != nil {
-			defer closeP()
-		}
-		gate.Prompter = p
-		if sp, ok := p.(sessionKeeper); ok && sp.KeepsSessions() {
-			// The supervisor remembers grants for its lifetime; it gets
-			// the key and decides itself.
-			gate.Store = nil
-		}
-	}
-	out, err := gate.Decide(ctx, req)
+	out, err := s.ask(ctx, req, io, nil)
 	if err != nil {
 		return err
 	}
@@ -291,6 +278,36 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		return &exitStatus{status}
 	}
 	return nil
+}
+
+// ask resolves req through the gate: the mode, session memory, and a
+// person on the supervisor's socket or the terminal. prepare, when set,
+// runs only when a person will be asked (to draw expensive detail such as
+// a diff into req).
+func (s *runSession) ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style)) (approval.Outcome, error) {
+	cfg := s.l.cfg
+	gate := &approval.Gate{Mode: cfg.Mode, Store: s.store, ConfigFile: configHint(s.l), Prompter: s.prompter}
+	asks := req.Decision.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive
+	if asks && gate.Prompter == nil {
+		p, closeP := prompterFor(s.e)
+		if closeP != nil {
+			defer closeP()
+		}
+		gate.Prompter = p
+		if sp, ok := p.(sessionKeeper); ok && sp.KeepsSessions() {
+			// The supervisor remembers grants for its lifetime; it gets
+			// the key and decides itself.
+			gate.Store = nil
+		}
+	}
+	if asks && gate.Prompter != nil && prepare != nil {
+		prepare(approval.Style{Color: approval.ColorWanted(s.e.getenv)})
+	}
+	out, err := gate.Decide(ctx, req)
+	if out.Warning != "" {
+		fmt.Fprintln(io.Stderr, out.Warning)
+	}
+	return out, err
 }
 
 // sessionKeeper is a Prompter that keeps session grants itself (the
