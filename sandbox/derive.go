@@ -95,7 +95,7 @@ func Derive(s Spec) (*Profile, error) {
 		if p.Cwd, err = absClean("cwd", s.Cwd); err != nil {
 			return nil, err
 		}
-		if p.Cwd, err = resolve(p.Cwd); err != nil {
+		if p.Cwd, err = Resolve(p.Cwd); err != nil {
 			return nil, err
 		}
 	}
@@ -116,7 +116,7 @@ func Derive(s Spec) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := resolve(c)
+		r, err := Resolve(c)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func Derive(s Spec) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := resolve(c)
+		r, err := Resolve(c)
 		if err != nil {
 			return nil, err
 		}
@@ -161,14 +161,14 @@ func Derive(s Spec) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := resolve(c)
+		r, err := Resolve(c)
 		if err != nil {
 			return nil, err
 		}
 		p.Deny = append(p.Deny, r)
 	}
 	for _, d := range DefaultSystemDeny {
-		if r, err := resolve(d); err == nil {
+		if r, err := Resolve(d); err == nil {
 			p.Deny = append(p.Deny, r)
 		}
 	}
@@ -186,7 +186,7 @@ func Derive(s Spec) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := resolve(c)
+		r, err := Resolve(c)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +238,7 @@ func (p *Profile) denyNames(names []string, roots []string) error {
 	// link named .env is masked where it leads (or not at all when that is
 	// outside every exposed tree, where it dangles inside).
 	denyAt := func(path string) {
-		if r, err := resolve(path); err == nil {
+		if r, err := Resolve(path); err == nil {
 			p.Deny = append(p.Deny, r)
 		}
 	}
@@ -305,7 +305,7 @@ func (p *Profile) exposeResolver() {
 	if r, _ := p.Access(conf); !r {
 		return
 	}
-	t, err := resolve(conf)
+	t, err := Resolve(conf)
 	if err != nil || t == conf || !exists(t) {
 		return
 	}

@@ -56,12 +56,12 @@ const maxLinks = 40
 
 var errLoop = errors.New("too many levels of symbolic links")
 
-// resolve returns the path the kernel would reach for p: component by
+// Resolve returns the path the kernel would reach for p (absolute): component by
 // component, following symlinks, so that `link/..` is the parent of the
 // link's target and not the directory holding the link. The part that does
 // not exist (or cannot be searched) is appended lexically: a path that
 // does not exist yet is still named by where it would be created.
-func resolve(p string) (string, error) {
+func Resolve(p string) (string, error) {
 	return resolveDepth(p, 0)
 }
 

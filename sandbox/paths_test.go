@@ -72,19 +72,19 @@ func TestResolve(t *testing.T) {
 		{"trailing slash", "real/sub/", "real/sub"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := resolve(dir + "/" + tc.in) // raw: keep // and trailing /
+			got, err := Resolve(dir + "/" + tc.in) // raw: keep // and trailing /
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := filepath.Join(dir, tc.want); got != want {
-				t.Errorf("resolve(%s) = %s, want %s", tc.in, got, want)
+				t.Errorf("Resolve(%s) = %s, want %s", tc.in, got, want)
 			}
 		})
 	}
-	if got, err := resolve(filepath.Join(dir, "root")); err != nil || got != "/" {
+	if got, err := Resolve(filepath.Join(dir, "root")); err != nil || got != "/" {
 		t.Errorf("link to / resolved to %q, %v; want /", got, err)
 	}
-	if _, err := resolve(filepath.Join(dir, "loop1/x")); err == nil {
+	if _, err := Resolve(filepath.Join(dir, "loop1/x")); err == nil {
 		t.Error("symlink loop: want an error")
 	}
 }

@@ -89,7 +89,7 @@ func randSpec(r *rand.Rand, base string) Spec {
 // symlink loop leaves it lexical.
 func mustResolve(t *testing.T, p string) string {
 	t.Helper()
-	r, err := resolve(p)
+	r, err := Resolve(p)
 	if err != nil {
 		return filepath.Clean(p)
 	}

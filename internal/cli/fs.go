@@ -107,7 +107,7 @@ func cmdFS(g *global, args []string, io IO) error {
 	if paths[0] == "" {
 		return usagef("fs %s: empty PATH", verb)
 	}
-	s, err := prepareFS(g, io)
+	s, err := prepareSession(g, io, false)
 	if err != nil {
 		return err
 	}
@@ -129,24 +129,6 @@ func cmdFS(g *global, args []string, io IO) error {
 	return f.rm()
 }
 
-// prepareFS is prepare without the OS sandbox check: guardrun fs
-// performs the operation itself after policy, in this process, so
-// whether a sandbox could start changes nothing for it. Keep in sync
-// with prepare in run.go.
-func prepareFS(g *global, io IO) (*runSession, error) {
-	e, err := newEnv()
-	if err != nil {
-		return nil, err
-	}
-	l, err := load(g, e)
-	if err != nil {
-		return nil, err
-	}
-	l.warnIgnored(io.Stderr)
-	s := &runSession{g: g, e: e, l: l}
-	s.sessionID, s.store = openSession(g, l, e)
-	return s, nil
-}
 
 // fsRun is one guardrun fs operation: decided, asked about, done and
 // audited.

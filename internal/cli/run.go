@@ -166,6 +166,13 @@ type runSession struct {
 // With require_os_sandbox and fail_fast and no sandbox, it fails (125)
 // before anything is decided.
 func prepare(g *global, io IO) (*runSession, error) {
+	return prepareSession(g, io, true)
+}
+
+// prepareSession is prepare, with the OS sandbox check only when
+// checkSandbox is set: guardrun fs performs its operation itself, after
+// policy, so whether a sandbox could start changes nothing for it.
+func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 	e, err := newEnv()
 	if err != nil {
 		return nil, err
@@ -175,7 +182,13 @@ func prepare(g *global, io IO) (*runSession, error) {
 		return nil, err
 	}
 	l.warnIgnored(io.Stderr)
-	s := &runSession{g: g, e: e, l: l, sandboxed: true}
+	s := &runSession{g: g, e: e, l: l, sandboxed: checkSandbox}
+	if !checkSandbox {
+		// Fail closed: this session must never run a command.
+		s.noSandbox = errors.New("the OS sandbox was not checked for this operation")
+		s.sessionID, s.store = openSession(g, l, e)
+		return s, nil
+	}
 	if err := runner.Check(); err != nil {
 		cfg := l.cfg
 		switch {
