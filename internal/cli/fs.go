@@ -129,7 +129,6 @@ func cmdFS(g *global, args []string, io IO) error {
 	return f.rm()
 }
 
-
 // fsRun is one guardrun fs operation: decided, asked about, done and
 // audited.
 type fsRun struct {
