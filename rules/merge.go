@@ -121,10 +121,13 @@ func appendNew(list []string, items ...string) []string {
 func narrowZone(base, p Zone) (Zone, []string) {
 	var why []string
 	out := base
-	switch {
+	// Compare where the roots lead, not how they are spelled: a symlink
+	// inside the base zone may point anywhere, and a root narrowed through
+	// it would widen the zone. The narrowed root is kept resolved.
+	switch pr := Resolve(p.Root, "/"); {
 	case p.Root == base.Root:
-	case Within(p.Root, base.Root):
-		out.Root = p.Root
+	case Within(pr, Resolve(base.Root, "/")):
+		out.Root = pr
 	default:
 		why = append(why, fmt.Sprintf("root %s is not inside %s", p.Root, base.Root))
 	}
