@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/trust"
@@ -157,7 +158,10 @@ func userOrDefault(e *env) (*rules.Config, string, error) {
 		if err == nil {
 			return cfg, "user config", nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		// ENOTDIR: a component is a file (inside the sandbox a missing
+		// config directory is masked by one); either way there is no
+		// user config.
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return nil, "", err
 		}
 	}
