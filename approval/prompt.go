@@ -64,7 +64,12 @@ func Render(r *Request, st Style) string {
 	if len(asking) > 0 {
 		fmt.Fprintf(&b, "%s\n", st.paint("2", "needs approval:"))
 	}
-	for _, p := range asking {
+	for i, p := range asking {
+		if i == maxLines {
+			fmt.Fprintf(&b, "  … %d more parts ([v] to view all)\n", len(asking)-maxLines)
+			truncated = true
+			break
+		}
 		rule := ""
 		if p.Rule != "" {
 			rule = fmt.Sprintf(" [rule %q]", p.Rule)

@@ -1,0 +1,115 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/guardrun/guardrun/sandbox"
+	"github.com/guardrun/guardrun/seccomp"
+)
+
+// BenchmarkRunOverhead times, alternating within one loop, what a person
+// waits for: `guardrun --approve-all -c true` (config, policy, audit and
+// the sandbox), the bare sandbox entry (the same bwrap argv and seccomp
+// filter, exec'd by hand), and plain `sh -c true`. overhead-ms is
+// guardrun's cost above the sandbox it starts; the target is ≤ 2 ms.
+//
+//	go test -run '^$' -bench RunOverhead -benchtime 100x ./integration
+func BenchmarkRunOverhead(b *testing.B) {
+	requireSandbox(b)
+	w := runWorld(b, runConfig, "GUARDRUN_SESSION=bench")
+
+	// The bwrap argv guardrun would use here.
+	cmd := exec.Command(guardrunBin, "profile", "--json")
+	cmd.Dir, cmd.Env = w.work, w.env
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("guardrun profile --json: %v", err)
+	}
+	var prof struct {
+		Bwrap []string `json:"bwrap"`
+	}
+	if err := json.Unmarshal(out, &prof); err != nil || len(prof.Bwrap) == 0 {
+		b.Fatalf("guardrun profile --json has no bwrap argv (%v):\n%s", err, out)
+	}
+	bwrapBin, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	filter, err := seccomp.Build(sandbox.SeccompPolicy{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer filter.Release()
+	bareArgv := append(append(append([]string{}, prof.Bwrap...), "--"), "/bin/bash", "-c", "true")
+
+	run := func(c *exec.Cmd) {
+		c.Dir, c.Env = w.work, w.env
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Run(); err != nil {
+			b.Fatalf("%q: %v", c.Args, err)
+		}
+	}
+	guardrun := func() {
+		run(exec.Command(guardrunBin, "--approve-all", "-c", "true"))
+	}
+	bare := func() {
+		bpf, err := filter.File()
+		if err != nil {
+			b.Fatal(err)
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		drained := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, pr)
+			pr.Close()
+			close(drained)
+		}()
+		c := exec.Command(bwrapBin, bareArgv...)
+		c.ExtraFiles = []*os.File{bpf, pw}
+		run(c)
+		bpf.Close()
+		pw.Close()
+		<-drained
+	}
+	sh := func() {
+		run(exec.Command("sh", "-c", "true"))
+	}
+
+	// Warm all three (page cache, filter) outside the timing.
+	guardrun()
+	bare()
+	sh()
+
+	steps := []func(){guardrun, bare, sh}
+	var spent [3]time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		// Rotate the order so none always runs first or last.
+		for k := range 3 {
+			j := (i + k) % 3
+			t0 := time.Now()
+			steps[j]()
+			spent[j] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 / float64(b.N) }
+	g, bw, s := ms(spent[0]), ms(spent[1]), ms(spent[2])
+	b.ReportMetric(g, "ms/guardrun")
+	b.ReportMetric(bw, "ms/bare")
+	b.ReportMetric(s, "ms/sh")
+	b.ReportMetric(g/bw, "guardrun/bare")
+	b.ReportMetric(g-bw, "overhead-ms")
+	b.ReportMetric(0, "ns/op")
+}

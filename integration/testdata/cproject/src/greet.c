@@ -1,0 +1,4 @@
+#include "config.h"
+#include "cp.h"
+
+const char *cp_greeting(void) { return GREETING; }
