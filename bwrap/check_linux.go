@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -89,4 +91,78 @@ func explain(stderr string, err error) error {
 	default:
 		return fmt.Errorf("bubblewrap does not work here: %s", msg)
 	}
+}
+
+// CheckCached is Check that remembers a success across processes in the
+// file at path, so that guardrun as a login shell does not start a trial
+// sandbox before every command. The memory is keyed by the bwrap binary
+// (path, inode, modification time), the boot and the user: an upgrade or
+// a reboot runs the trial again. A sysctl change without a reboot is
+// caught when the real sandbox fails to start, which is an error too; it
+// never runs anything unsandboxed.
+//
+// also is the rest of the caller's check (the seccomp filter): it runs
+// only when the memory does not answer, and a success is remembered only
+// when both pass.
+func CheckCached(path string, also func() error) error {
+	key, kerr := cacheKey()
+	if kerr == nil && path != "" {
+		if b, err := os.ReadFile(path); err == nil && string(b) == key {
+			return nil
+		}
+	}
+	if err := Check(); err != nil {
+		return err
+	}
+	if also != nil {
+		if err := also(); err != nil {
+			return err
+		}
+	}
+	if kerr == nil && path != "" {
+		// Best effort: a cache that cannot be written costs a trial run.
+		_ = writeCache(path, key)
+	}
+	return nil
+}
+
+func cacheKey() (string, error) {
+	bin, err := lookBwrap()
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", errors.New("no inode")
+	}
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("bwrap-ok v1 %s ino=%d mtime=%d.%d boot=%s uid=%d\n",
+		bin, st.Ino, st.Mtim.Sec, st.Mtim.Nsec, strings.TrimSpace(string(boot)), os.Getuid()), nil
+}
+
+func writeCache(path, key string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".sandbox-ok-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(key); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -189,7 +189,7 @@ func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 		s.sessionID, s.store = openSession(g, l, e)
 		return s, nil
 	}
-	if err := runner.Check(); err != nil {
+	if err := runner.CheckCached(filepath.Join(e.stateDir, "sandbox-ok")); err != nil {
 		cfg := l.cfg
 		switch {
 		case !cfg.Sandbox.RequireOSSandbox:

@@ -78,3 +78,10 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 	<-relayDone
 	return status, err
 }
+
+// CheckCached is Check with a trial sandbox's success remembered in
+// cacheFile (see bwrap.CheckCached), for callers that start once per
+// command.
+func CheckCached(cacheFile string) error {
+	return bwrap.CheckCached(cacheFile, seccomp.Supported)
+}
