@@ -12,12 +12,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/creack/pty"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -462,102 +459,9 @@ func TestFSAudit(t *testing.T) {
 	}
 }
 
-// ptyRun is guardrun running with a pty as its controlling terminal, so
-// that prompts go to /dev/tty; stdin, stdout and stderr are pipes.
-type ptyRun struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	ptmx   *os.File
-	mu     sync.Mutex
-	screen bytes.Buffer
-	stdout bytes.Buffer
-	stderr bytes.Buffer
-	done   chan error
-}
-
 func (tr *fsTree) startPTY(t *testing.T, stdin string, extraEnv []string, args ...string) *ptyRun {
 	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 120})
-	r := &ptyRun{t: t, ptmx: ptmx, done: make(chan error, 1)}
-	r.cmd = exec.Command(guardrunBin, args...)
-	r.cmd.Dir = tr.work
-	r.cmd.Env = append(append([]string{}, tr.env...), extraEnv...)
-	r.cmd.Stdin = strings.NewReader(stdin)
-	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
-	// The pty is fd 3 in the child and becomes its controlling terminal.
-	r.cmd.ExtraFiles = []*os.File{tty}
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
-	// Reads until the child closes the terminal; it stops with EIO then.
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			r.mu.Lock()
-			r.screen.Write(buf[:n])
-			r.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() { r.done <- r.cmd.Wait() }()
-	t.Cleanup(func() {
-		r.cmd.Process.Kill()
-		ptmx.Close()
-	})
-	return r
-}
-
-func (r *ptyRun) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.screen.String()
-}
-
-// waitFor waits until the screen shows s for the n-th time.
-func (r *ptyRun) waitFor(s string, n int) {
-	r.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for strings.Count(r.text(), s) < n {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out waiting for %q (%d) on the terminal; it shows:\n%s", s, n, r.text())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (r *ptyRun) send(s string) {
-	r.t.Helper()
-	if _, err := r.ptmx.Write([]byte(s)); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-// wait returns the exit status.
-func (r *ptyRun) wait() int {
-	r.t.Helper()
-	select {
-	case err := <-r.done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		return 0
-	case <-time.After(15 * time.Second):
-		r.t.Fatalf("guardrun did not exit; the terminal shows:\n%s", r.text())
-	}
-	return -1
+	return startOnPTY(t, tr.work, append(append([]string{}, tr.env...), extraEnv...), strings.NewReader(stdin), args...)
 }
 
 const keyLine = "[y] approve once"

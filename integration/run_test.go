@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 )
 
 // runWorld is a world (fresh home, state, config and work directory) with
@@ -47,98 +45,13 @@ func (w *world) getenv(key string) string {
 	return v
 }
 
-// promptRun is one guardrun process whose controlling terminal is a pty
-// the test types on; its stdout and stderr are captured apart from it.
-type promptRun struct {
-	t      testing.TB
-	cmd    *exec.Cmd
-	ptmx   *os.File
-	mu     sync.Mutex
-	screen bytes.Buffer
-	stdout bytes.Buffer
-	stderr bytes.Buffer
-	done   chan error
-}
+// promptRun is one guardrun process whose controlling terminal and stdin
+// are a pty the test types on; its stdout and stderr are captured apart.
+type promptRun = ptyRun
 
 func startPrompt(t testing.TB, w *world, extraEnv []string, args ...string) *promptRun {
 	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: 160})
-	r := &promptRun{t: t, ptmx: ptmx, done: make(chan error, 1)}
-	r.cmd = exec.Command(guardrunBin, args...)
-	r.cmd.Dir = w.work
-	r.cmd.Env = append(append([]string{}, w.env...), extraEnv...)
-	r.cmd.Stdin = tty
-	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			r.mu.Lock()
-			r.screen.Write(buf[:n])
-			r.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() { r.done <- r.cmd.Wait() }()
-	t.Cleanup(func() {
-		r.cmd.Process.Kill()
-		ptmx.Close()
-	})
-	return r
-}
-
-func (r *promptRun) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.screen.String()
-}
-
-// waitFor waits until the terminal shows s for the n-th time.
-func (r *promptRun) waitFor(s string, n int) {
-	r.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for strings.Count(r.text(), s) < n {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out waiting for %q (%d) on the terminal; it shows:\n%s\nstderr: %s", s, n, r.text(), r.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (r *promptRun) send(s string) {
-	r.t.Helper()
-	if _, err := r.ptmx.Write([]byte(s)); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-func (r *promptRun) wait() int {
-	r.t.Helper()
-	select {
-	case err := <-r.done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		return 0
-	case <-time.After(15 * time.Second):
-		r.t.Fatalf("guardrun did not exit; the terminal shows:\n%s", r.text())
-	}
-	return -1
+	return startOnPTY(t, w.work, append(append([]string{}, w.env...), extraEnv...), nil, args...)
 }
 
 // runPlain runs guardrun with no controlling terminal and returns its
