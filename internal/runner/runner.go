@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -26,3 +29,42 @@ func Script(program, script string, args ...string) []string {
 // belong to the command: guardrun passes them on and keeps waiting for
 // the command's own exit status. Keep in sync with the package doc.
 var relayed = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// waitRelaying waits for cmd, passing each signal from sigs to relay
+// meanwhile, and returns the exit status as sh reports it (128+N for
+// signal N). prefix names the mechanism in errors.
+func waitRelaying(cmd *exec.Cmd, sigs <-chan os.Signal, relay func(os.Signal), prefix string) (int, error) {
+	// The relay's stop condition: done closes after Wait, when the pid
+	// may be reused.
+	done := make(chan struct{})
+	relayDone := make(chan struct{})
+	go func() {
+		defer close(relayDone)
+		for {
+			select {
+			case s := <-sigs:
+				relay(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	<-relayDone
+	if cmd.ProcessState != nil {
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Exited():
+				return ws.ExitStatus(), nil
+			case ws.Signaled():
+				return 128 + int(ws.Signal()), nil
+			}
+		}
+	}
+	var ee *exec.ExitError
+	if werr != nil && !errors.As(werr, &ee) {
+		return 0, fmt.Errorf("%s: %w", prefix, werr)
+	}
+	return 0, fmt.Errorf("%s: the command ended without an exit status", prefix)
+}

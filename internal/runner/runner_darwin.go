@@ -2,10 +2,8 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 
@@ -37,42 +35,13 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("seatbelt: start: %w", err)
 	}
-	// Stops when done closes, after Wait: the pid may be reused then.
-	done := make(chan struct{})
-	relayDone := make(chan struct{})
-	go func() {
-		defer close(relayDone)
-		for {
-			select {
-			case s := <-sigs:
-				// seatbelt.Command starts the command in its own
-				// process group (sandbox-exec execs the command).
-				if err := syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal)); err != nil {
-					_ = cmd.Process.Signal(s)
-				}
-			case <-done:
-				return
-			}
+	return waitRelaying(cmd, sigs, func(s os.Signal) {
+		// seatbelt.Command starts the command in its own process group
+		// (sandbox-exec execs the command).
+		if err := syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal)); err != nil {
+			_ = cmd.Process.Signal(s)
 		}
-	}()
-	werr := cmd.Wait()
-	close(done)
-	<-relayDone
-	if cmd.ProcessState != nil {
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-			switch {
-			case ws.Exited():
-				return ws.ExitStatus(), nil
-			case ws.Signaled():
-				return 128 + int(ws.Signal()), nil
-			}
-		}
-	}
-	var ee *exec.ExitError
-	if werr != nil && !errors.As(werr, &ee) {
-		return 0, fmt.Errorf("seatbelt: %w", werr)
-	}
-	return 0, errors.New("seatbelt: the command ended without an exit status")
+	}, "seatbelt")
 }
 
 // CheckCached is Check; nothing here is worth remembering.

@@ -41,38 +41,9 @@ func RunUnsandboxed(ctx context.Context, cwd string, argv []string, env []string
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("runner: start %s: %w", argv[0], err)
 	}
-	// Stops when done closes, after Wait: the pid may be reused then.
-	done := make(chan struct{})
-	relayDone := make(chan struct{})
-	go func() {
-		defer close(relayDone)
-		for {
-			select {
-			case s := <-sigs:
-				if s == syscall.SIGTERM || s == syscall.SIGHUP {
-					_ = cmd.Process.Signal(s)
-				}
-			case <-done:
-				return
-			}
+	return waitRelaying(cmd, sigs, func(s os.Signal) {
+		if s == syscall.SIGTERM || s == syscall.SIGHUP {
+			_ = cmd.Process.Signal(s)
 		}
-	}()
-	werr := cmd.Wait()
-	close(done)
-	<-relayDone
-	if cmd.ProcessState != nil {
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-			switch {
-			case ws.Exited():
-				return ws.ExitStatus(), nil
-			case ws.Signaled():
-				return 128 + int(ws.Signal()), nil
-			}
-		}
-	}
-	var ee *exec.ExitError
-	if werr != nil && !errors.As(werr, &ee) {
-		return 0, fmt.Errorf("runner: %w", werr)
-	}
-	return 0, errors.New("runner: the command ended without an exit status")
+	}, "runner")
 }
