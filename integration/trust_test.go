@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -334,38 +333,8 @@ func TestTrustTighteningApplies(t *testing.T) {
 // trustPTY runs `guardrun trust` on a pty and answers.
 func (tr *trustTree) trustPTY(t *testing.T, answer string, args ...string) (screen, stdout string, code int) {
 	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 120})
-	r := &ptyRun{t: t, ptmx: ptmx, done: make(chan error, 1)}
-	r.cmd = exec.Command(guardrunBin, append([]string{"trust"}, args...)...)
-	r.cmd.Dir = tr.proj
-	r.cmd.Env = tr.env
-	r.cmd.Stdin = strings.NewReader("y\n") // stdin is not the terminal: it must not answer
-	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
-	r.cmd.ExtraFiles = []*os.File{tty}
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			r.mu.Lock()
-			r.screen.Write(buf[:n])
-			r.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() { r.done <- r.cmd.Wait() }()
-	defer r.cmd.Process.Kill()
+	// stdin is not the terminal: it must not answer.
+	r := startOnPTY(t, tr.proj, tr.env, strings.NewReader("y\n"), append([]string{"trust"}, args...)...)
 	r.waitFor("Trust this file? [y/N]", 1)
 	r.send(answer + "\r")
 	code = r.wait()

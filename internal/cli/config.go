@@ -180,3 +180,16 @@ func (l *loaded) warnIgnored(w interface{ Write([]byte) (int, error) }) {
 	}
 	fmt.Fprintf(w, "guardrun: to apply it in full, review it and run: guardrun trust %s\n", l.project)
 }
+
+// loadConfig finds and loads the config in force for this process.
+func loadConfig(g *global) (*env, *loaded, error) {
+	e, err := newEnv()
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := load(g, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, l, nil
+}

@@ -20,13 +20,9 @@ decision; 125 on a bad config.
 `
 
 func cmdExplain(g *global, args []string, io IO) error {
-	vf, err := parseVerb(g, args, []string{"-c"}, nil)
-	if err != nil {
+	vf, help, err := verbStart(g, args, explainUsage, []string{"-c"}, nil, io)
+	if err != nil || help {
 		return err
-	}
-	if vf.bools["help"] {
-		fmt.Fprint(io.Stdout, explainUsage)
-		return nil
 	}
 	script, hasScript := vf.values["-c"]
 	switch {
@@ -39,11 +35,7 @@ func cmdExplain(g *global, args []string, io IO) error {
 	case len(vf.args) > 0:
 		return usagef("unexpected argument %q", vf.args[0])
 	}
-	e, err := newEnv()
-	if err != nil {
-		return err
-	}
-	l, err := load(g, e)
+	e, l, err := loadConfig(g)
 	if err != nil {
 		return err
 	}
@@ -130,22 +122,14 @@ type checkReport struct {
 }
 
 func cmdCheck(g *global, args []string, io IO) error {
-	vf, err := parseVerb(g, args, nil, nil)
-	if err != nil {
+	vf, help, err := verbStart(g, args, checkUsage, nil, nil, io)
+	if err != nil || help {
 		return err
-	}
-	if vf.bools["help"] {
-		fmt.Fprint(io.Stdout, checkUsage)
-		return nil
 	}
 	if len(vf.args) > 0 || vf.dashes {
 		return usagef("check takes no arguments")
 	}
-	e, err := newEnv()
-	if err != nil {
-		return err
-	}
-	l, err := load(g, e)
+	_, l, err := loadConfig(g)
 	if err != nil {
 		return err
 	}

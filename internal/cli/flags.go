@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/guardrun/guardrun/rules"
@@ -165,4 +166,18 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// verbStart parses a verb's arguments like parseVerb and, for -h/--help,
+// prints usage; help is then true and the verb has nothing left to do.
+func verbStart(g *global, args []string, usage string, withValue, boolean []string, io IO) (vf *verbFlags, help bool, err error) {
+	vf, err = parseVerb(g, args, withValue, boolean)
+	if err != nil {
+		return nil, false, err
+	}
+	if vf.bools["help"] {
+		fmt.Fprint(io.Stdout, usage)
+		return vf, true, nil
+	}
+	return vf, false, nil
 }

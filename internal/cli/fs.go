@@ -63,13 +63,9 @@ const (
 )
 
 func cmdFS(g *global, args []string, io IO) error {
-	vf, err := parseVerb(g, args, []string{"--old", "--new"}, nil)
-	if err != nil {
+	vf, help, err := verbStart(g, args, fsUsage, []string{"--old", "--new"}, nil, io)
+	if err != nil || help {
 		return err
-	}
-	if vf.bools["help"] {
-		fmt.Fprint(io.Stdout, fsUsage)
-		return nil
 	}
 	words := append(append([]string{}, vf.args...), vf.rest...)
 	if len(words) == 0 {

@@ -19,13 +19,9 @@ Shows the audit log: every decision, who made it and what happened.
 `
 
 func cmdLog(g *global, args []string, io IO) error {
-	vf, err := parseVerb(g, args, []string{"-n"}, nil)
-	if err != nil {
+	vf, help, err := verbStart(g, args, logUsage, []string{"-n"}, nil, io)
+	if err != nil || help {
 		return err
-	}
-	if vf.bools["help"] {
-		fmt.Fprint(io.Stdout, logUsage)
-		return nil
 	}
 	if len(vf.args) > 0 || vf.dashes {
 		return usagef("log takes no arguments")
@@ -37,11 +33,7 @@ func cmdLog(g *global, args []string, io IO) error {
 			return usagef("-n wants a number of entries, got %q", s)
 		}
 	}
-	e, err := newEnv()
-	if err != nil {
-		return err
-	}
-	l, err := load(g, e)
+	_, l, err := loadConfig(g)
 	if err != nil {
 		return err
 	}
@@ -108,11 +100,7 @@ func cmdSession(g *global, args []string, io IO) error {
 		}
 		return nil
 	}
-	e, err := newEnv()
-	if err != nil {
-		return err
-	}
-	l, err := load(g, e)
+	e, l, err := loadConfig(g)
 	if err != nil {
 		return err
 	}

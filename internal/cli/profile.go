@@ -32,13 +32,9 @@ type profileReport struct {
 }
 
 func cmdProfile(g *global, args []string, io IO) error {
-	vf, err := parseVerb(g, args, []string{"--os"}, nil)
-	if err != nil {
+	vf, help, err := verbStart(g, args, profileUsage, []string{"--os"}, nil, io)
+	if err != nil || help {
 		return err
-	}
-	if vf.bools["help"] {
-		fmt.Fprint(io.Stdout, profileUsage)
-		return nil
 	}
 	if len(vf.args) > 0 || vf.dashes {
 		return usagef("profile takes no arguments")
@@ -53,11 +49,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 	if osName != "linux" && osName != "darwin" {
 		return usagef("--os wants linux or darwin, got %q", osName)
 	}
-	e, err := newEnv()
-	if err != nil {
-		return err
-	}
-	l, err := load(g, e)
+	e, l, err := loadConfig(g)
 	if err != nil {
 		return err
 	}

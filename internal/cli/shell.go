@@ -55,13 +55,9 @@ type shell struct {
 }
 
 func runShell(g *global, args []string, io IO) error {
-	vf, err := parseVerb(g, args, nil, nil)
-	if err != nil {
+	vf, help, err := verbStart(g, args, shellUsage, nil, nil, io)
+	if err != nil || help {
 		return err
-	}
-	if vf.bools["help"] {
-		fmt.Fprint(io.Stdout, shellUsage)
-		return nil
 	}
 	if len(vf.args) > 0 || vf.dashes {
 		return usagef("shell takes no arguments (to run one script: guardrun -c 'SCRIPT')")

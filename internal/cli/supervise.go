@@ -39,13 +39,9 @@ Exit status: the agent's own (signals as 128+N); 125 if guardrun failed;
 `
 
 func cmdSupervise(g *global, args []string, io IO) error {
-	vf, err := parseVerb(g, args, nil, nil)
-	if err != nil {
+	vf, help, err := verbStart(g, args, superviseUsage, nil, nil, io)
+	if err != nil || help {
 		return err
-	}
-	if vf.bools["help"] {
-		fmt.Fprint(io.Stdout, superviseUsage)
-		return nil
 	}
 	argv := vf.rest
 	switch {

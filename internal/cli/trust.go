@@ -26,13 +26,9 @@ it untrusted again. FILE defaults to the nearest .guardrun.yaml.
 `
 
 func cmdTrust(g *global, args []string, io IO) error {
-	vf, err := parseVerb(g, args, nil, []string{"--list", "--revoke"})
-	if err != nil {
+	vf, help, err := verbStart(g, args, trustUsage, nil, []string{"--list", "--revoke"}, io)
+	if err != nil || help {
 		return err
-	}
-	if vf.bools["help"] {
-		fmt.Fprint(io.Stdout, trustUsage)
-		return nil
 	}
 	if len(vf.args) > 1 || vf.dashes {
 		return usagef("trust takes at most one file")
