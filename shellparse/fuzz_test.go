@@ -13,8 +13,9 @@ import (
 )
 
 // FuzzParse checks that analysis never panics, stays deterministic and
-// keeps every position inside the analysed text. The seed corpus is in
-// testdata/fuzz/FuzzParse.
+// keeps every position inside the analysed text, and that no script can
+// hide a command written after it (see checkAppended). The seed corpus
+// is in testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
 	for _, tc := range parseCases {
 		f.Add(tc.src)
@@ -60,7 +61,70 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("bad finding %+v", fi)
 			}
 		}
+		checkAppended(t, src)
 	})
+}
+
+// checkAppended is the security property: whatever a script S that
+// parses contains, `rm x` written after it as a command of its own is
+// seen — S followed by `rm x` has a command whose argv is exactly
+// [rm x], or the analysis blocks it (a Block finding, or a parse error:
+// what does not parse does not run).
+//
+// The joinings are chosen so that bash runs `rm x` as a command for every
+// S the parser accepts: S plus "; rm x" and " && rm x" where S's last line
+// cannot swallow them, else S plus an empty line plus "rm x", and
+// "{ S<empty line>} && rm x". The empty line ends a trailing comment and
+// a line continuation (a trailing backslash joins only the next line,
+// which is empty); the parser refuses an unclosed here-document, so no
+// heredoc body is open at the end of S. "; rm x" is appended only when
+// S's last line has no comment and no here-document, and S does not end
+// in a backslash (which would escape the ';') or in a separator (which
+// would make "; rm x" a syntax error, and so prove nothing).
+func checkAppended(t *testing.T, src string) {
+	t.Helper()
+	var joined []string
+	last := src[strings.LastIndexByte(src, '\n')+1:]
+	tail := strings.TrimRight(src, " \t")
+	if !strings.ContainsAny(last, "#") && !strings.Contains(src, "<<") &&
+		tail != "" && !strings.ContainsAny(tail[len(tail)-1:], "\\&;|") {
+		joined = append(joined, src+"; rm x", src+" && rm x")
+	}
+	joined = append(joined, src+"\n\nrm x", "{ "+src+"\n\n} && rm x")
+	for _, j := range joined {
+		s, err := Parse(j, Options{Home: "/home/u", MaxDepth: 4})
+		if err != nil {
+			continue // refused: nothing runs
+		}
+		if hasRmX(s) {
+			continue
+		}
+		blocked := false
+		for _, fi := range s.Findings {
+			blocked = blocked || fi.Severity == Block
+		}
+		if !blocked {
+			var seen [][]string
+			for _, c := range s.Commands {
+				var argv []string
+				for _, w := range c.Argv {
+					argv = append(argv, w.Value)
+				}
+				seen = append(seen, argv)
+			}
+			t.Fatalf("%q hides the `rm x` after it: commands %q, findings %+v", j, seen, s.Findings)
+		}
+	}
+}
+
+func hasRmX(s *Script) bool {
+	for _, c := range s.Commands {
+		if len(c.Argv) == 2 && c.Argv[0].Value == "rm" && c.Argv[1].Value == "x" &&
+			c.Argv[0].Static() && c.Argv[1].Static() {
+			return true
+		}
+	}
+	return false
 }
 
 func checkPos(t *testing.T, src, what string, p Pos) {
