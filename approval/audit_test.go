@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // childEnv names the role of a re-executed test binary. Concurrency tests
@@ -322,7 +324,7 @@ func TestAuditAppendRefusesUnsafeLogFiles(t *testing.T) {
 			name: "fifo",
 			setup: func(t *testing.T, path string) {
 				if err := syscall.Mkfifo(path, 0o600); err != nil {
-					t.Skipf("mkfifo: %v", err)
+					testenv.Missing(t, "no mkfifo: %v", err)
 				}
 			},
 			wantErr: "not a regular file",
@@ -488,10 +490,10 @@ func mustSymlink(t *testing.T, target, link string) {
 func chownOrSkip(t *testing.T, path string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("giving a file to another user needs root")
+		testenv.Missing(t, "not root: giving a file to another user needs root")
 	}
 	if err := os.Lchown(path, 65534, 65534); err != nil {
-		t.Skipf("chown to nobody: %v", err)
+		testenv.Missing(t, "no chown to nobody: %v", err)
 	}
 }
 

@@ -5,14 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 func TestCheckCached(t *testing.T) {
 	if err := Check(); err != nil {
-		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("bubblewrap is required but unavailable: %v", err)
-		}
-		t.Skipf("needs bubblewrap: %v", err)
+		testenv.Missing(t, "no usable bubblewrap: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "state", "sandbox-ok")
 	failing := errors.New("seccomp unavailable")

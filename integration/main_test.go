@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // guardrunBin is the binary under test, built once by TestMain.
@@ -46,10 +48,7 @@ func run(m *testing.M) int {
 func requireSandbox(t testing.TB) {
 	t.Helper()
 	if ok, why := sandboxWorks(); !ok {
-		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("the OS sandbox is required (GUARDRUN_REQUIRE_SANDBOX=1) but unavailable: %s", why)
-		}
-		t.Skipf("needs the OS sandbox: %s", why)
+		testenv.Missing(t, "the OS sandbox is unavailable: %s", why)
 	}
 }
 
@@ -105,7 +104,7 @@ func TestScripts(t *testing.T) {
 				if ok, _ := sandboxWorks(); ok {
 					return true, nil
 				}
-				if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
+				if testenv.Required() {
 					return false, fmt.Errorf("condition [%s]: the OS sandbox is required but unavailable", cond)
 				}
 				return false, nil

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // ptyRun is guardrun running with a pty as its controlling terminal, so
@@ -35,7 +37,7 @@ func startOnPTY(t testing.TB, dir string, env []string, stdin io.Reader, args ..
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		testenv.Missing(t, "no pty: %v", err)
 	}
 	pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: 160})
 	r := &ptyRun{t: t, ptmx: ptmx, done: make(chan error, 1)}

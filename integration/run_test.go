@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // runWorld is a world (fresh home, state, config and work directory) with
@@ -347,12 +349,8 @@ func copyTree(t *testing.T, src, dst string) {
 // refusal line.
 func TestRunMakeShell(t *testing.T) {
 	requireSandbox(t)
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("no make")
-	}
-	if _, err := exec.LookPath("cc"); err != nil {
-		t.Skip("no cc")
-	}
+	testenv.LookPath(t, "make")
+	testenv.LookPath(t, "cc")
 	proj := filepath.Join(t.TempDir(), "cproject")
 	copyTree(t, "testdata/cproject", proj)
 	w := runWorld(t, fmt.Sprintf(makeConfig, proj))

@@ -19,6 +19,8 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // superviseConfig allows echo, seq, sleep and cat, asks for touch, and
@@ -103,7 +105,7 @@ func startOnTTY(t testing.TB, w *world, argv ...string) *tty {
 	t.Helper()
 	pm, ps, err := pty.Open()
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		testenv.Missing(t, "no pty: %v", err)
 	}
 	pty.Setsize(pm, &pty.Winsize{Rows: 50, Cols: 160})
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -566,7 +568,7 @@ func relayThrough(b *testing.B, w *world, want int, argv ...string) (time.Durati
 	b.Helper()
 	pm, ps, err := pty.Open()
 	if err != nil {
-		b.Skipf("no pty: %v", err)
+		testenv.Missing(b, "no pty: %v", err)
 	}
 	defer pm.Close()
 	pty.Setsize(pm, &pty.Winsize{Rows: 50, Cols: 160})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/sandbox"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // These tests need a Mac. Every forbidden operation runs inside
@@ -23,10 +25,7 @@ const up = "SANDBOX_UP"
 func requireSandbox(t *testing.T) {
 	t.Helper()
 	if err := Check(); err != nil {
-		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("sandbox required: %v", err)
-		}
-		t.Skipf("sandbox-exec unusable here: %v", err)
+		testenv.Missing(t, "sandbox-exec unusable here: %v", err)
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guardrun/guardrun/approval"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // person is the other end of the terminal a supervisor runs on: what the
@@ -35,7 +37,7 @@ func newPerson(t *testing.T) *person {
 	t.Helper()
 	pm, ps, err := openPTY()
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		testenv.Missing(t, "no pty: %v", err)
 	}
 	setSize(pm, sizeOf(40, 100))
 	p := &person{t: t, pm: pm, ps: ps, done: make(chan struct{})}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // tempDir is a test directory with its own symlinks resolved (macOS's
@@ -234,7 +236,7 @@ func TestWriteFile(t *testing.T) {
 
 func TestWriteFileKeepsOwner(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to own a file as someone else")
+		testenv.Missing(t, "not root: owning a file as someone else needs root")
 	}
 	p := filepath.Join(tempDir(t), "f")
 	write(t, p, "old", 0o755)
@@ -410,7 +412,7 @@ func TestRemove(t *testing.T) {
 		setup: func(t *testing.T, root, _ string) string {
 			p := filepath.Join(root, "fifo")
 			if err := unix.Mkfifo(p, 0o644); err != nil {
-				t.Skip("mkfifo:", err)
+				testenv.Missing(t, "no mkfifo: %v", err)
 			}
 			return p
 		},

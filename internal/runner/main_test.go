@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/sandbox"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // suiteDir holds what the whole test binary shares and what the
@@ -73,10 +75,7 @@ func fixtureRoot() string {
 func requireSandbox(t testing.TB) {
 	t.Helper()
 	if err := Check(); err != nil {
-		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("sandbox unavailable (GUARDRUN_REQUIRE_SANDBOX=1): %v", err)
-		}
-		t.Skipf("sandbox unavailable (set GUARDRUN_REQUIRE_SANDBOX=1 to fail instead): %v", err)
+		testenv.Missing(t, "sandbox unavailable: %v", err)
 	}
 }
 

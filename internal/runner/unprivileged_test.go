@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // unprivUser runs the sandbox tests a second time when the suite runs as
@@ -27,9 +29,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		t.Skip("running as an unprivileged user already: the other tests cover it")
 	}
 	requireSandbox(t)
-	if _, err := exec.LookPath("runuser"); err != nil {
-		t.Skip("runuser not found (util-linux)")
-	}
+	testenv.LookPath(t, "runuser") // util-linux
 	if exec.Command("id", "-u", unprivUser).Run() != nil {
 		if out, err := exec.Command("useradd", "-m", unprivUser).CombinedOutput(); err != nil {
 			t.Fatalf("useradd %s: %v\n%s", unprivUser, err, out)
@@ -59,7 +59,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		t.Fatalf("as %s: %v\n%s", unprivUser, err, text)
 	}
 	if strings.Contains(text, "--- SKIP") && !strings.Contains(text, "--- PASS: TestEscapes") {
-		t.Skipf("as %s the sandbox is unavailable:\n%s", unprivUser, text)
+		testenv.Missing(t, "as %s the sandbox is unavailable:\n%s", unprivUser, text)
 	}
 	// The child's escape summary and its top-level results.
 	inSummary := false
