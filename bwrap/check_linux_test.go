@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 func TestExplain(t *testing.T) {
@@ -30,7 +32,9 @@ func TestExplain(t *testing.T) {
 func TestCheck(t *testing.T) {
 	err := Check()
 	if err != nil {
-		t.Logf("bwrap unavailable here: %v", err)
+		if testenv.Required() {
+			t.Errorf("bwrap unavailable (GUARDRUN_REQUIRE_SANDBOX=1): %v", err)
+		}
 		if _, lerr := lookBwrap(); lerr == nil && !strings.Contains(err.Error(), "bwrap said") && !strings.Contains(err.Error(), "does not work") {
 			t.Errorf("with bwrap installed, the error should quote it: %v", err)
 		}

@@ -59,6 +59,9 @@ func TestBashDifferential(t *testing.T) {
 
 	strace, tracing := straceUsable(t, root)
 	if !tracing {
+		if testenv.Required() {
+			t.Fatal("no usable strace (missing, or ptrace not permitted); without it the stand-ins' log does not see the real wrappers (GUARDRUN_REQUIRE_SANDBOX=1)")
+		}
 		t.Log("strace cannot trace here (missing, or ptrace not permitted): comparing with the stand-ins' own log, which does not see the real wrappers")
 	}
 	// The harness must see what runs, or every comparison passes.

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -110,6 +111,29 @@ func waitShown(t *testing.T, f *fakePrompter) string {
 	}
 }
 
+// waitQueue waits until the requests waiting behind the prompt (the
+// server's queue) satisfy ok.
+func waitQueue(t *testing.T, s *Server, what string, ok func(q []*pending) bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.mu.Lock()
+		done := ok(s.queue)
+		s.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's queue never showed %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func queued(n int) func([]*pending) bool {
+	return func(q []*pending) bool { return len(q) == n }
+}
+
 func TestSocketIsPrivate(t *testing.T) {
 	s := startServer(t, newFake())
 	dir := filepath.Dir(s.Path())
@@ -193,7 +217,7 @@ func TestQueueOneAtATime(t *testing.T) {
 			waitShown(t, f) // the first is on screen before the others arrive
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
+	waitQueue(t, s, "two requests waiting", queued(2))
 	if f.count() != 1 {
 		t.Fatalf("%d prompts shown at once", f.count())
 	}
@@ -333,9 +357,11 @@ func TestServerSurvivesBadClients(t *testing.T) {
 		c2 := rawConn(t, s)
 		l2, _ := EncodeAsk(request("queued then gone", ""))
 		c2.Write(l2)
-		time.Sleep(50 * time.Millisecond)
+		waitQueue(t, s, "the second request waiting", queued(1))
 		c2.Close()
-		time.Sleep(50 * time.Millisecond)
+		waitQueue(t, s, "the second request withdrawn", func(q []*pending) bool {
+			return len(q) == 1 && q[0].ctx.Err() != nil
+		})
 		f.answers <- approval.Answer{Approve: true}
 		if r, err := readReply(t, c1); err != nil || !r.Approve {
 			t.Fatalf("first: %+v %v", r, err)
@@ -361,9 +387,16 @@ func TestTooManyConnections(t *testing.T) {
 	s.ReadTimeout = 2 * time.Second
 	go s.Serve()
 	defer s.Close()
-	rawConn(t, s)
-	rawConn(t, s)
-	time.Sleep(50 * time.Millisecond)
+	// Two connections hold the two slots: one request on screen, one
+	// waiting behind it.
+	for i, c := range []net.Conn{rawConn(t, s), rawConn(t, s)} {
+		line, _ := EncodeAsk(request(fmt.Sprint("holds a slot ", i), ""))
+		c.Write(line)
+		if i == 0 {
+			waitShown(t, f)
+		}
+	}
+	waitQueue(t, s, "a request waiting", queued(1))
 	c := rawConn(t, s)
 	r, err := readReply(t, c)
 	if err != nil || !strings.Contains(r.Error, "busy") {

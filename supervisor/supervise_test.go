@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -187,10 +188,12 @@ func TestRawModeRestored(t *testing.T) {
 	t.Run("agent exits", func(t *testing.T) {
 		p := newPerson(t)
 		before := p.termios()
-		r := supervise(t, p, &Supervisor{}, "sh", "-c", "sleep 0.2")
+		end := filepath.Join(t.TempDir(), "end")
+		r := supervise(t, p, &Supervisor{}, "sh", "-c", `while [ ! -e "$1" ]; do sleep 0.01; done`, "sh", end)
 		if during := p.termios(); during.Lflag&unix.ICANON != 0 {
 			t.Error("terminal not raw while supervising")
 		}
+		touch(t, end)
 		r.wait(t)
 		if after := p.termios(); *after != *before {
 			t.Errorf("termios not restored:\nbefore %+v\nafter  %+v", before, after)
@@ -212,7 +215,7 @@ func TestRawModeRestored(t *testing.T) {
 
 func TestWindowSizeForwarded(t *testing.T) {
 	p := newPerson(t)
-	r := supervise(t, p, &Supervisor{}, "sh", "-c", `trap 'stty size' WINCH; echo ready; i=0; while [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done`)
+	r := supervise(t, p, &Supervisor{}, "sh", "-c", `trap 'stty size' WINCH; echo ready; while :; do sleep 0.05; done`)
 	p.waitFor(0, "ready")
 	setSize(p.pm, sizeOf(33, 77))
 	syscall.Kill(os.Getpid(), syscall.SIGWINCH) // the person's terminal tells its foreground group
@@ -232,25 +235,57 @@ func TestSignalsRelayed(t *testing.T) {
 	p.waitFor(0, "got HUP")
 }
 
-// counter prints numbered lines steadily until told to stop.
-const counter = `i=0; while [ $i -lt 100000 ]; do echo "line $i"; i=$((i+1)); done; echo COUNTER-DONE`
-
-// checkSequence checks that the numbered lines on screen run from 0 to
-// last without a gap, a repeat or a reordering.
-func checkSequence(t *testing.T, screen string, last int) {
+// touch creates an empty file: an event a waiting agent sees.
+func touch(t *testing.T, path string) {
 	t.Helper()
-	want := 0
-	for _, m := range regexp.MustCompile(`line (\d+)\r\n`).FindAllStringSubmatch(screen, -1) {
-		n, _ := strconv.Atoi(m[1])
-		if n != want {
-			t.Fatalf("line %d after line %d", n, want-1)
-		}
-		want++
-	}
-	if want != last+1 {
-		t.Fatalf("saw lines 0..%d, want 0..%d", want-1, last)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
+
+// waitFile waits until path exists: an event the agent signals.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checkInterleave checks that screen is the agent's output with only the
+// prompt drawn into it, between two parts of it (at a line end or
+// mid-line): screen = agent[:k] + drawn + agent[k:], and drawn holds the
+// prompt. Not a byte of the agent's output is lost, repeated or
+// reordered, and none of it appears inside the prompt.
+func checkInterleave(t *testing.T, screen, agent, prompt string) {
+	t.Helper()
+	if len(screen) < len(agent) {
+		t.Fatalf("screen (%d bytes) is shorter than the agent's output (%d bytes)", len(screen), len(agent))
+	}
+	pre := 0
+	for pre < len(agent) && screen[pre] == agent[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(agent)-pre && screen[len(screen)-1-suf] == agent[len(agent)-1-suf] {
+		suf++
+	}
+	if pre+suf != len(agent) {
+		t.Fatalf("agent output lost or reordered: the screen agrees with it for %d bytes from the start and %d from the end of %d; the screen has %q where the agent wrote %q",
+			pre, suf, len(agent), excerpt(screen, pre), excerpt(agent, pre))
+	}
+	if drawn := screen[pre : len(screen)-suf]; !strings.Contains(drawn, prompt) {
+		t.Fatalf("the prompt %q is not where the agent's output was held; drawn there: %q", prompt, excerpt(drawn, 0))
+	}
+}
+
+func excerpt(s string, at int) string { return s[at:min(len(s), at+80)] }
 
 func clientAsk(t *testing.T, socket string, r *approval.Request) chan approval.Answer {
 	t.Helper()
@@ -282,38 +317,68 @@ func answer(t *testing.T, ch chan approval.Answer) approval.Answer {
 }
 
 // While a prompt is shown the agent's output waits, and afterwards all of
-// it comes, in order. The hold limit is small, so the agent must be made
+// it comes, in order. The agent stops mid-line until the prompt is
+// shown, then writes far more than the hold limit: the agent must be made
 // to wait rather than have its output dropped.
 func TestPromptHoldsOutput(t *testing.T) {
+	const last = 20000
+	dir := t.TempDir()
+	// Lines 0..99, half of a line, (once go exists) the rest of it, then
+	// lines 100..last; the file held is written after line 508.
 	p := newPerson(t)
-	r := supervise(t, p, &Supervisor{HoldLimit: 4096}, "sh", "-c", counter)
-	p.waitFor(0, "line 100\r\n")
+	r := supervise(t, p, &Supervisor{HoldLimit: 4096}, "sh", "-c", `
+i=0; while [ $i -lt 100 ]; do echo "line $i"; i=$((i+1)); done
+printf 'half of a'
+while [ ! -e "$1/go" ]; do sleep 0.01; done
+echo ' line'
+while [ $i -le `+strconv.Itoa(last)+` ]; do
+	echo "line $i"
+	[ $i = 508 ] && : > "$1/held"
+	i=$((i+1))
+done
+echo COUNTER-DONE`, "sh", dir)
+	var agent strings.Builder
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&agent, "line %d\r\n", i)
+	}
+	agent.WriteString("half of a line\r\n")
+	for i := 100; i <= last; i++ {
+		fmt.Fprintf(&agent, "line %d\r\n", i)
+	}
+	agent.WriteString("COUNTER-DONE\r\n")
+	// The rest of the half line and lines 100..508 are beyond the hold
+	// limit, and the supervisor takes output until it holds the limit:
+	// once held exists, the held output reaches the limit.
+	if n := len(" line\r\n") + 409*len("line 100\r\n"); n <= 4096 {
+		t.Fatalf("the marker is written after %d bytes, not beyond the hold limit", n)
+	}
+
+	p.waitFor(0, "half of a")
 	ans := clientAsk(t, r.socket, request("touch held", testKey))
 	at := p.waitFor(0, `\[y\] approve once.*> `)
-	time.Sleep(300 * time.Millisecond)
-	if after := p.screen()[at:]; strings.Contains(after, "line ") {
-		t.Fatalf("agent output shown during the prompt: %q", after[:min(len(after), 200)])
+	touch(t, filepath.Join(dir, "go"))
+	waitFile(t, filepath.Join(dir, "held"))
+	if after := p.screen()[at:]; after != "" {
+		t.Fatalf("agent output shown during the prompt: %q", excerpt(after, 0))
 	}
 	p.typ("y")
 	if a := answer(t, ans); !a.Approve || a.Session {
 		t.Fatalf("answer %+v", a)
 	}
-	p.waitFor(at, "COUNTER-DONE")
+	p.waitFor(at, "COUNTER-DONE\r\n")
 	r.wait(t)
 	screen := p.screen()
-	checkSequence(t, screen, 99999)
-	prompt := strings.Index(screen, "approval needed")
-	if strings.Contains(screen[prompt:], "line 100000") {
-		t.Fatal("impossible line")
-	}
+	// What the terminal gets after the agent's last line is not its output.
+	screen = screen[:strings.LastIndex(screen, "COUNTER-DONE\r\n")+len("COUNTER-DONE\r\n")]
+	checkInterleave(t, screen, agent.String(), "approval needed")
 }
 
 // Keys typed at a prompt go to the prompt; the note comes back to the
 // asker; what is typed after goes to the agent again.
 func TestPromptOwnsKeyboard(t *testing.T) {
 	p := newPerson(t)
-	r := supervise(t, p, &Supervisor{}, "sh", "-c", `stty -echo; while read -r l; do echo "agent read [$l]"; done`)
-	time.Sleep(100 * time.Millisecond)
+	r := supervise(t, p, &Supervisor{}, "sh", "-c", `stty -echo; echo ready; while read -r l; do echo "agent read [$l]"; done`)
+	p.waitFor(0, "ready")
 	p.typ("before\r")
 	p.waitFor(0, `agent read \[before\]`)
 	ans := clientAsk(t, r.socket, request("touch x", testKey))
@@ -340,15 +405,17 @@ func TestPromptsQueue(t *testing.T) {
 	a1 := clientAsk(t, r.socket, request("touch first", testKey))
 	at := p.waitFor(0, `touch first[\s\S]*> `)
 	a2 := clientAsk(t, r.socket, request("touch second", strings.Repeat("d", 64)))
-	time.Sleep(100 * time.Millisecond)
-	if strings.Contains(p.screen()[at:], "touch second") {
-		t.Fatal("second prompt drawn over the first")
-	}
 	p.typ("s")
 	if a := answer(t, a1); !a.Approve || !a.Session {
 		t.Fatalf("first: %+v", a)
 	}
+	answered := p.waitFor(at, `s\r\n`)
 	at = p.waitFor(at, `touch second[\s\S]*> `)
+	// Whenever the second request arrived, it was drawn only after the
+	// first was answered.
+	if strings.Contains(p.screen()[:answered], "touch second") {
+		t.Fatalf("second prompt drawn over the first:\n%s", p.screen())
+	}
 	p.typ("y")
 	if a := answer(t, a2); !a.Approve || a.Session {
 		t.Fatalf("second: %+v", a)
@@ -365,7 +432,8 @@ func TestPromptsQueue(t *testing.T) {
 // released.
 func TestPromptWithdrawn(t *testing.T) {
 	p := newPerson(t)
-	r := supervise(t, p, &Supervisor{}, "sh", "-c", `sleep 0.5; echo LATE OUTPUT; sleep 30`)
+	dir := t.TempDir()
+	r := supervise(t, p, &Supervisor{}, "sh", "-c", `while [ ! -e "$1/go" ]; do sleep 0.01; done; echo LATE OUTPUT; : > "$1/said"; sleep 30`, "sh", dir)
 	c, err := Dial(r.socket)
 	if err != nil {
 		t.Fatal(err)
@@ -373,7 +441,11 @@ func TestPromptWithdrawn(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go c.Prompt(ctx, request("touch gone", ""))
 	at := p.waitFor(0, `touch gone[\s\S]*> `)
-	time.Sleep(700 * time.Millisecond)
+	touch(t, filepath.Join(dir, "go"))
+	waitFile(t, filepath.Join(dir, "said")) // the agent wrote it: now held
+	if strings.Contains(p.screen()[at:], "LATE OUTPUT") {
+		t.Fatal("agent output shown during the prompt")
+	}
 	cancel()
 	p.waitFor(at, `withdrawn[\s\S]*LATE OUTPUT`)
 	syscall.Kill(r.pid, syscall.SIGKILL)
@@ -383,11 +455,23 @@ func TestPromptWithdrawn(t *testing.T) {
 // Keys already on their way when a prompt appears are the agent's.
 func TestSettle(t *testing.T) {
 	p := newPerson(t)
-	r := supervise(t, p, &Supervisor{Settle: 400 * time.Millisecond}, "sh", "-c", `stty -echo; while read -r l; do echo "agent read [$l]"; done`)
+	// The settle time starts when the prompt is drawn: after the request
+	// is sent, before the test sees the prompt. So keys typed less than
+	// settle after sending are the agent's, and keys typed settle after
+	// the prompt was seen are the prompt's. settle is long so that a
+	// loaded machine still types the first in time.
+	const settle = 2 * time.Second
+	r := supervise(t, p, &Supervisor{Settle: settle}, "sh", "-c", `stty -echo; echo ready; while read -r l; do echo "agent read [$l]"; done`)
+	p.waitFor(0, "ready")
+	sent := time.Now()
 	ans := clientAsk(t, r.socket, request("touch x", ""))
 	at := p.waitFor(0, `\[n\] deny.*> `)
+	seen := time.Now()
 	p.typ("y\r") // too soon: for the agent, whose output waits
-	time.Sleep(500 * time.Millisecond)
+	if late := time.Since(sent); late >= settle {
+		t.Fatalf("the prompt took %v to show and answer, longer than the settle time %v", late, settle)
+	}
+	time.Sleep(time.Until(seen.Add(settle + 50*time.Millisecond))) // the settle time is over
 	p.typ("n\r")
 	if a := answer(t, ans); a.Approve {
 		t.Fatalf("answer %+v", a)
@@ -438,7 +522,6 @@ func TestPromptIgnoresEscapeSequences(t *testing.T) {
 	p.typ("\x1b[200~y\rs\x1b[201~")      // bracketed paste
 	p.typ("\x1bOy\x1b[1;5y\x1b]0;s\x07") // SS3, CSI, OSC
 	p.typ("\x1by")                       // Alt+y
-	time.Sleep(100 * time.Millisecond)
 	p.typ("n\r")
 	if a := answer(t, ans); a.Approve || a.Note != "" {
 		t.Fatalf("answer %+v", a)
