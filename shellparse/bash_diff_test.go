@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,8 @@ func TestBashDifferential(t *testing.T) {
 			}
 		}
 		t.Run(name, func(t *testing.T) {
-			s, err := Parse(string(src), Options{})
+			work := t.TempDir()
+			s, err := Parse(string(src), Options{Home: work})
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -90,7 +92,22 @@ func TestBashDifferential(t *testing.T) {
 				found[c.Name()] = true
 			}
 
-			ran := runTraced(t, bash, strace, tracing, stubs, execLog, string(src))
+			run := runIn(t, bash, strace, tracing, stubs, execLog, work, string(src))
+			ran := run.names
+			// Every argv a stand-in was run with is one the parser
+			// reported for that command, word for word.
+			for _, argv := range run.argvs {
+				if !slices.ContainsFunc(s.Commands, func(c Command) bool { return argvMatches(c, argv) }) {
+					t.Errorf("bash ran %q, which the parser did not report; it reported %s", argv, reported(s, filepath.Base(argv[0])))
+				}
+			}
+			// Every file bash opened for a redirection is one the parser
+			// reported, for the same operation.
+			for _, o := range run.opens {
+				if !slices.ContainsFunc(s.Files, func(f FileOp) bool { return fileMatches(f, o, work) }) {
+					t.Errorf("bash opened %s for %s, which the parser did not report; it reported %s", o.path, o.op, reportedFiles(s))
+				}
+			}
 			var missed []string
 			for _, n := range ran {
 				if !found[n] {
@@ -116,7 +133,10 @@ func requireOrSkip(t *testing.T, msg string) {
 
 func writeStubs(t *testing.T, dir, bash, execLog string) {
 	t.Helper()
-	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"${0##*/}\" >>%s\nexit 0\n", shellQuote(execLog))
+	// Each stand-in logs its name, and its whole argv (NUL-separated) in
+	// a file of its own, so stand-ins running at once do not mix.
+	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"${0##*/}\" >>%s\nprintf '%%s\\0' \"${0##*/}\" \"$@\" >%s/$$\nexit 0\n",
+		shellQuote(execLog), shellQuote(execLog+".argv"))
 	for _, n := range stubNames {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
@@ -174,8 +194,34 @@ var execveRe = regexp.MustCompile(`execve\("([^"]*)"`)
 // (bash itself, the first execve, excluded).
 func runTraced(t *testing.T, bash, strace string, tracing bool, stubs, execLog, src string) []string {
 	t.Helper()
-	work := t.TempDir()
+	return runIn(t, bash, strace, tracing, stubs, execLog, t.TempDir(), src).names
+}
+
+// ran is what a script did: the programs it ran (base names), the argv
+// of every stand-in run, and, under strace, the files bash opened by a
+// path relative to its working directory or under it.
+type ran struct {
+	names []string
+	argvs [][]string
+	opens []opened
+}
+
+type opened struct {
+	path string
+	op   Op
+}
+
+// runIn runs a script with bash in work, with only the stand-ins on PATH.
+func runIn(t *testing.T, bash, strace string, tracing bool, stubs, execLog, work, src string) ran {
+	t.Helper()
 	if err := os.WriteFile(execLog, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argvDir := execLog + ".argv"
+	if err := os.RemoveAll(argvDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(argvDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	trace := filepath.Join(work, ".trace")
@@ -183,7 +229,7 @@ func runTraced(t *testing.T, bash, strace string, tracing bool, stubs, execLog, 
 	defer cancel()
 	var cmd *exec.Cmd
 	if tracing {
-		cmd = exec.CommandContext(ctx, strace, "-f", "-qq", "-e", "trace=execve", "-o", trace, bash, "-c", src)
+		cmd = exec.CommandContext(ctx, strace, "-f", "-qq", "-s", "4096", "-e", "trace=execve,open,openat,creat", "-o", trace, bash, "-c", src)
 	} else {
 		cmd = exec.CommandContext(ctx, bash, "-c", src)
 	}
@@ -199,17 +245,53 @@ func runTraced(t *testing.T, bash, strace string, tracing bool, stubs, execLog, 
 		t.Fatalf("the script runs a program without a stand-in; add it to stubNames:\n%s", stderr.String())
 	}
 
-	var ran []string
+	var r ran
 	if tracing {
 		b, err := os.ReadFile(trace)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, m := range execveRe.FindAllStringSubmatch(string(b), -1) {
-			if i == 0 {
-				continue // the bash under test
+		// Lines are "pid syscall(...)". Files opened by a process after
+		// it executed something other than a shell are that program's,
+		// not a redirection's.
+		notShell := map[string]bool{}
+		first := true
+		for _, line := range strings.Split(string(b), "\n") {
+			pid, call, _ := strings.Cut(line, " ")
+			call = strings.TrimLeft(call, " ")
+			if m := execveRe.FindStringSubmatch(call); m != nil && strings.HasPrefix(call, "execve(") {
+				if first {
+					first = false // the bash under test
+					continue
+				}
+				prog := filepath.Base(m[1])
+				r.names = append(r.names, prog)
+				notShell[pid] = prog != "bash" && prog != "sh" && filepath.Base(m[1]) != filepath.Base(bash)
+				continue
 			}
-			ran = append(ran, filepath.Base(m[1]))
+			m := openRe.FindStringSubmatch(call)
+			if m == nil || notShell[pid] {
+				continue
+			}
+			quoted, flags := m[1], m[2]
+			if quoted == "" {
+				quoted, flags = m[3], "O_WRONLY|O_CREAT"
+			}
+			path, err := strconv.Unquote(quoted) // strace quotes as C does
+			if err != nil {
+				path = quoted[1 : len(quoted)-1] // an escape Go does not know: compare as printed
+			}
+			if strings.Contains(flags, "O_DIRECTORY") {
+				continue
+			}
+			if strings.HasPrefix(path, "/") && !strings.HasPrefix(path, work+"/") {
+				continue // the loader, locales, the stand-ins' logs
+			}
+			op := OpRead
+			if strings.Contains(flags, "O_WRONLY") || strings.Contains(flags, "O_RDWR") || strings.Contains(flags, "O_CREAT") {
+				op = OpWrite
+			}
+			r.opens = append(r.opens, opened{path, op})
 		}
 	}
 	b, err := os.ReadFile(execLog)
@@ -218,11 +300,100 @@ func runTraced(t *testing.T, bash, strace string, tracing bool, stubs, execLog, 
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if l != "" {
-			ran = append(ran, l)
+			r.names = append(r.names, l)
 		}
 	}
-	slices.Sort(ran)
-	return slices.Compact(ran)
+	slices.Sort(r.names)
+	r.names = slices.Compact(r.names)
+	recs, err := os.ReadDir(argvDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range recs {
+		b, err := os.ReadFile(filepath.Join(argvDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.argvs = append(r.argvs, strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"))
+	}
+	return r
+}
+
+var openRe = regexp.MustCompile(`^(?:open|openat)\((?:AT_FDCWD, )?("(?:[^"\\]|\\.)*"), ([A-Z_|]+)|^creat\(("(?:[^"\\]|\\.)*")`)
+
+// argvMatches reports whether bash running argv is what c says: the same
+// command name and, word for word, the same arguments. A word whose value
+// depends on run time matches what starts with its static prefix; past a
+// word that may split or expand to file names positions are unknown; a
+// command that takes more arguments at run time (xargs, find -exec)
+// may have more; there, and in code it runs, {} stands for any input
+// (the parser asks about such code).
+func argvMatches(c Command, argv []string) bool {
+	if len(c.Argv) == 0 || c.Name() != filepath.Base(argv[0]) {
+		return false
+	}
+	replaced := c.ArgsFromInput || slices.ContainsFunc(c.Via, func(v string) bool {
+		return v == "xargs" || strings.HasPrefix(v, "find -exec")
+	})
+	words, args := c.Argv[1:], argv[1:]
+	for i, w := range words {
+		switch {
+		case w.Split || w.Glob:
+			return true
+		case i >= len(args):
+			return false
+		case replaced && strings.Contains(w.Value, "{}"):
+			re := "^" + strings.ReplaceAll(regexp.QuoteMeta(w.Value), regexp.QuoteMeta("{}"), ".*") + "$"
+			if !regexp.MustCompile(re).MatchString(args[i]) {
+				return false
+			}
+		case w.Dynamic:
+			if !strings.HasPrefix(args[i], w.Value) {
+				return false
+			}
+		case args[i] != w.Value:
+			return false
+		}
+	}
+	return len(args) == len(words) || c.ArgsFromInput
+}
+
+// fileMatches reports whether f is the redirection bash made to o.
+func fileMatches(f FileOp, o opened, work string) bool {
+	if f.Op != o.op {
+		return false
+	}
+	want := filepath.Clean(o.path)
+	got := f.Path.Value
+	if f.Path.Dynamic || f.Path.Glob || f.Path.Split {
+		return strings.HasPrefix(want, got) || strings.HasPrefix(filepath.Join(work, want), got)
+	}
+	return filepath.Clean(got) == want || filepath.Join(work, filepath.Clean(got)) == want
+}
+
+func reported(s *Script, name string) string {
+	var out []string
+	for _, c := range s.Commands {
+		if c.Name() == name {
+			var argv []string
+			for _, w := range c.Argv {
+				argv = append(argv, w.Value)
+			}
+			out = append(out, fmt.Sprintf("%q", argv))
+		}
+	}
+	if len(out) == 0 {
+		return "no " + name
+	}
+	return strings.Join(out, ", ")
+}
+
+func reportedFiles(s *Script) string {
+	var out []string
+	for _, f := range s.Files {
+		out = append(out, fmt.Sprintf("%s %q", f.Op, f.Path.Value))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
 }
 
 // TestANSICMatchesBash decodes $'...' strings both ways: a command name

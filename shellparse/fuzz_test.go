@@ -80,12 +80,16 @@ func FuzzParse(f *testing.F) {
 // heredoc body is open at the end of S. "; rm x" is appended only when
 // S's last line has no comment and no here-document, and S does not end
 // in a backslash (which would escape the ';') or in a separator (which
-// would make "; rm x" a syntax error, and so prove nothing).
+// would make "; rm x" a syntax error, and so prove nothing), ignoring
+// NUL bytes.
 func checkAppended(t *testing.T, src string) {
 	t.Helper()
 	var joined []string
-	last := src[strings.LastIndexByte(src, '\n')+1:]
-	tail := strings.TrimRight(src, " \t")
+	// NUL bytes are dropped by the parser (as by bash reading a script),
+	// so they do not separate a backslash from the ';' after it.
+	bare := strings.ReplaceAll(src, "\x00", "")
+	last := bare[strings.LastIndexByte(bare, '\n')+1:]
+	tail := strings.TrimRight(bare, " \t")
 	if !strings.ContainsAny(last, "#") && !strings.Contains(src, "<<") &&
 		tail != "" && !strings.ContainsAny(tail[len(tail)-1:], "\\&;|") {
 		joined = append(joined, src+"; rm x", src+" && rm x")
