@@ -29,6 +29,9 @@ type ptyRun struct {
 	stdout bytes.Buffer
 	stderr bytes.Buffer
 	done   chan error
+	// shown is closed once the terminal has nothing more to show: the
+	// child and everything it started closed it.
+	shown chan struct{}
 }
 
 // startOnPTY starts guardrun with args in dir. stdin is its standard
@@ -40,7 +43,7 @@ func startOnPTY(t testing.TB, dir string, env []string, stdin io.Reader, args ..
 		testenv.Missing(t, "no pty: %v", err)
 	}
 	pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: 160})
-	r := &ptyRun{t: t, ptmx: ptmx, done: make(chan error, 1)}
+	r := &ptyRun{t: t, ptmx: ptmx, done: make(chan error, 1), shown: make(chan struct{})}
 	r.cmd = exec.Command(guardrunBin, args...)
 	r.cmd.Dir = dir
 	r.cmd.Env = env
@@ -60,6 +63,7 @@ func startOnPTY(t testing.TB, dir string, env []string, stdin io.Reader, args ..
 	tty.Close()
 	// Reads until the child closes the terminal; it stops with EIO then.
 	go func() {
+		defer close(r.shown)
 		buf := make([]byte, 4096)
 		for {
 			n, err := ptmx.Read(buf)
@@ -101,6 +105,17 @@ func (r *ptyRun) send(s string) {
 	r.t.Helper()
 	if _, err := r.ptmx.Write([]byte(s)); err != nil {
 		r.t.Fatal(err)
+	}
+}
+
+// drained waits until everything the child wrote on the terminal has been
+// read.
+func (r *ptyRun) drained() {
+	r.t.Helper()
+	select {
+	case <-r.shown:
+	case <-time.After(15 * time.Second):
+		r.t.Fatalf("the terminal was not closed; it shows:\n%s", r.text())
 	}
 }
 

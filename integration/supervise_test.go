@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/supervisor"
 )
 
 // superviseConfig allows echo, seq, sleep and cat, asks for touch, and
@@ -170,12 +171,29 @@ func (tt *tty) typ(s string) {
 
 // answer waits for a prompt's key line after from, lets the supervisor's
 // settle time pass (keys typed sooner go to the agent), and types keys.
+// The settle time starts when the prompt is drawn, before the test sees
+// it, so it is over settle after the test saw it.
 func (tt *tty) answer(from int, keys string) int {
 	tt.t.Helper()
 	at := tt.waitFor(from, `\[y\] approve once.*> `)
-	time.Sleep(350 * time.Millisecond)
+	time.Sleep(supervisor.DefaultSettle + 50*time.Millisecond)
 	tt.typ(keys)
 	return at
+}
+
+// waitFile waits until path exists: an event a command signals.
+func waitFile(t testing.TB, path string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (tt *tty) termios() unix.Termios {
@@ -316,9 +334,14 @@ func TestSupervise(t *testing.T) {
 	}
 
 	// Output held during a prompt arrives afterwards, whole and in order.
-	tt.typ("par sh -c 'sleep 1; seq 1 100000; echo SEQ-DONE' ;; touch held\n")
+	// seq starts once the prompt is up (go exists) and writes all of its
+	// output before the prompt is answered (seq-written exists).
+	tt.typ("par sh -c 'while ! test -e go; do sleep 0.01; done; seq 1 100000; echo > seq-written; echo SEQ-DONE' ;; touch held\n")
 	keys := tt.waitFor(at, `touch held[\s\S]*\[y\] approve once.*> `)
-	time.Sleep(2 * time.Second) // seq runs meanwhile
+	if err := os.WriteFile(filepath.Join(w.work, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(w.work, "seq-written"))
 	if s := tt.screen()[keys:]; strings.Contains(s, "\n1\r\n") || strings.Contains(s, "SEQ-DONE") {
 		t.Fatalf("output shown during a prompt: %.200q", s)
 	}

@@ -12,9 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // hostileProject is a .guardrun.yaml that tries to widen everything it
@@ -307,10 +308,12 @@ func TestTrustTighteningApplies(t *testing.T) {
 
 	t.Run("sandbox", func(t *testing.T) {
 		requireSandbox(t)
-		for _, script := range []string{
+		testenv.LookPath(t, "python3")
+		reads := []string{
 			"cat secret.txt",
 			`python3 -c 'import sys; sys.stdout.write(open("secret.txt").read())'`,
-		} {
+		}
+		for _, script := range reads {
 			out, errs, code := tr.guardrun(t, "--approve-all", "-c", script)
 			if code == 125 {
 				t.Fatalf("%s: the sandbox failed to start (125):\n%s", script, errs)
@@ -320,12 +323,14 @@ func TestTrustTighteningApplies(t *testing.T) {
 			}
 			tr.checkWarning(t, script, errs)
 		}
-		// The same read works without the project file: the deny came
-		// from it.
+		// The same reads work without the project file: the deny came
+		// from it (and a failure above was not a missing tool).
 		os.Remove(tr.file)
-		out, errs, code := tr.guardrun(t, "--approve-all", "-c", "cat secret.txt")
-		if code != 0 || out != secretContent {
-			t.Errorf("without the project file: exit %d, stdout %q\n%s", code, out, errs)
+		for _, script := range reads {
+			out, errs, code := tr.guardrun(t, "--approve-all", "-c", script)
+			if code != 0 || out != secretContent {
+				t.Errorf("%s without the project file: exit %d, stdout %q\n%s", script, code, out, errs)
+			}
 		}
 	})
 }
@@ -338,7 +343,7 @@ func (tr *trustTree) trustPTY(t *testing.T, answer string, args ...string) (scre
 	r.waitFor("Trust this file? [y/N]", 1)
 	r.send(answer + "\r")
 	code = r.wait()
-	time.Sleep(50 * time.Millisecond)
+	r.drained()
 	return r.text(), r.stdout.String(), code
 }
 
@@ -470,6 +475,7 @@ sandbox:
 // the test.
 func TestTrustEscape(t *testing.T) {
 	requireSandbox(t)
+	testenv.LookPath(t, "python3")
 	tr := newTrustTreeHome(t, true)
 	if err := os.WriteFile(tr.file, []byte(escapeProject), 0o644); err != nil {
 		t.Fatal(err)
@@ -566,6 +572,11 @@ print(out.decode(errors="replace"))
 rc = os.waitstatus_to_exitcode(st)
 print("inner guardrun trust exit", rc)
 raise SystemExit(3 if rc else 0)`), false},
+	}
+	// The attempts must fail for the sandbox, not for a missing tool:
+	// python3 runs in the sandbox, and can open a pty there.
+	if out, errs, code := tr.guardrun(t, "--approve-all", "-c", py(`import os, pty; pty.openpty(); print("python runs")`)); code != 0 || out != "python runs\n" {
+		t.Fatalf("python3 in the sandbox: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	for _, a := range attempts {
 		out, errs, code := tr.guardrun(t, "--approve-all", "-c", a.script)
