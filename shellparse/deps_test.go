@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // TestDeps keeps the package pure: it parses and never runs anything, so
@@ -18,7 +20,7 @@ func TestDeps(t *testing.T) {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	if _, err := os.Stat(goBin); err != nil {
-		t.Skipf("go command not found: %v", err)
+		testenv.Missing(t, "no go command: %v", err)
 	}
 	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}", ".").Output()
 	if err != nil {
