@@ -651,10 +651,12 @@ func (e *Engine) denied(path string) bool {
 }
 
 // alwaysFine are redirection targets that never touch a file.
-var alwaysFine = map[string]bool{
-	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/stdin": true,
-	"/dev/tty": true, "/dev/zero": true, "/dev/fd/0": true, "/dev/fd/1": true, "/dev/fd/2": true,
-}
+// Descriptor paths (/dev/stdout, /dev/fd/N) are judged by what the script
+// bound to them.
+var alwaysFine = map[string]bool{"/dev/null": true, "/dev/tty": true, "/dev/zero": true}
+
+// readable are devices any command may read.
+var readable = map[string]bool{"/dev/urandom": true, "/dev/random": true, "/dev/zero": true, "/dev/null": true}
 
 func (e *Engine) redirect(f shellparse.FileOp, cwd string) Part {
 	p := Part{Kind: "file", Text: f.Text, Op: string(f.Op), Pos: f.Pos.String(), Via: f.Via, Path: f.Path.Value}
@@ -664,13 +666,22 @@ func (e *Engine) redirect(f shellparse.FileOp, cwd string) Part {
 		p.Reason = fmt.Sprintf("%s: the %s target %s is not known until run time", f.Text, f.Op, f.Path.Source)
 		return p
 	}
-	if alwaysFine[f.Path.Value] {
+	if alwaysFine[f.Path.Value] || f.Op == shellparse.OpRead && readable[f.Path.Value] {
 		p.Decision = Allow
 		p.Reason = fmt.Sprintf("%s is always fine", f.Path.Value)
 		return p
 	}
-	fp := e.File(Op(f.Op), e.expandHome(f.Path.Value), cwd)
+	var fp Part
+	if f.Bound != nil {
+		fp = e.bound(Op(f.Op), f.Bound, f.Path.Value, cwd)
+	} else {
+		path := e.expandHome(f.Path.Value)
+		fp = e.inDirs(path, f.Dir, cwd, f.Text, func(dir string) Part { return e.file(Op(f.Op), path, dir, true) })
+	}
 	fp.Text, fp.Pos, fp.Via = f.Text, p.Pos, f.Via
+	if fp.Op == "" {
+		fp.Op = string(f.Op)
+	}
 	return fp
 }
 
@@ -685,7 +696,13 @@ const (
 
 // File decides one file operation on path (relative to cwd): zones,
 // suffixes, approvals and deny, with `..` and symlinks resolved.
-func (e *Engine) File(op Op, path, cwd string) Part {
+//
+// File judges an operation guardrun itself performs on the host (guardrun
+// fs); a command's paths are judged with sandboxed, where the sandbox's
+// private /tmp is a place to write.
+func (e *Engine) File(op Op, path, cwd string) Part { return e.file(op, path, cwd, false) }
+
+func (e *Engine) file(op Op, path, cwd string, sandboxed bool) Part {
 	resolved := Resolve(path, cwd)
 	lexical := path
 	if !filepath.IsAbs(lexical) {
@@ -698,9 +715,20 @@ func (e *Engine) File(op Op, path, cwd string) Part {
 		p.Reason = fmt.Sprintf("%s %s: the path is denied (sandbox.deny)", op, path)
 		return p
 	}
+	if processPath(resolved) {
+		p.Decision = Ask
+		p.Reason = fmt.Sprintf("%s %s: the path leads to %s, whose meaning depends on the process that opens it", op, path, resolved)
+		return p
+	}
 	z := e.zoneFor(resolved)
+	if z == nil && sandboxed && e.inPrivateTmp(resolved) {
+		p.Zone = "tmp"
+		p.Decision = Allow
+		p.Reason = fmt.Sprintf("%s %s: inside the sandbox's private /tmp, which does not outlive the command", op, path)
+		return p
+	}
 	if z == nil {
-		if op == OpRead && e.systemReadable(resolved) {
+		if op == OpRead && (e.systemReadable(resolved) || readable[resolved]) {
 			p.Decision = Allow
 			p.Reason = fmt.Sprintf("read %s: system files are readable", path)
 			return p
