@@ -3,10 +3,8 @@ package rules
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 
-	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/guardrun/guardrun/sandbox"
@@ -131,34 +129,11 @@ func New(cfg *Config, home string) (*Engine, error) {
 	return e, nil
 }
 
-// wordMatcher matches one pattern word. Most pattern words are plain
-// words; they are compared as strings, and only globs pay for a regexp.
-type wordMatcher struct {
-	lit string
-	re  *regexp.Regexp // nil: compare with lit
-}
+// wordMatcher matches one pattern word (quoted glob characters are
+// literal).
+type wordMatcher = shellparse.WordMatcher
 
-func compileWord(w string) (wordMatcher, error) {
-	if !pattern.HasMeta(w, 0) {
-		return wordMatcher{lit: w}, nil
-	}
-	expr, err := pattern.Regexp(w, pattern.EntireString|pattern.NoGlobStar)
-	if err != nil {
-		return wordMatcher{}, err
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return wordMatcher{}, err
-	}
-	return wordMatcher{re: re}, nil
-}
-
-func (m wordMatcher) MatchString(s string) bool {
-	if m.re == nil {
-		return s == m.lit
-	}
-	return m.re.MatchString(s)
-}
+func compileWord(w string) (wordMatcher, error) { return shellparse.CompileWord(w) }
 
 // ruleIndex finds the rules that can match a command with a static name
 // without walking the whole list: rules whose first word is a plain word
@@ -171,8 +146,8 @@ type ruleIndex struct {
 func indexRules(rs []compiledRule) ruleIndex {
 	ix := ruleIndex{byName: map[string][]int{}}
 	for i, r := range rs {
-		if r.words[0].re == nil {
-			ix.byName[r.words[0].lit] = append(ix.byName[r.words[0].lit], i)
+		if lit, ok := r.words[0].Literal(); ok {
+			ix.byName[lit] = append(ix.byName[lit], i)
 		} else {
 			ix.globs = append(ix.globs, i)
 		}
