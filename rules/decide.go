@@ -251,7 +251,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 	}
 	commands, networked := 0, 0
 	for _, c := range s.Commands {
-		p, ok := e.command(c, cwd)
+		p, r, ok := e.command(c, cwd)
 		if !ok {
 			continue
 		}
@@ -262,6 +262,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 			}
 		}
 		d.Parts = append(d.Parts, p)
+		d.Parts = append(d.Parts, e.effects(c, p, r, cwd)...)
 	}
 	for _, f := range s.Files {
 		d.Parts = append(d.Parts, e.redirect(f, cwd))
@@ -470,7 +471,7 @@ func judge(p *Part, r *compiledRule, display string) {
 	}
 }
 
-func (e *Engine) command(c shellparse.Command, cwd string) (Part, bool) {
+func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule, bool) {
 	argv := argvValues(c.Argv)
 	p := Part{
 		Kind: "command", Text: c.Text, Argv: argv, Pos: c.Pos.String(),
@@ -492,9 +493,9 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, bool) {
 		// A wrapper is judged only where a rule names it; what it runs
 		// is its own part.
 		if !e.tightened(&p, c, cwd, display) {
-			return p, false
+			return p, nil, false
 		}
-		return p, true
+		return p, nil, true
 	case c.Wrapper:
 		p.Decision, p.Dynamic = Ask, true
 		p.Reason = fmt.Sprintf("%s has words not known until run time", display)
@@ -519,7 +520,7 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, bool) {
 		}
 	}
 	e.tightened(&p, c, cwd, display)
-	return p, true
+	return p, r, true
 }
 
 // tightened applies the untrusted project's rules, which can only make

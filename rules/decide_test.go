@@ -102,7 +102,7 @@ func TestScriptVerdicts(t *testing.T) {
 		{"echo hi > docs/x", Block},
 		{"echo hi > notes/a.txt", Ask},
 		{"echo hi > notes/a.md", Block},
-		{"cat .env", Allow}, // an argument is not a file operation; the sandbox hides .env
+		{"cat .env", Block}, // cat reads its operands: a read of a denied path (cmdsem)
 		{"cat < .env", Block},
 		{"echo > src/secret/x", Block},
 		{"echo x > ../outside", Block},
