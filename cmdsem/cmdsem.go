@@ -422,11 +422,15 @@ func (s *spec) longOpt(r *result, i int) int {
 		r.flags[long] = ""
 		return i
 	}
+	dash := "--"
+	if s.goFlags {
+		dash = "-"
+	}
 	o := opnd{Arg{Value: val, Static: r.argv[i].Static}, i}
 	switch mode {
 	case noArg:
 		r.flags[long] = ""
-		s.apply(r, long, opnd{idx: i}, "--"+long, false)
+		s.apply(r, long, opnd{idx: i}, dash+long, false)
 		return i
 	case requiredArg:
 		if !hasEq {
@@ -439,12 +443,12 @@ func (s *spec) longOpt(r *result, i int) int {
 	case optionalArg:
 		if !hasEq {
 			r.flags[long] = ""
-			s.apply(r, long, opnd{idx: i}, "--"+long, false)
+			s.apply(r, long, opnd{idx: i}, dash+long, false)
 			return i
 		}
 	}
 	r.flags[long] = o.Value
-	s.apply(r, long, o, "--"+long, true)
+	s.apply(r, long, o, dash+long, true)
 	return i
 }
 
@@ -512,6 +516,10 @@ func (s *spec) apply(r *result, name string, o opnd, written string, hasVal bool
 	case Write, Read, Delete:
 		if hasVal {
 			r.file(a.kind, o, written, a.why)
+		} else if a.kind == Write {
+			// curl -O: a file named by the program in the working
+			// directory.
+			r.file(Write, opnd{Arg{Value: ".", Static: true}, o.idx}, written, a.why)
 		}
 	case Exec:
 		r.exec(o.idx, written, a.why)
