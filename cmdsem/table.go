@@ -173,6 +173,7 @@ func init() {
 		"pip3":   pipSpec,
 		"python": pythonSpec, "python3": pythonSpec, "python2": pythonSpec,
 	}
+	moreCommands()
 	for _, s := range table {
 		s.init()
 	}

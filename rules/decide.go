@@ -388,6 +388,11 @@ func (e *Engine) matchRule(r compiledRule, c shellparse.Command) matchResult {
 		val := w.Value
 		if i == 0 && !r.pathName {
 			val = c.Name()
+			// ./cat or /work/bin/cat is not the cat a rule pre-approves:
+			// it is whatever file lies there.
+			if w.Static() && strings.Contains(w.Value, "/") && r.Action.Allowed && !r.Action.Approval && !e.systemProgram(w.Value) {
+				return noMatch
+			}
 		}
 		if !w.Static() {
 			if r.Words[i] == "*" && !w.Split {

@@ -180,3 +180,18 @@ func (e *Engine) readByDeny(path, cwd string) Part {
 	p.Reason = fmt.Sprintf("read %s: not denied", path)
 	return p
 }
+
+// systemProgram reports whether a command named by a path is a system
+// program: an absolute path under the system directories, outside every
+// writable zone, so that a rule naming the program by its base name may
+// pre-approve it.
+func (e *Engine) systemProgram(p string) bool {
+	if !filepath.IsAbs(p) {
+		return false
+	}
+	r := Resolve(p, "/")
+	if z := e.zoneFor(r); z != nil && z.Mode == ReadWrite || e.inPrivateTmp(r) {
+		return false
+	}
+	return e.systemReadable(r)
+}

@@ -151,6 +151,13 @@ func TestIssueRows(t *testing.T) {
 		{"sort -o /dev/fd/3 bound to ro", "exec 3<../ro/target.txt; sort -o /dev/fd/3 a.txt", Block, "read-only", "ro/target.txt"},
 		{"tee to an unbound fd", "echo x | tee /dev/fd/7", Ask, "not bound", ""},
 		{"sort -o /tmp", "sort -o /tmp/s a.txt", Allow, "private /tmp", "/tmp/s"},
+		// A program named by a path is whatever file lies there.
+		{"./cat is not cat", "./cat a.txt", Ask, "matches no rule", ""},
+		{"a workspace cat is not cat", "sub/cat a.txt", Ask, "matches no rule", ""},
+		{"/tmp/cat is not cat", "/tmp/cat a.txt", Ask, "matches no rule", ""},
+		{"/bin/cat is cat", "/bin/cat a.txt", Allow, "", ""},
+		{"/usr/bin/cat is cat", "/usr/bin/cat a.txt", Allow, "", ""},
+		{"a blocking rule still matches by name", "./rm -rf x", Block, "", ""},
 		// A cd before an option's path.
 		{"cd then tee", "cd notes && echo x | tee a.md", Block, "only takes", "ws/notes/a.md"},
 	})
