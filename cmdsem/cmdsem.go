@@ -74,6 +74,11 @@ func (e Effect) String() string {
 // Known reports whether the table describes the command (by base name).
 func Known(name string) bool { return table[name] != nil }
 
+// Risky reports whether some option of a known command writes, deletes or
+// runs something, so that an argument only known at run time may turn
+// into one.
+func Risky(name string) bool { return table[name] != nil && table[name].risky() }
+
 // Analyze returns what argv (argv[0] the command name, directory stripped
 // or not) makes the command do according to the table, and the
 // assignments written before it (NAME=value, names only). A command the

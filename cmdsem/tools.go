@@ -219,8 +219,16 @@ var goSpec = &spec{
 }
 
 var npmSpec = func() *spec {
+	// Options before -- are npm configuration, any of which can name a
+	// program (--script-shell, --git, --node-gyp ...): they are read
+	// strictly; what follows -- goes to the script.
+	opts := &spec{long: npmLong, strictLong: true, permute: true, do: npmDo}
 	runs := func(why string) *spec {
-		return &spec{custom: func(s *spec, r *result, i int) { r.exec(i-1, "", why) }}
+		return &spec{custom: func(s *spec, r *result, i int) {
+			r.exec(i-1, "", why)
+			opts.init()
+			opts.scan(r, i)
+		}}
 	}
 	scripts := runs("runs the package's scripts, which are shell commands")
 	program := runs("runs a package's program")

@@ -32,7 +32,17 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 	}
 	display := quoted(argvValues(c.Argv))
 	var out []Part
+	if c.ArgsFromInput && cmdsem.Risky(c.Name()) && cmd.Decision == Allow {
+		// xargs and find -exec add words, which may be options.
+		out = append(out, Part{Kind: "option", Text: display, Pos: cmd.Pos, Via: c.Via, Rule: cmd.Rule, RuleAt: cmd.RuleAt,
+			Decision: Ask, Dynamic: true,
+			Reason: fmt.Sprintf("%s: arguments supplied at run time may be options that write files or run programs", display)})
+	}
 	for _, ef := range cmdsem.Analyze(args, env) {
+		if c.ArgsFromInput {
+			// xargs -I and find -exec replace words with input.
+			ef.Dynamic = true
+		}
 		p := Part{Kind: "option", Text: display, Pos: cmd.Pos, Via: c.Via, Rule: cmd.Rule, RuleAt: cmd.RuleAt}
 		if ef.Word >= 0 && ef.Word < len(c.Argv) {
 			p.Pos = c.Argv[ef.Word].Pos.String()
