@@ -390,7 +390,8 @@ func (e *Engine) matchRule(r compiledRule, c shellparse.Command) matchResult {
 			val = c.Name()
 			// ./cat or /work/bin/cat is not the cat a rule pre-approves:
 			// it is whatever file lies there.
-			if w.Static() && strings.Contains(w.Value, "/") && r.Action.Allowed && !r.Action.Approval && !e.systemProgram(w.Value) {
+			if w.Static() && strings.Contains(w.Value, "/") && r.Action.Allowed && !r.Action.Approval &&
+				!e.systemProgram(w.Value) && systemHas(val) {
 				return noMatch
 			}
 		}

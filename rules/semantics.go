@@ -205,3 +205,19 @@ func (e *Engine) systemProgram(p string) bool {
 	}
 	return e.systemReadable(r)
 }
+
+// systemBin are the directories a bare command name usually resolves to.
+var systemBin = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+
+// systemHas reports whether a system program has this name: then a rule
+// naming it means that program, and ./name is an impostor. A rule naming
+// a program the system does not have (a project's own build output)
+// matches it wherever it is run from.
+func systemHas(name string) bool {
+	for _, d := range systemBin {
+		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
