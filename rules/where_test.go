@@ -195,6 +195,8 @@ func TestPrivateTmpAndDevices(t *testing.T) {
 		{"random", "head -c 16 < /dev/random", Allow, "", ""},
 		{"zero", "head -c 16 < /dev/zero", Allow, "", ""},
 		{"non-UTF-8 grep argument", "grep $'\\xff' a.txt", Allow, "", ""},
+		{"raw non-UTF-8 byte in a grep argument", "grep '\xff' a.txt", Allow, "", ""},
+		{"raw non-UTF-8 byte unquoted", "grep x\x80y a.txt", Allow, "", ""},
 		{"out of /tmp by ..", "echo x > /tmp/../etc/x", Block, "outside every rw zone", "/etc/x"},
 		{"urandom is not writable by name", "echo x > /dev/urandom", Block, "", ""},
 		{"other devices", "head -c 1 < /dev/sda", Block, "outside every zone", ""},
