@@ -15,7 +15,8 @@ import (
 // verdict.
 type Part struct {
 	// Kind is "command", "file" or "finding" (something no rule can
-	// pre-approve: a dynamic command name, unparseable nested code).
+	// pre-approve: a dynamic command name, unparseable nested code, an
+	// option that runs a program, a variable that redirects a program).
 	Kind     string  `json:"kind"`
 	Text     string  `json:"text"`
 	Decision Verdict `json:"decision"`

@@ -34,7 +34,7 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 	var out []Part
 	if c.ArgsFromInput && cmdsem.Risky(c.Name()) && cmd.Decision == Allow {
 		// xargs and find -exec add words, which may be options.
-		out = append(out, Part{Kind: "option", Text: display, Pos: cmd.Pos, Via: c.Via, Rule: cmd.Rule, RuleAt: cmd.RuleAt,
+		out = append(out, Part{Kind: "finding", Text: cmd.Text, Pos: cmd.Pos, Via: c.Via, Rule: cmd.Rule, RuleAt: cmd.RuleAt,
 			Decision: Ask, Dynamic: true,
 			Reason: fmt.Sprintf("%s: arguments supplied at run time may be options that write files or run programs", display)})
 	}
@@ -43,7 +43,10 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 			// xargs -I and find -exec replace words with input.
 			ef.Dynamic = true
 		}
-		p := Part{Kind: "option", Text: display, Pos: cmd.Pos, Via: c.Via, Rule: cmd.Rule, RuleAt: cmd.RuleAt}
+		// A finding: what no rule pre-approves. Its text is the
+		// command as written, assignments included, so that a session
+		// grant remembers exactly what was approved.
+		p := Part{Kind: "finding", Text: cmd.Text, Pos: cmd.Pos, Via: c.Via, Rule: cmd.Rule, RuleAt: cmd.RuleAt}
 		if ef.Word >= 0 && ef.Word < len(c.Argv) {
 			p.Pos = c.Argv[ef.Word].Pos.String()
 		}
@@ -74,7 +77,7 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 			if cmd.Decision != Allow {
 				continue
 			}
-			p.Kind, p.Decision = "option", Ask
+			p.Decision = Ask
 			p.Reason = fmt.Sprintf("%s: %s is set for it and %s; the rule that pre-approves it does not cover that", display, ef.Option, strings.TrimSuffix(ef.Why, "."))
 		default:
 			continue

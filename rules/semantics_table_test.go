@@ -133,7 +133,7 @@ func TestEveryTableOption(t *testing.T) {
 				t.Run(o.String()+"/after --/"+form, func(t *testing.T) {
 					d := e.Script(script, ws)
 					for _, p := range d.Parts {
-						if p.Kind == "option" && strings.Contains(p.Reason, o.Why) {
+						if p.Kind == "finding" && strings.Contains(p.Reason, o.Why) {
 							t.Errorf("Script(%q): %s after -- still read as the option: %s", script, w[0], p.Reason)
 						}
 					}
