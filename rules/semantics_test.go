@@ -162,3 +162,22 @@ func TestIssueRows(t *testing.T) {
 		{"cd then tee", "cd notes && echo x | tee a.md", Block, "only takes", "ws/notes/a.md"},
 	})
 }
+
+// TestFindingTextKeepsAssignments: a finding's text is the command as
+// written, so two requests that differ only in a variable's value are
+// different requests (and different session grants).
+func TestFindingTextKeepsAssignments(t *testing.T) {
+	e, ws := semEngine(t)
+	text := func(s string) string {
+		for _, p := range e.Script(s, ws).Parts {
+			if p.Kind == "finding" && p.Decision == Ask {
+				return p.Text
+			}
+		}
+		t.Fatalf("%q has no asking finding", s)
+		return ""
+	}
+	if a, b := text("PAGER=x git log"), text("PAGER=sh git log"); a == b {
+		t.Errorf("findings for different PAGER values have the same text %q", a)
+	}
+}
