@@ -103,13 +103,15 @@ func (s *scope) lookup(fd int) (Binding, bool) {
 // bindings returns every descriptor binding in force, innermost first.
 func (s *scope) bindings() []Binding {
 	var out []Binding
-	seen := map[int]bool{}
 	for ; s != nil; s = s.parent {
+	next:
 		for _, b := range s.fds {
-			if !seen[b.Fd] {
-				seen[b.Fd] = true
-				out = append(out, b)
+			for _, o := range out {
+				if o.Fd == b.Fd {
+					continue next
+				}
 			}
+			out = append(out, b)
 		}
 	}
 	return out
