@@ -563,6 +563,20 @@ func (e *Engine) pathsInside(c shellparse.Command, skip int, zones []string, cwd
 	if c.ArgsFromInput {
 		return false, "arguments are supplied at run time"
 	}
+	dirs, why := e.dirs(c.Dir, cwd)
+	if why != "" {
+		return false, "the working directory is not known until run time (" + why + ")"
+	}
+	for _, d := range dirs {
+		if ok, why := e.pathsInsideIn(c, skip, zones, d); !ok {
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// pathsInsideIn is pathsInside for one working directory.
+func (e *Engine) pathsInsideIn(c shellparse.Command, skip int, zones []string, cwd string) (bool, string) {
 	for _, w := range c.Argv[min(skip, len(c.Argv)):] {
 		if !w.Static() {
 			return false, fmt.Sprintf("%s is not known until run time", w.Source)

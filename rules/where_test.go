@@ -23,6 +23,7 @@ shell:
     - {pattern: popd, approval: false}
     - {pattern: rm, allowed: false}
     - {pattern: f, approval: false}
+    - {pattern: pytest, approval: false, sandbox_paths: [ws]}
     - {pattern: exec, approval: false}
 sandbox:
   paths:
@@ -146,6 +147,9 @@ func TestWorkingDirectory(t *testing.T) {
 		{"CDPATH search", "CDPATH=/etc; cd notes && echo x > a.md", Ask, "CDPATH", ""},
 		{"redirection of the cd itself", "cd notes > log.txt", Allow, "", "ws/log.txt"},
 		{"read after cd judged by deny", "cd secret && cat < k", Block, "denied", "ws/secret/k"},
+		{"sandbox_paths after cd", "cd ../ro && pytest x", Ask, "matches no rule", ""},
+		{"sandbox_paths in the zone", "pytest x", Allow, "", ""},
+		{"sandbox_paths after a run-time cd", `cd "$D"; pytest x`, Ask, "", ""},
 	})
 }
 
