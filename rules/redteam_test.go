@@ -146,6 +146,22 @@ func TestRedTeam(t *testing.T) {
 		{"rg glob after --", "rg foo -- *", Allow, "", ""},
 		{"rg glob with a ./ prefix", "rg foo ./*", Allow, "", ""},
 		{"cat glob is harmless", "cat *", Allow, "", ""},
+		// Paths through links, suffixes and odd spellings.
+		{"git --output through a link then ..", "git diff --output=rolink/../pwn", Block, "read-only", "ro/pwn"},
+		{"tee through a link then ..", "echo x | tee rolink/../pwn", Block, "read-only", "ro/pwn"},
+		{"sort -o into a suffix zone", "sort -o notes/a.md a", Block, "only takes", "ws/notes/a.md"},
+		{"cp into a suffix zone keeps the suffix", "cp a.txt notes/", Allow, "", "ws/notes/a.txt"},
+		{"cp into a suffix zone, wrong suffix", "cp a.md b.txt notes", Block, "only takes", "ws/notes/a.md"},
+		{"a rule's words are an argv prefix", "git --no-pager diff --output=x", Ask, "matches no rule", ""},
+		{"git diff flags before --output", "git diff --no-prefix -U5 --output=x", Allow, "", "ws/x"},
+		{"two -C options join", "git -C ../ro -C .. diff --output=x", Block, "outside every rw zone", "x"},
+		{"git --git-dir separate", "git --git-dir .git diff", Ask, "another repository", ""},
+		{"git -c in a cluster", "git -pc core.pager=sh diff", Ask, "sets configuration", ""},
+		{"env -i with GIT_DIR", "env -i GIT_DIR=x git status", Ask, "GIT_DIR", ""},
+		{"/dev/tcp is a path for sort", "sort -o /dev/tcp/127.0.0.1/80 a", Block, "outside every rw zone", "/dev/tcp/127.0.0.1/80"},
+		{"another process's descriptor", "echo x | tee /proc/1/fd/1", Ask, "depends on the process", ""},
+		{"cd out and back in", "cd notes/../../ro && tee x", Block, "read-only", "ro/x"},
+		{"stderr of the process", "echo x | tee /proc/self/fd/2", Allow, "", ""},
 		// A program named by a path.
 		{"./sort", "./sort a", Ask, "matches no rule", ""},
 	})

@@ -155,14 +155,13 @@ func (e *Engine) effectFile(c shellparse.Command, ef cmdsem.Effect, display, cwd
 			// cp a b dir/: the files land inside an existing directory.
 			if len(ef.Into) > 0 && op == OpWrite {
 				if fi, err := os.Stat(Resolve(p, d)); err == nil && fi.IsDir() {
-					for _, name := range ef.Into {
+					// An existing directory is not written itself; the
+					// files land inside it.
+					for i, name := range ef.Into {
 						q := e.file(op, filepath.Join(p, name), d, true)
-						if q.Decision > fp.Decision || q.Decision == fp.Decision && fp.Decision != Allow {
+						if i == 0 || q.Decision > fp.Decision {
 							fp = q
 						}
-					}
-					if fp.Decision == Allow {
-						fp.Path = Resolve(p, d)
 					}
 				}
 			}
