@@ -152,6 +152,7 @@ func (f *frame) emit(c call) {
 	}
 	if !w0.Static() {
 		g.find(Ask, "command name is not known until run time: "+w0.Source, text, w0.Pos)
+		f.sc.dir.setUnknown("a command whose name is known only at run time may change directory")
 		return
 	}
 	h := handlers[baseName(w0.Value)]

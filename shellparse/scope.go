@@ -315,8 +315,13 @@ func changesDir(n syntax.Node) bool {
 			return false
 		}
 		if ce, ok := n.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
-			switch ce.Args[0].Lit() {
-			case "cd", "pushd", "popd":
+			name := ce.Args[0].Lit()
+			if (name == "builtin" || name == "command") && len(ce.Args) > 1 {
+				name = ce.Args[1].Lit()
+			}
+			switch name {
+			case "cd", "pushd", "popd", "eval", "source", ".", "":
+				// "": a name known only at run time may be cd.
 				found = true
 			}
 		}
