@@ -80,7 +80,7 @@ func init() {
 				readOps(r, ops)
 			}}),
 		"rg": {abbrev: false, strictLong: true, permute: true,
-			short: "A:B:C:E:f:g:j:l:M:m:r:t:T:d:e:0123456789abcFHhiIjLnNopqsSuUvVwxz",
+			short: "A:B:C:E:f:g:j:l:M:m:r:t:T:d:e:0123456789abcFHhiIjLnNopqsSuUvVwxz.",
 			long:  rgLong,
 			do: acts("", "pre", ex("runs the program on every file searched"),
 				"", "hostname-bin", ex("runs the program to find the host name"),
