@@ -238,7 +238,7 @@ func (s *spec) envWhy(name string) string {
 	}
 	for _, e := range s.env {
 		if p, ok := strings.CutSuffix(e, "*"); ok && strings.HasPrefix(name, p) || e == name {
-			return fmt.Sprintf("%s changes what %s reads, writes or runs", name, "the command")
+			return "changes what the program reads, writes or runs"
 		}
 	}
 	return ""

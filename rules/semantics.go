@@ -78,7 +78,7 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 				continue
 			}
 			p.Decision = Ask
-			p.Reason = fmt.Sprintf("%s: %s is set for it and %s; the rule that pre-approves it does not cover that", display, ef.Option, strings.TrimSuffix(ef.Why, "."))
+			p.Reason = fmt.Sprintf("%s: %s is set for it, which %s; the rule that pre-approves it does not cover that", display, ef.Option, strings.TrimSuffix(ef.Why, "."))
 		default:
 			continue
 		}
