@@ -129,7 +129,9 @@ func (f *frame) find(sev Severity, reason, text string, pos Pos) {
 // file walks a parsed file, then sweeps it for any command-producing
 // node the walker did not reach.
 func (f *frame) file(file *syntax.File) {
-	if changesDir(file) {
+	// Only function bodies need to know (they run wherever they are
+	// called from); skip the walk for code that defines none.
+	if (strings.Contains(f.src, "(") || strings.Contains(f.src, "function")) && changesDir(file) {
 		f.a.anyCd = true
 	}
 	if strings.Contains(f.src, "CDPATH") {
