@@ -442,7 +442,7 @@ func TestSuperviseUsage(t *testing.T) {
 // terminal; with none, interactive mode acts as strict.
 func TestStaleSocketFallsBack(t *testing.T) {
 	w := newWorld(t, unsandboxedConfig)
-	cmd := exec.Command(guardrunBin, "-c", "touch x")
+	cmd := exec.Command(guardrunBin, "-c", "uname -a")
 	cmd.Dir = w.work
 	cmd.Env = append(w.env, "GUARDRUN_SOCKET="+filepath.Join(w.tmp, "gone", "socket"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // no controlling terminal

@@ -3,10 +3,8 @@ package rules
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 
-	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/guardrun/guardrun/sandbox"
@@ -17,7 +15,8 @@ import (
 // verdict.
 type Part struct {
 	// Kind is "command", "file" or "finding" (something no rule can
-	// pre-approve: a dynamic command name, unparseable nested code).
+	// pre-approve: a dynamic command name, unparseable nested code, an
+	// option that runs a program, a variable that redirects a program).
 	Kind     string  `json:"kind"`
 	Text     string  `json:"text"`
 	Decision Verdict `json:"decision"`
@@ -131,34 +130,11 @@ func New(cfg *Config, home string) (*Engine, error) {
 	return e, nil
 }
 
-// wordMatcher matches one pattern word. Most pattern words are plain
-// words; they are compared as strings, and only globs pay for a regexp.
-type wordMatcher struct {
-	lit string
-	re  *regexp.Regexp // nil: compare with lit
-}
+// wordMatcher matches one pattern word (quoted glob characters are
+// literal).
+type wordMatcher = shellparse.WordMatcher
 
-func compileWord(w string) (wordMatcher, error) {
-	if !pattern.HasMeta(w, 0) {
-		return wordMatcher{lit: w}, nil
-	}
-	expr, err := pattern.Regexp(w, pattern.EntireString|pattern.NoGlobStar)
-	if err != nil {
-		return wordMatcher{}, err
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return wordMatcher{}, err
-	}
-	return wordMatcher{re: re}, nil
-}
-
-func (m wordMatcher) MatchString(s string) bool {
-	if m.re == nil {
-		return s == m.lit
-	}
-	return m.re.MatchString(s)
-}
+func compileWord(w string) (wordMatcher, error) { return shellparse.CompileWord(w) }
 
 // ruleIndex finds the rules that can match a command with a static name
 // without walking the whole list: rules whose first word is a plain word
@@ -171,8 +147,8 @@ type ruleIndex struct {
 func indexRules(rs []compiledRule) ruleIndex {
 	ix := ruleIndex{byName: map[string][]int{}}
 	for i, r := range rs {
-		if r.words[0].re == nil {
-			ix.byName[r.words[0].lit] = append(ix.byName[r.words[0].lit], i)
+		if lit, ok := r.words[0].Literal(); ok {
+			ix.byName[lit] = append(ix.byName[lit], i)
 		} else {
 			ix.globs = append(ix.globs, i)
 		}
@@ -276,7 +252,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 	}
 	commands, networked := 0, 0
 	for _, c := range s.Commands {
-		p, ok := e.command(c, cwd)
+		p, r, ok := e.command(c, cwd)
 		if !ok {
 			continue
 		}
@@ -287,6 +263,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 			}
 		}
 		d.Parts = append(d.Parts, p)
+		d.Parts = append(d.Parts, e.effects(c, p, r, cwd)...)
 	}
 	for _, f := range s.Files {
 		d.Parts = append(d.Parts, e.redirect(f, cwd))
@@ -412,6 +389,12 @@ func (e *Engine) matchRule(r compiledRule, c shellparse.Command) matchResult {
 		val := w.Value
 		if i == 0 && !r.pathName {
 			val = c.Name()
+			// ./cat or /work/bin/cat is not the cat a rule pre-approves:
+			// it is whatever file lies there.
+			if w.Static() && strings.Contains(w.Value, "/") && r.Action.Allowed && !r.Action.Approval &&
+				!e.systemProgram(w.Value) && systemHas(val) {
+				return noMatch
+			}
 		}
 		if !w.Static() {
 			if r.Words[i] == "*" && !w.Split {
@@ -495,7 +478,7 @@ func judge(p *Part, r *compiledRule, display string) {
 	}
 }
 
-func (e *Engine) command(c shellparse.Command, cwd string) (Part, bool) {
+func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule, bool) {
 	argv := argvValues(c.Argv)
 	p := Part{
 		Kind: "command", Text: c.Text, Argv: argv, Pos: c.Pos.String(),
@@ -517,9 +500,9 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, bool) {
 		// A wrapper is judged only where a rule names it; what it runs
 		// is its own part.
 		if !e.tightened(&p, c, cwd, display) {
-			return p, false
+			return p, nil, false
 		}
-		return p, true
+		return p, nil, true
 	case c.Wrapper:
 		p.Decision, p.Dynamic = Ask, true
 		p.Reason = fmt.Sprintf("%s has words not known until run time", display)
@@ -544,7 +527,7 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, bool) {
 		}
 	}
 	e.tightened(&p, c, cwd, display)
-	return p, true
+	return p, r, true
 }
 
 // tightened applies the untrusted project's rules, which can only make
@@ -580,6 +563,20 @@ func (e *Engine) pathsInside(c shellparse.Command, skip int, zones []string, cwd
 	if c.ArgsFromInput {
 		return false, "arguments are supplied at run time"
 	}
+	dirs, why := e.dirs(c.Dir, cwd)
+	if why != "" {
+		return false, "the working directory is not known until run time (" + why + ")"
+	}
+	for _, d := range dirs {
+		if ok, why := e.pathsInsideIn(c, skip, zones, d); !ok {
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// pathsInsideIn is pathsInside for one working directory.
+func (e *Engine) pathsInsideIn(c shellparse.Command, skip int, zones []string, cwd string) (bool, string) {
 	for _, w := range c.Argv[min(skip, len(c.Argv)):] {
 		if !w.Static() {
 			return false, fmt.Sprintf("%s is not known until run time", w.Source)
@@ -651,10 +648,12 @@ func (e *Engine) denied(path string) bool {
 }
 
 // alwaysFine are redirection targets that never touch a file.
-var alwaysFine = map[string]bool{
-	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/stdin": true,
-	"/dev/tty": true, "/dev/zero": true, "/dev/fd/0": true, "/dev/fd/1": true, "/dev/fd/2": true,
-}
+// Descriptor paths (/dev/stdout, /dev/fd/N) are judged by what the script
+// bound to them.
+var alwaysFine = map[string]bool{"/dev/null": true, "/dev/tty": true, "/dev/zero": true}
+
+// readable are devices any command may read.
+var readable = map[string]bool{"/dev/urandom": true, "/dev/random": true, "/dev/zero": true, "/dev/null": true}
 
 func (e *Engine) redirect(f shellparse.FileOp, cwd string) Part {
 	p := Part{Kind: "file", Text: f.Text, Op: string(f.Op), Pos: f.Pos.String(), Via: f.Via, Path: f.Path.Value}
@@ -664,13 +663,22 @@ func (e *Engine) redirect(f shellparse.FileOp, cwd string) Part {
 		p.Reason = fmt.Sprintf("%s: the %s target %s is not known until run time", f.Text, f.Op, f.Path.Source)
 		return p
 	}
-	if alwaysFine[f.Path.Value] {
+	if alwaysFine[f.Path.Value] || f.Op == shellparse.OpRead && readable[f.Path.Value] {
 		p.Decision = Allow
 		p.Reason = fmt.Sprintf("%s is always fine", f.Path.Value)
 		return p
 	}
-	fp := e.File(Op(f.Op), e.expandHome(f.Path.Value), cwd)
+	var fp Part
+	if f.Bound != nil {
+		fp = e.bound(Op(f.Op), f.Bound, f.Path.Value, cwd)
+	} else {
+		path := e.expandHome(f.Path.Value)
+		fp = e.inDirs(path, f.Dir, cwd, f.Text, func(dir string) Part { return e.file(Op(f.Op), path, dir, true) })
+	}
 	fp.Text, fp.Pos, fp.Via = f.Text, p.Pos, f.Via
+	if fp.Op == "" {
+		fp.Op = string(f.Op)
+	}
 	return fp
 }
 
@@ -685,7 +693,13 @@ const (
 
 // File decides one file operation on path (relative to cwd): zones,
 // suffixes, approvals and deny, with `..` and symlinks resolved.
-func (e *Engine) File(op Op, path, cwd string) Part {
+//
+// File judges an operation guardrun itself performs on the host (guardrun
+// fs); a command's paths are judged with sandboxed, where the sandbox's
+// private /tmp is a place to write.
+func (e *Engine) File(op Op, path, cwd string) Part { return e.file(op, path, cwd, false) }
+
+func (e *Engine) file(op Op, path, cwd string, sandboxed bool) Part {
 	resolved := Resolve(path, cwd)
 	lexical := path
 	if !filepath.IsAbs(lexical) {
@@ -698,9 +712,20 @@ func (e *Engine) File(op Op, path, cwd string) Part {
 		p.Reason = fmt.Sprintf("%s %s: the path is denied (sandbox.deny)", op, path)
 		return p
 	}
+	if processPath(resolved) {
+		p.Decision = Ask
+		p.Reason = fmt.Sprintf("%s %s: the path leads to %s, whose meaning depends on the process that opens it", op, path, resolved)
+		return p
+	}
 	z := e.zoneFor(resolved)
+	if z == nil && sandboxed && e.inPrivateTmp(resolved) {
+		p.Zone = "tmp"
+		p.Decision = Allow
+		p.Reason = fmt.Sprintf("%s %s: inside the sandbox's private /tmp, which does not outlive the command", op, path)
+		return p
+	}
 	if z == nil {
-		if op == OpRead && e.systemReadable(resolved) {
+		if op == OpRead && (e.systemReadable(resolved) || readable[resolved]) {
 			p.Decision = Allow
 			p.Reason = fmt.Sprintf("read %s: system files are readable", path)
 			return p

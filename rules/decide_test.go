@@ -30,10 +30,26 @@ sandbox:
   deny: [.env, secret]
 `
 
+// hostDir is a fresh directory outside /tmp: inside the sandbox /tmp is
+// private, so "outside every zone" needs a place that is not.
+func hostDir(t testing.TB) string {
+	t.Helper()
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	if !Within(dir, "/tmp") {
+		return dir
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "guardrun-rules-")
+	if err != nil {
+		t.Skipf("need a directory outside /tmp (the sandbox's private /tmp): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir, _ = filepath.EvalSymlinks(dir)
+	return dir
+}
+
 func newTestEngine(t testing.TB, yaml string) (*Engine, string) {
 	t.Helper()
-	dir := t.TempDir()
-	dir, _ = filepath.EvalSymlinks(dir)
+	dir := hostDir(t)
 	for _, d := range []string{"out", "notes", "docs", "src"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
@@ -86,7 +102,7 @@ func TestScriptVerdicts(t *testing.T) {
 		{"echo hi > docs/x", Block},
 		{"echo hi > notes/a.txt", Ask},
 		{"echo hi > notes/a.md", Block},
-		{"cat .env", Allow}, // an argument is not a file operation; the sandbox hides .env
+		{"cat .env", Block}, // cat reads its operands: a read of a denied path (cmdsem)
 		{"cat < .env", Block},
 		{"echo > src/secret/x", Block},
 		{"echo x > ../outside", Block},
@@ -131,7 +147,7 @@ func TestBlockReasonNamesRule(t *testing.T) {
 
 func TestSymlinkOutOfZone(t *testing.T) {
 	e, dir := newTestEngine(t, acceptanceConfig)
-	outside := t.TempDir()
+	outside := hostDir(t)
 	if err := os.Symlink(outside, filepath.Join(dir, "out", "link")); err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,15 @@
 //
 // # Limitations
 //
-//   - Path arguments of commands are only checked for rules with
+//   - The options and operands of the commands in the semantics table
+//     (package cmdsem) are file operations and questions of their own;
+//     arguments of other commands are only checked for rules with
 //     sandbox_paths, by a heuristic: every non-option argument after the
-//     pattern's words is a path. Redirections are the only file operations
-//     judged for every command; what a program writes by itself is bounded
+//     pattern's words is a path. What a program writes by itself is bounded
 //     by the OS sandbox, not by this package.
+//   - A relative path is judged in every directory the script may be in
+//     after its cd, pushd and popd (at most 16; more asks), so a cd that
+//     fails at run time cannot move a write to an unjudged place.
 //   - Symlinks are resolved when the decision is made. A link swapped between
 //     the decision and the run changes nothing for the sandbox (which binds
 //     zones, not paths), but can make a decision describe a different file.

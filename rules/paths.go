@@ -12,9 +12,11 @@ import (
 // does not exist yet is appended lexically.
 func Resolve(p, cwd string) string {
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(cwd, p)
+		// Not filepath.Join, which would clean `link/..` lexically to
+		// nothing before the link is followed.
+		p = cwd + "/" + p
 	}
-	out, err := sandbox.Resolve(filepath.Clean(p))
+	out, err := sandbox.Resolve(p)
 	if err != nil {
 		// Too many links: keep the lexical path; it still names the
 		// place the person sees, and the sandbox decides the rest.

@@ -77,6 +77,12 @@ func resolveDepth(p string, links int) (string, error) {
 			continue
 		}
 		next := filepath.Join(cur, c)
+		if processFiles(next) {
+			// /proc/self, /dev/fd, /dev/stdin ... lead to the resolving
+			// process's own descriptors, which say nothing about the
+			// process that will open the path.
+			return filepath.Join(next, filepath.Join(parts[i+1:]...)), nil
+		}
 		fi, err := os.Lstat(next)
 		if err != nil {
 			// Missing, unsearchable or not a directory: nothing further
@@ -96,7 +102,9 @@ func resolveDepth(p string, links int) (string, error) {
 			return filepath.Join(next, filepath.Join(parts[i+1:]...)), nil
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(cur, target)
+			// Not filepath.Join: that would clean a `..` in the target
+			// lexically, before the links in front of it are followed.
+			target = cur + "/" + target
 		}
 		r, err := resolveDepth(target, links+1)
 		if err != nil {
@@ -112,4 +120,18 @@ func resolveDepth(p string, links int) (string, error) {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// processFiles reports whether p names the files of "this process":
+// /proc/self, /proc/thread-self, /proc/PID, /dev/fd, /dev/stdin,
+// /dev/stdout, /dev/stderr.
+func processFiles(p string) bool {
+	switch p {
+	case "/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(p, "/proc/"); ok && rest != "" && !strings.Contains(rest, "/") {
+		return strings.Trim(rest, "0123456789") == ""
+	}
+	return false
 }

@@ -18,6 +18,10 @@ type analysis struct {
 	swept int
 	// braceBudget is how many more words brace expansion may produce.
 	braceBudget int
+	// anyCd: some code changes directory, so a function body cannot
+	// know the directory it will be called in. cdpath: the script
+	// mentions CDPATH, so a bare cd operand is a search.
+	anyCd, cdpath bool
 }
 
 func newAnalysis(opts Options) *analysis {
@@ -43,7 +47,7 @@ func (a *analysis) result() *Script {
 }
 
 func (a *analysis) root(src string, lang syntax.LangVariant) *frame {
-	return &frame{a: a, src: src, lang: lang, seen: map[syntax.Node]bool{}}
+	return &frame{a: a, src: src, lang: lang, seen: map[syntax.Node]bool{}, sc: newScope()}
 }
 
 // frame is one piece of source being walked: the top-level script, or
@@ -61,6 +65,8 @@ type frame struct {
 	// brace expansion cannot report a substitution twice and the final
 	// sweep can tell what the walker missed.
 	seen map[syntax.Node]bool
+	// sc is the working directory and descriptor bindings in force.
+	sc *scope
 }
 
 // with returns a frame for code reached through via.
@@ -123,6 +129,14 @@ func (f *frame) find(sev Severity, reason, text string, pos Pos) {
 // file walks a parsed file, then sweeps it for any command-producing
 // node the walker did not reach.
 func (f *frame) file(file *syntax.File) {
+	// Only function bodies need to know (they run wherever they are
+	// called from); skip the walk for code that defines none.
+	if (strings.Contains(f.src, "(") || strings.Contains(f.src, "function")) && changesDir(file) {
+		f.a.anyCd = true
+	}
+	if strings.Contains(f.src, "CDPATH") {
+		f.a.cdpath = true
+	}
 	f.stmts(file.Stmts)
 	f.sweep(file)
 }
@@ -169,10 +183,18 @@ func (f *frame) stmt(s *syntax.Stmt) {
 		f.callExpr(ce, s.Redirs)
 		return
 	}
-	f.redirs(s.Redirs)
+	g := f.in(f.sc.child())
+	g.redirs(s.Redirs)
 	if s.Cmd != nil {
-		f.compound(s.Cmd)
+		g.compound(s.Cmd)
 	}
+}
+
+// in returns the frame walking with scope sc.
+func (f *frame) in(sc *scope) *frame {
+	g := *f
+	g.sc = sc
+	return &g
 }
 
 func (f *frame) compound(cmd syntax.Command) {
@@ -183,8 +205,10 @@ func (f *frame) compound(cmd syntax.Command) {
 			f.stmts(cl.Then)
 		}
 	case *syntax.WhileClause:
+		f.sc.dir.loop++
 		f.stmts(c.Cond)
 		f.stmts(c.Do)
+		f.sc.dir.loop--
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
@@ -199,7 +223,9 @@ func (f *frame) compound(cmd syntax.Command) {
 			f.arithm(l.Cond)
 			f.arithm(l.Post)
 		}
+		f.sc.dir.loop++
 		f.stmts(c.Do)
+		f.sc.dir.loop--
 	case *syntax.CaseClause:
 		f.word(c.Word, ctxPlain)
 		for _, it := range c.Items {
@@ -211,16 +237,43 @@ func (f *frame) compound(cmd syntax.Command) {
 	case *syntax.Block:
 		f.stmts(c.Stmts)
 	case *syntax.Subshell:
-		f.stmts(c.Stmts)
+		f.in(f.sc.subshell()).stmts(c.Stmts)
 	case *syntax.BinaryCmd:
-		f.stmt(c.X)
-		f.stmt(c.Y)
+		switch c.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			// Each side of a pipeline is its own process.
+			x := f.in(f.sc.subshell())
+			x.sc.bind(Binding{Fd: 1, Kind: "pipe"})
+			if c.Op == syntax.PipeAll {
+				x.sc.bind(Binding{Fd: 2, Kind: "pipe"})
+			}
+			x.stmt(c.X)
+			y := f.in(f.sc.subshell())
+			y.sc.bind(Binding{Fd: 0, Kind: "pipe"})
+			y.stmt(c.Y)
+		case syntax.AndStmt:
+			n := len(f.sc.dir.steps)
+			f.stmt(c.X)
+			undo := f.sc.dir.certain(n)
+			f.stmt(c.Y)
+			undo()
+		default:
+			f.stmt(c.X)
+			f.stmt(c.Y)
+		}
 	case *syntax.FuncDecl:
 		name := "function"
 		if c.Name != nil {
 			name = "function " + c.Name.Value
 		}
-		f.with(name).stmt(c.Body)
+		body := f.in(f.sc.subshell())
+		if f.a.anyCd {
+			body.sc.dir.setUnknown(name + " runs in the directory it is called from")
+		}
+		body.with(name).stmt(c.Body)
+		if changesDir(c.Body) {
+			f.sc.dir.setUnknown(name + " changes directory when called")
+		}
 	case *syntax.ArithmCmd:
 		f.arithm(c.X)
 	case *syntax.TestClause:
@@ -289,7 +342,9 @@ func (f *frame) cmdSubst(c *syntax.CmdSubst) {
 	case c.ReplyVar:
 		via = "${|...;}"
 	}
-	f.with(via).stmts(c.Stmts)
+	g := f.in(f.sc.subshell())
+	g.sc.bind(Binding{Fd: 1, Kind: "pipe"})
+	g.with(via).stmts(c.Stmts)
 }
 
 func (f *frame) procSubst(p *syntax.ProcSubst) {
@@ -304,7 +359,13 @@ func (f *frame) procSubst(p *syntax.ProcSubst) {
 	case syntax.CmdInTemp:
 		via = "=(...)"
 	}
-	f.with(via).stmts(p.Stmts)
+	g := f.in(f.sc.subshell())
+	if p.Op == syntax.CmdOut {
+		g.sc.bind(Binding{Fd: 0, Kind: "pipe"})
+	} else {
+		g.sc.bind(Binding{Fd: 1, Kind: "pipe"})
+	}
+	g.with(via).stmts(p.Stmts)
 }
 
 func (f *frame) paramExp(p *syntax.ParamExp) {
@@ -424,12 +485,18 @@ func (f *frame) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect) {
 	for _, w := range ce.Args {
 		args = append(args, f.words(w, ctxArg)...)
 	}
-	in := f.redirs(redirs)
+	// Redirections bind descriptors for this command only, except a
+	// bare exec, whose bindings stay for the rest of the shell.
+	g := f
+	if len(args) != 1 || !args[0].Static() || args[0].Value != "exec" {
+		g = f.in(f.sc.child())
+	}
+	in := g.redirs(redirs)
 	if len(args) == 0 {
 		return
 	}
 	start, end := f.stmtSpan(ce, redirs)
-	f.emit(call{
+	g.emit(call{
 		args:    args,
 		assigns: assigns,
 		via:     f.via,
@@ -586,6 +653,9 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 		case syntax.Hdoc, syntax.DashHdoc:
 			f.markDelimiter(r.Word)
 			body := f.heredoc(r)
+			if !named {
+				f.sc.bind(Binding{Fd: def(0), Kind: "pipe"})
+			}
 			if def(0) == 0 {
 				in = stdin{kind: stdinHeredoc, word: body}
 			}
@@ -593,12 +663,18 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 			w := f.word(r.Word, ctxPlain)
 			w.Value += "\n"
 			w.tmpl += "\n"
+			if !named {
+				f.sc.bind(Binding{Fd: def(0), Kind: "pipe"})
+			}
 			if def(0) == 0 {
 				in = stdin{kind: stdinHereString, word: w}
 			}
 		case syntax.RdrIn:
 			for _, w := range f.words(r.Word, ctxRedir) {
 				f.fileOp(OpRead, w, def(0), r)
+				if !named {
+					f.bindRedirect(def(0), OpRead, w, "file")
+				}
 				if def(0) == 0 {
 					in = stdin{kind: stdinFile, word: w}
 				}
@@ -606,6 +682,13 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 		case syntax.DplIn, syntax.DplOut:
 			for _, w := range f.words(r.Word, ctxRedir) {
 				if w.Static() && isFdTarget(w.Value) {
+					if !named {
+						d := def(1)
+						if r.Op == syntax.DplIn {
+							d = def(0)
+						}
+						f.bindDup(d, w.Value)
+					}
 					if r.Op == syntax.DplIn && def(0) == 0 {
 						in = stdin{} // another descriptor: unknown content
 					}
@@ -613,16 +696,25 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 				}
 				if r.Op == syntax.DplIn {
 					f.fileOp(OpRead, w, def(0), r)
+					if !named {
+						f.bindRedirect(def(0), OpRead, w, "file")
+					}
 					if def(0) == 0 {
 						in = stdin{kind: stdinFile, word: w}
 					}
 				} else {
 					f.fileOp(OpWrite, w, def(1), r)
+					if !named {
+						f.bindRedirect(def(1), OpWrite, w, "file")
+					}
 				}
 			}
 		case syntax.RdrInOut:
 			for _, w := range f.words(r.Word, ctxRedir) {
 				f.fileOp(OpWrite, w, def(0), r)
+				if !named {
+					f.bindRedirect(def(0), OpWrite, w, "file")
+				}
 				if def(0) == 0 {
 					in = stdin{kind: stdinFile, word: w}
 				}
@@ -631,6 +723,12 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 			// >, >>, >|, &>, &>>, and zsh's clobbering forms.
 			for _, w := range f.words(r.Word, ctxRedir) {
 				f.fileOp(OpWrite, w, def(1), r)
+				if !named {
+					f.bindRedirect(def(1), OpWrite, w, "file")
+					if r.Op == syntax.RdrAll || r.Op == syntax.AppAll {
+						f.bindRedirect(2, OpWrite, w, "file")
+					}
+				}
 			}
 		}
 	}
@@ -640,12 +738,14 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 func (f *frame) fileOp(op Op, w wval, fd int, r *syntax.Redirect) {
 	s, e := f.offsets(r.Pos(), safeEnd(r.Word))
 	f.a.out.Files = append(f.a.out.Files, FileOp{
-		Op:   op,
-		Path: w.Word,
-		Fd:   fd,
-		Via:  f.via,
-		Text: f.src[s:e],
-		Pos:  f.pos(r.Pos()),
+		Op:    op,
+		Path:  w.Word,
+		Fd:    fd,
+		Via:   f.via,
+		Text:  f.src[s:e],
+		Pos:   f.pos(r.Pos()),
+		Dir:   f.sc.snapshot(),
+		Bound: f.fdBinding(w.Word),
 	})
 }
 

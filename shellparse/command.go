@@ -137,7 +137,12 @@ func (f *frame) emit(c call) {
 		Via:           c.via,
 		Text:          text,
 		Pos:           c.pos,
+		Dir:           f.sc.snapshot(),
+		Fds:           f.sc.bindings(),
 	})
+	if isDirChange(c) {
+		f.changeDir(c)
+	}
 	g := *f
 	g.via = c.via
 	w0 := c.args[0]
@@ -147,6 +152,7 @@ func (f *frame) emit(c call) {
 	}
 	if !w0.Static() {
 		g.find(Ask, "command name is not known until run time: "+w0.Source, text, w0.Pos)
+		f.sc.dir.setUnknown("a command whose name is known only at run time may change directory")
 		return
 	}
 	h := handlers[baseName(w0.Value)]
@@ -651,6 +657,7 @@ func (f *frame) argFileOp(op Op, w wval, c call) {
 	}
 	f.a.out.Files = append(f.a.out.Files, FileOp{
 		Op: op, Path: w.Word, Fd: fd, Via: f.via, Text: f.callText(c), Pos: w.Pos,
+		Dir: f.sc.snapshot(), Bound: f.fdBinding(w.Word),
 	})
 }
 
@@ -1118,5 +1125,12 @@ func (f *frame) nested(code, via string, lang syntax.LangVariant, pos Pos, stric
 	g.depth = f.depth + 1
 	g.anchor = &pos
 	g.seen = map[syntax.Node]bool{}
+	// Nested code runs in another process (sh -c) or later (trap);
+	// eval runs here, so a directory change in it leaves the
+	// directory unknown.
+	g.sc = f.sc.subshell()
+	if via == "eval" && changesDir(file) {
+		f.sc.dir.setUnknown("eval changes directory")
+	}
 	g.file(file)
 }

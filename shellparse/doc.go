@@ -40,6 +40,13 @@
 // absurdly long wrapper chains, and shell syntax the parser added after
 // this package was written.
 //
+// Each command and redirection carries the working directory it runs in
+// (Command.Dir, FileOp.Dir: the cd, pushd and popd before it, scoped to
+// subshells, pipelines and && chains; Unknown after a cd to a run-time
+// value) and the descriptors the script bound for it (Command.Fds,
+// FileOp.Bound for /dev/stdout, /dev/fd/N, /proc/self/fd/N). Both are
+// computed in scope.go; policy resolves them against real directories.
+//
 // # Limitations
 //
 // It sees only the text it is given. Aliases defined before the script

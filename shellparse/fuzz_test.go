@@ -3,12 +3,10 @@ package shellparse
 import (
 	"errors"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -142,10 +140,11 @@ func checkPos(t *testing.T, src, what string, p Pos) {
 }
 
 // FuzzSplitPattern checks that pattern splitting never panics, that its
-// words are valid patterns, and that quoting any literal text yields one
-// word matching exactly that text.
+// words compile with the matcher rules use (CompileWord), and that quoting
+// any literal text yields one word that this matcher matches against
+// exactly that text and nothing longer.
 func FuzzSplitPattern(f *testing.F) {
-	for _, s := range []string{"git commit", `"a b" *`, "rm -rf", `'*'`, `\*`, "$x", "a; b", "[ab]", "@(a|b)", "$'\\x41'", "", "~/x", "a\nb", "x #c"} {
+	for _, s := range []string{"git commit", `"a b" *`, "rm -rf", `'*'`, `\*`, "$x", "a; b", "[ab]", "@(a|b)", "$'\\x41'", "", "~/x", "a\nb", "x #c", `'a*b'`, `"@(a|b)"`, `'[x]'`, `+(a)`, `\@(a)`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -155,11 +154,8 @@ func FuzzSplitPattern(f *testing.F) {
 				t.Fatalf("SplitPattern(%q) = no words and no error", s)
 			}
 			for _, w := range words {
-				if _, err := pattern.Regexp(w, pattern.EntireString|pattern.ExtendedOperators); err != nil {
-					var neg *pattern.NegExtGlobError
-					if !errors.As(err, &neg) {
-						t.Fatalf("SplitPattern(%q) word %q: %v", s, w, err)
-					}
+				if _, err := CompileWord(w); err != nil {
+					t.Fatalf("SplitPattern(%q) word %q: %v", s, w, err)
 				}
 			}
 		}
@@ -177,12 +173,15 @@ func FuzzSplitPattern(f *testing.F) {
 		if len(words) != 1 {
 			t.Fatalf("SplitPattern(%q) = %q, want one word", q, words)
 		}
-		expr, err := pattern.Regexp(words[0], pattern.EntireString)
+		m, err := CompileWord(words[0])
 		if err != nil {
 			t.Fatalf("pattern %q: %v", words[0], err)
 		}
-		if !regexp.MustCompile(expr).MatchString(s) {
+		if !m.MatchString(s) {
 			t.Fatalf("quoted %q became pattern %q, which does not match the text itself", s, words[0])
+		}
+		if m.MatchString(s+"x") || s != "" && m.MatchString(s[:len(s)-1]) {
+			t.Fatalf("quoted %q became pattern %q, which matches more than the text itself", s, words[0])
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -15,6 +16,13 @@ const defaultMaxDepth = 8
 // running it. The error is a *ParseError when the script does not parse;
 // nested code that does not parse is a Block finding instead.
 func Parse(src string, opts Options) (*Script, error) {
+	if !utf8.ValidString(src) {
+		return parseBytes(src, opts)
+	}
+	return parseValid(src, opts)
+}
+
+func parseValid(src string, opts Options) (*Script, error) {
 	a, err := analyse(src, opts)
 	if err != nil {
 		return nil, err

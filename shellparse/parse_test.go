@@ -818,3 +818,46 @@ func TestDangerousVariable(t *testing.T) {
 		}
 	}
 }
+
+func TestPatternWordMatching(t *testing.T) {
+	for _, tc := range []struct {
+		pat     string
+		match   []string
+		nomatch []string
+	}{
+		{`'*'`, []string{"*"}, []string{"x", ""}},
+		{`\*`, []string{"*"}, []string{"x"}},
+		{`'a*b'`, []string{"a*b"}, []string{"axb", "ab"}},
+		{`a*b`, []string{"ab", "axxb", "a*b"}, []string{"abc"}},
+		{`"a?"`, []string{"a?"}, []string{"ab"}},
+		{`a?`, []string{"ab", "a?"}, []string{"a"}},
+		{`'[x]'`, []string{"[x]"}, []string{"x"}},
+		{`[x]`, []string{"x"}, []string{"[x]"}},
+		{`'@(a|b)'`, []string{"@(a|b)"}, []string{"a"}},
+		{`@(a|b)`, []string{"a", "b"}, []string{"@(a|b)"}},
+		{`+(a)`, []string{"a", "aa"}, []string{"+(a)"}},
+		{`'+(a)'`, []string{"+(a)"}, []string{"a"}},
+		{`"a b"`, []string{"a b"}, []string{"a"}},
+		{`[`, []string{"["}, []string{"x"}},
+		{`a\\b`, []string{`a\b`}, []string{"ab"}},
+	} {
+		words, err := SplitPattern(tc.pat, syntax.LangBash)
+		if err != nil || len(words) != 1 {
+			t.Fatalf("SplitPattern(%s) = %q, %v", tc.pat, words, err)
+		}
+		m, err := CompileWord(words[0])
+		if err != nil {
+			t.Fatalf("CompileWord(%q): %v", words[0], err)
+		}
+		for _, s := range tc.match {
+			if !m.MatchString(s) {
+				t.Errorf("pattern %s does not match %q", tc.pat, s)
+			}
+		}
+		for _, s := range tc.nomatch {
+			if m.MatchString(s) {
+				t.Errorf("pattern %s matches %q", tc.pat, s)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package shellparse
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/pattern"
@@ -42,11 +43,12 @@ func SplitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := pattern.Regexp(g, pattern.EntireString|pattern.ExtendedOperators); err != nil {
+		if _, err := CompileWord(g); err != nil {
 			var neg *pattern.NegExtGlobError
-			if !errors.As(err, &neg) {
-				return nil, fmt.Errorf("invalid glob %q: %v", g, err)
+			if errors.As(err, &neg) {
+				return nil, fmt.Errorf("invalid glob %q: negated extended globs !(...) are not supported in a pattern (quote it to match it literally)", g)
 			}
+			return nil, fmt.Errorf("invalid glob %q: %v", g, err)
 		}
 		out = append(out, g)
 	}
@@ -107,7 +109,7 @@ func globWord(w *syntax.Word, src string) (string, error) {
 					if i+1 < len(v) {
 						i++
 					}
-					b.WriteString(pattern.QuoteMeta(v[i:i+1], 0))
+					b.WriteString(quoteMeta(v[i : i+1]))
 					continue
 				}
 				b.WriteByte(v[i])
@@ -117,14 +119,14 @@ func globWord(w *syntax.Word, src string) (string, error) {
 			if p.Dollar {
 				v = ansiC(v)
 			}
-			b.WriteString(pattern.QuoteMeta(v, 0))
+			b.WriteString(quoteMeta(v))
 		case *syntax.DblQuoted:
 			for _, dp := range p.Parts {
 				l, ok := dp.(*syntax.Lit)
 				if !ok {
 					return "", expansionError(dp, src)
 				}
-				b.WriteString(pattern.QuoteMeta(unescape(l.Value, "$`\"\\\n"), 0))
+				b.WriteString(quoteMeta(unescape(l.Value, "$`\"\\\n")))
 			}
 		case *syntax.ExtGlob:
 			if p.Pattern != nil && strings.ContainsAny(p.Pattern.Value, "$`") {
@@ -149,4 +151,93 @@ func expansionError(n syntax.Node, src string) error {
 		text = src[s:e]
 	}
 	return fmt.Errorf("expansions are not allowed in a pattern, they would only be known at run time: %s (quote it to match it literally)", text)
+}
+
+// WordMatcher matches argv words against one word of SplitPattern's
+// output: unquoted *, ? and [...] (and extended globs) glob, quoted or
+// escaped ones match themselves. Plain words are compared as strings; only
+// globs pay for a regexp. Policy matches rules with it, so the fuzz test
+// of SplitPattern checks the matcher that production uses.
+type WordMatcher struct {
+	lit string
+	re  *regexp.Regexp // nil: compare with lit
+}
+
+// CompileWord compiles a pattern word from SplitPattern.
+func CompileWord(w string) (WordMatcher, error) {
+	if !hasMeta(w) {
+		return WordMatcher{lit: unescapePattern(w)}, nil
+	}
+	expr, err := pattern.Regexp(w, pattern.EntireString|pattern.NoGlobStar|pattern.ExtendedOperators)
+	if err != nil {
+		return WordMatcher{}, err
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return WordMatcher{}, err
+	}
+	return WordMatcher{re: re}, nil
+}
+
+// Literal returns the one word the matcher matches, when it is not a
+// glob.
+func (m WordMatcher) Literal() (string, bool) { return m.lit, m.re == nil }
+
+// MatchString reports whether s matches.
+func (m WordMatcher) MatchString(s string) bool {
+	if m.re == nil {
+		return s == m.lit
+	}
+	return m.re.MatchString(s)
+}
+
+// hasMeta reports unescaped glob characters, extended globs included.
+func hasMeta(p string) bool {
+	if pattern.HasMeta(p, 0) {
+		return true
+	}
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '+', '@', '!':
+			if i+1 < len(p) && p[i+1] == '(' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unescapePattern removes the backslashes that quote characters in a
+// pattern without globs.
+func unescapePattern(p string) string {
+	if !strings.Contains(p, `\`) {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '\\' && i+1 < len(p) {
+			i++
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+// quoteMeta escapes every character a pattern gives meaning to, the
+// extended glob operators included (pattern.QuoteMeta leaves @( and +(
+// alone, so a quoted "@(a|b)" would still glob).
+func quoteMeta(s string) string {
+	if !strings.ContainsAny(s, `*?[]\+@!()|`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\+@!()|`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -74,6 +74,11 @@ type Command struct {
 	// the nested command).
 	Text string `json:"text"`
 	Pos  Pos    `json:"pos"`
+	// Dir is the working directory the command runs in.
+	Dir Dir `json:"dir,omitempty"`
+	// Fds are the descriptors the script bound for this command (its own
+	// redirections, enclosing ones, pipes), innermost first.
+	Fds []Binding `json:"fds,omitempty"`
 }
 
 // Name returns the command name with any directory stripped ("/bin/rm" ->
@@ -109,6 +114,12 @@ type FileOp struct {
 	Via  []string `json:"via,omitempty"`
 	Text string   `json:"text"`
 	Pos  Pos      `json:"pos"`
+	// Dir is the working directory the path is relative to.
+	Dir Dir `json:"dir,omitempty"`
+	// Bound is set when Path names a descriptor (/dev/stdout,
+	// /dev/fd/N, /proc/self/fd/N): what the script bound it to, or Kind
+	// "unbound".
+	Bound *Binding `json:"bound,omitempty"`
 }
 
 // Severity is how a Finding must be treated by policy.

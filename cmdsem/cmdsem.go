@@ -1,0 +1,572 @@
+package cmdsem
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Kind is what an option, operand or variable makes a program do.
+type Kind string
+
+const (
+	// Write: the program creates, truncates or changes the file at Path.
+	Write Kind = "write"
+	// Read: the program reads the file at Path (beyond its input).
+	Read Kind = "read"
+	// Delete: the program removes the file at Path (mv's sources).
+	Delete Kind = "delete"
+	// Exec: the program runs another program or code.
+	Exec Kind = "exec"
+	// Unknown: an option the table does not know, or a word known only at
+	// run time where an option may stand; its meaning cannot be judged.
+	Unknown Kind = "unknown"
+	// Env: an environment variable set for the program makes it read,
+	// write or run something else.
+	Env Kind = "env"
+)
+
+// Arg is one argv word as policy knows it before running.
+type Arg struct {
+	// Value is the word, or its static prefix when not Static.
+	Value string
+	// Static is set when Value is the whole word.
+	Static bool
+	// Glob is set when the word holds unquoted glob characters, so bash
+	// may replace it with file names (which may start with -).
+	Glob bool
+}
+
+// Effect is one thing a command's arguments make it do.
+type Effect struct {
+	Kind Kind
+	// Word is the index in argv of the word that holds the path or
+	// program (the option's own word when its value is attached).
+	Word int
+	// Option is the option as written, "" for an operand, or the
+	// variable's name for Env.
+	Option string
+	// Path is the file for Write, Read and Delete.
+	Path string
+	// Dynamic is set when Path is not known until run time.
+	Dynamic bool
+	// Dir, when set, is the directory (-C) the program moves to before
+	// using Path; a relative Path is relative to it.
+	Dir string
+	// Into, for a Write whose Path may be an existing directory (cp, mv,
+	// install, ln DEST), are the names written inside it.
+	Into []string
+	// Why says what the program does, for a person.
+	Why string
+}
+
+func (e Effect) String() string {
+	s := string(e.Kind)
+	if e.Option != "" {
+		s += " " + e.Option
+	}
+	if e.Path != "" {
+		s += " " + e.Path
+	}
+	return s
+}
+
+// Known reports whether the table describes the command (by base name).
+func Known(name string) bool { return table[name] != nil }
+
+// Risky reports whether some option of a known command writes, deletes or
+// runs something, so that an argument only known at run time may turn
+// into one.
+func Risky(name string) bool { return table[name] != nil && table[name].risky() }
+
+// Analyze returns what argv (argv[0] the command name, directory stripped
+// or not) makes the command do according to the table, and the
+// assignments written before it (NAME=value, names only). A command the
+// table does not know yields nothing.
+func Analyze(argv []Arg, env []string) []Effect {
+	if len(argv) == 0 || !argv[0].Static {
+		return nil
+	}
+	name := path.Base(argv[0].Value)
+	s := table[name]
+	if s == nil {
+		return nil
+	}
+	r := &result{name: name, argv: argv}
+	for _, v := range env {
+		if why := s.envWhy(v); why != "" {
+			r.add(Effect{Kind: Env, Word: -1, Option: v, Why: why})
+		}
+	}
+	s.run(r, 1)
+	for i := range r.out {
+		if r.dir != "" && r.out[i].Path != "" && r.out[i].Dir == "" {
+			r.out[i].Dir = r.dir
+		}
+	}
+	return r.out
+}
+
+// result collects the effects of one command.
+type result struct {
+	name string
+	argv []Arg
+	out  []Effect
+	// dir is a -C directory in force.
+	dir string
+	// targetDir is cp/mv/install/ln -t DIR.
+	targetDir *opnd
+	// flags are the options seen, by canonical name; vals their values
+	// and where they stand.
+	flags map[string]string
+	vals  map[string]opnd
+	all   map[string][]opnd
+}
+
+func (r *result) add(e Effect) { r.out = append(r.out, e) }
+
+// opnd is an operand or an option's value and where it stands.
+type opnd struct {
+	Arg
+	idx int
+}
+
+// fileEffect records a Write, Read or Delete of the file named by o.
+func (r *result) file(k Kind, o opnd, option, why string) {
+	e := Effect{Kind: k, Word: o.idx, Option: option, Path: o.Value, Dynamic: !o.Static, Why: why}
+	if e.Dynamic && e.Path == "" {
+		e.Path = "(run-time value)"
+	}
+	r.add(e)
+}
+
+func (r *result) exec(idx int, option, why string) {
+	r.add(Effect{Kind: Exec, Word: idx, Option: option, Why: why})
+}
+
+func (r *result) unknown(idx int, option, why string) {
+	r.add(Effect{Kind: Unknown, Word: idx, Option: option, Why: why})
+}
+
+func (r *result) seen(name string) (string, bool) {
+	v, ok := r.flags[name]
+	return v, ok
+}
+
+// argMode is how an option takes its argument.
+type argMode int
+
+const (
+	noArg       argMode = iota
+	requiredArg         // -o F, -oF, --output F, --output=F
+	optionalArg         // -xVAL, --name=VAL only
+)
+
+// act is what an option does with its argument.
+type act struct {
+	kind Kind // Write, Read, Exec; "chdir" for -C
+	why  string
+}
+
+const (
+	chdir  Kind = "chdir"
+	atFile Kind = "atfile"
+)
+
+// spec describes one command.
+type spec struct {
+	// short is a getopt optstring: "o:" takes an argument, "x::" an
+	// optional attached one, "a" none.
+	short string
+	// allShort: short is complete; another letter is Unknown.
+	allShort bool
+	// long lists long options: "name", "name=" (argument required),
+	// "name[=]" (optional, only attached).
+	long string
+	// abbrev: unambiguous prefixes of long options are accepted
+	// (getopt_long, git's parse-options).
+	abbrev bool
+	// strictLong: a long option not listed is Unknown.
+	strictLong bool
+	// permute: options may follow operands (GNU getopt).
+	permute bool
+	// goFlags: Go's flag package: -name and --name alike, -name=value or
+	// -name value, no clusters, no abbreviations.
+	goFlags bool
+	// do says what options do, by short letter or long name.
+	do map[string]act
+	// operands gives the operands' effects.
+	operands func(r *result, ops []opnd)
+	// custom replaces the option reader (find, sed scripts, ...); it
+	// gets the index of the first argument.
+	custom func(s *spec, r *result, i int)
+	// env are variables (NAME or PREFIX*) that redirect the program,
+	// beyond the common ones.
+	env []string
+	// sub are subcommands, read after the options (git, go, npm, pip).
+	sub map[string]*spec
+	// anySub: a subcommand not in sub is Unknown (git aliases can run
+	// shell commands).
+	anySub bool
+
+	longs map[string]argMode // parsed from long
+}
+
+// commonEnv redirect almost any program: where it writes temporary
+// files, which pager, editor or shell it starts, where it reads its
+// configuration.
+var commonEnv = map[string]string{
+	"TMPDIR":          "moves where the program writes temporary files",
+	"PAGER":           "names a program the command may start",
+	"EDITOR":          "names a program the command may start",
+	"VISUAL":          "names a program the command may start",
+	"BROWSER":         "names a program the command may start",
+	"SHELL":           "names the shell the command may start",
+	"LESSOPEN":        "makes less run a program on each file",
+	"LESSCLOSE":       "makes less run a program on each file",
+	"LESS":            "passes options to a pager the command starts",
+	"MANPAGER":        "names a program the command may start",
+	"HOME":            "moves where the program reads its configuration",
+	"XDG_CONFIG_HOME": "moves where the program reads its configuration",
+	"XDG_CACHE_HOME":  "moves where the program writes its cache",
+	"XDG_DATA_HOME":   "moves where the program writes its data",
+}
+
+func (s *spec) envWhy(name string) string {
+	if why, ok := commonEnv[name]; ok {
+		return why
+	}
+	for _, e := range s.env {
+		if p, ok := strings.CutSuffix(e, "*"); ok && strings.HasPrefix(name, p) || e == name {
+			return "changes what the program reads, writes or runs"
+		}
+	}
+	return ""
+}
+
+func (s *spec) init() {
+	if s.longs != nil {
+		return
+	}
+	s.longs = map[string]argMode{}
+	for _, l := range strings.Fields(s.long) {
+		switch {
+		case strings.HasSuffix(l, "[=]"):
+			s.longs[strings.TrimSuffix(l, "[=]")] = optionalArg
+		case strings.HasSuffix(l, "="):
+			s.longs[strings.TrimSuffix(l, "=")] = requiredArg
+		default:
+			s.longs[l] = noArg
+		}
+	}
+}
+
+// risky reports whether some option of the command writes, deletes or
+// runs something: then a word that may turn into an option asks.
+func (s *spec) risky() bool {
+	if s.custom != nil || s.sub != nil {
+		return true
+	}
+	for _, a := range s.do {
+		if a.kind == Write || a.kind == Exec || a.kind == Delete {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *spec) shortMode(c byte) (argMode, bool) {
+	i := strings.IndexByte(s.short, c)
+	if i < 0 || c == ':' {
+		return noArg, false
+	}
+	switch {
+	case strings.HasPrefix(s.short[i+1:], "::"):
+		return optionalArg, true
+	case strings.HasPrefix(s.short[i+1:], ":"):
+		return requiredArg, true
+	}
+	return noArg, true
+}
+
+// findLong returns the long option name matches: itself, or the one
+// option it is an unambiguous prefix of.
+func (s *spec) findLong(name string) (string, argMode, string) {
+	if m, ok := s.longs[name]; ok {
+		return name, m, ""
+	}
+	if !s.abbrev || name == "" {
+		return "", 0, "unknown"
+	}
+	var found []string
+	for l := range s.longs {
+		if strings.HasPrefix(l, name) {
+			found = append(found, l)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", 0, "unknown"
+	case 1:
+		return found[0], s.longs[found[0]], ""
+	}
+	// getopt_long accepts an ambiguous prefix when every candidate is
+	// the same option; here they never are.
+	return "", 0, "ambiguous"
+}
+
+// mayBeOption reports a word only known at run time that could start
+// with - (a parameter, a substitution, a glob that may match a file
+// named like an option).
+func mayBeOption(a Arg) bool {
+	if a.Static {
+		return false
+	}
+	return a.Value == "" || a.Value[0] == '-' || a.Glob && strings.ContainsAny(a.Value[:1], "*?[")
+}
+
+// run reads argv from index i with the spec.
+func (s *spec) run(r *result, i int) {
+	s.init()
+	if s.custom != nil {
+		s.custom(s, r, i)
+		return
+	}
+	ops, next := s.scan(r, i)
+	if s.sub != nil {
+		if next >= len(r.argv) {
+			return
+		}
+		w := r.argv[next]
+		if !w.Static {
+			r.unknown(next, "", "the subcommand is not known until run time")
+			return
+		}
+		sub := s.sub[w.Value]
+		if sub == nil {
+			if s.anySub {
+				r.unknown(next, w.Value, fmt.Sprintf("%s %s is not a subcommand guardrun knows (it may be an alias that runs a program)", r.name, w.Value))
+			}
+			return
+		}
+		r.name += " " + w.Value
+		sub.run(r, next+1)
+		return
+	}
+	if s.operands != nil {
+		s.operands(r, ops)
+	}
+}
+
+// scan reads options from argv[i:] and returns the operands; with
+// subcommands it stops at the first operand and returns its index.
+func (s *spec) scan(r *result, i int) ([]opnd, int) {
+	var ops []opnd
+	ended := false
+	risky := s.risky()
+	if r.flags == nil {
+		r.flags = map[string]string{}
+	}
+	for ; i < len(r.argv); i++ {
+		a := r.argv[i]
+		if ended {
+			ops = append(ops, opnd{a, i})
+			continue
+		}
+		if !a.Static {
+			if mayBeOption(a) && risky {
+				r.unknown(i, "", fmt.Sprintf("%s: a word known only at run time may be an option", r.name))
+			}
+			if s.sub != nil {
+				return ops, i
+			}
+			ops = append(ops, opnd{a, i})
+			if !s.permute {
+				ended = true
+			}
+			continue
+		}
+		v := a.Value
+		switch {
+		case v == "--":
+			ended = true
+			continue
+		case v == "-" || !strings.HasPrefix(v, "-"):
+			if s.sub != nil {
+				return ops, i
+			}
+			ops = append(ops, opnd{a, i})
+			if !s.permute {
+				ended = true
+			}
+			continue
+		}
+		if s.goFlags || strings.HasPrefix(v, "--") {
+			i = s.longOpt(r, i)
+			continue
+		}
+		i = s.shortOpts(r, i)
+	}
+	return ops, len(r.argv)
+}
+
+func (s *spec) longOpt(r *result, i int) int {
+	v := strings.TrimLeft(r.argv[i].Value, "-")
+	name, val, hasEq := strings.Cut(v, "=")
+	long, mode, bad := s.findLong(name)
+	if bad != "" {
+		if s.strictLong || bad == "ambiguous" {
+			r.unknown(i, "--"+name, fmt.Sprintf("%s --%s is not an option guardrun knows (%s)", r.name, name, bad))
+		}
+		if hasEq || i+1 >= len(r.argv) {
+			return i
+		}
+		return i
+	}
+	if strings.HasPrefix(long, "no-") && s.do[long].kind == "" {
+		r.flags[long] = ""
+		return i
+	}
+	dash := "--"
+	if s.goFlags {
+		dash = "-"
+	}
+	o := opnd{Arg{Value: val, Static: r.argv[i].Static}, i}
+	switch mode {
+	case noArg:
+		r.flags[long] = ""
+		s.apply(r, long, opnd{idx: i}, dash+long, false)
+		return i
+	case requiredArg:
+		if !hasEq {
+			if i+1 >= len(r.argv) {
+				return i
+			}
+			i++
+			o = opnd{r.argv[i], i}
+		}
+	case optionalArg:
+		if !hasEq {
+			r.flags[long] = ""
+			s.apply(r, long, opnd{idx: i}, dash+long, false)
+			return i
+		}
+	}
+	r.flags[long] = o.Value
+	s.apply(r, long, o, dash+long, true)
+	return i
+}
+
+func (s *spec) shortOpts(r *result, i int) int {
+	v := r.argv[i].Value
+	for j := 1; j < len(v); j++ {
+		c := v[j]
+		mode, ok := s.shortMode(c)
+		if !ok {
+			if s.allShort {
+				r.unknown(i, "-"+string(c), fmt.Sprintf("%s -%c is not an option guardrun knows", r.name, c))
+				return i
+			}
+			continue
+		}
+		name := string(c)
+		switch mode {
+		case noArg:
+			r.flags[name] = ""
+			s.apply(r, name, opnd{idx: i}, "-"+name, false)
+		case requiredArg:
+			o := opnd{Arg{Value: v[j+1:], Static: true}, i}
+			if j+1 >= len(v) {
+				if i+1 >= len(r.argv) {
+					return i
+				}
+				i++
+				o = opnd{r.argv[i], i}
+			}
+			r.flags[name] = o.Value
+			s.apply(r, name, o, "-"+name, true)
+			return i
+		case optionalArg:
+			if j+1 < len(v) {
+				o := opnd{Arg{Value: v[j+1:], Static: true}, i}
+				r.flags[name] = o.Value
+				s.apply(r, name, o, "-"+name, true)
+			} else {
+				r.flags[name] = ""
+				s.apply(r, name, opnd{idx: i}, "-"+name, false)
+			}
+			return i
+		}
+	}
+	return i
+}
+
+// apply records what option name does with its value o.
+func (s *spec) apply(r *result, name string, o opnd, written string, hasVal bool) {
+	if hasVal {
+		if r.vals == nil {
+			r.vals = map[string]opnd{}
+		}
+		r.vals[name] = o
+		if r.all == nil {
+			r.all = map[string][]opnd{}
+		}
+		r.all[name] = append(r.all[name], o)
+	}
+	a, ok := s.do[name]
+	if !ok {
+		return
+	}
+	switch a.kind {
+	case Write, Read, Delete:
+		if hasVal {
+			r.file(a.kind, o, written, a.why)
+		} else if a.kind == Write {
+			// curl -O: a file named by the program in the working
+			// directory.
+			r.file(Write, opnd{Arg{Value: ".", Static: true}, o.idx}, written, a.why)
+		}
+	case Exec:
+		r.exec(o.idx, written, a.why)
+	case Unknown:
+		r.unknown(o.idx, written, a.why)
+	case chdir:
+		if hasVal {
+			if !o.Static {
+				r.unknown(o.idx, written, fmt.Sprintf("%s %s: the directory is not known until run time", r.name, written))
+				return
+			}
+			if r.dir == "" || path.IsAbs(o.Value) {
+				r.dir = o.Value
+			} else {
+				r.dir = path.Join(r.dir, o.Value)
+			}
+		}
+	case atFile:
+		// curl -d @file, -F name=@file or name=<file.
+		if hasVal {
+			v := o.Value
+			if _, after, ok := strings.Cut(v, "="); ok && written != "-d" && !strings.HasPrefix(written, "--data") {
+				v = after
+			}
+			if f, ok := strings.CutPrefix(v, "@"); ok {
+				o.Value = f
+				r.file(Read, o, written, a.why)
+			} else if f, ok := strings.CutPrefix(v, "<"); ok {
+				o.Value = f
+				r.file(Read, o, written, a.why)
+			} else if !o.Static {
+				r.unknown(o.idx, written, fmt.Sprintf("%s %s: the value is not known until run time and may name a file", r.name, written))
+			}
+		}
+	case ldflags:
+		if hasVal && (!o.Static || strings.Contains(o.Value, "extld") || strings.Contains(o.Value, "extar") || strings.Contains(o.Value, "tmpdir")) {
+			r.exec(o.idx, written, "names the external linker or archiver go runs, or where it writes")
+		}
+	case "target":
+		if hasVal {
+			r.targetDir = &o
+			r.file(Write, o, written, a.why)
+		}
+	}
+}

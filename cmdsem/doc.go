@@ -1,0 +1,30 @@
+// Package cmdsem says what the options and operands of well-known
+// commands do beyond reading their input and printing: which write a file
+// (sort -o, git diff --output, tee FILE, cp SRC DEST, sed -i), which read
+// a file guardrun must judge (grep -f, sort --files0-from), which run a
+// program or code (sort --compress-program, rg --pre, git -c, sed's e
+// command, find -delete's cousins), and which environment variables send
+// a program elsewhere (GIT_*, TMPDIR, PAGER, EDITOR, LESSOPEN).
+//
+// It is one data table and a getopt_long-compatible reader of argv: short
+// options alone or clustered (-o F, -oF, -no F), long options with = or a
+// separate argument (--output=F, --output F), unambiguous prefixes of long
+// options where the program accepts them (--out=F), and -- ending options;
+// GNU programs take options after operands too. It never runs anything and
+// knows nothing of zones or rules: policy (package rules) turns each
+// Effect into a file operation or a question.
+//
+// # Limitations
+//
+// The table describes GNU coreutils, git 2.x, ripgrep, curl, wget, GNU make,
+// go, npm, pip and CPython as documented; a version with different options
+// can differ. An option the table does not list asks (for long options, and
+// for short options of commands whose short options are all listed), so a
+// newer option fails closed. What a program does because of its
+// configuration files (a git alias or core.pager in .git/config, a
+// .curlrc, a Makefile's recipes, a package's install scripts) is not
+// visible in argv; the table marks the arguments that select such files,
+// and the OS sandbox bounds the rest. sed and awk programs are scanned for
+// commands that write, read or run programs; a program the scanner cannot
+// read asks.
+package cmdsem

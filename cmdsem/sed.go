@@ -1,0 +1,358 @@
+package cmdsem
+
+import (
+	"fmt"
+	"strings"
+)
+
+var sedOptions = &spec{
+	short: "ne:f:i::l:EnrsuzbE", allShort: true,
+	long:   "debug expression= file= follow-symlinks in-place[=] line-length= null-data zero-terminated posix quiet regexp-extended sandbox separate silent unbuffered binary help version",
+	abbrev: true, strictLong: true, permute: true,
+}
+
+// sedCmd reads sed's options, then its script (from -e, or the first
+// operand) for the commands that write (w, W, s///w), read (r, R) or run
+// programs (e, s///e), and -i, which rewrites every input file.
+func sedCmd(s *spec, r *result, i int) {
+	o := sedOptions
+	o.init()
+	ops, _ := o.scan(r, i)
+	scripts := append(append([]opnd(nil), r.all["e"]...), r.all["expression"]...)
+	if f, ok := r.vals["f"]; ok {
+		r.file(Read, f, "-f", "reads sed commands from the file")
+		r.unknown(f.idx, "-f", "the sed program in the file can write files and run programs, and guardrun cannot see it")
+	} else if f, ok := r.vals["file"]; ok {
+		r.file(Read, f, "--file", "reads sed commands from the file")
+		r.unknown(f.idx, "--file", "the sed program in the file can write files and run programs, and guardrun cannot see it")
+	} else if len(scripts) == 0 && len(ops) > 0 {
+		scripts, ops = ops[:1], ops[1:]
+	}
+	if !r.hasAny("sandbox") {
+		for _, sc := range scripts {
+			if !sc.Static {
+				r.exec(sc.idx, "", "the sed program is not known until run time; it can write files and run programs")
+				continue
+			}
+			sedScript(r, sc)
+		}
+	}
+	inPlace := r.hasAny("i", "in-place")
+	for _, op := range ops {
+		if inPlace {
+			r.file(Write, op, "-i", "sed -i rewrites the file")
+		} else if op.Value != "-" {
+			r.file(Read, op, "", "reads the file")
+		}
+	}
+}
+
+// sedScript scans a sed program for commands with effects.
+func sedScript(r *result, sc opnd) {
+	p := &sedParser{s: sc.Value}
+	for {
+		p.skip(" \t\n;")
+		if p.eof() {
+			return
+		}
+		if !p.address() {
+			r.unknown(sc.idx, "", "the sed program has an address guardrun cannot read")
+			return
+		}
+		p.skip(" \t!")
+		if p.eof() {
+			return
+		}
+		c := p.next()
+		switch c {
+		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case '#', ':':
+			p.line()
+		case 'a', 'i', 'c':
+			p.text()
+		case 'b', 't', 'T', 'v':
+			p.label()
+		case 'q', 'Q', 'l', 'L':
+			p.skip(" \t")
+			p.skip("0123456789")
+		case 'r', 'R':
+			r.file(Read, opnd{Arg{Value: strings.TrimSpace(p.line()), Static: true}, sc.idx}, string(c), "sed reads the file into its output")
+		case 'w', 'W':
+			sedWrite(r, sc, string(c), strings.TrimSpace(p.line()))
+		case 'e':
+			r.exec(sc.idx, "e", "sed's e command runs a shell command")
+			p.line()
+		case 's':
+			flags, ok := p.subst()
+			if !ok {
+				r.unknown(sc.idx, "s", "the sed program has an s command guardrun cannot read")
+				return
+			}
+			if strings.ContainsRune(flags, 'e') {
+				r.exec(sc.idx, "s///e", "sed's s///e runs the pattern space as a shell command")
+			}
+			if k := strings.IndexByte(flags, 'w'); k >= 0 {
+				sedWrite(r, sc, "s///w", strings.TrimSpace(p.line()))
+			}
+		case 'y':
+			if _, ok := p.subst(); !ok {
+				r.unknown(sc.idx, "y", "the sed program has a y command guardrun cannot read")
+				return
+			}
+		default:
+			r.unknown(sc.idx, string(c), fmt.Sprintf("sed command %q is not one guardrun knows", c))
+			return
+		}
+	}
+}
+
+func sedWrite(r *result, sc opnd, cmd, file string) {
+	switch file {
+	case "/dev/stdout", "/dev/stderr":
+		return
+	}
+	r.file(Write, opnd{Arg{Value: file, Static: true}, sc.idx}, cmd, "sed writes to the file")
+}
+
+type sedParser struct {
+	s string
+	i int
+}
+
+func (p *sedParser) eof() bool  { return p.i >= len(p.s) }
+func (p *sedParser) next() byte { c := p.s[p.i]; p.i++; return c }
+func (p *sedParser) skip(set string) {
+	for !p.eof() && strings.IndexByte(set, p.s[p.i]) >= 0 {
+		p.i++
+	}
+}
+
+// line returns the rest of the line (file names and e commands take it
+// whole, ; included).
+func (p *sedParser) line() string {
+	j := strings.IndexByte(p.s[p.i:], '\n')
+	if j < 0 {
+		j = len(p.s) - p.i
+	}
+	out := p.s[p.i : p.i+j]
+	p.i += j
+	return out
+}
+
+// text skips a/i/c text: to the end of the line, with backslash-newline
+// continuing it.
+func (p *sedParser) text() {
+	for !p.eof() {
+		c := p.next()
+		if c == '\\' && !p.eof() {
+			p.i++
+			continue
+		}
+		if c == '\n' {
+			return
+		}
+	}
+}
+
+func (p *sedParser) label() {
+	for !p.eof() && p.s[p.i] != ';' && p.s[p.i] != '\n' && p.s[p.i] != '}' {
+		p.i++
+	}
+}
+
+// address skips zero, one or two addresses.
+func (p *sedParser) address() bool {
+	for k := 0; k < 2; k++ {
+		if p.eof() {
+			return true
+		}
+		switch c := p.s[p.i]; {
+		case c >= '0' && c <= '9':
+			p.skip("0123456789")
+			if !p.eof() && p.s[p.i] == '~' {
+				p.i++
+				p.skip("0123456789")
+			}
+		case c == '$':
+			p.i++
+		case c == '/' || c == '\\':
+			if c == '\\' {
+				p.i++
+				if p.eof() {
+					return false
+				}
+			}
+			d := p.next()
+			if !p.until(d) {
+				return false
+			}
+			p.skip("IM")
+		case (c == '+' || c == '~') && k == 1:
+			p.i++
+			p.skip("0123456789")
+		default:
+			return k > 0 || true
+		}
+		p.skip(" \t")
+		if k == 0 && !p.eof() && p.s[p.i] == ',' {
+			p.i++
+			p.skip(" \t")
+			continue
+		}
+		return true
+	}
+	return true
+}
+
+// until skips to just past the next unescaped d.
+func (p *sedParser) until(d byte) bool {
+	for !p.eof() {
+		c := p.next()
+		if c == '\\' {
+			if p.eof() {
+				return false
+			}
+			p.i++
+			continue
+		}
+		if c == d {
+			return true
+		}
+		if c == '\n' && d != '\n' {
+			return false
+		}
+	}
+	return false
+}
+
+// subst skips s/regex/replacement/ (or y/src/dst/) and returns its flags.
+func (p *sedParser) subst() (string, bool) {
+	if p.eof() {
+		return "", false
+	}
+	d := p.next()
+	if d == '\n' || d == '\\' {
+		return "", false
+	}
+	if !p.until(d) || !p.until(d) {
+		return "", false
+	}
+	start := p.i
+	for !p.eof() && strings.IndexByte("gpeiImM0123456789", p.s[p.i]) >= 0 {
+		p.i++
+	}
+	if !p.eof() && p.s[p.i] == 'w' {
+		p.i++
+		return p.s[start:p.i], true
+	}
+	return p.s[start:p.i], true
+}
+
+var awkOptions = &spec{
+	short: "F:v:f:E:i:l:bcCdDeghLMnNoOpPrsStVW:", allShort: false,
+	long:   "field-separator= assign= file= exec= include= load= characters-as-bytes traditional copyright dump-variables[=] debug[=] source= gen-pot lint[=] bignum non-decimal-data optimize profile[=] pretty-print[=] posix re-interval no-optimize sandbox lint-old help version",
+	abbrev: true, strictLong: true,
+}
+
+// awkCmd reads awk's options and scans its program for what runs
+// commands (system(), pipes to and from commands) or writes files
+// (print > file).
+func awkCmd(s *spec, r *result, i int) {
+	o := awkOptions
+	o.init()
+	ops, _ := o.scan(r, i)
+	for _, name := range []string{"f", "file", "E", "exec", "i", "include"} {
+		if f, ok := r.vals[name]; ok {
+			r.file(Read, f, "-"+name, "reads the awk program from the file")
+			r.unknown(f.idx, "-"+name, "the awk program in the file can write files and run commands, and guardrun cannot see it")
+		}
+	}
+	for _, name := range []string{"l", "load"} {
+		if f, ok := r.vals[name]; ok {
+			r.exec(f.idx, "-"+name, "loads a shared library into awk")
+		}
+	}
+	if f, ok := r.vals["source"]; ok {
+		awkProgram(r, f)
+	}
+	if !r.hasAny("f", "file", "E", "exec", "source") && len(ops) > 0 {
+		awkProgram(r, ops[0])
+		ops = ops[1:]
+	}
+	for _, op := range ops {
+		if strings.Contains(op.Value, "=") || op.Value == "-" {
+			continue // a variable assignment, or stdin
+		}
+		r.file(Read, op, "", "reads the file")
+	}
+}
+
+func awkProgram(r *result, p opnd) {
+	if !p.Static {
+		r.exec(p.idx, "", "the awk program is not known until run time; it can write files and run commands")
+		return
+	}
+	if r.hasAny("sandbox") {
+		return
+	}
+	code := awkStrip(p.Value)
+	switch {
+	case strings.Contains(code, "system"):
+		r.exec(p.idx, "system()", "the awk program runs shell commands with system()")
+	case strings.Contains(strings.ReplaceAll(code, "||", ""), "|"):
+		r.exec(p.idx, "|", "the awk program pipes to or from shell commands")
+	case strings.Contains(code, "@load"):
+		r.exec(p.idx, "@load", "the awk program loads a shared library")
+	}
+	if awkRedirects(code) {
+		r.add(Effect{Kind: Write, Word: p.idx, Option: ">", Path: "(named by the awk program)", Dynamic: true,
+			Why: "the awk program prints into a file"})
+	}
+}
+
+// awkStrip blanks string literals (keeping the quotes), so that their
+// contents do not look like code.
+func awkStrip(s string) string {
+	b := []byte(s)
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case in && b[i] == '\\' && i+1 < len(b):
+			b[i], b[i+1] = ' ', ' '
+			i++
+		case b[i] == '"':
+			in = !in
+		case in:
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// awkRedirects reports a print or printf statement with > or >> outside
+// parentheses (inside them, > compares).
+func awkRedirects(code string) bool {
+	for _, kw := range []string{"printf", "print"} {
+		for rest := code; ; {
+			k := strings.Index(rest, kw)
+			if k < 0 {
+				break
+			}
+			rest = rest[k+len(kw):]
+			depth := 0
+			for i := 0; i < len(rest); i++ {
+				c := rest[i]
+				if c == '(' {
+					depth++
+				} else if c == ')' {
+					depth--
+				} else if depth <= 0 && (c == ';' || c == '}' || c == '\n') {
+					break
+				} else if depth <= 0 && c == '>' {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,255 @@
+package cmdsem
+
+import (
+	"path"
+	"strings"
+)
+
+// The table. Keep in sync with README.md ("What options mean") and the
+// tests in table_test.go, which exercise every write and exec option.
+
+var (
+	wr = func(why string) act { return act{Write, why} }
+	rd = func(why string) act { return act{Read, why} }
+	ex = func(why string) act { return act{Exec, why} }
+)
+
+// both files an act under a short letter and a long name.
+func both(m map[string]act, short, long string, a act) {
+	if short != "" {
+		m[short] = a
+	}
+	if long != "" {
+		m[long] = a
+	}
+}
+
+func acts(pairs ...any) map[string]act {
+	m := map[string]act{}
+	for i := 0; i+2 < len(pairs)+1; i += 3 {
+		both(m, pairs[i].(string), pairs[i+1].(string), pairs[i+2].(act))
+	}
+	return m
+}
+
+var table map[string]*spec
+
+func init() {
+	gnu := func(s *spec) *spec {
+		s.abbrev, s.strictLong, s.permute = true, true, true
+		s.long += " help version"
+		return s
+	}
+	readOps := func(r *result, ops []opnd) {
+		for _, o := range ops {
+			if o.Value != "-" {
+				r.file(Read, o, "", "reads the file")
+			}
+		}
+	}
+	writeOps := func(why string) func(r *result, ops []opnd) {
+		return func(r *result, ops []opnd) {
+			for _, o := range ops {
+				if o.Static && (o.Value == "-" && r.name == "tee") {
+					continue
+				}
+				r.file(Write, o, "", why)
+			}
+		}
+	}
+	table = map[string]*spec{
+		// Read-only tools. Their operands are reads, judged by deny.
+		"cat":  gnu(&spec{short: "AbeEnstTuv", allShort: true, long: "number number-nonblank show-all show-ends show-nonprinting show-tabs squeeze-blank", operands: readOps}),
+		"head": gnu(&spec{short: "c:n:qvz0123456789", allShort: true, long: "bytes= lines= quiet silent verbose zero-terminated", operands: readOps}),
+		"tail": gnu(&spec{short: "c:fFn:qs:vz0123456789", allShort: true,
+			long: "bytes= follow[=] lines= max-unchanged-stats= pid= quiet retry silent sleep-interval= verbose zero-terminated", operands: readOps}),
+		"wc": gnu(&spec{short: "clLmw", allShort: true, long: "bytes chars files0-from= lines max-line-length words total=",
+			do: acts("", "files0-from", rd("reads the names of the files to count")), operands: readOps}),
+		"ls": gnu(&spec{short: "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvwxXZ1I:T:w:", allShort: true,
+			long: "all almost-all author block-size= classify[=] color[=] context dereference dereference-command-line dereference-command-line-symlink-to-dir directory dired escape file-type format= full-time group-directories-first hide= hide-control-chars human-readable hyperlink[=] ignore= ignore-backups indicator-style= inode kibibytes literal no-group numeric-uid-gid quote-name quoting-style= recursive reverse show-control-chars si size sort= tabsize= time= time-style= width= zero"}),
+		"pwd":  {short: "LP", allShort: true, long: "help version logical physical", strictLong: true},
+		"true": {},
+		"echo": {},
+		"grep": gnu(&spec{short: "A:B:C:D:d:e:f:m:EFGPiyvwxcLloqsbHhnTZuzUraIR0123456789", allShort: true,
+			long: "after-context= basic-regexp before-context= binary binary-files= byte-offset color[=] colour[=] context= count dereference-recursive devices= directories= exclude= exclude-dir= exclude-from= extended-regexp file= files-with-matches files-without-match fixed-strings group-separator= ignore-case include= initial-tab invert-match label= line-buffered line-number line-regexp max-count= no-filename no-group-separator no-ignore-case no-messages null null-data only-matching perl-regexp quiet recursive regexp= silent text with-filename word-regexp",
+			do:   acts("f", "file", rd("reads patterns from the file"), "", "exclude-from", rd("reads exclusion patterns from the file")),
+			operands: func(r *result, ops []opnd) {
+				if !r.hasAny("e", "regexp", "f", "file") && len(ops) > 0 {
+					ops = ops[1:] // the pattern
+				}
+				readOps(r, ops)
+			}}),
+		"rg": {abbrev: false, strictLong: true, permute: true,
+			short: "A:B:C:E:f:g:j:l:M:m:r:t:T:d:e:0123456789abcFHhiIjLnNopqsSuUvVwxz.",
+			long:  rgLong,
+			do: acts("", "pre", ex("runs the program on every file searched"),
+				"", "hostname-bin", ex("runs the program to find the host name"),
+				"f", "file", rd("reads patterns from the file"),
+				"", "ignore-file", rd("reads ignore rules from the file")),
+			env: []string{"RIPGREP_CONFIG_PATH"},
+			operands: func(r *result, ops []opnd) {
+				if !r.hasAny("e", "regexp", "f", "file", "files", "type-list") && len(ops) > 0 {
+					ops = ops[1:]
+				}
+				readOps(r, ops)
+			}},
+		"sort": gnu(&spec{short: "bdfgiMhnRrVcCk:mo:sS:t:T:uz", allShort: true,
+			long: "batch-size= buffer-size= check[=] compress-program= debug dictionary-order field-separator= files0-from= general-numeric-sort human-numeric-sort ignore-case ignore-leading-blanks ignore-nonprinting key= merge month-sort numeric-sort output= parallel= random-sort random-source= reverse sort= stable temporary-directory= unique version-sort zero-terminated",
+			do: acts("o", "output", wr("writes the sorted output to the file"),
+				"T", "temporary-directory", wr("writes temporary files into the directory"),
+				"", "compress-program", ex("runs the program to compress temporary files"),
+				"", "files0-from", rd("reads the names of the files to sort"),
+				"", "random-source", rd("reads random bytes from the file")),
+			operands: readOps}),
+		"tee": gnu(&spec{short: "aip", allShort: true, long: "append ignore-interrupts output-error[=]",
+			operands: writeOps("copies its input into the file")}),
+		"diff": gnu(&spec{short: "abBcC:dD:eEF:hiI:lnNpqrsS:tTuU:vwWx:X:Zy0123456789", allShort: true,
+			long: "brief color[=] context[=] ed exclude= exclude-from= expand-tabs from-file= horizon-lines= ifdef= ignore-all-space ignore-blank-lines ignore-case ignore-file-name-case ignore-matching-lines= ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab label= left-column line-format= minimal new-file no-dereference no-ignore-file-name-case normal paginate palette= rcs recursive report-identical-files show-c-function show-function-line= side-by-side speed-large-files starting-file= strip-trailing-cr suppress-blank-empty suppress-common-lines tabsize= text to-file= unidirectional-new-file unified[=] width= old-group-format= new-group-format= changed-group-format= unchanged-group-format= old-line-format= new-line-format= unchanged-line-format= no-ignore-file-name-case",
+			do: acts("X", "exclude-from", rd("reads exclusion patterns from the file"),
+				"", "from-file", rd("compares the file"), "", "to-file", rd("compares the file"),
+				"l", "paginate", ex("runs pr on the output")),
+			operands: readOps}),
+		"cp": gnu(&spec{short: "abdfHilLnPpRrsS:t:TuvxZ", allShort: true,
+			long:     "archive attributes-only backup[=] context[=] copy-contents dereference force interactive link no-clobber no-dereference no-preserve= no-target-directory one-file-system parents preserve[=] recursive reflink[=] remove-destination sparse= strip-trailing-slashes suffix= symbolic-link target-directory= update[=] verbose debug",
+			do:       acts("t", "target-directory", act{"target", "copies the files into the directory"}),
+			operands: destOps("copies", false)}),
+		"mv": gnu(&spec{short: "bfinS:t:TuvZ", allShort: true,
+			long:     "backup[=] context force interactive no-clobber no-target-directory strip-trailing-slashes suffix= target-directory= update[=] verbose debug exchange no-copy",
+			do:       acts("t", "target-directory", act{"target", "moves the files into the directory"}),
+			operands: destOps("moves", true)}),
+		"ln": gnu(&spec{short: "bdfFilLnPrsS:t:Tv", allShort: true,
+			long:     "backup[=] directory force interactive logical no-dereference no-target-directory physical relative suffix= symbolic target-directory= verbose",
+			do:       acts("t", "target-directory", act{"target", "creates links in the directory"}),
+			operands: lnOps}),
+		"install": gnu(&spec{short: "bcCdDg:m:o:pst:TvS:Z", allShort: true,
+			long: "backup[=] compare context[=] directory group= mode= no-target-directory owner= preserve-context preserve-timestamps strip strip-program= suffix= target-directory= verbose debug",
+			do: acts("t", "target-directory", act{"target", "installs the files into the directory"},
+				"", "strip-program", ex("runs the program to strip binaries")),
+			operands: func(r *result, ops []opnd) {
+				if r.hasAny("d", "directory") {
+					writeOps("creates the directory")(r, ops)
+					return
+				}
+				destOps("installs", false)(r, ops)
+			}}),
+		"touch": gnu(&spec{short: "acd:fhmr:t:", allShort: true,
+			long: "date= no-create no-dereference reference= time=",
+			do:   acts("r", "reference", rd("reads the file's times")), operands: writeOps("creates the file or changes its times")}),
+		"mkdir": gnu(&spec{short: "m:pvZ", allShort: true, long: "context[=] mode= parents verbose",
+			operands: writeOps("creates the directory")}),
+		"chmod": gnu(&spec{short: "cfvRrwxXstugoa0123456789", allShort: true,
+			long: "changes no-preserve-root preserve-root quiet recursive reference= silent verbose",
+			do:   acts("", "reference", rd("reads the file's mode")),
+			operands: func(r *result, ops []opnd) {
+				if _, ok := r.seen("reference"); !ok && len(ops) > 0 {
+					ops = ops[1:] // the mode
+				}
+				writeOps("changes the file's mode")(r, ops)
+			}}),
+		"sed":  {custom: sedCmd},
+		"awk":  {custom: awkCmd},
+		"gawk": {custom: awkCmd},
+		"mawk": {custom: awkCmd},
+		"nawk": {custom: awkCmd},
+		"find": {custom: findCmd},
+		"xargs": gnu(&spec{short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx", allShort: true,
+			long: "arg-file= delimiter= eof[=] exit interactive max-args= max-chars= max-lines= max-procs= no-run-if-empty null open-tty process-slot-var= replace[=] show-limits verbose",
+			// xargs's command is reported by shellparse as its own
+			// command; its -a file as a read.
+			custom: func(s *spec, r *result, i int) {
+				s.permute = false
+				s.scan(r, i)
+			}}),
+		"tar":    tarSpec,
+		"git":    gitSpec,
+		"curl":   curlSpec,
+		"wget":   wgetSpec,
+		"make":   makeSpec,
+		"gmake":  makeSpec,
+		"go":     goSpec,
+		"npm":    npmSpec,
+		"npx":    {custom: func(s *spec, r *result, i int) { r.exec(0, "", "npx runs a package's program") }},
+		"pip":    pipSpec,
+		"pip3":   pipSpec,
+		"python": pythonSpec, "python3": pythonSpec, "python2": pythonSpec,
+	}
+	moreCommands()
+	for _, s := range table {
+		s.init()
+	}
+}
+
+// hasAny reports whether one of the options was given.
+func (r *result) hasAny(names ...string) bool {
+	for _, n := range names {
+		if _, ok := r.flags[n]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// destOps: the last operand (or -t DIR) is written; it may be an existing
+// directory that receives the sources by their base names. mv also
+// removes its sources.
+func destOps(verb string, removes bool) func(r *result, ops []opnd) {
+	return func(r *result, ops []opnd) {
+		srcs := ops
+		if r.targetDir == nil && !r.hasAny("T", "no-target-directory") || r.targetDir == nil && len(ops) > 2 {
+			if len(ops) < 2 {
+				return
+			}
+			srcs = ops[:len(ops)-1]
+			dest := ops[len(ops)-1]
+			r.file(Write, dest, "", verb+" files to this path")
+			r.out[len(r.out)-1].Into = baseNames(srcs)
+		} else if r.targetDir != nil {
+			for i := range r.out {
+				if r.out[i].Word == r.targetDir.idx && r.out[i].Kind == Write {
+					r.out[i].Into = baseNames(srcs)
+				}
+			}
+		} else if len(ops) == 2 {
+			srcs = ops[:1]
+			r.file(Write, ops[1], "", verb+" the file to this path")
+		}
+		for _, s := range srcs {
+			if removes {
+				r.file(Delete, s, "", "moves the file away")
+			} else {
+				r.file(Read, s, "", "reads the file")
+			}
+		}
+	}
+}
+
+func lnOps(r *result, ops []opnd) {
+	if r.targetDir == nil && len(ops) == 1 {
+		o := ops[0]
+		o.Value = path.Base(o.Value)
+		r.file(Write, o, "", "creates a link in the working directory")
+		return
+	}
+	destOps("links", false)(r, ops)
+	// The link targets are not read by ln.
+	out := r.out[:0]
+	for _, e := range r.out {
+		if e.Kind != Read {
+			out = append(out, e)
+		}
+	}
+	r.out = out
+}
+
+func baseNames(ops []opnd) []string {
+	var out []string
+	for _, o := range ops {
+		if !o.Static {
+			return nil
+		}
+		out = append(out, path.Base(strings.TrimRight(o.Value, "/")))
+	}
+	return out
+}
+
+const rgLong = "after-context= auto-hybrid-regex before-context= binary block-buffered byte-offset case-sensitive color= colors= column context= context-separator= count count-matches crlf debug dfa-size-limit= encoding= engine= field-context-separator= field-match-separator= file= files files-with-matches files-without-match fixed-strings follow generate= glob= glob-case-insensitive heading hidden hostname-bin= hyperlink-format= iglob= ignore-case ignore-file= ignore-file-case-insensitive include-zero invert-match json line-buffered line-number line-regexp max-columns= max-columns-preview max-count= max-depth= max-filesize= maxdepth= mmap multiline multiline-dotall no-block-buffered no-byte-offset no-column no-config no-context-separator no-crlf no-encoding no-filename no-fixed-strings no-follow no-glob-case-insensitive no-heading no-hidden no-ignore no-ignore-dot no-ignore-exclude no-ignore-files no-ignore-global no-ignore-messages no-ignore-parent no-ignore-vcs no-include-zero no-invert-match no-line-buffered no-line-number no-max-columns-preview no-messages no-mmap no-multiline no-multiline-dotall no-one-file-system no-pcre2 no-pcre2-unicode no-pre no-require-git no-search-zip no-sort-files no-text no-trim no-unicode null null-data one-file-system only-matching passthru passthrough path-separator= pcre2 pcre2-version pre= pre-glob= pretty quiet regex-size-limit= regexp= replace= search-zip smart-case sort= sort-files sortr= stats stop-on-nonmatch text threads= trim type= type-add= type-clear= type-list type-not= unrestricted vimgrep with-filename word-regexp help version"
