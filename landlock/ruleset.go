@@ -476,3 +476,25 @@ func (b *builder) rule(path string, acc uint64, dir bool) {
 	}
 	b.rs.Rules = append(b.rs.Rules, Rule{Path: path, Access: acc, Dir: dir})
 }
+
+// AccessName is a short name for a rule's rights, for people: "rw",
+// "ro", "list" (a directory that may only be listed), "dev" or the
+// rights in hexadecimal.
+func AccessName(acc uint64, dir bool) string {
+	const ro = FSExecute | FSReadFile | FSReadDir
+	switch {
+	case acc&(FSMakeReg|FSRemoveFile) == FSMakeReg|FSRemoveFile:
+		return "rw"
+	case acc == FSReadDir:
+		return "list"
+	case acc&^ro == 0 && acc&FSReadFile != 0 && acc&FSExecute != 0:
+		return "ro"
+	case acc == FSReadFile|FSReadDir:
+		return "ro-noexec"
+	case acc&FSWriteFile != 0 && acc&FSIoctlDev != 0:
+		return "dev"
+	case acc&FSWriteFile != 0 && !dir:
+		return "rw-file"
+	}
+	return fmt.Sprintf("%#x", acc)
+}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -129,12 +128,13 @@ func sandboxSummary(l *loaded, network bool) string {
 	return strings.Join(zs, ", ") + "; " + net
 }
 
-// sandboxName is the OS sandbox this platform uses.
-func sandboxName() string {
-	if runtime.GOOS == "darwin" {
-		return "seatbelt"
+// backendFor is the OS sandbox backend asked for: --backend, else the
+// config's sandbox.backend.
+func backendFor(g *global, l *loaded) rules.Backend {
+	if g.backend != "" {
+		return g.backend
 	}
-	return "bwrap"
+	return l.cfg.Sandbox.Backend
 }
 
 func execute(g *global, j *job, io IO) error {
@@ -153,6 +153,9 @@ type runSession struct {
 	e         *env
 	l         *loaded
 	sandboxed bool
+	// backend is the OS sandbox that runs commands (bwrap, landlock,
+	// seatbelt) when sandboxed.
+	backend string
 	// noSandbox is why there is no OS sandbox (nil when there is one).
 	noSandbox error
 	sessionID string
@@ -189,7 +192,9 @@ func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 		s.sessionID, s.store = openSession(g, l, e)
 		return s, nil
 	}
-	if err := runner.CheckCached(filepath.Join(e.stateDir, "sandbox-ok")); err != nil {
+	backend, err := runner.Choose(string(backendFor(g, l)), filepath.Join(e.stateDir, "sandbox-ok"))
+	s.backend = backend
+	if err != nil {
 		cfg := l.cfg
 		switch {
 		case !cfg.Sandbox.RequireOSSandbox:
@@ -268,8 +273,9 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		if err != nil {
 			return err
 		}
-		rec.Sandbox = sandboxName()
-		status, err = runner.Run(ctx, p, argv, childEnv, stdio)
+		rec.Sandbox = s.backend
+		opts := runner.Options{Backend: s.backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
+		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
 		if err != nil {
 			rec.Outcome = "failed"
 			s.audit(j, cwd, rec, start, io)
