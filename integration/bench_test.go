@@ -17,9 +17,11 @@ import (
 
 // BenchmarkBackends times, alternating within one loop, `guardrun
 // --approve-all -c true` with the landlock backend, the same with bwrap,
-// plain `bash -c true`, and the hand-written bwrap+seccomp call of
-// BenchmarkRunOverhead. landlock/bare is the landlock path against the
-// hand-written bwrap call; the target is ≤ 0.7.
+// plain `bash -c true`, the hand-written bwrap+seccomp call of
+// BenchmarkRunOverhead, and `guardrun explain -c true` (guardrun's own
+// start, config and policy: the floor of every guardrun run).
+// landlock/bare is the landlock path against the hand-written bwrap
+// call; the target is ≤ 0.7.
 //
 //	go test -run '^$' -bench Backends -benchtime 100x ./integration
 func BenchmarkBackends(b *testing.B) {
@@ -39,6 +41,9 @@ func BenchmarkBackends(b *testing.B) {
 		func() { run(exec.Command(guardrunBin, "--backend", "bwrap", "--approve-all", "-c", "true")) },
 		func() { run(exec.Command("bash", "-c", "true")) },
 		bare,
+		// guardrun's own floor: the same config and policy, no sandbox,
+		// nothing run.
+		func() { run(exec.Command(guardrunBin, "explain", "-c", "true")) },
 	}
 	for _, s := range steps {
 		s() // warm up
@@ -55,12 +60,14 @@ func BenchmarkBackends(b *testing.B) {
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 / float64(b.N) }
-	ll, bw, sh, hand := ms(spent[0]), ms(spent[1]), ms(spent[2]), ms(spent[3])
+	ll, bw, sh, hand, floor := ms(spent[0]), ms(spent[1]), ms(spent[2]), ms(spent[3]), ms(spent[4])
 	b.ReportMetric(ll, "ms/landlock")
 	b.ReportMetric(bw, "ms/bwrap")
 	b.ReportMetric(sh, "ms/bash")
 	b.ReportMetric(hand, "ms/bare")
+	b.ReportMetric(floor, "ms/explain")
 	b.ReportMetric(ll/hand, "landlock/bare")
+	b.ReportMetric(bw/hand, "bwrap/bare")
 	b.ReportMetric(0, "ns/op")
 }
 

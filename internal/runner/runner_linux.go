@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/landlock"
@@ -147,11 +149,48 @@ func runLandlock(ctx context.Context, o Options, p *sandbox.Profile, argv []stri
 	return status, err
 }
 
+// checkLandlock is landlock.Check with a success remembered next to
+// cacheFile (cacheFile + "-landlock"), keyed by the Landlock ABI, the
+// boot and the user: the check compiles the seccomp filter, which costs
+// more than starting the command.
+func checkLandlock(cacheFile string) error {
+	abi, err := landlock.ABI()
+	if err != nil {
+		return err
+	}
+	boot, berr := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	key := fmt.Sprintf("landlock-ok v1 abi=%d boot=%s uid=%d\n", abi, strings.TrimSpace(string(boot)), os.Getuid())
+	path := ""
+	if cacheFile != "" && berr == nil {
+		path = cacheFile + "-landlock"
+		if b, err := os.ReadFile(path); err == nil && string(b) == key {
+			return nil
+		}
+	}
+	if err := landlock.Check(); err != nil {
+		return err
+	}
+	if path != "" {
+		// Best effort, as for bwrap: a cache that cannot be written
+		// costs a check.
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			if f, err := os.CreateTemp(filepath.Dir(path), ".sandbox-ok-*"); err == nil {
+				_, werr := f.WriteString(key)
+				if cerr := f.Close(); werr == nil && cerr == nil {
+					_ = os.Rename(f.Name(), path)
+				}
+				os.Remove(f.Name())
+			}
+		}
+	}
+	return nil
+}
+
 // CheckBackend reports whether the named backend works here.
 func CheckBackend(name, cacheFile string) error {
 	switch name {
 	case BackendLandlock:
-		return landlock.Check()
+		return checkLandlock(cacheFile)
 	case BackendBwrap, "":
 		return CheckCached(cacheFile)
 	}
@@ -164,13 +203,13 @@ func choose(want, cacheFile string) (string, error) {
 	case BackendBwrap:
 		return BackendBwrap, CheckCached(cacheFile)
 	case BackendLandlock:
-		return BackendLandlock, landlock.Check()
+		return BackendLandlock, checkLandlock(cacheFile)
 	}
 	berr := CheckCached(cacheFile)
 	if berr == nil {
 		return BackendBwrap, nil
 	}
-	lerr := landlock.Check()
+	lerr := checkLandlock(cacheFile)
 	if lerr == nil {
 		return BackendLandlock, nil
 	}
