@@ -247,6 +247,14 @@ func (c *Cmd) Start() error {
 // thread whose domain has ScopeSignal: elsewhere it would kill every
 // process of the user.
 func endDomain() {
+	// Belt and braces: guardrun's parent is outside the domain, so with
+	// the scope in force even a null signal to it is refused. (Not
+	// guardrun itself: Landlock lets threads of one process signal each
+	// other.) If it is not refused, kill(-1) would reach every process of
+	// the user: leave the leftovers rather than that.
+	if err := unix.Kill(os.Getppid(), 0); !errors.Is(err, unix.EPERM) {
+		return
+	}
 	for range 2 {
 		_ = unix.Kill(-1, unix.SIGKILL)
 	}
