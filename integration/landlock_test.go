@@ -174,3 +174,58 @@ func TestRunLandlockRefusesUnenforceable(t *testing.T) {
 		t.Errorf("auto with bwrap working: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestSuperviseLandlock: the supervisor works where only landlock can
+// sandbox: an allowed command runs without a prompt, an asking one is
+// approved on the supervisor's terminal and runs, and the audit says
+// landlock for both.
+func TestSuperviseLandlock(t *testing.T) {
+	pre := noNamespaces(t)
+	w := newWorld(t, "")
+	// The config outside the work directory: inside it, it would be
+	// protected there and fix the work directory's entries.
+	cfg := filepath.Join(filepath.Dir(w.work), "guardrun.yaml")
+	body := strings.Replace(superviseConfig, "root: .", "root: "+w.work, 1) + "  backend: auto\n" + landlockAccept
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.env = append(w.env, "GUARDRUN_CONFIG="+cfg)
+	landlockWorks(t, w, w.work)
+	argv := append(append([]string{}, pre...), guardrunBin, "supervise", "--", "sh", fakeAgent(t))
+	tt := startOnTTY(t, w, argv...)
+	at := tt.waitFor(0, "fakeagent: ready")
+	tt.typ("echo hello-from-echo\n")
+	at = tt.waitFor(at, `agent saw: hello-from-echo\r\n>>> end \d+: status 0`)
+	if n := prompts(tt.screen()); n != 0 {
+		t.Fatalf("%d prompts for an allowed command", n)
+	}
+	tt.typ("touch file-y\n")
+	at = tt.answer(at, "y")
+	tt.waitFor(at, `>>> end \d+: status 0`)
+	if _, err := os.Stat(filepath.Join(w.work, "file-y")); err != nil {
+		t.Errorf("approved touch did not run: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(w.getenv("XDG_STATE_HOME"), "guardrun", "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct {
+			Outcome string `json:"outcome"`
+			Sandbox string `json:"sandbox"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Outcome == "ran" {
+			ran++
+			if rec.Sandbox != "landlock" {
+				t.Errorf("ran under %q: %s", rec.Sandbox, l)
+			}
+		}
+	}
+	if ran < 2 {
+		t.Errorf("%d commands ran:\n%s", ran, b)
+	}
+}
