@@ -109,6 +109,8 @@ type fixture struct {
 	env     []string
 	// accept are the landlock losses the runs accept.
 	accept []string
+	// extra are zones added to the profile (TestSandboxWorks's Go cache).
+	extra []sandbox.Zone
 }
 
 const secretText = "API_KEY=do-not-leak\n"
@@ -200,11 +202,11 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 func (f *fixture) derive(t testing.TB, cwd string) *sandbox.Profile {
 	t.Helper()
 	p, err := sandbox.Derive(sandbox.Spec{
-		Zones: []sandbox.Zone{
+		Zones: append([]sandbox.Zone{
 			{Name: "ws", Root: f.ws, Writable: true},
 			{Name: "home", Root: f.home},
 			{Name: "probe", Root: filepath.Dir(probePath)},
-		},
+		}, f.extra...),
 		SystemRead: sandbox.DefaultSystemPaths,
 		Deny:       []string{filepath.Join(f.home, ".ssh")},
 		DenyNames:  []string{".env", ".npmrc"},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // TestSandboxWorks: what an agent does all day works inside, in the same
@@ -47,6 +48,31 @@ func TestSandboxWorks(t *testing.T) {
 		tmpCase.argv = Script("/bin/sh", `echo x > "$TMPDIR/t" && cat "$TMPDIR/t" && case $TMPDIR in /tmp) exit 3;; esac && ! ls /tmp >/dev/null 2>&1 && echo tmp-hidden`)
 		tmpCase.want = "x\ntmp-hidden"
 	}
+	// go build, with a build cache of its own per user that lasts across
+	// runs (a cold one compiles the runtime: slow on a busy machine).
+	goCase := Script("/bin/sh", "echo 'go not installed: skipped'")
+	if goBin := findGo(); goBin != "" {
+		cache := filepath.Join(fixtureRoot(), "guardrun-test-gocache-"+strconv.Itoa(os.Geteuid()))
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		// Warm the cache outside the sandbox (the standard library, once
+		// per user), so that the sandboxed build compiles one file.
+		warm := t.TempDir()
+		src := filepath.Join(warm, "hg.go")
+		if err := os.WriteFile(src, []byte("package main\nfunc main() { println(\"warm\") }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wb := exec.Command(goBin, "build", "-o", filepath.Join(warm, "hg"), src)
+		wb.Env = append(os.Environ(), "GOCACHE="+cache, "GOPATH="+filepath.Join(cache, "path"), "GOTOOLCHAIN=local", "GOFLAGS=")
+		if out, err := wb.CombinedOutput(); err != nil {
+			t.Fatalf("warming the Go build cache: %v\n%s", err, out)
+		}
+		f.extra = []sandbox.Zone{{Name: "gocache", Root: cache, Writable: true}}
+		f.profile = f.derive(t, dir)
+		goCase = Script("/bin/sh", `printf 'package main\nfunc main() { println("hello from go") }\n' > hg.go &&
+			GOCACHE="$1" GOPATH="$1/path" GOTOOLCHAIN=local GOFLAGS= "$0" build -o hg hg.go && ./hg`, goBin, cache)
+	}
 	repo := filepath.Join(dir, "repo")
 	for _, c := range [][]string{
 		{"git", "init", "-q", repo},
@@ -71,6 +97,7 @@ func TestSandboxWorks(t *testing.T) {
 		}},
 		{"gcc", Script("/bin/sh", "gcc -o hello hello.c && ./hello"), "hello from gcc", nil},
 		{"python3", []string{"python3", "-c", "print(1)"}, "1", nil},
+		{"go build", goCase, "go", nil},
 		{"write in the zone", Script("/bin/sh", "echo data > out.txt && mkdir -p d/e && echo x > d/e/f && mv d/e/f g && mv g d/"), "", func(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(dir, "out.txt")); err != nil || string(b) != "data\n" {
 				t.Errorf("out.txt: %q, %v", b, err)
@@ -111,6 +138,18 @@ func TestSandboxWorks(t *testing.T) {
 	if _, err := os.Lstat(f.newConf); !os.IsNotExist(err) {
 		t.Errorf("placeholder %s left behind: %v", f.newConf, err)
 	}
+}
+
+// findGo finds the go command on PATH or where the official tarball puts
+// it (the re-executed test copies run with a minimal PATH).
+func findGo() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/local/go/bin/go"); err == nil {
+		return "/usr/local/go/bin/go"
+	}
+	return ""
 }
 
 // TestSignals: SIGTERM and SIGINT sent to guardrun reach the command
