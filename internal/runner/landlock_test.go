@@ -126,6 +126,26 @@ func TestNoNamespaces(t *testing.T) {
 	if b, _ := Choose(BackendAuto, ""); b != BackendLandlock {
 		t.Errorf("auto chose %s, want landlock", b)
 	}
+	// The failed bwrap check is remembered next to the success memory
+	// (so that every command does not pay for a trial), and answers the
+	// next time.
+	cache := filepath.Join(t.TempDir(), "sandbox-ok")
+	if b, err := Choose(BackendAuto, cache); err != nil || b != BackendLandlock {
+		t.Fatalf("auto with a memory: %s, %v", b, err)
+	}
+	b, err := os.ReadFile(cache + "-bwrap-failed")
+	if err != nil || !strings.Contains(string(b), "user namespaces") {
+		t.Fatalf("the failure was not remembered: %q, %v", b, err)
+	}
+	if _, err := os.Stat(cache); err == nil {
+		t.Error("a success was remembered for bwrap")
+	}
+	if b, err := Choose(BackendAuto, cache); err != nil || b != BackendLandlock {
+		t.Errorf("auto from memory: %s, %v", b, err)
+	}
+	if b, err := Choose(BackendBwrap, cache); err == nil {
+		t.Errorf("bwrap asked for by name: %s without an error", b)
+	}
 }
 
 // TestLandlockWithoutNamespaces runs the escape suite, the positive

@@ -171,19 +171,51 @@ func checkLandlock(cacheFile string) error {
 		return err
 	}
 	if path != "" {
-		// Best effort, as for bwrap: a cache that cannot be written
-		// costs a check.
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			if f, err := os.CreateTemp(filepath.Dir(path), ".sandbox-ok-*"); err == nil {
-				_, werr := f.WriteString(key)
-				if cerr := f.Close(); werr == nil && cerr == nil {
-					_ = os.Rename(f.Name(), path)
-				}
-				os.Remove(f.Name())
+		writeSmall(path, key)
+	}
+	return nil
+}
+
+// checkBwrapAuto is CheckCached for auto, which also remembers a failure
+// (cacheFile + "-bwrap-failed", with the same key: bwrap binary, boot,
+// user and user namespace), so that where user namespaces are off every
+// command does not pay for a trial sandbox before falling back to
+// landlock. Enabling them without a reboot is then noticed only after
+// the next reboot or bwrap upgrade; until then auto keeps landlock,
+// which enforces the profile or refuses.
+func checkBwrapAuto(cacheFile string) error {
+	failed := ""
+	key, kerr := bwrap.CacheKey()
+	if cacheFile != "" && kerr == nil {
+		failed = cacheFile + "-bwrap-failed"
+		if b, err := os.ReadFile(failed); err == nil {
+			if k, why, ok := strings.Cut(string(b), "\x00"); ok && k == key {
+				return errors.New(why)
 			}
 		}
 	}
-	return nil
+	err := CheckCached(cacheFile)
+	if err != nil && failed != "" {
+		writeSmall(failed, key+"\x00"+err.Error())
+	}
+	return err
+}
+
+// writeSmall replaces path with data, best effort: a memory that cannot
+// be written costs a check.
+func writeSmall(path, data string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".sandbox-ok-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.WriteString(data)
+	if cerr := f.Close(); werr == nil && cerr == nil {
+		_ = os.Rename(f.Name(), path)
+	}
+	os.Remove(f.Name())
 }
 
 // CheckBackend reports whether the named backend works here.
@@ -205,7 +237,7 @@ func choose(want, cacheFile string) (string, error) {
 	case BackendLandlock:
 		return BackendLandlock, checkLandlock(cacheFile)
 	}
-	berr := CheckCached(cacheFile)
+	berr := checkBwrapAuto(cacheFile)
 	if berr == nil {
 		return BackendBwrap, nil
 	}
