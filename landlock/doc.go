@@ -48,6 +48,10 @@
 //     created: refused unless deny_create is accepted.
 //   - /tmp is not visible at all (only $TMPDIR): programs that write to a
 //     fixed /tmp path fail with EACCES.
+//   - No new terminals: /dev/ptmx and /dev/pts are the host's (a rule on
+//     /dev/pts would reach the person's other terminals), so script,
+//     expect or a pty test suite fail; the command's inherited stdio may
+//     be a terminal.
 //   - Landlock matches ports, not addresses: ConnectTCP allows the port
 //     on every host; with the network off the seccomp filter refuses
 //     non-unix sockets anyway.

@@ -179,9 +179,12 @@ type Options struct {
 	ReadDir func(path string) ([]os.DirEntry, error)
 }
 
-// devices are the /dev entries a command gets, as bwrap's minimal /dev
-// has them; the seccomp filter refuses the terminal-injection ioctls.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+// devices are the /dev entries a command gets. Not /dev/ptmx and
+// /dev/pts, which bwrap's fresh /dev has: here they are the host's, and a
+// rule on /dev/pts would let the command open the person's other
+// terminals and write to them. So the command cannot allocate a
+// terminal of its own (its inherited stdio may still be one).
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 type want int
 

@@ -157,6 +157,12 @@ func TestEscapes(t *testing.T) {
 			}
 		}},
 		{name: "TIOCSTI on a terminal of its own", args: []string{"tiocsti-own"}},
+		{name: "write to another terminal of the user", args: []string{"append", tty.Name()}, host: func(t *testing.T) {
+			fds := []unix.PollFd{{Fd: int32(ptmx.Fd()), Events: unix.POLLIN}}
+			if n, _ := unix.Poll(fds, 100); n > 0 {
+				t.Error("the sandbox wrote to a terminal of the host")
+			}
+		}},
 		{name: "signal a host process", args: []string{"kill", strconv.Itoa(victim.Process.Pid)}, host: func(t *testing.T) {
 			if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
 				t.Errorf("the host process is gone: %v", err)

@@ -508,6 +508,9 @@ func attemptTIOCSTIOwn([]string) error {
 		}
 	}
 	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.EACCES) {
+		return err // no terminal of its own to be had (landlock)
+	}
 	if err != nil {
 		return setup("open ptmx: %v", err)
 	}
