@@ -1,6 +1,6 @@
 // Package landlock is guardrun's second Linux backend: it enforces a
 // sandbox.Profile with the Landlock LSM, the seccomp filter of package
-// seccomp and no_new_privs, applied to the command alone, with no
+// seccomp, no_new_privs and no capabilities, applied to the command alone, with no
 // namespaces and no privileges. It runs where bwrap cannot (user
 // namespaces disabled: Docker's default profile, Ubuntu 24.04's AppArmor
 // restriction, CI runners).

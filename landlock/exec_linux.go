@@ -352,6 +352,9 @@ func restrictThread(rs *Ruleset, filter []byte) error {
 			return fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
 		}
 	}
+	if err := dropCaps(); err != nil {
+		return err
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("landlock: no_new_privs: %w", err)
 	}
@@ -366,6 +369,33 @@ func restrictThread(rs *Ruleset, filter []byte) error {
 		return fmt.Errorf("landlock: load the seccomp filter: %w", e)
 	}
 	runtime.KeepAlive(filter)
+	return nil
+}
+
+// dropCaps drops every capability of the calling thread, as bwrap's
+// --cap-drop ALL: the bounding set (so that exec as root does not get
+// them back), the ambient set, and the effective, permitted and
+// inheritable sets. Root stays uid 0 without root's powers (reading
+// /proc/kcore, overriding file modes). Without CAP_SETPCAP (an
+// ordinary user) there is no bounding set to drop.
+func dropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("landlock: clear ambient capabilities: %w", err)
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP+24; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the kernel's last capability
+		}
+		if err != nil && !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("landlock: drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("landlock: drop capabilities: %w", err)
+	}
 	return nil
 }
 

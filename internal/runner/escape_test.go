@@ -139,6 +139,12 @@ func TestEscapes(t *testing.T) {
 			}
 		}},
 		{name: "connect to a host abstract unix socket", args: []string{"unix", abstract}, host: noAccept(ux)},
+		{name: "use a capability (chown to another user)", args: []string{"chown", filepath.Join(f.ws, "Makefile")}, host: func(t *testing.T) {
+			fi, err := os.Stat(filepath.Join(f.ws, "Makefile"))
+			if err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+				t.Errorf("Makefile's owner changed: %v", err)
+			}
+		}},
 		{name: "ptrace", args: []string{"ptrace"}},
 		{name: "process_vm_readv", args: []string{"vm-readv"}},
 		{name: "mount", args: []string{"mount"}},
