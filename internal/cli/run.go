@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/sandbox"
 )
@@ -276,6 +278,9 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		rec.Sandbox = s.backend
 		opts := runner.Options{Backend: s.backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
 		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
+		if err == nil && status != 0 && s.backend == runner.BackendLandlock {
+			noteFixed(io, p, cfg.Sandbox.LandlockAccept)
+		}
 		if err != nil {
 			rec.Outcome = "failed"
 			s.audit(j, cwd, rec, start, io)
@@ -390,4 +395,29 @@ func oneLineDisplay(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// noteFixed tells, after a command failed under landlock, that its
+// working directory could not get new entries (it holds a denied or
+// protected name; see docs/backends.md), which is the likely reason for
+// an EACCES there that bwrap would not give.
+func noteFixed(io IO, p *sandbox.Profile, accept []string) {
+	abi, err := landlock.ABI()
+	if err != nil {
+		return
+	}
+	rs, err := landlock.Build(p, landlock.Options{ABI: abi, Accept: accept})
+	if err != nil || !slices.Contains(rs.Fixed, p.Cwd) {
+		return
+	}
+	var names []string
+	for _, d := range append(slices.Clone(p.Deny), p.ReadOnlyOver...) {
+		if sandbox.Within(d, p.Cwd) && d != p.Cwd {
+			if _, err := os.Lstat(d); err == nil && len(names) < 3 {
+				names = append(names, d)
+			}
+		}
+	}
+	fmt.Fprintf(io.Stderr, "guardrun: note: under the landlock backend nothing can be created, removed or renamed directly in %s: it holds denied or protected names (%s); see guardrun profile\n",
+		p.Cwd, strings.Join(names, ", "))
 }
