@@ -456,17 +456,12 @@ func (b *builder) grant(path string, w want) {
 			b.grant(c, w)
 			continue
 		}
-		b.grantEntry(c, w)
+		// The directory listing says what each entry is: no stat per
+		// entry. A link gets no rule (its target has its own access).
+		if e.Type()&os.ModeSymlink == 0 {
+			b.rule(c, b.rights(w), e.IsDir())
+		}
 	}
-}
-
-// grantEntry grants w on one directory entry met while splitting.
-func (b *builder) grantEntry(path string, w want) {
-	fi, err := b.o.Lstat(path)
-	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-		return
-	}
-	b.rule(path, b.rights(w), fi.IsDir())
 }
 
 func (b *builder) rule(path string, acc uint64, dir bool) {
