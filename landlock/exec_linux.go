@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,7 +156,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 // the profile's.
 func Env(p *sandbox.Profile, env []string, tmp string) []string {
 	out := bwrap.Env(p, env)
-	out = slicesDeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+	out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
 	if tmp != "" {
 		out = append(out, "TMPDIR="+tmp)
 	}
@@ -164,16 +165,6 @@ func Env(p *sandbox.Profile, env []string, tmp string) []string {
 	}
 	if p.Cwd != "" {
 		out = append(out, "PWD="+p.Cwd)
-	}
-	return out
-}
-
-func slicesDeleteFunc(s []string, del func(string) bool) []string {
-	out := s[:0]
-	for _, x := range s {
-		if !del(x) {
-			out = append(out, x)
-		}
 	}
 	return out
 }
