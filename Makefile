@@ -49,7 +49,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./supervisor
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./supervisor ./integration
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./landlock ./supervisor ./integration
 
 # Build, then show guardrun deciding and running commands under the
 # embedded default config, in a throwaway directory.
