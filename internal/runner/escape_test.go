@@ -123,6 +123,11 @@ func TestEscapes(t *testing.T) {
 		{name: "read a denied name in the zone", args: []string{"read", f.secret}},
 		{name: "read a denied name deeper in the zone", args: []string{"read", filepath.Join(f.ws, "sub/.env")}},
 		{name: "read a denied name linked out of the zones", args: []string{"read", filepath.Join(f.ws, "app/.env")}},
+		{name: "hard-link a denied file to a readable name", args: []string{"link", f.secret, filepath.Join(f.ws, "sub/dir/linked")}, host: absent(filepath.Join(f.ws, "sub/dir/linked"))},
+		{name: "move a denied file to a readable name", args: []string{"rename", f.secret, filepath.Join(f.ws, "sub/dir/moved")}, host: func(t *testing.T) {
+			absent(filepath.Join(f.ws, "sub/dir/moved"))(t)
+			unchanged(f.secret, secretText)(t)
+		}},
 		{name: "read ~/.ssh", args: []string{"read", filepath.Join(f.home, ".ssh/id_ed25519")}},
 		{name: "edit guardrun's config", args: []string{"append", f.config}, host: unchanged(f.config, "mode: strict\n")},
 		{name: "replace guardrun's config", args: []string{"write", f.config}, host: unchanged(f.config, "mode: strict\n")},

@@ -185,6 +185,8 @@ var attempts = map[string]func([]string) error{
 	"read":         attemptRead,
 	"mkdir":        attemptMkdir,
 	"chown":        attemptChown,
+	"link":         attemptLink,
+	"rename":       attemptRename,
 	"tcp":          attemptTCP,
 	"udp":          attemptUDP,
 	"unix":         attemptUnix,
@@ -244,6 +246,22 @@ func attemptRead(a []string) error {
 		return syscall.ENODATA
 	}
 	return allowed("read %d bytes of %s", len(b), arg(a, 0))
+}
+
+// link SRC DST: hard-link SRC to DST and read it through the new name.
+func attemptLink(a []string) error {
+	if err := os.Link(arg(a, 0), arg(a, 1)); err != nil {
+		return err
+	}
+	return attemptRead([]string{arg(a, 1)})
+}
+
+// rename SRC DST: move SRC to DST and read it there.
+func attemptRename(a []string) error {
+	if err := os.Rename(arg(a, 0), arg(a, 1)); err != nil {
+		return err
+	}
+	return attemptRead([]string{arg(a, 1)})
 }
 
 // chown PATH: give a file in a writable zone to another user, which
