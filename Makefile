@@ -70,7 +70,7 @@ fuzz-list:
 	  echo "found:  " $$found; echo "listed: " $$listed; exit 1; fi
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./supervisor ./integration
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./landlock ./supervisor ./integration
 
 # Build, then show guardrun deciding and running commands under the
 # embedded default config, in a throwaway directory.

@@ -126,6 +126,11 @@ func CheckCached(path string, also func() error) error {
 	return nil
 }
 
+// CacheKey is what CheckCached's memory is keyed by (the bwrap binary,
+// the boot, the user and the user namespace), for a caller that keeps a
+// memory of its own about this bwrap.
+func CacheKey() (string, error) { return cacheKey() }
+
 func cacheKey() (string, error) {
 	bin, err := lookBwrap()
 	if err != nil {
@@ -143,8 +148,15 @@ func cacheKey() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("bwrap-ok v1 %s ino=%d mtime=%d.%d boot=%s uid=%d\n",
-		bin, st.Ino, st.Mtim.Sec, st.Mtim.Nsec, strings.TrimSpace(string(boot)), os.Getuid()), nil
+	// The user namespace too: the same state directory seen from a
+	// container or a sandbox without user namespaces (same boot, same
+	// bwrap) must not inherit the host's answer.
+	userns, err := os.Readlink("/proc/self/ns/user")
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("bwrap-ok v2 %s ino=%d mtime=%d.%d boot=%s uid=%d userns=%s\n",
+		bin, st.Ino, st.Mtim.Sec, st.Mtim.Nsec, strings.TrimSpace(string(boot)), os.Getuid(), userns), nil
 }
 
 func writeCache(path, key string) error {

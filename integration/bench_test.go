@@ -15,6 +15,115 @@ import (
 	"github.com/guardrun/guardrun/seccomp"
 )
 
+// BenchmarkBackends times, alternating within one loop, `guardrun
+// --approve-all -c true` with the landlock backend, the same with bwrap,
+// plain `bash -c true`, the hand-written bwrap+seccomp call of
+// BenchmarkRunOverhead, and `guardrun explain -c true` (guardrun's own
+// start, config and policy: the floor of every guardrun run).
+// landlock/bare is the landlock path against the hand-written bwrap
+// call; the target is ≤ 0.7.
+//
+//	go test -run '^$' -bench Backends -benchtime 100x ./integration
+func BenchmarkBackends(b *testing.B) {
+	requireSandbox(b)
+	w := runWorld(b, runConfig+landlockAccept, "GUARDRUN_SESSION=bench")
+	landlockWorks(b, w, w.work)
+	bare := bareBwrap(b, w)
+	run := func(c *exec.Cmd) {
+		c.Dir, c.Env = w.work, w.env
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("%q: %v\n%s", c.Args, err, out)
+		}
+	}
+	steps := []func(){
+		func() { run(exec.Command(guardrunBin, "--backend", "landlock", "--approve-all", "-c", "true")) },
+		func() { run(exec.Command(guardrunBin, "--backend", "bwrap", "--approve-all", "-c", "true")) },
+		func() { run(exec.Command("bash", "-c", "true")) },
+		bare,
+		// guardrun's own floor: the same config and policy, no sandbox,
+		// nothing run.
+		func() { run(exec.Command(guardrunBin, "explain", "-c", "true")) },
+	}
+	for _, s := range steps {
+		s() // warm up
+	}
+	spent := make([]time.Duration, len(steps))
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range steps {
+			j := (i + k) % len(steps)
+			t0 := time.Now()
+			steps[j]()
+			spent[j] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 / float64(b.N) }
+	ll, bw, sh, hand, floor := ms(spent[0]), ms(spent[1]), ms(spent[2]), ms(spent[3]), ms(spent[4])
+	b.ReportMetric(ll, "ms/landlock")
+	b.ReportMetric(bw, "ms/bwrap")
+	b.ReportMetric(sh, "ms/bash")
+	b.ReportMetric(hand, "ms/bare")
+	b.ReportMetric(floor, "ms/explain")
+	b.ReportMetric(ll/hand, "landlock/bare")
+	b.ReportMetric(bw/hand, "bwrap/bare")
+	b.ReportMetric(0, "ns/op")
+}
+
+// bareBwrap returns the hand-written bwrap+seccomp call: the argv
+// guardrun would use here, with a prebuilt filter, running bash -c true.
+func bareBwrap(b *testing.B, w *world) func() {
+	cmd := exec.Command(guardrunBin, "--backend", "bwrap", "profile", "--json")
+	cmd.Dir, cmd.Env = w.work, w.env
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("guardrun profile --json: %v", err)
+	}
+	var prof struct {
+		Bwrap []string `json:"bwrap"`
+	}
+	if err := json.Unmarshal(out, &prof); err != nil || len(prof.Bwrap) == 0 {
+		b.Fatalf("guardrun profile --json has no bwrap argv (%v):\n%s", err, out)
+	}
+	bwrapBin, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	filter, err := seccomp.Build(sandbox.SeccompPolicy{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(filter.Release)
+	argv := append(append(append([]string{}, prof.Bwrap...), "--"), "/bin/bash", "-c", "true")
+	return func() {
+		bpf, err := filter.File()
+		if err != nil {
+			b.Fatal(err)
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		drained := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, pr)
+			pr.Close()
+			close(drained)
+		}()
+		c := exec.Command(bwrapBin, argv...)
+		c.ExtraFiles = []*os.File{bpf, pw}
+		c.Dir, c.Env = w.work, w.env
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Run(); err != nil {
+			b.Fatalf("%q: %v", c.Args, err)
+		}
+		bpf.Close()
+		pw.Close()
+		<-drained
+	}
+}
+
 // BenchmarkRunOverhead times, alternating within one loop, what a person
 // waits for: `guardrun --approve-all -c true` (config, policy, audit and
 // the sandbox), the bare sandbox entry (the same bwrap argv and seccomp

@@ -29,6 +29,19 @@ const (
 	RefuseTools Fallback = "refuse_tools"
 )
 
+// Backend is the Linux OS sandbox backend.
+type Backend string
+
+const (
+	BackendAuto     Backend = "auto"
+	BackendBwrap    Backend = "bwrap"
+	BackendLandlock Backend = "landlock"
+)
+
+// LandlockAcceptNames are the values of sandbox.landlock_accept (the
+// landlock package's Accept* names).
+var LandlockAcceptNames = []string{"deny_create", "truncate", "scope", "tcp_ports"}
+
 // Config is a loaded, validated guardrun configuration. Paths in it are
 // absolute and cleaned; ~ is expanded.
 type Config struct {
@@ -123,6 +136,13 @@ type Sandbox struct {
 	Network          bool
 	RequireOSSandbox bool
 	Fallback         Fallback
+	// Backend is the Linux OS sandbox: auto (bwrap where user
+	// namespaces work, else landlock), bwrap or landlock.
+	Backend Backend
+	// LandlockAccept are the parts of a profile the landlock backend may
+	// leave unenforced (LandlockAcceptNames); any other part it cannot
+	// enforce refuses the command.
+	LandlockAccept []string
 	// EnvDeny are globs of environment variable names never passed into
 	// the sandbox.
 	EnvDeny []string

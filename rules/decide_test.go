@@ -3,6 +3,7 @@ package rules
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -357,5 +358,45 @@ func TestEmbeddedDefaultVerdicts(t *testing.T) {
 				t.Errorf("default example %q = %s, want %s", x.Script, d.Decision, set.want)
 			}
 		}
+	}
+}
+
+// TestTightenBackend: an untrusted project config cannot choose the OS
+// sandbox backend or accept landlock losses the base does not; it can
+// accept fewer.
+func TestTightenBackend(t *testing.T) {
+	env := Env{Cwd: "/w", Home: "/home/u", StateDir: "/s"}
+	base, err := Parse("/home/u/.config/guardrun/config.yaml", []byte("sandbox:\n  backend: bwrap\n  landlock_accept: [deny_create, truncate]\n"), "/home/u/.config/guardrun", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Sandbox.Backend != BackendBwrap || len(base.Sandbox.LandlockAccept) != 2 {
+		t.Fatalf("base: %+v", base.Sandbox)
+	}
+	project, err := Parse("/w/.guardrun.yaml", []byte("sandbox:\n  backend: landlock\n  landlock_accept: [truncate, scope]\n"), "/w", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, ignored := Tighten(base, project)
+	if merged.Sandbox.Backend != BackendBwrap {
+		t.Errorf("backend %s", merged.Sandbox.Backend)
+	}
+	if !slices.Equal(merged.Sandbox.LandlockAccept, []string{"truncate"}) {
+		t.Errorf("accepted %v, want only what both accept", merged.Sandbox.LandlockAccept)
+	}
+	all := strings.Join(ignored, "\n")
+	for _, w := range []string{"sandbox.backend: landlock", "sandbox.landlock_accept: scope"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("ignored list does not name %q:\n%s", w, all)
+		}
+	}
+	// Saying nothing keeps the base.
+	quiet, err := Parse("/w/.guardrun.yaml", []byte("mode: strict\n"), "/w", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, _ = Tighten(base, quiet)
+	if merged.Sandbox.Backend != BackendBwrap || len(merged.Sandbox.LandlockAccept) != 2 {
+		t.Errorf("a silent project config changed the backend settings: %+v", merged.Sandbox)
 	}
 }

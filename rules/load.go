@@ -99,6 +99,7 @@ func (d *decoder) config(data []byte) *Config {
 			SystemRead:       SystemRead{Default: true},
 			RequireOSSandbox: true,
 			Fallback:         FailFast,
+			Backend:          BackendAuto,
 		},
 		Session: Session{TTL: 8 * time.Hour},
 	}
@@ -622,6 +623,19 @@ func (d *decoder) sandbox(n *yaml.Node, path string, c *Config) {
 			if v, ok := d.enum(n, p, string(FailFast), string(RefuseTools)); ok {
 				s.Fallback = Fallback(v)
 			}
+		},
+		"backend": func(n *yaml.Node, p string) {
+			if v, ok := d.enum(n, p, string(BackendAuto), string(BackendBwrap), string(BackendLandlock)); ok {
+				s.Backend = Backend(v)
+			}
+		},
+		"landlock_accept": func(n *yaml.Node, p string) {
+			s.LandlockAccept = []string{}
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				if v, ok := d.enum(item, ip, LandlockAcceptNames...); ok && !slices.Contains(s.LandlockAccept, v) {
+					s.LandlockAccept = append(s.LandlockAccept, v)
+				}
+			})
 		},
 		"env_deny": func(n *yaml.Node, p string) {
 			s.EnvDeny = []string{}

@@ -88,6 +88,21 @@ func Tighten(base, project *Config) (*Config, []string) {
 	if project.Sandbox.Fallback != base.Sandbox.Fallback && project.Sandbox.Fallback != FailFast {
 		ignore("sandbox.os_sandbox_fallback: %s", project.Sandbox.Fallback)
 	}
+	if project.Sandbox.Backend != base.Sandbox.Backend && project.Sandbox.Backend != BackendAuto {
+		ignore("sandbox.backend: %s (an untrusted config cannot choose the OS sandbox)", project.Sandbox.Backend)
+	}
+	if project.Sandbox.LandlockAccept != nil {
+		// Only fewer accepted losses: the intersection.
+		var keep []string
+		for _, a := range project.Sandbox.LandlockAccept {
+			if slices.Contains(base.Sandbox.LandlockAccept, a) {
+				keep = append(keep, a)
+			} else {
+				ignore("sandbox.landlock_accept: %s (an untrusted config cannot accept a weaker sandbox)", a)
+			}
+		}
+		out.Sandbox.LandlockAccept = keep
+	}
 	if !sameSystemRead(project.Sandbox.SystemRead, base.Sandbox.SystemRead) && !project.Sandbox.SystemRead.Default {
 		ignore("sandbox.system_read (an untrusted config cannot change the system directories)")
 	}

@@ -14,6 +14,9 @@ type global struct {
 	mode    rules.Mode
 	session string
 	json    bool
+	// backend is --backend: the Linux OS sandbox, overriding the
+	// config's sandbox.backend.
+	backend rules.Backend
 }
 
 // parseGlobal takes the common flags from the front of args and returns
@@ -69,6 +72,18 @@ func (g *global) take(args []string) (int, error) {
 			g.mode = rules.Mode(v)
 		default:
 			return 0, usagef("--mode wants interactive, approve-all or strict, got %q", v)
+		}
+		return n, nil
+	case "--backend":
+		v, n, err := value()
+		if err != nil {
+			return 0, err
+		}
+		switch rules.Backend(v) {
+		case rules.BackendAuto, rules.BackendBwrap, rules.BackendLandlock:
+			g.backend = rules.Backend(v)
+		default:
+			return 0, usagef("--backend wants auto, bwrap or landlock, got %q", v)
 		}
 		return n, nil
 	case "--session":

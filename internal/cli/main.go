@@ -110,6 +110,7 @@ Flags (before or after the verb):
   --approve-all       same as --mode approve-all
   --strict            same as --mode strict
   --session ID        session for "approve for session" grants
+  --backend NAME      Linux OS sandbox: auto, bwrap or landlock (default: sandbox.backend)
 
 As a login shell (SHELL=guardrun) it accepts -c, -l/--login, -lc, -i, -e
 and an argv[0] starting with '-'.

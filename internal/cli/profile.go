@@ -2,11 +2,16 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"runtime"
 	"strings"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seatbelt"
 )
@@ -17,7 +22,9 @@ Shows the OS sandbox the config in force would apply to a command run in
 the working directory: the platform-neutral profile (read-only, read-write
 and denied paths, network, system call policy) and, for Linux, the exact
 bubblewrap arguments, or for macOS the Seatbelt (SBPL) profile and its
-parameters. --os renders for either platform on any platform. A rule with
+parameters. On Linux it names the backend (sandbox.backend or --backend;
+auto is resolved here) and, for landlock, the rules and what Landlock
+leaves out. --os renders for either platform on any platform. A rule with
 network: true can turn the network on for the commands it matches; this
 shows the config's own setting.
 `
@@ -26,9 +33,17 @@ type profileReport struct {
 	OS      string           `json:"os"`
 	Config  string           `json:"config"`
 	Profile *sandbox.Profile `json:"profile"`
-	Bwrap   []string         `json:"bwrap,omitempty"`
-	SBPL    string           `json:"sbpl,omitempty"`
-	Params  []seatbelt.Param `json:"params,omitempty"`
+	// Backend is the OS sandbox that would run commands here.
+	Backend string `json:"backend"`
+	// BackendError says why no backend would run them.
+	BackendError string            `json:"backend_error,omitempty"`
+	Bwrap        []string          `json:"bwrap,omitempty"`
+	Landlock     *landlock.Ruleset `json:"landlock,omitempty"`
+	// Unenforceable are the parts landlock cannot enforce and the config
+	// does not accept losing: commands would be refused.
+	Unenforceable []landlock.Part  `json:"unenforceable,omitempty"`
+	SBPL          string           `json:"sbpl,omitempty"`
+	Params        []seatbelt.Param `json:"params,omitempty"`
 }
 
 func cmdProfile(g *global, args []string, io IO) error {
@@ -60,7 +75,20 @@ func cmdProfile(g *global, args []string, io IO) error {
 	rep := profileReport{OS: osName, Config: l.cfg.File, Profile: p}
 	switch osName {
 	case "linux":
-		rep.Bwrap, err = bwrap.Args(p, bwrap.Options{SeccompFD: bwrap.SeccompFD, StatusFD: bwrap.StatusFD})
+		rep.Backend = string(backendFor(g, l))
+		if runtime.GOOS == "linux" {
+			b, berr := runner.Choose(rep.Backend, filepath.Join(e.stateDir, "sandbox-ok"))
+			if berr != nil {
+				rep.BackendError = berr.Error()
+			} else {
+				rep.Backend = b
+			}
+		}
+		if rep.Backend == runner.BackendLandlock {
+			rep.Landlock, rep.Unenforceable, err = landlockReport(p, l.cfg.Sandbox.LandlockAccept)
+		} else {
+			rep.Bwrap, err = bwrap.Args(p, bwrap.Options{SeccompFD: bwrap.SeccompFD, StatusFD: bwrap.StatusFD})
+		}
 	case "darwin":
 		var r *seatbelt.Rendered
 		if r, err = seatbelt.Render(p); err == nil {
@@ -77,6 +105,12 @@ func cmdProfile(g *global, args []string, io IO) error {
 	}
 	w := io.Stdout
 	fmt.Fprintf(w, "config:     %s\n", rep.Config)
+	if rep.Backend != "" {
+		fmt.Fprintf(w, "backend:    %s\n", rep.Backend)
+	}
+	if rep.BackendError != "" {
+		fmt.Fprintf(w, "            (unavailable: %s)\n", rep.BackendError)
+	}
 	fmt.Fprintf(w, "cwd:        %s\n", p.Cwd)
 	list := func(name string, l []string) {
 		fmt.Fprintf(w, "%-11s %s\n", name+":", strings.Join(l, " "))
@@ -90,6 +124,10 @@ func cmdProfile(g *global, args []string, io IO) error {
 	list("env denied", p.EnvDeny)
 	switch osName {
 	case "linux":
+		if rep.Backend == runner.BackendLandlock {
+			printLandlock(w, rep.Landlock, rep.Unenforceable)
+			break
+		}
 		fmt.Fprintf(w, "\nbwrap %s -- CMD...\n", quoteArgv(rep.Bwrap))
 		fmt.Fprintf(w, "(fd %d holds the seccomp filter, fd %d the status pipe)\n", bwrap.SeccompFD, bwrap.StatusFD)
 	case "darwin":
@@ -100,4 +138,86 @@ func cmdProfile(g *global, args []string, io IO) error {
 		fmt.Fprintf(w, "\n%s\n", rep.SBPL)
 	}
 	return nil
+}
+
+// landlockReport builds the ruleset landlock would apply here (with the
+// running kernel's ABI, or the newest this guardrun knows elsewhere),
+// and the parts it would refuse for.
+func landlockReport(p *sandbox.Profile, accept []string) (*landlock.Ruleset, []landlock.Part, error) {
+	abi, err := landlock.ABI()
+	if err != nil {
+		abi = 7
+	}
+	rs, err := landlock.Build(p, landlock.Options{ABI: abi, TmpDir: "$TMPDIR", Accept: accept})
+	var ue *landlock.UnenforceableError
+	if errors.As(err, &ue) {
+		// Show what it would apply, had the config accepted the losses.
+		rs, err = landlock.Build(p, landlock.Options{ABI: abi, TmpDir: "$TMPDIR", Accept: landlock.AcceptNames})
+		if rs != nil {
+			rs.Lost = nil
+		}
+		return rs, ue.Parts, err
+	}
+	return rs, nil, err
+}
+
+func printLandlock(w io.Writer, rs *landlock.Ruleset, refused []landlock.Part) {
+	fmt.Fprintf(w, "\nlandlock (ABI %d) + seccomp on the command alone, no namespaces:\n", rs.ABI)
+	// The entries granted one by one inside a directory that may only
+	// be listed are counted, not listed (--json has them all). Nested
+	// splits (/etc/ssl inside /etc) show as their own "list" line.
+	listed := map[string]bool{}
+	for _, r := range rs.Rules {
+		if landlock.AccessName(r.Access, r.Dir) == "list" {
+			listed[r.Path] = true
+		}
+	}
+	for _, r := range rs.Rules {
+		name := landlock.AccessName(r.Access, r.Dir)
+		if listed[filepath.Dir(r.Path)] && name != "list" {
+			continue
+		}
+		fmt.Fprintf(w, "  %-9s %s\n", name, r.Path)
+		if name != "list" {
+			continue
+		}
+		counts := map[string]int{}
+		var order []string
+		for _, e := range rs.Rules {
+			n := landlock.AccessName(e.Access, e.Dir)
+			if filepath.Dir(e.Path) == r.Path && n != "list" {
+				if counts[n] == 0 {
+					order = append(order, n)
+				}
+				counts[n]++
+			}
+		}
+		for _, n := range order {
+			fmt.Fprintf(w, "  %-9s %s/* (%d entries, granted one by one: not the denied or protected ones)\n", n, r.Path, counts[n])
+		}
+	}
+	if len(rs.ConnectTCP) > 0 {
+		fmt.Fprintf(w, "  tcp connect only to ports %v\n", rs.ConnectTCP)
+	}
+	fmt.Fprintln(w, "  private /tmp: a directory of its own as $TMPDIR, removed after; /tmp itself is not visible")
+	if rs.Scoped&landlock.ScopeSignal != 0 {
+		fmt.Fprintln(w, "  pid isolation: signals and abstract unix sockets stay inside; whatever the command leaves running is ended when it exits")
+	}
+	fmt.Fprintln(w, "  names stay visible: a denied name's entry shows in its directory listing (unreadable); other processes are listed in /proc")
+	if len(rs.Fixed) > 0 {
+		fmt.Fprintln(w, "  entries fixed (hold a denied or protected name; files inside stay writable, nothing new can be created, removed or renamed there):")
+		for _, d := range rs.Fixed {
+			fmt.Fprintf(w, "    %s\n", d)
+		}
+	}
+	for _, pt := range rs.Lost {
+		fmt.Fprintf(w, "  accepted loss: %s\n", pt)
+	}
+	if len(refused) > 0 {
+		fmt.Fprintln(w, "REFUSED: commands would not run; landlock cannot enforce:")
+		for _, pt := range refused {
+			fmt.Fprintf(w, "  - %s\n", pt)
+		}
+		fmt.Fprintln(w, "use the bwrap backend, or accept the loss in sandbox.landlock_accept")
+	}
 }

@@ -7,12 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/sandbox"
 )
@@ -129,12 +130,13 @@ func sandboxSummary(l *loaded, network bool) string {
 	return strings.Join(zs, ", ") + "; " + net
 }
 
-// sandboxName is the OS sandbox this platform uses.
-func sandboxName() string {
-	if runtime.GOOS == "darwin" {
-		return "seatbelt"
+// backendFor is the OS sandbox backend asked for: --backend, else the
+// config's sandbox.backend.
+func backendFor(g *global, l *loaded) rules.Backend {
+	if g.backend != "" {
+		return g.backend
 	}
-	return "bwrap"
+	return l.cfg.Sandbox.Backend
 }
 
 func execute(g *global, j *job, io IO) error {
@@ -153,6 +155,9 @@ type runSession struct {
 	e         *env
 	l         *loaded
 	sandboxed bool
+	// backend is the OS sandbox that runs commands (bwrap, landlock,
+	// seatbelt) when sandboxed.
+	backend string
 	// noSandbox is why there is no OS sandbox (nil when there is one).
 	noSandbox error
 	sessionID string
@@ -189,7 +194,9 @@ func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 		s.sessionID, s.store = openSession(g, l, e)
 		return s, nil
 	}
-	if err := runner.CheckCached(filepath.Join(e.stateDir, "sandbox-ok")); err != nil {
+	backend, err := runner.Choose(string(backendFor(g, l)), filepath.Join(e.stateDir, "sandbox-ok"))
+	s.backend = backend
+	if err != nil {
 		cfg := l.cfg
 		switch {
 		case !cfg.Sandbox.RequireOSSandbox:
@@ -268,8 +275,12 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		if err != nil {
 			return err
 		}
-		rec.Sandbox = sandboxName()
-		status, err = runner.Run(ctx, p, argv, childEnv, stdio)
+		rec.Sandbox = s.backend
+		opts := runner.Options{Backend: s.backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
+		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
+		if err == nil && status != 0 && s.backend == runner.BackendLandlock {
+			noteFixed(io, p, cfg.Sandbox.LandlockAccept)
+		}
 		if err != nil {
 			rec.Outcome = "failed"
 			s.audit(j, cwd, rec, start, io)
@@ -384,4 +395,29 @@ func oneLineDisplay(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// noteFixed tells, after a command failed under landlock, that its
+// working directory could not get new entries (it holds a denied or
+// protected name; see docs/backends.md), which is the likely reason for
+// an EACCES there that bwrap would not give.
+func noteFixed(io IO, p *sandbox.Profile, accept []string) {
+	abi, err := landlock.ABI()
+	if err != nil {
+		return
+	}
+	rs, err := landlock.Build(p, landlock.Options{ABI: abi, Accept: accept})
+	if err != nil || !slices.Contains(rs.Fixed, p.Cwd) {
+		return
+	}
+	var names []string
+	for _, d := range append(slices.Clone(p.Deny), p.ReadOnlyOver...) {
+		if sandbox.Within(d, p.Cwd) && d != p.Cwd {
+			if _, err := os.Lstat(d); err == nil && len(names) < 3 {
+				names = append(names, d)
+			}
+		}
+	}
+	fmt.Fprintf(io.Stderr, "guardrun: note: under the landlock backend nothing can be created, removed or renamed directly in %s: it holds denied or protected names (%s); see guardrun profile\n",
+		p.Cwd, strings.Join(names, ", "))
 }

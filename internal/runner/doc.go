@@ -1,7 +1,8 @@
 // Package runner is the one way guardrun runs an approved command: it
 // takes the sandbox Profile the policy layer derived, starts argv inside
-// the platform's OS sandbox (bubblewrap and seccomp on Linux, Seatbelt on
-// macOS), relays SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, and
+// the platform's OS sandbox (bubblewrap and seccomp on Linux, or Landlock
+// and seccomp where user namespaces are unavailable; Seatbelt on macOS),
+// relays SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, and
 // returns its exit status the way sh reports it. Check says whether a
 // sandbox can be built here at all.
 //
@@ -11,7 +12,9 @@
 // cannot start, Run returns an error and the caller decides (fail_fast,
 // refuse_tools). RunUnsandboxed exists only for a config that says
 // require_os_sandbox: false, and only the caller chooses it. A script
-// reaches Run as an argv for the configured shell (Script).
+// reaches Run as an argv for the configured shell (Script). Choose
+// resolves sandbox.backend (auto, bwrap, landlock) to the backend that
+// works here; RunWith runs with it.
 //
 // Run's guarantees: the command's status is its own (128+N for signal N);
 // an error means the sandbox did not start; nothing of the sandbox

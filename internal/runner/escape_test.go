@@ -123,6 +123,11 @@ func TestEscapes(t *testing.T) {
 		{name: "read a denied name in the zone", args: []string{"read", f.secret}},
 		{name: "read a denied name deeper in the zone", args: []string{"read", filepath.Join(f.ws, "sub/.env")}},
 		{name: "read a denied name linked out of the zones", args: []string{"read", filepath.Join(f.ws, "app/.env")}},
+		{name: "hard-link a denied file to a readable name", args: []string{"link", f.secret, filepath.Join(f.ws, "sub/dir/linked")}, host: absent(filepath.Join(f.ws, "sub/dir/linked"))},
+		{name: "move a denied file to a readable name", args: []string{"rename", f.secret, filepath.Join(f.ws, "sub/dir/moved")}, host: func(t *testing.T) {
+			absent(filepath.Join(f.ws, "sub/dir/moved"))(t)
+			unchanged(f.secret, secretText)(t)
+		}},
 		{name: "read ~/.ssh", args: []string{"read", filepath.Join(f.home, ".ssh/id_ed25519")}},
 		{name: "edit guardrun's config", args: []string{"append", f.config}, host: unchanged(f.config, "mode: strict\n")},
 		{name: "replace guardrun's config", args: []string{"write", f.config}, host: unchanged(f.config, "mode: strict\n")},
@@ -139,6 +144,12 @@ func TestEscapes(t *testing.T) {
 			}
 		}},
 		{name: "connect to a host abstract unix socket", args: []string{"unix", abstract}, host: noAccept(ux)},
+		{name: "use a capability (chown to another user)", args: []string{"chown", filepath.Join(f.ws, "Makefile")}, host: func(t *testing.T) {
+			fi, err := os.Stat(filepath.Join(f.ws, "Makefile"))
+			if err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+				t.Errorf("Makefile's owner changed: %v", err)
+			}
+		}},
 		{name: "ptrace", args: []string{"ptrace"}},
 		{name: "process_vm_readv", args: []string{"vm-readv"}},
 		{name: "mount", args: []string{"mount"}},
@@ -157,6 +168,12 @@ func TestEscapes(t *testing.T) {
 			}
 		}},
 		{name: "TIOCSTI on a terminal of its own", args: []string{"tiocsti-own"}},
+		{name: "write to another terminal of the user", args: []string{"append", tty.Name()}, host: func(t *testing.T) {
+			fds := []unix.PollFd{{Fd: int32(ptmx.Fd()), Events: unix.POLLIN}}
+			if n, _ := unix.Poll(fds, 100); n > 0 {
+				t.Error("the sandbox wrote to a terminal of the host")
+			}
+		}},
 		{name: "signal a host process", args: []string{"kill", strconv.Itoa(victim.Process.Pid)}, host: func(t *testing.T) {
 			if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
 				t.Errorf("the host process is gone: %v", err)

@@ -70,11 +70,23 @@ func fixtureRoot() string {
 	return "/var/tmp"
 }
 
+// testBackend is the backend the sandbox tests run against:
+// GUARDRUN_TEST_BACKEND, bwrap by default. TestLandlockWithoutNamespaces
+// re-runs them with landlock where bwrap cannot start.
+var testBackend = func() string {
+	if b := os.Getenv("GUARDRUN_TEST_BACKEND"); b != "" {
+		return b
+	}
+	return BackendBwrap
+}()
+
+func landlockTest() bool { return testBackend == BackendLandlock }
+
 // requireSandbox skips when no sandbox can be built here, naming what is
 // missing, unless GUARDRUN_REQUIRE_SANDBOX=1 turns that into a failure.
 func requireSandbox(t testing.TB) {
 	t.Helper()
-	if err := Check(); err != nil {
+	if err := CheckBackend(testBackend, ""); err != nil {
 		testenv.Missing(t, "sandbox unavailable: %v", err)
 	}
 }
@@ -94,6 +106,10 @@ type fixture struct {
 	marker  string
 	profile *sandbox.Profile
 	env     []string
+	// accept are the landlock losses the runs accept.
+	accept []string
+	// extra are zones added to the profile (TestSandboxWorks's Go cache).
+	extra []sandbox.Zone
 }
 
 const secretText = "API_KEY=do-not-leak\n"
@@ -160,32 +176,16 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 			t.Fatal(err)
 		}
 	}
-	p, err := sandbox.Derive(sandbox.Spec{
-		Zones: []sandbox.Zone{
-			{Name: "ws", Root: f.ws, Writable: true},
-			{Name: "home", Root: f.home},
-			{Name: "probe", Root: filepath.Dir(probePath)},
-		},
-		SystemRead: sandbox.DefaultSystemPaths,
-		Deny:       []string{filepath.Join(f.home, ".ssh")},
-		DenyNames:  []string{".env", ".npmrc"},
-		Protect: []sandbox.Protected{
-			{Path: f.config},
-			{Path: f.newConf},
-			{Path: f.state, Hide: true},
-		},
-		Cwd:  f.ws,
-		Home: f.home,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.profile = p
+	f.profile = f.derive(t, f.ws)
 	f.env = []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"LANG=C.UTF-8",
 		"GITHUB_TOKEN=host-secret", // must not reach the command
 		"GUARDRUN_PROBE_MARKER=" + f.marker,
+		"GUARDRUN_PROBE_BACKEND=" + testBackend,
+		// Outside every zone: the landlock probe's proof that it is
+		// confined (it must not be able to read it).
+		"GUARDRUN_PROBE_CANARY=" + filepath.Join(f.outside, "keep"),
 	}
 	for _, ns := range []string{"user", "pid", "mnt"} {
 		v, err := os.Readlink("/proc/self/ns/" + ns)
@@ -197,6 +197,37 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 	return f
 }
 
+// derive is the fixture's profile for commands started in cwd.
+func (f *fixture) derive(t testing.TB, cwd string) *sandbox.Profile {
+	t.Helper()
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones: append([]sandbox.Zone{
+			{Name: "ws", Root: f.ws, Writable: true},
+			{Name: "home", Root: f.home},
+			{Name: "probe", Root: filepath.Dir(probePath)},
+		}, f.extra...),
+		SystemRead: sandbox.DefaultSystemPaths,
+		Deny:       []string{filepath.Join(f.home, ".ssh")},
+		DenyNames:  []string{".env", ".npmrc"},
+		Protect: []sandbox.Protected{
+			{Path: f.config},
+			{Path: f.newConf},
+			{Path: f.state, Hide: true},
+		},
+		Cwd:  cwd,
+		Home: f.home,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// opts are the runner options of the fixture's runs.
+func (f *fixture) opts() Options {
+	return Options{Backend: testBackend, LandlockAccept: f.accept}
+}
+
 // run runs argv in the fixture's sandbox and returns its status and
 // combined output.
 func (f *fixture) run(t testing.TB, stdin io.Reader, argv ...string) (int, string) {
@@ -204,7 +235,7 @@ func (f *fixture) run(t testing.TB, stdin io.Reader, argv ...string) (int, strin
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	status, err := Run(ctx, f.profile, argv, f.env, Stdio{Stdin: stdin, Stdout: &out, Stderr: &out})
+	status, err := RunWith(ctx, f.opts(), f.profile, argv, f.env, Stdio{Stdin: stdin, Stdout: &out, Stderr: &out})
 	if err != nil {
 		t.Fatalf("Run %q: sandbox did not start: %v\n%s", argv, err, out.String())
 	}
@@ -236,6 +267,7 @@ func markerProcesses(marker string) []string {
 
 // commandRunning reports whether the sandboxed probe itself (not bwrap,
 // whose command line also holds the marker) is running with marker.
+// (A zombie is not running.)
 func commandRunning(marker string) bool {
 	for _, p := range markerProcesses(marker) {
 		if _, cmdline, _ := strings.Cut(p, ": "); strings.HasPrefix(cmdline, probePath+" ") {

@@ -46,3 +46,21 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 
 // CheckCached is Check; nothing here is worth remembering.
 func CheckCached(cacheFile string) error { return Check() }
+
+// RunWith is Run; macOS has one backend.
+func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	if o.Backend != "" && o.Backend != BackendSeatbelt {
+		return 0, fmt.Errorf("runner: backend %q is not available on macOS", o.Backend)
+	}
+	return Run(ctx, p, argv, env, stdio)
+}
+
+// CheckBackend is Check for the one backend macOS has.
+func CheckBackend(name, cacheFile string) error {
+	if _, err := Choose(name, cacheFile); err != nil {
+		return err
+	}
+	return Check()
+}
+
+func choose(want, cacheFile string) (string, error) { return BackendSeatbelt, Check() }

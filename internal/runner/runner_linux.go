@@ -2,10 +2,15 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp"
 )
@@ -30,6 +35,23 @@ func Check() error {
 // sandbox after bwrap.WaitDelay. Nothing of the sandbox outlives this
 // process, even if it is killed with SIGKILL.
 func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	return RunWith(ctx, Options{Backend: BackendBwrap}, p, argv, env, stdio)
+}
+
+// RunWith is Run with the backend o names. Under landlock the command
+// runs without namespaces: Landlock rules and the same seccomp filter,
+// applied to the command alone; a profile landlock cannot enforce in
+// full (and o does not accept losing) is an error naming the parts
+// (*landlock.UnenforceableError), and nothing runs. Everything the
+// command leaves running is ended when it exits.
+func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	switch o.Backend {
+	case "", BackendBwrap:
+	case BackendLandlock:
+		return runLandlock(ctx, o, p, argv, env, stdio)
+	default:
+		return 0, fmt.Errorf("runner: backend %q is not available on Linux", o.Backend)
+	}
 	// Subscribe before starting, so that no signal in between takes the
 	// default action (killing guardrun, and with it the sandbox, which
 	// during bwrap's setup could leave the sandbox orphaned). Subscribing
@@ -84,4 +106,144 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 // command.
 func CheckCached(cacheFile string) error {
 	return bwrap.CheckCached(cacheFile, seccomp.Supported)
+}
+
+// runLandlock is RunWith for the landlock backend: the same signal
+// relay, to the command's process group.
+func runLandlock(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	sigs := make(chan os.Signal, 4)
+	subscribed := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, relayed...)
+		close(subscribed)
+	}()
+	defer func() {
+		<-subscribed
+		go signal.Stop(sigs)
+	}()
+	c, err := landlock.Command(ctx, p, argv, env, o.LandlockAccept, o.ConnectTCP)
+	if err != nil {
+		return 0, err
+	}
+	c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
+	<-subscribed
+	if err := c.Start(); err != nil {
+		return 0, err
+	}
+	done := make(chan struct{})
+	relayDone := make(chan struct{})
+	go func() {
+		defer close(relayDone)
+		for {
+			select {
+			case s := <-sigs:
+				_ = c.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	status, err := c.Wait()
+	close(done)
+	<-relayDone
+	return status, err
+}
+
+// checkLandlock is landlock.Check with a success remembered next to
+// cacheFile (cacheFile + "-landlock"), keyed by the Landlock ABI, the
+// boot and the user: the check compiles the seccomp filter, which costs
+// more than starting the command.
+func checkLandlock(cacheFile string) error {
+	abi, err := landlock.ABI()
+	if err != nil {
+		return err
+	}
+	boot, berr := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	key := fmt.Sprintf("landlock-ok v1 abi=%d boot=%s uid=%d\n", abi, strings.TrimSpace(string(boot)), os.Getuid())
+	path := ""
+	if cacheFile != "" && berr == nil {
+		path = cacheFile + "-landlock"
+		if b, err := os.ReadFile(path); err == nil && string(b) == key {
+			return nil
+		}
+	}
+	if err := landlock.Check(); err != nil {
+		return err
+	}
+	if path != "" {
+		writeSmall(path, key)
+	}
+	return nil
+}
+
+// checkBwrapAuto is CheckCached for auto, which also remembers a failure
+// (cacheFile + "-bwrap-failed", with the same key: bwrap binary, boot,
+// user and user namespace), so that where user namespaces are off every
+// command does not pay for a trial sandbox before falling back to
+// landlock. Enabling them without a reboot is then noticed only after
+// the next reboot or bwrap upgrade; until then auto keeps landlock,
+// which enforces the profile or refuses.
+func checkBwrapAuto(cacheFile string) error {
+	failed := ""
+	key, kerr := bwrap.CacheKey()
+	if cacheFile != "" && kerr == nil {
+		failed = cacheFile + "-bwrap-failed"
+		if b, err := os.ReadFile(failed); err == nil {
+			if k, why, ok := strings.Cut(string(b), "\x00"); ok && k == key {
+				return errors.New(why)
+			}
+		}
+	}
+	err := CheckCached(cacheFile)
+	if err != nil && failed != "" {
+		writeSmall(failed, key+"\x00"+err.Error())
+	}
+	return err
+}
+
+// writeSmall replaces path with data, best effort: a memory that cannot
+// be written costs a check.
+func writeSmall(path, data string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".sandbox-ok-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.WriteString(data)
+	if cerr := f.Close(); werr == nil && cerr == nil {
+		_ = os.Rename(f.Name(), path)
+	}
+	os.Remove(f.Name())
+}
+
+// CheckBackend reports whether the named backend works here.
+func CheckBackend(name, cacheFile string) error {
+	switch name {
+	case BackendLandlock:
+		return checkLandlock(cacheFile)
+	case BackendBwrap, "":
+		return CheckCached(cacheFile)
+	}
+	_, err := Choose(name, cacheFile)
+	return err
+}
+
+func choose(want, cacheFile string) (string, error) {
+	switch want {
+	case BackendBwrap:
+		return BackendBwrap, CheckCached(cacheFile)
+	case BackendLandlock:
+		return BackendLandlock, checkLandlock(cacheFile)
+	}
+	berr := checkBwrapAuto(cacheFile)
+	if berr == nil {
+		return BackendBwrap, nil
+	}
+	lerr := checkLandlock(cacheFile)
+	if lerr == nil {
+		return BackendLandlock, nil
+	}
+	return "", errors.Join(berr, fmt.Errorf("and the landlock backend cannot be used either: %w", lerr))
 }

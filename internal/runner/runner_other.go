@@ -22,3 +22,13 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 
 // CheckCached is Check; nothing here is worth remembering.
 func CheckCached(cacheFile string) error { return Check() }
+
+// RunWith refuses, as Run does.
+func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	return 0, errUnsupported
+}
+
+// CheckBackend is Check.
+func CheckBackend(name, cacheFile string) error { return Check() }
+
+func choose(want, cacheFile string) (string, error) { return "", errUnsupported }

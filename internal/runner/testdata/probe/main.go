@@ -77,11 +77,18 @@ func main() {
 }
 
 // insideSandbox proves, before any attempt, that this process is not on
-// the host: the namespaces the test saw on the host must differ from ours,
-// and the marker only the test's Run call sets must be present.
+// the host, and the marker only the test's Run call sets is present.
+// Under bwrap the namespaces the test saw on the host must differ from
+// ours. Under landlock (GUARDRUN_PROBE_BACKEND=landlock) there are no
+// namespaces: the process must have no_new_privs and a seccomp filter,
+// and a file the test made outside every zone (GUARDRUN_PROBE_CANARY)
+// must be unreadable with EACCES, which only Landlock does to root.
 func insideSandbox() error {
 	if os.Getenv("GUARDRUN_PROBE_MARKER") == "" {
 		return errors.New("GUARDRUN_PROBE_MARKER not set")
+	}
+	if os.Getenv("GUARDRUN_PROBE_BACKEND") == "landlock" {
+		return insideLandlock()
 	}
 	for _, ns := range []string{"user", "pid", "mnt"} {
 		host := os.Getenv("GUARDRUN_PROBE_HOST_NS_" + strings.ToUpper(ns))
@@ -97,6 +104,49 @@ func insideSandbox() error {
 		}
 	}
 	return nil
+}
+
+func insideLandlock() error {
+	// Raw system calls: os.ReadFile would start the Go runtime's poller,
+	// whose descriptors the fds attempt would then find.
+	st, err := rawRead("/proc/self/status")
+	if err != nil {
+		return fmt.Errorf("read own status: %w", err)
+	}
+	for _, want := range []string{"NoNewPrivs:\t1\n", "Seccomp:\t2\n"} {
+		if !strings.Contains(string(st), want) {
+			return fmt.Errorf("no %q in /proc/self/status", strings.TrimSpace(want))
+		}
+	}
+	canary := os.Getenv("GUARDRUN_PROBE_CANARY")
+	if canary == "" {
+		return errors.New("GUARDRUN_PROBE_CANARY not set")
+	}
+	_, err = rawRead(canary)
+	if !errors.Is(err, syscall.EACCES) {
+		return fmt.Errorf("the canary %s outside every zone is not refused with EACCES (%v)", canary, err)
+	}
+	return nil
+}
+
+func rawRead(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
 }
 
 type allowedError struct{ detail string }
@@ -134,6 +184,9 @@ var attempts = map[string]func([]string) error{
 	"append":       attemptAppend,
 	"read":         attemptRead,
 	"mkdir":        attemptMkdir,
+	"chown":        attemptChown,
+	"link":         attemptLink,
+	"rename":       attemptRename,
 	"tcp":          attemptTCP,
 	"udp":          attemptUDP,
 	"unix":         attemptUnix,
@@ -193,6 +246,31 @@ func attemptRead(a []string) error {
 		return syscall.ENODATA
 	}
 	return allowed("read %d bytes of %s", len(b), arg(a, 0))
+}
+
+// link SRC DST: hard-link SRC to DST and read it through the new name.
+func attemptLink(a []string) error {
+	if err := os.Link(arg(a, 0), arg(a, 1)); err != nil {
+		return err
+	}
+	return attemptRead([]string{arg(a, 1)})
+}
+
+// rename SRC DST: move SRC to DST and read it there.
+func attemptRename(a []string) error {
+	if err := os.Rename(arg(a, 0), arg(a, 1)); err != nil {
+		return err
+	}
+	return attemptRead([]string{arg(a, 1)})
+}
+
+// chown PATH: give a file in a writable zone to another user, which
+// needs CAP_CHOWN: root's capabilities must be gone inside.
+func attemptChown(a []string) error {
+	if err := os.Lchown(arg(a, 0), 4242, 4242); err != nil {
+		return err
+	}
+	return allowed("chowned %s to 4242", arg(a, 0))
 }
 
 // mkdir PATH: create a directory (and its parents).
@@ -450,9 +528,17 @@ func attemptTIOCSTIOwn([]string) error {
 	// Closing a controlling terminal hangs up its session: us.
 	signal.Ignore(syscall.SIGHUP)
 	if _, err := unix.Setsid(); err != nil {
-		return setup("setsid: %v", err)
+		// Already a session leader (landlock starts the command in a
+		// session of its own, without a terminal): that is what setsid
+		// is for here.
+		if sid, _ := unix.Getsid(0); sid != os.Getpid() {
+			return setup("setsid: %v", err)
+		}
 	}
 	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.EACCES) {
+		return err // no terminal of its own to be had (landlock)
+	}
 	if err != nil {
 		return setup("open ptmx: %v", err)
 	}

@@ -1,0 +1,231 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// noNamespaces is the prefix that runs a command where bwrap cannot
+// build its sandbox: the host's file system, inside a user namespace
+// that forbids creating more (as Docker's default profile, Ubuntu
+// 24.04's AppArmor rule and CI runners do).
+func noNamespaces(t testing.TB) []string {
+	t.Helper()
+	requireSandbox(t) // bwrap builds the wrapper
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := []string{bw, "--dev-bind", "/", "/", "--unshare-user", "--disable-userns", "--"}
+	out, err := exec.Command(pre[0], append(pre[1:], bw, "--unshare-user", "--ro-bind", "/", "/", "true")...).CombinedOutput()
+	if err == nil {
+		t.Fatal("bwrap still works inside the wrapper: it is not an environment without user namespaces")
+	}
+	t.Logf("inside the wrapper bwrap says: %s", strings.TrimSpace(string(out)))
+	return pre
+}
+
+// landlockWorks skips (or fails under GUARDRUN_REQUIRE_SANDBOX=1) when
+// guardrun's landlock backend cannot run here.
+func landlockWorks(t testing.TB, w *world, dir string) {
+	t.Helper()
+	cmd := exec.Command(guardrunBin, "--backend", "landlock", "profile", "--json")
+	cmd.Dir, cmd.Env = dir, w.env
+	out, err := cmd.Output()
+	var rep struct {
+		Backend      string `json:"backend"`
+		BackendError string `json:"backend_error"`
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = fmt.Errorf("%v: %s", err, ee.Stderr)
+	}
+	if err != nil || json.Unmarshal(out, &rep) != nil || rep.BackendError != "" {
+		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("landlock backend unavailable: %v %s", err, rep.BackendError)
+		}
+		t.Skipf("landlock backend unavailable: %v %s", err, rep.BackendError)
+	}
+}
+
+const landlockAccept = `  landlock_accept: [deny_create]
+`
+
+// TestRunMakeShellLandlock: make -j2 SHELL=guardrun builds the C project
+// where user namespaces are unavailable: backend auto falls back to
+// landlock (the audit says so for every recipe), the program runs, and
+// refusals still fail the build.
+func TestRunMakeShellLandlock(t *testing.T) {
+	pre := noNamespaces(t)
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	proj := filepath.Join(t.TempDir(), "cproject")
+	copyTree(t, "testdata/cproject", proj)
+	w := runWorld(t, fmt.Sprintf(makeConfig, proj)+landlockAccept)
+	landlockWorks(t, w, proj)
+	makeRun := func(args ...string) (string, int) {
+		argv := append(append([]string{}, pre...), append([]string{"make", "SHELL=" + guardrunBin}, args...)...)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = proj
+		cmd.Env = append(append([]string{}, w.env...), "MAKEFLAGS=")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	out, code := makeRun("-j2", "check")
+	if code != 0 {
+		t.Fatalf("make -j2 check: exit %d\n%s", code, out)
+	}
+	const want = "hello from cproject v1.2.3 answer=42 len=19"
+	if !strings.Contains(out, want+"\n") {
+		t.Errorf("the built program did not print %q:\n%s", want, out)
+	}
+	for _, f := range []string{"libcp.a", "app", "version.h", "config.h", "manifest.txt", "main.o", "util.o", "greet.o", "mathx.o", "check.out"} {
+		if !exists(filepath.Join(proj, "build", f)) {
+			t.Errorf("build/%s was not made", f)
+		}
+	}
+	// Every recipe ran under landlock.
+	f, err := os.Open(w.getenv("XDG_STATE_HOME") + "/guardrun/audit.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ran := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec struct {
+			Outcome string `json:"outcome"`
+			Sandbox string `json:"sandbox"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Outcome == "ran" {
+			ran++
+			if rec.Sandbox != "landlock" {
+				t.Errorf("a recipe ran under %q", rec.Sandbox)
+			}
+		}
+	}
+	if ran < 13 {
+		t.Errorf("%d recipes ran, want the project's 13", ran)
+	}
+
+	out, code = makeRun("clean")
+	if code == 0 || !strings.Contains(out, "guardrun: blocked: rm -f") {
+		t.Errorf("make clean with rm blocked: exit %d\n%s", code, out)
+	}
+	if !exists(filepath.Join(proj, "build", "main.o")) {
+		t.Error("the blocked rm removed files")
+	}
+}
+
+// TestRunLandlockRefusesUnenforceable: without landlock_accept, a
+// profile landlock cannot enforce in full is refused with 125 and the
+// list of parts; auto picks landlock only where bwrap does not work.
+func TestRunLandlockRefusesUnenforceable(t *testing.T) {
+	pre := noNamespaces(t)
+	// A zone of its own, without guardrun's config in it: its missing
+	// .guardrun.yaml (protected) could be created there.
+	w := runWorld(t, strings.Replace(runConfig, "root: .", "root: ./proj", 1))
+	proj := filepath.Join(w.work, "proj")
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	landlockWorks(t, w, proj)
+	argv := append(append([]string{}, pre...), guardrunBin, "--approve-all", "-c", "true")
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = proj, w.env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 125 {
+		t.Fatalf("want exit 125, got %v\n%s", err, out)
+	}
+	for _, s := range []string{"landlock cannot enforce", filepath.Join(proj, ".guardrun.yaml"), "deny_create", "sandbox.landlock_accept"} {
+		if !strings.Contains(string(out), s) {
+			t.Errorf("no %q in:\n%s", s, out)
+		}
+	}
+	// Where bwrap works, auto keeps it.
+	out2, _, code := runPlain(t, w, proj, nil, "profile", "--json")
+	var rep struct {
+		Backend string `json:"backend"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out2), &rep) != nil || rep.Backend != "bwrap" {
+		t.Errorf("auto outside the wrapper: %q (exit %d)", rep.Backend, code)
+	}
+	if _, errOut, code := runPlain(t, w, proj, nil, "--approve-all", "-c", "true"); code != 0 {
+		t.Errorf("auto with bwrap working: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestSuperviseLandlock: the supervisor works where only landlock can
+// sandbox: an allowed command runs without a prompt, an asking one is
+// approved on the supervisor's terminal and runs, and the audit says
+// landlock for both.
+func TestSuperviseLandlock(t *testing.T) {
+	pre := noNamespaces(t)
+	w := newWorld(t, "")
+	// The config outside the work directory: inside it, it would be
+	// protected there and fix the work directory's entries.
+	cfg := filepath.Join(filepath.Dir(w.work), "guardrun.yaml")
+	body := strings.Replace(superviseConfig, "root: .", "root: "+w.work, 1) + "  backend: auto\n" + landlockAccept
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.env = append(w.env, "GUARDRUN_CONFIG="+cfg)
+	landlockWorks(t, w, w.work)
+	argv := append(append([]string{}, pre...), guardrunBin, "supervise", "--", "sh", fakeAgent(t))
+	tt := startOnTTY(t, w, argv...)
+	at := tt.waitFor(0, "fakeagent: ready")
+	tt.typ("echo hello-from-echo\n")
+	at = tt.waitFor(at, `agent saw: hello-from-echo\r\n>>> end \d+: status 0`)
+	if n := prompts(tt.screen()); n != 0 {
+		t.Fatalf("%d prompts for an allowed command", n)
+	}
+	tt.typ("touch file-y\n")
+	at = tt.answer(at, "y")
+	tt.waitFor(at, `>>> end \d+: status 0`)
+	if _, err := os.Stat(filepath.Join(w.work, "file-y")); err != nil {
+		t.Errorf("approved touch did not run: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(w.getenv("XDG_STATE_HOME"), "guardrun", "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct {
+			Outcome string `json:"outcome"`
+			Sandbox string `json:"sandbox"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Outcome == "ran" {
+			ran++
+			if rec.Sandbox != "landlock" {
+				t.Errorf("ran under %q: %s", rec.Sandbox, l)
+			}
+		}
+	}
+	if ran < 2 {
+		t.Errorf("%d commands ran:\n%s", ran, b)
+	}
+}

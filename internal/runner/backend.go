@@ -1,0 +1,49 @@
+package runner
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Backend names, as sandbox.backend and --backend spell them. Auto picks
+// bwrap where user namespaces work, else landlock (Linux); macOS always
+// uses Seatbelt.
+const (
+	BackendAuto     = "auto"
+	BackendBwrap    = "bwrap"
+	BackendLandlock = "landlock"
+	BackendSeatbelt = "seatbelt"
+)
+
+// Options say which backend runs a command and what it may leave out.
+type Options struct {
+	// Backend is a resolved backend (Choose's answer); empty means the
+	// platform's default (bwrap on Linux).
+	Backend string
+	// LandlockAccept are the parts of a profile the config accepts
+	// losing under landlock (landlock.AcceptNames).
+	LandlockAccept []string
+	// ConnectTCP, when not nil, limits TCP to connecting to these ports
+	// under landlock (the hook for a local proxy; see
+	// landlock.Options.ConnectTCP).
+	ConnectTCP []uint16
+}
+
+// Choose resolves want (auto, bwrap, landlock; empty is auto) to the
+// backend that will run commands here, checking that it works. cacheFile
+// remembers a successful bwrap check (see CheckCached). The error says
+// why none can be used and how to fix it.
+func Choose(want, cacheFile string) (string, error) {
+	if want == "" {
+		want = BackendAuto
+	}
+	switch want {
+	case BackendAuto, BackendBwrap, BackendLandlock:
+	default:
+		return "", fmt.Errorf("unknown sandbox backend %q: want auto, bwrap or landlock", want)
+	}
+	if runtime.GOOS != "linux" && want != BackendAuto {
+		return "", fmt.Errorf("sandbox backend %s is for Linux; on %s guardrun uses its own OS sandbox (backend: auto)", want, runtime.GOOS)
+	}
+	return choose(want, cacheFile)
+}

@@ -1,0 +1,68 @@
+// Package landlock is guardrun's second Linux backend: it enforces a
+// sandbox.Profile with the Landlock LSM, the seccomp filter of package
+// seccomp, no_new_privs and no capabilities, applied to the command alone, with no
+// namespaces and no privileges. It runs where bwrap cannot (user
+// namespaces disabled: Docker's default profile, Ubuntu 24.04's AppArmor
+// restriction, CI runners).
+//
+// Build is pure apart from looking at the host file system: Profile →
+// Ruleset (rules, handled rights, scopes, TCP ports), or an
+// *UnenforceableError listing what Landlock cannot enforce and the
+// config has not accepted losing (Options.Accept, AcceptNames). Command,
+// Start and Wait (exec_linux.go) apply it: the ruleset and the filter go
+// on one OS thread that is never returned to the Go scheduler, and the
+// command is started from that thread, so it inherits them while
+// guardrun itself stays unrestricted. Every file system right the ABI
+// knows is handled in one ruleset, so what no rule grants is refused and
+// renames across directories are judged by both sides (REFER).
+//
+// How the profile maps (docs/backends.md has the full table):
+//
+//   - read-only trees: execute, read, list; read-write zones: every right
+//     but creating device nodes;
+//   - a denied or read-only path inside a more permissive tree: the tree
+//     is not granted whole; the directories on the way get "list" only
+//     and every other entry is granted on its own (Ruleset.Fixed lists
+//     the writable directories this affects);
+//   - private /tmp: a per-command directory as TMPDIR, removed after;
+//   - pid isolation: scoped signals and abstract unix sockets (ABI 6), a
+//     session of its own, and when the command exits every process left
+//     in its domain is killed from the restricted thread (kill(-1) limited
+//     by the signal scope);
+//   - network off: the seccomp filter, and TCP handled with no port
+//     allowed (ABI 4). Options.ConnectTCP is the hook for a local proxy:
+//     connect only to the listed ports.
+//
+// # Limitations
+//
+//   - Names stay visible: a denied entry is listed in its directory
+//     (unreadable, unwritable); other processes are listed in /proc with
+//     their command lines (Landlock's ptrace rules keep their environment,
+//     memory and descriptors out of reach).
+//   - A writable directory that holds a denied or protected name has fixed
+//     entries: nothing can be created, removed or renamed directly in it.
+//     Stricter than bwrap, and a functional limit (for example a .env at
+//     a project's top level stops new files there).
+//   - A denied or protected name that does not exist, in a writable
+//     directory whose entries are not fixed, cannot be kept from being
+//     created: refused unless deny_create is accepted.
+//   - /tmp is not visible at all (only $TMPDIR): programs that write to a
+//     fixed /tmp path fail with EACCES.
+//   - No new terminals: /dev/ptmx and /dev/pts are the host's (a rule on
+//     /dev/pts would reach the person's other terminals), so script,
+//     expect or a pty test suite fail; the command's inherited stdio may
+//     be a terminal.
+//   - Landlock matches ports, not addresses: ConnectTCP allows the port
+//     on every host; with the network off the seccomp filter refuses
+//     non-unix sockets anyway.
+//   - Pathname unix sockets visible in a zone can be connected to (Landlock
+//     ABI 7 has no right for it); the seccomp policy decides.
+//   - If guardrun is killed with SIGKILL, the command gets SIGKILL
+//     (parent-death signal) but its own children are not ended: nobody is
+//     left to run kill(-1) in the domain.
+//   - Rules are opened when the command starts: a path swapped for a
+//     symlink between Build and Start is skipped (never followed).
+//   - Before ABI 6 signals and abstract sockets are not scoped and
+//     leftovers are not ended; before ABI 3 read-only files can be
+//     truncated; such profiles are refused unless the loss is accepted.
+package landlock

@@ -1,0 +1,476 @@
+package landlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/sandbox"
+	"github.com/guardrun/guardrun/seccomp"
+)
+
+// WaitDelay is how long a cancelled command has, after SIGTERM, before
+// it is killed.
+var WaitDelay = 5 * time.Second
+
+const (
+	createRulesetVersion = 1 << 0
+	rulePathBeneath      = 1
+	ruleNetPort          = 2
+)
+
+// rulesetAttr is struct landlock_ruleset_attr up to ABI 6 (scoped); the
+// kernel accepts a larger or smaller struct as long as what it does not
+// know is zero.
+type rulesetAttr struct {
+	handledFS  uint64
+	handledNet uint64
+	scoped     uint64
+}
+
+// pathBeneathAttr is struct landlock_path_beneath_attr, which the kernel
+// packs: 12 bytes, which this layout's first 12 match.
+type pathBeneathAttr struct {
+	allowed uint64
+	fd      int32
+	_       int32
+}
+
+type netPortAttr struct {
+	allowed uint64
+	port    uint64
+}
+
+// ABI returns the running kernel's Landlock ABI version, or 0 and why
+// when it has none.
+func ABI() (int, error) {
+	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, createRulesetVersion)
+	if e != 0 {
+		switch e {
+		case unix.ENOSYS:
+			return 0, errors.New("the kernel has no Landlock (Linux 5.13 or later built with CONFIG_SECURITY_LANDLOCK)")
+		case unix.EOPNOTSUPP:
+			return 0, errors.New("Landlock is built into the kernel but not enabled: add landlock to the lsm= boot parameter")
+		}
+		return 0, fmt.Errorf("landlock: %w", e)
+	}
+	return int(v), nil
+}
+
+// Check reports whether the landlock backend works here: Landlock, and
+// the seccomp filter it shares with bwrap.
+func Check() error {
+	if _, err := ABI(); err != nil {
+		return err
+	}
+	return seccomp.Supported()
+}
+
+// Cmd is a command prepared to run under Landlock and the seccomp
+// filter. Set Cmd.Stdin, Cmd.Stdout and Cmd.Stderr before Start.
+type Cmd struct {
+	// Cmd runs the command itself. Its Path, Args, Env, Dir,
+	// SysProcAttr, Cancel and WaitDelay are set by Command.
+	Cmd     *exec.Cmd
+	Ruleset *Ruleset
+
+	filter []byte
+	finish chan struct{} // closed when the command has been waited for
+	ended  chan struct{} // closed when the restricted thread is gone
+	mu     sync.Mutex
+	done   bool
+}
+
+// Command prepares argv to run under p with environment env (filtered as
+// bwrap.Env filters it). accept are the losses the config accepts;
+// connectTCP, when not nil, limits TCP connections to those ports (see
+// Options.ConnectTCP). A profile the ruleset cannot enforce is an
+// *UnenforceableError. Nothing runs until Start.
+func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, connectTCP []uint16) (*Cmd, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("landlock: no command")
+	}
+	if p == nil {
+		return nil, errors.New("landlock: no profile")
+	}
+	abi, err := ABI()
+	if err != nil {
+		return nil, err
+	}
+	filter, err := filterProgram(p.Seccomp)
+	if err != nil {
+		return nil, err
+	}
+	var tmp string
+	if p.PrivateTmp {
+		if tmp, err = os.MkdirTemp("", "guardrun-tmp-"); err != nil {
+			return nil, fmt.Errorf("landlock: the command's temporary directory: %w", err)
+		}
+	}
+	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: accept})
+	if err != nil {
+		removeTmp(tmp)
+		return nil, err
+	}
+	cenv := Env(p, env, tmp)
+	path, err := lookPath(argv[0], cenv)
+	if err != nil {
+		removeTmp(tmp)
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Args = argv
+	cmd.Env = cenv
+	cmd.Dir = p.Cwd
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// No controlling terminal (TIOCSTI and job-control signals
+		// cannot reach the user's terminal) and a process group of its
+		// own, which Signal addresses.
+		Setsid: true,
+		// Tied to the restricted thread, which lives until the command
+		// has been waited for: if guardrun dies, so does the command.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	c := &Cmd{Cmd: cmd, Ruleset: rs, filter: filter, finish: make(chan struct{}), ended: make(chan struct{})}
+	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = WaitDelay
+	return c, nil
+}
+
+// Env is the command's environment: env filtered as bwrap.Env filters it,
+// with TMPDIR the command's own directory (none: unset), and HOME and PWD
+// the profile's.
+func Env(p *sandbox.Profile, env []string, tmp string) []string {
+	out := bwrap.Env(p, env)
+	out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
+	if tmp != "" {
+		out = append(out, "TMPDIR="+tmp)
+	}
+	if p.Home != "" {
+		out = append(out, "HOME="+p.Home)
+	}
+	if p.Cwd != "" {
+		out = append(out, "PWD="+p.Cwd)
+	}
+	return out
+}
+
+// lookPath finds name on the command's PATH, as a shell inside would.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("landlock: %s: command not found on the command's PATH", name)
+}
+
+// Start applies the ruleset and the seccomp filter to a new OS thread
+// that is never given back to the Go scheduler, and starts the command
+// from it: Go's fork clones the calling thread, so the command inherits
+// the thread's Landlock domain, filter and no_new_privs, while every
+// other thread of guardrun stays unrestricted. The thread waits until
+// the command has ended, then ends every process left in its domain (see
+// Wait), and exits with its goroutine.
+func (c *Cmd) Start() error {
+	if err := closeOnExecAll(); err != nil {
+		removeTmp(c.Ruleset.TmpDir)
+		return fmt.Errorf("landlock: mark descriptors close-on-exec: %w", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread dies with this goroutine.
+		runtime.LockOSThread()
+		defer close(c.ended)
+		if err := restrictThread(c.Ruleset, c.filter); err != nil {
+			errc <- err
+			return
+		}
+		if err := c.Cmd.Start(); err != nil {
+			errc <- fmt.Errorf("landlock: start %s: %w", c.Cmd.Args[0], err)
+			return
+		}
+		errc <- nil
+		<-c.finish
+		if c.Ruleset.Scoped&ScopeSignal != 0 {
+			endDomain()
+		}
+	}()
+	err := <-errc
+	if err != nil {
+		<-c.ended
+		removeTmp(c.Ruleset.TmpDir)
+	}
+	return err
+}
+
+// endDomain ends every process in the calling thread's Landlock domain
+// but the caller: kill(-1) reaches every process the caller may signal,
+// and the domain's signal scope limits that to the processes the command
+// started, wherever they have been reparented. Only call it from a
+// thread whose domain has ScopeSignal: elsewhere it would kill every
+// process of the user.
+func endDomain() {
+	// Belt and braces: guardrun's parent is outside the domain, so with
+	// the scope in force even a null signal to it is refused. (Not
+	// guardrun itself: Landlock lets threads of one process signal each
+	// other.) If it is not refused, kill(-1) would reach every process of
+	// the user: leave the leftovers rather than that.
+	if err := unix.Kill(os.Getppid(), 0); !errors.Is(err, unix.EPERM) {
+		return
+	}
+	for range 2 {
+		_ = unix.Kill(-1, unix.SIGKILL)
+	}
+}
+
+// Signal delivers sig to the command's process group.
+func (c *Cmd) Signal(sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("landlock: unsupported signal %v", sig)
+	}
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	if done || c.Cmd.Process == nil {
+		return os.ErrProcessDone
+	}
+	err := syscall.Kill(-c.Cmd.Process.Pid, s)
+	if errors.Is(err, syscall.ESRCH) {
+		// Left its group (setpgid): the command itself.
+		return c.Cmd.Process.Signal(s)
+	}
+	return err
+}
+
+// Wait waits for the command and returns its exit status (128+N for
+// signal N, as sh reports it). Then everything the command left running
+// is ended (with ScopeSignal) and its temporary directory removed.
+func (c *Cmd) Wait() (int, error) {
+	werr := c.Cmd.Wait()
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
+	close(c.finish)
+	<-c.ended
+	removeTmp(c.Ruleset.TmpDir)
+	if st := c.Cmd.ProcessState; st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Exited():
+				return ws.ExitStatus(), nil
+			case ws.Signaled():
+				return 128 + int(ws.Signal()), nil
+			}
+		}
+	}
+	if werr != nil {
+		return 0, fmt.Errorf("landlock: %w", werr)
+	}
+	return 0, errors.New("landlock: the command ended without an exit status")
+}
+
+// Close releases what Command prepared, for a Cmd that will not be
+// started.
+func (c *Cmd) Close() {
+	if c.Cmd.Process == nil {
+		removeTmp(c.Ruleset.TmpDir)
+	}
+}
+
+func removeTmp(dir string) {
+	if dir == "" {
+		return
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		// Directories the command made unreadable or unwritable.
+		_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.IsDir() {
+				_ = os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// restrictThread applies rs and the filter to the calling thread only:
+// no_new_privs, the Landlock domain and the seccomp filter are per
+// thread unless asked otherwise (TSYNC), and this asks nothing else.
+func restrictThread(rs *Ruleset, filter []byte) error {
+	attr := rulesetAttr{handledFS: rs.HandledFS, handledNet: rs.HandledNet, scoped: rs.Scoped}
+	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if e != 0 {
+		return fmt.Errorf("landlock: create ruleset: %w", e)
+	}
+	defer unix.Close(int(fd))
+	for _, r := range rs.Rules {
+		if err := addPathRule(int(fd), r); err != nil {
+			return err
+		}
+	}
+	for _, port := range rs.ConnectTCP {
+		na := netPortAttr{allowed: NetConnectTCP, port: uint64(port)}
+		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); e != 0 {
+			return fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
+		}
+	}
+	if err := dropCaps(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("landlock: no_new_privs: %w", err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+		return fmt.Errorf("landlock: restrict: %w", e)
+	}
+	if len(filter) == 0 || len(filter)%8 != 0 {
+		return errors.New("landlock: no seccomp program")
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&filter[0]))}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); e != 0 {
+		return fmt.Errorf("landlock: load the seccomp filter: %w", e)
+	}
+	runtime.KeepAlive(filter)
+	return nil
+}
+
+// dropCaps drops every capability of the calling thread, as bwrap's
+// --cap-drop ALL: the bounding set (so that exec as root does not get
+// them back), the ambient set, and the effective, permitted and
+// inheritable sets. Root stays uid 0 without root's powers (reading
+// /proc/kcore, overriding file modes). Without CAP_SETPCAP (an
+// ordinary user) there is no bounding set to drop.
+func dropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("landlock: clear ambient capabilities: %w", err)
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP+24; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the kernel's last capability
+		}
+		if err != nil && !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("landlock: drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("landlock: drop capabilities: %w", err)
+	}
+	return nil
+}
+
+func addPathRule(rsfd int, r Rule) error {
+	pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
+			return nil // gone, or swapped for a link, since Build: nothing to grant
+		}
+		return fmt.Errorf("landlock: open %s: %w", r.Path, err)
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return fmt.Errorf("landlock: stat %s: %w", r.Path, err)
+	}
+	acc := r.Access
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return nil
+	case unix.S_IFDIR:
+	default:
+		acc &= fileRights
+	}
+	if acc == 0 {
+		return nil
+	}
+	pa := pathBeneathAttr{allowed: acc, fd: int32(pfd)}
+	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rsfd), rulePathBeneath, uintptr(unsafe.Pointer(&pa)), 0, 0, 0); e != 0 {
+		return fmt.Errorf("landlock: rule for %s: %w", r.Path, e)
+	}
+	return nil
+}
+
+var (
+	filterMu sync.Mutex
+	filters  = map[sandbox.SeccompPolicy][]byte{}
+)
+
+// filterProgram returns the BPF program for pol, built once per process.
+func filterProgram(pol sandbox.SeccompPolicy) ([]byte, error) {
+	filterMu.Lock()
+	defer filterMu.Unlock()
+	if prog, ok := filters[pol]; ok {
+		return prog, nil
+	}
+	f, err := seccomp.Build(pol)
+	if err != nil {
+		return nil, fmt.Errorf("landlock: seccomp filter: %w", err)
+	}
+	defer f.Release()
+	prog, err := f.BPF()
+	if err != nil {
+		return nil, fmt.Errorf("landlock: seccomp filter: %w", err)
+	}
+	filters[pol] = prog
+	return prog, nil
+}
+
+// closeOnExecAll marks every descriptor above stdio close-on-exec, so
+// that only stdio reaches the command: os/exec does not close
+// descriptors that lack the flag (a library or the caller may have
+// cleared it).
+func closeOnExecAll() error {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	// Kernels before 5.11: one descriptor at a time.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
+			return err
+		}
+	}
+	return nil
+}

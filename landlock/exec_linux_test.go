@@ -1,0 +1,122 @@
+package landlock
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	if err := Check(); err != nil {
+		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("landlock unavailable (GUARDRUN_REQUIRE_SANDBOX=1): %v", err)
+		}
+		t.Skipf("landlock unavailable: %v", err)
+	}
+}
+
+func workspace(t *testing.T, network bool) *sandbox.Profile {
+	t.Helper()
+	ws, err := os.MkdirTemp("/var/tmp", "guardrun-landlock-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(ws) })
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones:      []sandbox.Zone{{Name: "ws", Root: ws, Writable: true}},
+		SystemRead: sandbox.DefaultSystemPaths,
+		Cwd:        ws,
+		Home:       ws,
+		Network:    network,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t *testing.T, p *sandbox.Profile, connect []uint16, script string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Command(ctx, p, []string{"/bin/bash", "-c", script}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, connect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c.Cmd.Stdout, c.Cmd.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, out.String()
+}
+
+// TestConnectTCPEnforced: with the proxy hook's port list, TCP connects
+// reach the listed port and no other (the network being on, so that the
+// seccomp filter lets the socket be made).
+func TestConnectTCPEnforced(t *testing.T) {
+	requireLandlock(t)
+	p := workspace(t, true)
+	var ports []string
+	for range 2 {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	}
+	allowed, _ := strconv.Atoi(ports[0])
+	script := `(exec 3<>/dev/tcp/127.0.0.1/` + ports[0] + `) && echo allowed-ok; (exec 3<>/dev/tcp/127.0.0.1/` + ports[1] + `) 2>&1 || echo other-refused`
+	st, out := run(t, p, []uint16{uint16(allowed)}, script)
+	if st != 0 || !strings.Contains(out, "allowed-ok") || !strings.Contains(out, "other-refused") || !strings.Contains(out, "Permission denied") {
+		t.Errorf("status %d:\n%s", st, out)
+	}
+	// Without the hook, the network on: both reachable.
+	_, out = run(t, p, nil, script)
+	if strings.Contains(out, "other-refused") {
+		t.Errorf("without ports, the network on:\n%s", out)
+	}
+}
+
+// TestTmpDirRemoved: the command's $TMPDIR is its own and is gone
+// after it ends, whatever it left there.
+func TestTmpDirRemoved(t *testing.T) {
+	requireLandlock(t)
+	p := workspace(t, false)
+	p.PrivateTmp = true
+	st, out := run(t, p, nil, `mkdir -p "$TMPDIR/d/e" && echo x > "$TMPDIR/d/e/f" && chmod 0 "$TMPDIR/d" && echo "$TMPDIR"`)
+	dir := strings.TrimSpace(out)
+	if st != 0 || !strings.HasPrefix(dir, os.TempDir()) {
+		t.Fatalf("status %d: %q", st, out)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s left behind: %v", dir, err)
+	}
+	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
+		t.Errorf("TMPDIR %s", dir)
+	}
+}

@@ -1,0 +1,498 @@
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// File system access rights, as the Linux UAPI numbers them
+// (include/uapi/linux/landlock.h). Spelled out so that this file builds
+// on every platform.
+const (
+	FSExecute    uint64 = 1 << 0
+	FSWriteFile  uint64 = 1 << 1
+	FSReadFile   uint64 = 1 << 2
+	FSReadDir    uint64 = 1 << 3
+	FSRemoveDir  uint64 = 1 << 4
+	FSRemoveFile uint64 = 1 << 5
+	FSMakeChar   uint64 = 1 << 6
+	FSMakeDir    uint64 = 1 << 7
+	FSMakeReg    uint64 = 1 << 8
+	FSMakeSock   uint64 = 1 << 9
+	FSMakeFifo   uint64 = 1 << 10
+	FSMakeBlock  uint64 = 1 << 11
+	FSMakeSym    uint64 = 1 << 12
+	FSRefer      uint64 = 1 << 13 // ABI 2
+	FSTruncate   uint64 = 1 << 14 // ABI 3
+	FSIoctlDev   uint64 = 1 << 15 // ABI 5
+
+	NetBindTCP    uint64 = 1 << 0 // ABI 4
+	NetConnectTCP uint64 = 1 << 1 // ABI 4
+
+	ScopeAbstractUnix uint64 = 1 << 0 // ABI 6
+	ScopeSignal       uint64 = 1 << 1 // ABI 6
+)
+
+// fileRights are the rights that apply to a file that is not a
+// directory; a rule on such a file may hold only these.
+const fileRights = FSExecute | FSWriteFile | FSReadFile | FSTruncate | FSIoctlDev
+
+// handledFS is every file system right the given ABI knows: one
+// Restrict handles them all, so that everything not granted is refused
+// and a rename across directories is judged by both sides' rules (the
+// REFER right) instead of being refused outright.
+func handledFS(abi int) uint64 {
+	h := uint64(1<<13 - 1)
+	if abi >= 2 {
+		h |= FSRefer
+	}
+	if abi >= 3 {
+		h |= FSTruncate
+	}
+	if abi >= 5 {
+		h |= FSIoctlDev
+	}
+	return h
+}
+
+// Accepted losses: names for sandbox.landlock_accept, the parts of a
+// profile that the landlock backend cannot enforce and that a config may
+// say it can do without. Without them, such a profile is refused.
+const (
+	// AcceptDenyCreate: a denied or protected path that does not exist,
+	// in a directory that stays writable, can be created by the command.
+	AcceptDenyCreate = "deny_create"
+	// AcceptTruncate: before Landlock ABI 3, files that are only
+	// readable can still be truncated.
+	AcceptTruncate = "truncate"
+	// AcceptScope: before Landlock ABI 6, the command can signal
+	// processes outside the sandbox and connect to their abstract unix
+	// sockets, and what it leaves running is not ended when it exits.
+	AcceptScope = "scope"
+	// AcceptTCPPorts: before Landlock ABI 4, a list of allowed TCP
+	// connect ports cannot be enforced (any port is reachable where the
+	// system call filter allows sockets).
+	AcceptTCPPorts = "tcp_ports"
+)
+
+// AcceptNames lists the values sandbox.landlock_accept takes.
+var AcceptNames = []string{AcceptDenyCreate, AcceptTruncate, AcceptScope, AcceptTCPPorts}
+
+// Part is one part of a profile the landlock backend cannot enforce.
+type Part struct {
+	// Kind is the sandbox.landlock_accept name that accepts the loss.
+	Kind string `json:"kind"`
+	// Path is the path concerned, if any.
+	Path string `json:"path,omitempty"`
+	// Why says what would be lost, for people.
+	Why string `json:"why"`
+}
+
+func (p Part) String() string {
+	if p.Path != "" {
+		return fmt.Sprintf("%s (%s): %s", p.Path, p.Kind, p.Why)
+	}
+	return fmt.Sprintf("%s: %s", p.Kind, p.Why)
+}
+
+// UnenforceableError is a profile the landlock backend refuses: the
+// parts it cannot enforce and the config does not accept losing.
+type UnenforceableError struct {
+	Parts []Part
+}
+
+func (e *UnenforceableError) Error() string {
+	var b strings.Builder
+	b.WriteString("landlock cannot enforce this profile in full:")
+	kinds := map[string]bool{}
+	for _, p := range e.Parts {
+		b.WriteString("\n  - " + p.String())
+		kinds[p.Kind] = true
+	}
+	var ks []string
+	for _, k := range AcceptNames {
+		if kinds[k] {
+			ks = append(ks, k)
+		}
+	}
+	fmt.Fprintf(&b, "\nrun it with the bwrap backend (user namespaces), or accept the loss with sandbox.landlock_accept: [%s]", strings.Join(ks, ", "))
+	return b.String()
+}
+
+// Rule is one Landlock path-beneath rule: Access is allowed on Path and,
+// for a directory, everything beneath it.
+type Rule struct {
+	Path   string `json:"path"`
+	Access uint64 `json:"access"`
+	Dir    bool   `json:"dir"`
+}
+
+// Ruleset is what the landlock backend applies to a command: the rights
+// it handles (refused unless a rule grants them), the rules, the scopes,
+// and the TCP ports it may connect to.
+type Ruleset struct {
+	ABI        int    `json:"abi"`
+	HandledFS  uint64 `json:"handled_fs"`
+	HandledNet uint64 `json:"handled_net"`
+	Scoped     uint64 `json:"scoped"`
+	Rules      []Rule `json:"rules"`
+	// ConnectTCP are the TCP ports connect may reach (HandledNet set).
+	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
+	// Fixed are writable directories whose entries are fixed: they hold
+	// a denied or protected name, so the directory itself is not granted
+	// (a Landlock rule covers everything beneath it); each of its other
+	// entries is granted on its own. Existing files there stay readable
+	// and writable; nothing can be created, removed or renamed directly
+	// in it.
+	Fixed []string `json:"fixed,omitempty"`
+	// Lost are the parts the config accepted losing.
+	Lost []Part `json:"lost,omitempty"`
+	// TmpDir is the command's own temporary directory ($TMPDIR).
+	TmpDir string `json:"tmpdir,omitempty"`
+}
+
+// Options are the inputs to Build beyond the profile.
+type Options struct {
+	// ABI is the kernel's Landlock ABI version (1 or later).
+	ABI int
+	// TmpDir, when set, is the command's own temporary directory,
+	// granted read-write (the profile's private /tmp).
+	TmpDir string
+	// ConnectTCP, when not nil, limits TCP: connect only to these ports,
+	// bind to none (Landlock ABI 4 network rules). It is the hook for a
+	// local proxy: the command may reach the proxy's port and nothing
+	// else over TCP. Landlock matches ports, not addresses, so the system
+	// call filter or the proxy's address must do the rest. Nil leaves
+	// TCP to the profile's network setting and the system call filter.
+	ConnectTCP []uint16
+	// Accept are the losses the config accepts (AcceptNames).
+	Accept []string
+	// Lstat and ReadDir look at the host file system; nil means the real
+	// one. Tests pass fakes.
+	Lstat   func(path string) (os.FileInfo, error)
+	ReadDir func(path string) ([]os.DirEntry, error)
+}
+
+// devices are the /dev entries a command gets. Not /dev/ptmx and
+// /dev/pts, which bwrap's fresh /dev has: here they are the host's, and a
+// rule on /dev/pts would let the command open the person's other
+// terminals and write to them. So the command cannot allocate a
+// terminal of its own (its inherited stdio may still be one).
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+type want int
+
+const (
+	none want = iota
+	ro
+	rw
+)
+
+// Build turns p into the Landlock ruleset that enforces it, or says what
+// it cannot enforce (*UnenforceableError). It reads the host file system
+// (through Options) to grant the siblings of denied paths, and is
+// otherwise pure.
+//
+// Landlock only grants: a rule on a directory covers everything beneath
+// it. So a directory that holds something with less access than itself
+// (a denied name, guardrun's read-only config, a read-only zone inside a
+// writable one) is not granted as a whole: it gets only the right to list
+// it, and each other entry is granted on its own, recursively along the
+// way to what must stay out.
+func Build(p *sandbox.Profile, o Options) (*Ruleset, error) {
+	if p == nil {
+		return nil, errors.New("landlock: no profile")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("landlock: %w", err)
+	}
+	if o.ABI < 1 {
+		return nil, errors.New("landlock: the kernel has no Landlock (it needs Linux 5.13 or later with landlock in the lsm= list)")
+	}
+	if o.Lstat == nil {
+		o.Lstat = os.Lstat
+	}
+	if o.ReadDir == nil {
+		o.ReadDir = os.ReadDir
+	}
+	b := &builder{p: p, o: o, accept: map[string]bool{}}
+	for _, a := range o.Accept {
+		b.accept[a] = true
+	}
+	rs := &Ruleset{ABI: o.ABI, HandledFS: handledFS(o.ABI), TmpDir: o.TmpDir}
+	b.rs = rs
+	b.rwRights = rs.HandledFS &^ (FSMakeChar | FSMakeBlock)
+	b.roRights = rs.HandledFS & (FSExecute | FSReadFile | FSReadDir)
+
+	var parts []Part
+	lose := func(pt Part) {
+		if b.accept[pt.Kind] {
+			rs.Lost = append(rs.Lost, pt)
+		} else {
+			parts = append(parts, pt)
+		}
+	}
+	if o.ABI < 3 {
+		lose(Part{Kind: AcceptTruncate, Why: fmt.Sprintf("Landlock ABI %d cannot refuse truncating files that are only readable (ABI 3)", o.ABI)})
+	}
+	if o.ABI >= 6 {
+		rs.Scoped = ScopeAbstractUnix | ScopeSignal
+	} else {
+		lose(Part{Kind: AcceptScope, Why: fmt.Sprintf("Landlock ABI %d cannot keep signals and abstract unix sockets inside the sandbox, nor end what the command leaves running (ABI 6)", o.ABI)})
+	}
+	switch {
+	case o.ConnectTCP != nil && o.ABI >= 4:
+		rs.HandledNet = NetBindTCP | NetConnectTCP
+		rs.ConnectTCP = slices.Clone(o.ConnectTCP)
+		slices.Sort(rs.ConnectTCP)
+		rs.ConnectTCP = slices.Compact(rs.ConnectTCP)
+	case o.ConnectTCP != nil:
+		lose(Part{Kind: AcceptTCPPorts, Why: fmt.Sprintf("Landlock ABI %d cannot limit TCP to ports (ABI 4)", o.ABI)})
+	case !p.Network && o.ABI >= 4:
+		// The system call filter already refuses such sockets; refuse
+		// TCP here too, so one mistake is not enough.
+		rs.HandledNet = NetBindTCP | NetConnectTCP
+	}
+
+	b.collect()
+	b.missing(lose)
+	for _, r := range b.roots {
+		b.grant(r.path, r.w)
+	}
+	for _, d := range devices {
+		if fi, err := o.Lstat(d); err == nil {
+			acc := FSReadFile | FSWriteFile | FSTruncate | FSIoctlDev
+			if fi.IsDir() {
+				acc |= FSReadDir
+			}
+			b.rule(d, acc, fi.IsDir())
+		}
+	}
+	// /proc, read-only: programs read their own entries; Landlock's
+	// ptrace rules keep other processes' memory, environment and
+	// descriptors out of reach.
+	b.rule("/proc", FSReadFile|FSReadDir, true)
+	if o.TmpDir != "" {
+		b.rule(o.TmpDir, b.rwRights, true)
+	}
+	if len(parts) > 0 {
+		return nil, &UnenforceableError{Parts: parts}
+	}
+	slices.Sort(rs.Fixed)
+	rs.Fixed = slices.Compact(rs.Fixed)
+	return rs, nil
+}
+
+type root struct {
+	path string
+	w    want
+}
+
+type limit struct {
+	path    string
+	w       want
+	missing bool
+}
+
+type builder struct {
+	p                  *sandbox.Profile
+	o                  Options
+	rs                 *Ruleset
+	accept             map[string]bool
+	roRights, rwRights uint64
+	roots              []root
+	limits             []limit
+}
+
+func (b *builder) access(path string) want {
+	r, w := b.p.Access(path)
+	switch {
+	case w:
+		return rw
+	case r:
+		return ro
+	}
+	return none
+}
+
+func (b *builder) rights(w want) uint64 {
+	switch w {
+	case rw:
+		return b.rwRights
+	case ro:
+		return b.roRights
+	}
+	return 0
+}
+
+// collect lists the trees to grant (roots) and the paths that must get
+// less than the tree around them (limits).
+func (b *builder) collect() {
+	var cands []string
+	cands = append(cands, b.p.ReadOnly...)
+	cands = append(cands, b.p.ReadWrite...)
+	cands = append(cands, b.p.ReadOnlyOver...)
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	for _, c := range cands {
+		if w := b.access(c); w != none {
+			b.roots = append(b.roots, root{c, w})
+		}
+	}
+	points := append(slices.Clone(cands), b.p.Deny...)
+	slices.Sort(points)
+	points = slices.Compact(points)
+	for _, x := range points {
+		wx := b.access(x)
+		// The most any enclosing root grants: Landlock adds the rules
+		// of every ancestor.
+		above := none
+		for _, r := range b.roots {
+			if r.path != x && sandbox.Within(x, r.path) && r.w > above {
+				above = r.w
+			}
+		}
+		if wx < above {
+			_, err := b.o.Lstat(x)
+			b.limits = append(b.limits, limit{path: x, w: wx, missing: err != nil})
+		}
+	}
+}
+
+// missing decides, for each limit that does not exist on the host,
+// whether it matters: only where its nearest existing ancestor is
+// writable could the command create it. There it is enforced for free
+// when that directory's entries are fixed anyway (it holds an existing
+// limit too); otherwise it is a part Landlock cannot enforce without
+// taking the directory's writability away.
+func (b *builder) missing(lose func(Part)) {
+	var keep []limit
+	for _, l := range b.limits {
+		if !l.missing {
+			keep = append(keep, l)
+			continue
+		}
+		anc := filepath.Dir(l.path)
+		for anc != "/" {
+			if fi, err := b.o.Lstat(anc); err == nil {
+				if !fi.IsDir() {
+					anc = "" // under a file: nothing can be created
+				}
+				break
+			}
+			anc = filepath.Dir(anc)
+		}
+		if anc == "" || b.access(anc) != rw {
+			continue
+		}
+		// An existing limit beneath anc splits it anyway.
+		fixedAnyway := slices.ContainsFunc(b.limits, func(o limit) bool {
+			return !o.missing && o.path != anc && sandbox.Within(o.path, anc)
+		})
+		if fixedAnyway {
+			keep = append(keep, l)
+			continue
+		}
+		lose(Part{Kind: AcceptDenyCreate, Path: l.path,
+			Why: fmt.Sprintf("does not exist, and Landlock cannot keep it from being created without making all of %s unwritable", anc)})
+		if !b.accept[AcceptDenyCreate] {
+			keep = append(keep, l)
+		}
+	}
+	b.limits = keep
+}
+
+// grant gives w on path and everything beneath it, except the limits
+// beneath it, which get what they should.
+func (b *builder) grant(path string, w want) {
+	var below []limit
+	for _, l := range b.limits {
+		if l.path != path && sandbox.Within(l.path, path) && l.w < w {
+			below = append(below, l)
+		}
+	}
+	fi, err := b.o.Lstat(path)
+	if err != nil {
+		return // a tree that does not exist exposes nothing
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		// A rule on a link would land on its target, which has its own
+		// access (or none). Roots are resolved by Derive; this is an
+		// entry met while granting siblings.
+		return
+	}
+	if len(below) == 0 || !fi.IsDir() {
+		b.rule(path, b.rights(w), fi.IsDir())
+		return
+	}
+	// Split: list the directory, grant each entry but the way to what
+	// must stay out.
+	if w >= ro {
+		b.rule(path, FSReadDir, true)
+	}
+	if w == rw {
+		b.rs.Fixed = append(b.rs.Fixed, path)
+	}
+	ents, err := b.o.ReadDir(path)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		c := filepath.Join(path, e.Name())
+		if slices.ContainsFunc(b.roots, func(r root) bool { return r.path == c }) {
+			continue // granted as a root of its own
+		}
+		if slices.ContainsFunc(b.limits, func(l limit) bool { return l.path == c }) {
+			continue // a limit with no access, or a root already
+		}
+		onWay := slices.ContainsFunc(below, func(l limit) bool { return sandbox.Within(l.path, c) })
+		if onWay {
+			b.grant(c, w)
+			continue
+		}
+		// The directory listing says what each entry is: no stat per
+		// entry. A link gets no rule (its target has its own access).
+		if e.Type()&os.ModeSymlink == 0 {
+			b.rule(c, b.rights(w), e.IsDir())
+		}
+	}
+}
+
+func (b *builder) rule(path string, acc uint64, dir bool) {
+	acc &= b.rs.HandledFS
+	if !dir {
+		acc &= fileRights
+	}
+	if acc == 0 {
+		return
+	}
+	b.rs.Rules = append(b.rs.Rules, Rule{Path: path, Access: acc, Dir: dir})
+}
+
+// AccessName is a short name for a rule's rights, for people: "rw",
+// "ro", "list" (a directory that may only be listed), "dev" or the
+// rights in hexadecimal.
+func AccessName(acc uint64, dir bool) string {
+	const ro = FSExecute | FSReadFile | FSReadDir
+	switch {
+	case acc&(FSMakeReg|FSRemoveFile) == FSMakeReg|FSRemoveFile:
+		return "rw"
+	case acc == FSReadDir:
+		return "list"
+	case acc&^ro == 0 && acc&FSReadFile != 0 && acc&FSExecute != 0:
+		return "ro"
+	case acc == FSReadFile|FSReadDir:
+		return "ro-noexec"
+	case acc&FSWriteFile != 0 && acc&FSIoctlDev != 0:
+		return "dev"
+	case acc&FSWriteFile != 0 && !dir:
+		return "rw-file"
+	}
+	return fmt.Sprintf("%#x", acc)
+}

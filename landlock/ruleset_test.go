@@ -1,0 +1,396 @@
+package landlock
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// fakeFS is a host file system for Build: path -> 'd' (directory), 'f'
+// (file) or 'l' (symlink). Parents of every entry exist as directories.
+type fakeFS map[string]byte
+
+type fakeInfo struct {
+	name string
+	kind byte
+}
+
+func (i fakeInfo) Name() string { return i.name }
+func (i fakeInfo) Size() int64  { return 0 }
+func (i fakeInfo) Mode() fs.FileMode {
+	switch i.kind {
+	case 'd':
+		return fs.ModeDir | 0o755
+	case 'l':
+		return fs.ModeSymlink | 0o777
+	}
+	return 0o644
+}
+func (i fakeInfo) ModTime() time.Time { return time.Time{} }
+func (i fakeInfo) IsDir() bool        { return i.kind == 'd' }
+func (i fakeInfo) Sys() any           { return nil }
+
+func (f fakeFS) kind(p string) (byte, bool) {
+	if p == "/" {
+		return 'd', true
+	}
+	if k, ok := f[p]; ok {
+		return k, true
+	}
+	for q := range f {
+		if strings.HasPrefix(q, p+"/") {
+			return 'd', true
+		}
+	}
+	return 0, false
+}
+
+func (f fakeFS) lstat(p string) (os.FileInfo, error) {
+	k, ok := f.kind(p)
+	if !ok {
+		return nil, &fs.PathError{Op: "lstat", Path: p, Err: fs.ErrNotExist}
+	}
+	return fakeInfo{path.Base(p), k}, nil
+}
+
+func (f fakeFS) readDir(p string) ([]os.DirEntry, error) {
+	names := map[string]bool{}
+	for q := range f {
+		if rest, ok := strings.CutPrefix(q, p+"/"); ok {
+			names[strings.SplitN(rest, "/", 2)[0]] = true
+		}
+	}
+	var out []os.DirEntry
+	for n := range names {
+		k, _ := f.kind(p + "/" + n)
+		out = append(out, fs.FileInfoToDirEntry(fakeInfo{n, k}))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out, nil
+}
+
+func (f fakeFS) opts(abi int, accept ...string) Options {
+	return Options{ABI: abi, Accept: accept, Lstat: f.lstat, ReadDir: f.readDir}
+}
+
+// world is a small host: /usr, /etc with a secret, a workspace.
+var world = fakeFS{
+	"/usr/bin/sh":     'f',
+	"/etc/passwd":     'f',
+	"/etc/shadow":     'f',
+	"/w/src/main.c":   'f',
+	"/w/Makefile":     'f',
+	"/w/.env":         'f',
+	"/w/deep/a/.env":  'f',
+	"/w/deep/a/x.c":   'f',
+	"/w/deep/b/y.c":   'f',
+	"/w/vendor/lib.c": 'f',
+	"/w/cfg.yaml":     'f',
+	"/w/link":         'l',
+	"/clean/file":     'f',
+	"/dev/null":       'f',
+	"/proc/self":      'd',
+}
+
+func profile(mod func(p *sandbox.Profile)) *sandbox.Profile {
+	p := &sandbox.Profile{
+		ReadOnly:  []string{"/usr"},
+		ReadWrite: []string{"/clean"},
+		Cwd:       "/clean",
+	}
+	if mod != nil {
+		mod(p)
+	}
+	return p
+}
+
+func rulesByPath(rs *Ruleset) map[string]Rule {
+	m := map[string]Rule{}
+	for _, r := range rs.Rules {
+		m[r.Path] = r
+	}
+	return m
+}
+
+const (
+	roAll = FSExecute | FSReadFile | FSReadDir
+	abi7  = uint64(1<<16 - 1)
+	rwAll = abi7 &^ (FSMakeChar | FSMakeBlock)
+)
+
+func TestPlainTrees(t *testing.T) {
+	rs, err := Build(profile(nil), world.opts(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.HandledFS != abi7 {
+		t.Errorf("handled fs %#x, want every right of ABI 7 (%#x)", rs.HandledFS, abi7)
+	}
+	if rs.HandledNet != NetBindTCP|NetConnectTCP {
+		t.Errorf("network off: TCP should be handled (refused), got %#x", rs.HandledNet)
+	}
+	if rs.Scoped != ScopeSignal|ScopeAbstractUnix {
+		t.Errorf("scoped %#x", rs.Scoped)
+	}
+	m := rulesByPath(rs)
+	if r := m["/usr"]; r.Access != roAll || !r.Dir {
+		t.Errorf("/usr: %+v, want read-only tree", r)
+	}
+	if r := m["/clean"]; r.Access != rwAll {
+		t.Errorf("/clean: %#x, want every right but device nodes (%#x)", r.Access, rwAll)
+	}
+	if r, ok := m["/dev/null"]; !ok || r.Access&FSWriteFile == 0 || r.Access&FSReadDir != 0 {
+		t.Errorf("/dev/null: %+v", r)
+	}
+	if r := m["/proc"]; r.Access != FSReadFile|FSReadDir {
+		t.Errorf("/proc: %+v", r)
+	}
+	if _, ok := m["/etc"]; ok {
+		t.Error("/etc is granted but not in the profile")
+	}
+	if len(rs.Fixed) != 0 || len(rs.Lost) != 0 {
+		t.Errorf("fixed %v lost %v", rs.Fixed, rs.Lost)
+	}
+}
+
+func TestDeniedFileGrantsSiblings(t *testing.T) {
+	p := profile(func(p *sandbox.Profile) {
+		p.ReadOnly = append(p.ReadOnly, "/etc")
+		p.ReadWrite = []string{"/w"}
+		p.Cwd = "/w"
+		p.Deny = []string{"/etc/shadow", "/w/.env", "/w/deep/a/.env"}
+	})
+	rs, err := Build(p, world.opts(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rulesByPath(rs)
+	for _, denied := range []string{"/etc/shadow", "/w/.env", "/w/deep/a/.env", "/w/link"} {
+		if _, ok := m[denied]; ok {
+			t.Errorf("%s has a rule", denied)
+		}
+	}
+	for _, listOnly := range []string{"/etc", "/w", "/w/deep", "/w/deep/a"} {
+		if r := m[listOnly]; r.Access != FSReadDir {
+			t.Errorf("%s: %#x, want list only (its entries are granted one by one)", listOnly, r.Access)
+		}
+	}
+	for path, want := range map[string]uint64{
+		"/etc/passwd":   roAll &^ FSReadDir,
+		"/w/Makefile":   rwAll & fileRights,
+		"/w/src":        rwAll,
+		"/w/deep/b":     rwAll,
+		"/w/deep/a/x.c": rwAll & fileRights,
+		"/w/vendor":     rwAll,
+	} {
+		if r := m[path]; r.Access != want {
+			t.Errorf("%s: %#x, want %#x", path, r.Access, want)
+		}
+	}
+	// Only writable directories lose anything by being split.
+	if !slices.Equal(rs.Fixed, []string{"/w", "/w/deep", "/w/deep/a"}) {
+		t.Errorf("fixed %v", rs.Fixed)
+	}
+	// Every rule grants only what the profile grants.
+	for _, r := range rs.Rules {
+		if strings.HasPrefix(r.Path, "/dev") || r.Path == "/proc" {
+			continue
+		}
+		read, write := p.Access(r.Path)
+		if r.Access&(FSReadFile|FSExecute) != 0 && !read || r.Access&(FSWriteFile|FSMakeReg) != 0 && !write {
+			t.Errorf("rule %+v grants more than the profile (read %v write %v)", r, read, write)
+		}
+	}
+}
+
+func TestNestedNarrowerTrees(t *testing.T) {
+	p := profile(func(p *sandbox.Profile) {
+		p.ReadOnly = append(p.ReadOnly, "/w/vendor")
+		p.ReadWrite = []string{"/w"}
+		p.ReadOnlyOver = []string{"/w/cfg.yaml"}
+		p.Deny = []string{"/w/.env"}
+		p.Cwd = "/w"
+	})
+	rs, err := Build(p, world.opts(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rulesByPath(rs)
+	if r := m["/w/vendor"]; r.Access != roAll {
+		t.Errorf("read-only zone inside a writable one: %#x", r.Access)
+	}
+	if r := m["/w/cfg.yaml"]; r.Access != FSExecute|FSReadFile {
+		t.Errorf("read-only overlay: %#x", r.Access)
+	}
+	if r := m["/w"]; r.Access != FSReadDir {
+		t.Errorf("/w: %#x", r.Access)
+	}
+	// Wider inside narrower needs no split.
+	p2 := profile(func(p *sandbox.Profile) {
+		p.ReadOnly = append(p.ReadOnly, "/w")
+		p.ReadWrite = []string{"/w/src"}
+		p.Cwd = "/w/src"
+	})
+	rs, err = Build(p2, world.opts(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = rulesByPath(rs)
+	if m["/w"].Access != roAll || m["/w/src"].Access != rwAll || len(rs.Fixed) != 0 {
+		t.Errorf("rw inside ro: %+v fixed %v", rs.Rules, rs.Fixed)
+	}
+}
+
+func TestMissingDenied(t *testing.T) {
+	p := profile(func(p *sandbox.Profile) {
+		p.ReadOnly = append(p.ReadOnly, "/etc")
+		p.Deny = []string{"/clean/.env", "/clean/new/deeper", "/etc/missing"}
+	})
+	_, err := Build(p, world.opts(7))
+	var ue *UnenforceableError
+	if !errors.As(err, &ue) {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	var paths []string
+	for _, pt := range ue.Parts {
+		paths = append(paths, pt.Path)
+		if pt.Kind != AcceptDenyCreate {
+			t.Errorf("part %+v", pt)
+		}
+	}
+	// Missing in a read-only tree: nothing can create it; not a part.
+	if !slices.Equal(paths, []string{"/clean/.env", "/clean/new/deeper"}) {
+		t.Errorf("parts %v", paths)
+	}
+	if !strings.Contains(err.Error(), "sandbox.landlock_accept: [deny_create]") {
+		t.Errorf("the refusal does not say how to accept: %v", err)
+	}
+
+	rs, err := Build(p, world.opts(7, AcceptDenyCreate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rulesByPath(rs); m["/clean"].Access != rwAll {
+		t.Errorf("accepted: /clean should stay writable, got %#x", m["/clean"].Access)
+	}
+	if len(rs.Lost) != 2 {
+		t.Errorf("lost %v", rs.Lost)
+	}
+
+	// In a directory whose entries are fixed anyway, a missing name
+	// cannot be created: enforced, no part.
+	p3 := profile(func(p *sandbox.Profile) {
+		p.ReadWrite = []string{"/w"}
+		p.Cwd = "/w"
+		p.Deny = []string{"/w/.env", "/w/.npmrc"}
+	})
+	if _, err := Build(p3, world.opts(7)); err != nil {
+		t.Errorf("missing name next to an existing one: %v", err)
+	}
+}
+
+func TestABIParts(t *testing.T) {
+	for _, tc := range []struct {
+		abi     int
+		handled uint64
+		parts   []string
+	}{
+		{1, 1<<13 - 1, []string{AcceptTruncate, AcceptScope}},
+		{2, 1<<14 - 1, []string{AcceptTruncate, AcceptScope}},
+		{3, 1<<15 - 1, []string{AcceptScope}},
+		{5, 1<<16 - 1, []string{AcceptScope}},
+		{6, 1<<16 - 1, nil},
+	} {
+		_, err := Build(profile(nil), world.opts(tc.abi))
+		var kinds []string
+		var ue *UnenforceableError
+		if errors.As(err, &ue) {
+			for _, pt := range ue.Parts {
+				kinds = append(kinds, pt.Kind)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(kinds, tc.parts) {
+			t.Errorf("ABI %d: parts %v, want %v", tc.abi, kinds, tc.parts)
+		}
+		rs, err := Build(profile(nil), world.opts(tc.abi, AcceptNames...))
+		if err != nil {
+			t.Fatalf("ABI %d, all accepted: %v", tc.abi, err)
+		}
+		if rs.HandledFS != tc.handled {
+			t.Errorf("ABI %d: handled %#x, want %#x", tc.abi, rs.HandledFS, tc.handled)
+		}
+		if (tc.abi >= 6) != (rs.Scoped != 0) {
+			t.Errorf("ABI %d: scoped %#x", tc.abi, rs.Scoped)
+		}
+		if (tc.abi >= 4) != (rs.HandledNet != 0) {
+			t.Errorf("ABI %d: handled net %#x", tc.abi, rs.HandledNet)
+		}
+	}
+	if _, err := Build(profile(nil), world.opts(0)); err == nil {
+		t.Error("ABI 0 (no Landlock) built a ruleset")
+	}
+}
+
+// TestConnectTCPHook: the proxy's hook. With ports, TCP is handled and
+// only connecting to them is granted; without, the profile decides.
+func TestConnectTCPHook(t *testing.T) {
+	o := world.opts(7)
+	o.ConnectTCP = []uint16{8080, 3128, 8080}
+	rs, err := Build(profile(nil), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.HandledNet != NetBindTCP|NetConnectTCP || !slices.Equal(rs.ConnectTCP, []uint16{3128, 8080}) {
+		t.Errorf("net %#x ports %v", rs.HandledNet, rs.ConnectTCP)
+	}
+	// Network on, no ports: Landlock leaves TCP alone.
+	on := profile(func(p *sandbox.Profile) { p.Network, p.Seccomp.AllowNetwork = true, true })
+	rs, err = Build(on, world.opts(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.HandledNet != 0 {
+		t.Errorf("network on: handled net %#x", rs.HandledNet)
+	}
+	// Before ABI 4 ports cannot be enforced.
+	o = world.opts(3, AcceptScope)
+	o.ConnectTCP = []uint16{3128}
+	_, err = Build(profile(nil), o)
+	var ue *UnenforceableError
+	if !errors.As(err, &ue) || ue.Parts[0].Kind != AcceptTCPPorts {
+		t.Errorf("ABI 3 with ports: %v", err)
+	}
+}
+
+func TestTmpDir(t *testing.T) {
+	o := world.opts(7)
+	o.TmpDir = "/tmp/guardrun-tmp-1"
+	rs, err := Build(profile(func(p *sandbox.Profile) { p.PrivateTmp = true }), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rulesByPath(rs)["/tmp/guardrun-tmp-1"]; r.Access != rwAll {
+		t.Errorf("tmpdir: %#x", r.Access)
+	}
+	if _, ok := rulesByPath(rs)["/tmp"]; ok {
+		t.Error("/tmp itself is granted")
+	}
+}
+
+// The config's names for accepted losses are this package's.
+func TestAcceptNamesMatchConfig(t *testing.T) {
+	if !slices.Equal(AcceptNames, rules.LandlockAcceptNames) {
+		t.Errorf("landlock %v, config %v", AcceptNames, rules.LandlockAcceptNames)
+	}
+}
