@@ -261,9 +261,9 @@ func TestPlaceholdersMatchArgs(t *testing.T) {
 		}
 		var masks []string
 		for i := 0; i+2 < len(args); i++ {
-			if args[i] == "--ro-bind" && args[i+1] == "/dev/null" {
-				if _, ok := stat(args[i+2]); !ok {
-					masks = append(masks, args[i+2])
+			if args[i] == "--tmpfs" && args[i+2] == "--remount-ro" {
+				if _, ok := stat(args[i+1]); !ok {
+					masks = append(masks, args[i+1])
 				}
 			}
 		}
