@@ -342,10 +342,14 @@ func commandEnv(environ []string, program string) []string {
 }
 
 func configHint(l *loaded) string {
-	if l.cfg.File == rules.DefaultName {
-		return "a config file (see guardrun check)"
+	// The last trusted file: a rule added to an untrusted one would be
+	// ignored.
+	for i := len(l.chain) - 1; i >= 0; i-- {
+		if f := l.chain[i]; f.Trusted && f.File != rules.DefaultName {
+			return f.File
+		}
 	}
-	return l.cfg.File
+	return "a config file (see guardrun check)"
 }
 
 func firstRule(d *rules.Decision) string {
