@@ -172,6 +172,24 @@ func TestEscapes(t *testing.T) {
 		}},
 		{name: "a descriptor inherited from the parent", args: []string{"fds", strconv.Itoa(leakFD)}},
 	}
+	attempts = append(attempts, protectedEscapes(f, absent, unchanged)...)
+
+	// Host daemons listening on unix sockets in a writable zone, a
+	// read-only zone and a system directory: with no unix_sockets listed,
+	// no new unix socket can be made, so none is reachable.
+	for _, sock := range []struct{ where, path string }{
+		{"a rw zone", filepath.Join(f.ws, "daemon.sock")},
+		{"a ro zone", filepath.Join(f.home, "daemon.sock")},
+		{"system_read", filepath.Join(f.sys, "daemon.sock")},
+	} {
+		l, err := net.Listen("unix", sock.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		attempts = append(attempts, escape{name: "connect to a host unix socket in " + sock.where,
+			args: []string{"unix-path", sock.path}, host: noAccept(l)})
+	}
 
 	var summary []string
 	defer func() {
@@ -230,4 +248,59 @@ func TestProbeRefusesOnHost(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 99 || !strings.Contains(string(out), "NOT-SANDBOXED") {
 		t.Errorf("probe on the host: %v\n%s", err, out)
 	}
+}
+
+// protectedEscapes are the attempts on protected names (.git/config,
+// .git/hooks, .bashrc, .envrc, .vscode: sandbox.DefaultProtect), existing
+// and missing, at the top of the writable zone and nested: each way of
+// writing, creating or replacing a file, and renaming the directory
+// above one away.
+func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchanged func(string, string) func(*testing.T)) []escape {
+	type target struct {
+		rel     string
+		content string // "" when missing
+	}
+	targets := []target{
+		{".git/config", gitConfigText},
+		{"nested/.git/config", gitConfigText},
+		{"deep/x/.envrc", "export A=1\n"},
+		{".git/hooks/pre-commit", ""},        // missing, in an existing protected directory
+		{"nested/.git/hooks/pre-commit", ""}, // its protected directory is missing too
+		{".bashrc", ""},
+		{".vscode/settings.json", ""},
+		{"nested/.envrc", ""}, // a repository's root is protected like the zone's
+	}
+	var out []escape
+	for _, tg := range targets {
+		p := filepath.Join(f.ws, tg.rel)
+		host := absent(p)
+		ops := []string{"write", "create", "rename-over", "symlink-over", "hardlink"}
+		if tg.content != "" {
+			host = unchanged(p, tg.content)
+			ops = []string{"write", "append", "rename-over", "symlink-over", "hardlink"}
+		}
+		for _, op := range ops {
+			args := []string{op, p}
+			if op != "write" && op != "append" && op != "create" {
+				args = append(args, f.ws)
+			}
+			out = append(out, escape{name: op + " protected " + tg.rel, args: args, host: host})
+		}
+	}
+	// Renaming the repository (or a directory above a protected name)
+	// away would carry the read-only binds with it and leave the name
+	// free for a fresh, writable one.
+	for _, mv := range []struct{ dir, file, keep, content string }{
+		{".git", "config", ".git/config", gitConfigText},
+		{"nested", ".git/config", "nested/.git/config", gitConfigText},
+		{"deep/x", ".envrc", "deep/x/.envrc", "export A=1\n"},
+	} {
+		dir := filepath.Join(f.ws, mv.dir)
+		out = append(out, escape{name: "rename " + mv.dir + " away and plant " + mv.file,
+			args: []string{"move-away", dir, mv.file}, host: func(t *testing.T) {
+				absent(dir + ".moved")(t)
+				unchanged(filepath.Join(f.ws, mv.keep), mv.content)(t)
+			}})
+	}
+	return out
 }
