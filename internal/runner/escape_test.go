@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/guardrun/guardrun/sandbox"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
@@ -303,4 +305,86 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 			}})
 	}
 	return out
+}
+
+// TestUnixSocketsListed: with sandbox.unix_sockets listing one socket,
+// a command can connect to that one, and still not to an unlisted socket
+// in its own writable zone, nor to a host abstract socket.
+func TestUnixSocketsListed(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	listen := func(p string) net.Listener {
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	listed := listen(filepath.Join(f.outside, "listed.sock"))
+	unlisted := listen(filepath.Join(f.ws, "unlisted.sock"))
+	abstract := "guardrun-test-listed-" + f.marker
+	ux, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ux.Close()
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones: []sandbox.Zone{
+			{Name: "ws", Root: f.ws, Writable: true},
+			{Name: "probe", Root: filepath.Dir(probePath)},
+		},
+		SystemRead:  sandbox.DefaultSystemPaths,
+		UnixSockets: []string{listed.Addr().String()},
+		Cwd:         f.ws,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Seccomp.AllowUnix {
+		t.Fatal("AllowUnix is off with a socket listed")
+	}
+	f.profile = p
+	accepted := make(chan string, 1)
+	go func() {
+		c, err := listed.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b := make([]byte, 64)
+		n, _ := c.Read(b)
+		accepted <- string(b[:n])
+	}()
+	_, out := f.run(t, nil, probePath, "unix-path", listed.Addr().String())
+	if !strings.Contains(out, "ALLOWED connected to") {
+		t.Errorf("the listed socket was not reachable:\n%s", out)
+	}
+	select {
+	case msg := <-accepted:
+		if !strings.Contains(msg, "hello from inside the sandbox") {
+			t.Errorf("the listed socket got %q", msg)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the host's listed socket got no connection")
+	}
+	type deadliner interface{ SetDeadline(time.Time) error }
+	for _, tc := range []struct {
+		name string
+		args []string
+		l    net.Listener
+	}{
+		{"an unlisted socket in the zone", []string{"unix-path", unlisted.Addr().String()}, unlisted},
+		{"a host abstract socket", []string{"unix", abstract}, ux},
+	} {
+		status, out := f.run(t, nil, append([]string{probePath}, tc.args...)...)
+		if m := resultRE.FindStringSubmatch(out); status != 0 || m == nil || !strings.HasPrefix(m[2], "refused") {
+			t.Errorf("%s: status %d, want refused:\n%s", tc.name, status, out)
+		}
+		tc.l.(deadliner).SetDeadline(time.Now().Add(100 * time.Millisecond))
+		if c, err := tc.l.Accept(); err == nil {
+			c.Close()
+			t.Errorf("%s: the host listener got a connection", tc.name)
+		}
+	}
 }
