@@ -200,13 +200,18 @@ func load(g *global, e *env) (*loaded, error) {
 		l.chain = []configFile{{File: cfg.File, Origin: "--config", Trusted: true, Why: "named on guardrun's own command line"}}
 	} else {
 		// The config found from the file system alone: its rw zones say
-		// where nothing of guardrun's may come from.
-		ref := &loaded{}
-		if err := ref.discover(e.clean(), nil); err != nil {
-			return nil, err
-		}
-		if err := checkState(e, ref.cfg); err != nil {
-			return nil, err
+		// where nothing of guardrun's may come from. Without XDG_*
+		// choices it is the one discovery finds anyway.
+		chosen := e.configVar != "" || e.stateVar != "" || e.storeVar != ""
+		ref := l
+		if chosen {
+			ref = &loaded{}
+			if err := ref.discover(e.clean(), nil); err != nil {
+				return nil, err
+			}
+			if err := checkState(e, ref.cfg); err != nil {
+				return nil, err
+			}
 		}
 		var userWhy string
 		if e.configVar != "" {
