@@ -334,6 +334,13 @@ git log --format=%s`
 	if code != 0 {
 		t.Fatalf("git and make in the sandbox: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// The repository was made during the command, so its hooks and config
+	// could not be read-only then: guardrun says so.
+	for _, n := range []string{".git/hooks", ".git/config"} {
+		if !strings.Contains(stderr, "guardrun: warning: the command created "+filepath.Join(tr.proj, n)+", which guardrun protects") {
+			t.Errorf("no warning that %s was created unprotected:\n%s", n, stderr)
+		}
+	}
 	if stdout != "cp in.txt out.txt\nsecond\nfirst\n" {
 		t.Errorf("git log = %q, want both commits", stdout)
 	}

@@ -506,3 +506,42 @@ func (p *Profile) exposeResolver() {
 		p.ReadOnly = append(p.ReadOnly, t)
 	}
 }
+
+// CreatedProtected lists the protected names (ProtectNames) that exist
+// now inside the writable trees but are not among the profile's
+// read-only overlays: created after Derive, where nothing made them
+// uncreatable (the hooks of a repository the command itself initialised,
+// an .envrc in a directory that was not a repository's root). The sandbox
+// could not keep them read-only; the caller tells the person. It walks
+// the trees with the same bound as Derive.
+func (p *Profile) CreatedProtected() []string {
+	if len(p.ProtectNames) == 0 || len(p.ReadWrite) == 0 {
+		return nil
+	}
+	first := map[string][]string{}
+	for _, n := range p.ProtectNames {
+		f := strings.SplitN(n, "/", 2)[0]
+		first[f] = append(first[f], n)
+	}
+	var out []string
+	walkTrees(p.ReadWrite, func(dir string, e fs.DirEntry) bool {
+		full := filepath.Join(dir, e.Name())
+		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) {
+			return false
+		}
+		for _, n := range first[e.Name()] {
+			path := filepath.Join(dir, n)
+			if _, err := os.Lstat(path); err != nil {
+				continue
+			}
+			if r, err := Resolve(path); err == nil && !withinAny(r, p.ReadOnlyOver) {
+				if _, w := p.Access(r); w {
+					out = append(out, path)
+				}
+			}
+		}
+		return true
+	})
+	slices.Sort(out)
+	return slices.Compact(out)
+}

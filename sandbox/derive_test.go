@@ -401,3 +401,25 @@ func mkSocket(path string) error {
 	l.SetUnlinkOnClose(false)
 	return l.Close()
 }
+
+func TestCreatedProtected(t *testing.T) {
+	d := tree(t, "ws/.git/config", "ws/old/")
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.CreatedProtected(); len(got) != 0 {
+		t.Errorf("nothing created yet, got %q", got)
+	}
+	// What a command could do where nothing was masked: a new repository
+	// with a hook, and an .envrc in a directory that was no repository.
+	for _, f := range []string{"new/.git/hooks/pre-commit", "old/.envrc"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(ws, f)), 0o755)
+		os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o644)
+	}
+	want := []string{ws + "/new/.git/hooks", ws + "/old/.envrc"}
+	if diff := cmp.Diff(p.CreatedProtected(), want); diff != "" {
+		t.Errorf("CreatedProtected (-got +want):\n%s", diff)
+	}
+}

@@ -275,6 +275,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 			s.audit(j, cwd, rec, start, io)
 			return fmt.Errorf("sandbox: %w", err)
 		}
+		warnCreatedProtected(p, io)
 	} else {
 		rec.Sandbox = "none"
 		status, err = runner.RunUnsandboxed(ctx, cwd, argv, childEnv, stdio)
@@ -388,4 +389,15 @@ func oneLineDisplay(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// warnCreatedProtected says which protected names the command created
+// where the sandbox could not make them read-only in advance (mounts are
+// fixed when it starts): a repository it initialised, an .envrc in a
+// directory that was not a repository's root. Something outside guardrun
+// would run or obey them next (git hooks and config, direnv, an editor).
+func warnCreatedProtected(p *sandbox.Profile, io IO) {
+	for _, c := range p.CreatedProtected() {
+		fmt.Fprintf(io.Stderr, "guardrun: warning: the command created %s, which guardrun protects (sandbox.protect); it was writable during this command because it did not exist when the sandbox started: review it before git, a shell or an editor outside guardrun uses it\n", c)
+	}
 }
