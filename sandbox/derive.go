@@ -383,15 +383,21 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 			denyAt(full)
 			return false
 		}
+		isGit := e.Name() == ".git" && e.IsDir()
 		if first[e.Name()] {
 			// A directory holding a repository is where the
 			// top-level names matter (its .envrc, .vscode,
 			// .gitmodules): make the missing ones uncreatable there
 			// as at a zone root.
-			p.protectIn(dir, protectNames, e.Name() == ".git" && e.IsDir())
-			return false // read-only: nothing below needs a look
+			p.protectIn(dir, protectNames, isGit)
 		}
-		return true
+		if isGit && len(protectNames) > 0 {
+			p.protectGitDir(full, dir, 0)
+		}
+		// Below a protected name everything is read-only already; a
+		// directory that only starts a longer name (docs of docs/x)
+		// may hold other names deeper.
+		return !slices.Contains(protectNames, e.Name())
 	})
 	if stopped != "" {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
@@ -544,4 +550,121 @@ func (p *Profile) CreatedProtected() []string {
 	})
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// protectGitDir protects what else in a git directory makes git run a
+// program, beyond its hooks and config (which the names cover where the
+// directory is called .git): the per-worktree config, the git directories
+// of submodules (.git/modules/NAME, each with hooks and config of its
+// own) and of linked worktrees, and the places its config points to for
+// hooks (core.hooksPath, as husky sets it: .husky inside the work tree)
+// and for more config (include.path, includeIf.*.path). depth bounds the
+// submodule recursion.
+func (p *Profile) protectGitDir(gitDir, workTree string, depth int) {
+	for _, n := range []string{"config", "config.worktree", "hooks"} {
+		if _, err := os.Lstat(filepath.Join(gitDir, n)); err == nil {
+			p.protectAt(filepath.Join(gitDir, n))
+		}
+	}
+	hooks, includes := gitConfigPaths(filepath.Join(gitDir, "config"))
+	for _, h := range hooks {
+		switch h = expandGitPath(h, workTree, p.Home); {
+		case h == "":
+		case Within(workTree, h):
+			// The work tree itself (hooksPath = .) cannot be made
+			// read-only without stopping all work; say so.
+			p.Warnings = append(p.Warnings, fmt.Sprintf(
+				"%s sets core.hooksPath to %s, which holds the work tree: hooks there are not protected", filepath.Join(gitDir, "config"), h))
+		default:
+			p.protectAt(h)
+		}
+	}
+	for _, inc := range includes {
+		if inc = expandGitPath(inc, gitDir, p.Home); inc != "" {
+			p.protectAt(inc)
+		}
+	}
+	if depth >= 3 {
+		return
+	}
+	for _, sub := range []string{"modules", "worktrees"} {
+		entries, err := os.ReadDir(filepath.Join(gitDir, sub))
+		if err != nil {
+			continue
+		}
+		for i, e := range entries {
+			if i >= 100 || !e.IsDir() {
+				break
+			}
+			// A submodule's git directory may nest further modules;
+			// its work tree is not known here, so a relative
+			// hooksPath in it is taken against the git directory.
+			d := filepath.Join(gitDir, sub, e.Name())
+			p.protectGitDir(d, d, depth+1)
+		}
+	}
+}
+
+// expandGitPath turns a path from a git config into an absolute one as git
+// would: ~/ is the home directory, a relative path is relative to base.
+func expandGitPath(v, base, home string) string {
+	switch {
+	case v == "":
+		return ""
+	case strings.HasPrefix(v, "~/"):
+		if home == "" {
+			return ""
+		}
+		return filepath.Join(home, v[2:])
+	case filepath.IsAbs(v):
+		return filepath.Clean(v)
+	}
+	return filepath.Join(base, v)
+}
+
+// gitConfigPaths reads core.hooksPath and include paths from a git config
+// file: enough of git's syntax for these keys ([section], [section
+// "sub"], key = value, quotes, comments); anything it cannot read it
+// skips, which leaves that path unprotected, never less protected than
+// without the lookup.
+func gitConfigPaths(file string) (hooks, includes []string) {
+	b, err := os.ReadFile(file)
+	if err != nil || len(b) > 1<<20 {
+		return nil, nil
+	}
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				continue
+			}
+			name, _, _ := strings.Cut(strings.TrimSpace(line[1:end]), " ")
+			section = strings.ToLower(name)
+			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
+				line = rest // [core] hooksPath = x on one line
+			} else {
+				continue
+			}
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		if q, ok := strings.CutPrefix(v, "\""); ok {
+			v, _, _ = strings.Cut(q, "\"")
+		} else if i := strings.IndexAny(v, "#;"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		switch {
+		case section == "core" && k == "hookspath":
+			hooks = append(hooks, v)
+		case (section == "include" || section == "includeif") && k == "path":
+			includes = append(includes, v)
+		}
+	}
+	return hooks, includes
 }

@@ -423,3 +423,55 @@ func TestCreatedProtected(t *testing.T) {
 		t.Errorf("CreatedProtected (-got +want):\n%s", diff)
 	}
 }
+
+// TestDeriveProtectGitDir: what else in a repository makes git run a
+// program is protected too: the hooks directory its config names (husky's
+// .husky), included config files, submodules' and worktrees' git
+// directories.
+func TestDeriveProtectGitDir(t *testing.T) {
+	d := tree(t,
+		"ws/.husky/pre-commit", "ws/extra.gitconfig", "ws/src/a.go",
+		"ws/.git/modules/lib/config", "ws/.git/modules/lib/hooks/",
+		"ws/.git/worktrees/wt/config.worktree",
+	)
+	ws := d + "/ws"
+	cfg := "[core]\n\trepositoryformatversion = 0\n\thooksPath = .husky ; set by husky\n[include]\n\tpath = ../extra.gitconfig\n"
+	if err := os.WriteFile(ws+"/.git/config", []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []string{
+		ws + "/.husky/pre-commit", ws + "/extra.gitconfig",
+		ws + "/.git/modules/lib/config", ws + "/.git/modules/lib/hooks/post-checkout",
+		ws + "/.git/worktrees/wt/config.worktree",
+	} {
+		if _, w := p.Access(x); w {
+			t.Errorf("%s is writable", x)
+		}
+	}
+	if _, w := p.Access(ws + "/src/a.go"); !w {
+		t.Error("an ordinary file is not writable")
+	}
+}
+
+func TestGitConfigPaths(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "config")
+	os.WriteFile(f, []byte(`[Core]
+	hooksPath = "hooks dir" # comment
+[includeIf "gitdir:~/w/"]
+	path = ~/w.gitconfig
+[alias]
+	path = not-an-include
+[core] hookspath=x
+`), 0o644)
+	hooks, inc := gitConfigPaths(f)
+	if diff := cmp.Diff(hooks, []string{"hooks dir", "x"}); diff != "" {
+		t.Errorf("hooks (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(inc, []string{"~/w.gitconfig"}); diff != "" {
+		t.Errorf("includes (-got +want):\n%s", diff)
+	}
+}

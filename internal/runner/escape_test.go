@@ -266,6 +266,9 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		{".git/config", gitConfigText},
 		{"nested/.git/config", gitConfigText},
 		{"deep/x/.envrc", "export A=1\n"},
+		{".husky/pre-commit", "npx lint-staged\n"}, // core.hooksPath in .git/config
+		{".git/modules/lib/config", gitConfigText}, // a submodule's git directory
+		{".git/modules/lib/hooks/post-checkout", ""},
 		{".git/hooks/pre-commit", ""},        // missing, in an existing protected directory
 		{"nested/.git/hooks/pre-commit", ""}, // its protected directory is missing too
 		{".bashrc", ""},

@@ -101,7 +101,9 @@ type fixture struct {
 
 const secretText = "API_KEY=do-not-leak\n"
 
-const gitConfigText = "[core]\n\trepositoryformatversion = 0\n"
+// gitConfigText points git at hooks in the work tree, as husky does: the
+// hooks there must be as protected as .git/hooks.
+const gitConfigText = "[core]\n\trepositoryformatversion = 0\n\thooksPath = .husky\n"
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
@@ -145,13 +147,16 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 			// Protected names (sandbox.DefaultProtect): a repository
 			// at the top, a nested one without hooks, and a nested
 			// .envrc; .bashrc and .vscode are missing at the top.
-			filepath.Join(f.ws, ".git/config"):              gitConfigText,
-			filepath.Join(f.ws, ".git/HEAD"):                "ref: refs/heads/main\n",
-			filepath.Join(f.ws, ".git/hooks/README.sample"): "# sample\n",
-			filepath.Join(f.ws, "nested/.git/config"):       gitConfigText,
-			filepath.Join(f.ws, "nested/.git/HEAD"):         "ref: refs/heads/main\n",
-			filepath.Join(f.ws, "deep/x/.envrc"):            "export A=1\n",
-			filepath.Join(f.sys, "keep"):                    "system\n",
+			filepath.Join(f.ws, ".git/config"):                          gitConfigText,
+			filepath.Join(f.ws, ".git/HEAD"):                            "ref: refs/heads/main\n",
+			filepath.Join(f.ws, ".git/hooks/README.sample"):             "# sample\n",
+			filepath.Join(f.ws, "nested/.git/config"):                   gitConfigText,
+			filepath.Join(f.ws, "nested/.git/HEAD"):                     "ref: refs/heads/main\n",
+			filepath.Join(f.ws, "deep/x/.envrc"):                        "export A=1\n",
+			filepath.Join(f.ws, ".husky/pre-commit"):                    "npx lint-staged\n",
+			filepath.Join(f.ws, ".git/modules/lib/config"):              gitConfigText,
+			filepath.Join(f.ws, ".git/modules/lib/hooks/README.sample"): "# sample\n",
+			filepath.Join(f.sys, "keep"):                                "system\n",
 		}
 		for p, c := range files {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
