@@ -383,6 +383,9 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 			denyAt(full)
 			return false
 		}
+		if inDependencies(dir) {
+			return true // see dependencyDirs; deny names still apply
+		}
 		isGit := e.Name() == ".git" && e.IsDir()
 		if first[e.Name()] {
 			// A directory holding a repository is where the
@@ -532,7 +535,7 @@ func (p *Profile) CreatedProtected() []string {
 	var out []string
 	walkTrees(p.ReadWrite, func(dir string, e fs.DirEntry) bool {
 		full := filepath.Join(dir, e.Name())
-		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) {
+		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir {
 			return false
 		}
 		for _, n := range first[e.Name()] {
@@ -667,4 +670,17 @@ func gitConfigPaths(file string) (hooks, includes []string) {
 		}
 	}
 	return hooks, includes
+}
+
+// dependencyDir holds installed packages (npm's node_modules). Protected
+// names inside it are not made read-only: packages ship .vscode, .idea
+// and .git directories by the hundred, and each would cost a bind mount
+// plus one per directory above it on every command (200 packages with a
+// .vscode: about 140 ms of CPU per command), while nothing outside the
+// sandbox runs or obeys them there. Writes to them still ask in the
+// policy where it sees them.
+const dependencyDir = "node_modules"
+
+func inDependencies(dir string) bool {
+	return filepath.Base(dir) == dependencyDir || strings.Contains(dir+"/", "/"+dependencyDir+"/")
 }

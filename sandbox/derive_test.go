@@ -475,3 +475,25 @@ func TestGitConfigPaths(t *testing.T) {
 		t.Errorf("includes (-got +want):\n%s", diff)
 	}
 }
+
+// Packages under node_modules ship protected names by the hundred; they
+// are not bound read-only (nothing outside runs them there), and the
+// walk still masks denied names inside.
+func TestDeriveProtectSkipsDependencies(t *testing.T) {
+	d := tree(t, "ws/node_modules/p/.vscode/s.json", "ws/node_modules/p/.env", "ws/.vscode/s.json")
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: []string{".vscode"}, DenyNames: []string{".env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p.ReadOnlyOver, []string{ws + "/.vscode"}); diff != "" {
+		t.Errorf("ReadOnlyOver (-got +want):\n%s", diff)
+	}
+	if !slices.Contains(p.Deny, ws+"/node_modules/p/.env") {
+		t.Error("a denied name under node_modules is not masked")
+	}
+	os.MkdirAll(ws+"/node_modules/q/.vscode", 0o755)
+	if got := p.CreatedProtected(); len(got) != 0 {
+		t.Errorf("CreatedProtected reports dependencies: %q", got)
+	}
+}

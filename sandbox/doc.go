@@ -35,7 +35,8 @@
 //     holding .git) and inside each .git, and only where its parent
 //     exists (never .git itself, so git init works). Elsewhere, and for
 //     names created after Derive, Profile.ProtectNames is all a renderer
-//     has; bwrap cannot use it.
+//     has; bwrap cannot use it. Inside node_modules protected names are
+//     not looked for at all (see dependencyDir).
 //   - Access works on path strings. Hard links are not paths: a hard link
 //     to a denied file placed inside a zone is readable through the zone.
 //   - A Profile cannot express "visible but not listable" or limits on
