@@ -81,7 +81,7 @@ func Args(p *sandbox.Profile, opts Options) ([]string, error) {
 
 	type op struct {
 		path  string
-		prio  int // at equal depth: fresh mounts, then links, then binds
+		prio  int // at equal depth: fresh mounts, then links, then binds, then pins and sockets
 		words []string
 	}
 	var ops []op
@@ -104,6 +104,18 @@ func Args(p *sandbox.Profile, opts Options) ([]string, error) {
 		if _, ok := stat(w); ok {
 			ops = append(ops, op{w, 2, []string{"--bind", w, w}})
 		}
+	}
+	for _, d := range p.Pinned {
+		// A directory leading to a read-only path, bound onto itself: a
+		// mount point cannot be renamed, removed or replaced, so the
+		// read-only path below it stays where it is.
+		if isDir, ok := stat(d); ok && isDir {
+			ops = append(ops, op{d, 3, []string{"--bind", d, d}})
+		}
+	}
+	for _, s := range p.UnixSockets {
+		// Connecting to a socket needs no write access to its mount.
+		ops = append(ops, op{s, 3, []string{"--ro-bind-try", s, s}})
 	}
 	slices.SortStableFunc(ops, func(x, y op) int {
 		if d := sandbox.Depth(x.path) - sandbox.Depth(y.path); d != 0 {
@@ -168,10 +180,12 @@ func Args(p *sandbox.Profile, opts Options) ([]string, error) {
 // appendMissingMask masks a path that does not exist on the host so that
 // it cannot be created inside either. A mount needs an existing mount
 // point, so the mask goes on the first missing component, as an empty
-// read-only /dev/null bind (not readable, not writable, nodev): neither
-// the path nor anything below it can then be created. bwrap creates that
-// mount point as an empty file on the host (Placeholders lists them so
-// that the caller can create and later remove them).
+// read-only directory: neither the path nor anything below it can then be
+// created, nothing can be read from it, and tools that walk the tree
+// (git add ., find) pass over it as an empty directory, where a device
+// node or an empty file would make them fail or pick it up. bwrap creates
+// the mount point on the host (Placeholders lists them so that the caller
+// can create and later remove them).
 //
 // Where the parent is not writable inside (a read-only tree), nothing can
 // be created there from inside and no mount point can be made either, so
@@ -182,7 +196,7 @@ func appendMissingMask(a []string, p *sandbox.Profile, path string, stat func(st
 		return a
 	}
 	masked[fm] = true
-	return append(a, "--ro-bind", "/dev/null", fm)
+	return append(a, "--tmpfs", fm, "--remount-ro", fm)
 }
 
 // firstMissing returns the first component of path that does not exist,
@@ -214,7 +228,7 @@ func firstMissing(p *sandbox.Profile, path string, stat func(string) (bool, bool
 // the host: the first missing component of each missing denied or
 // protected path inside a writable tree. The caller may create them first
 // (and remove them after the sandbox ends) so that no empty files are
-// left behind in the user's trees.
+// left behind in the user's trees. Each is an empty directory.
 func Placeholders(p *sandbox.Profile, stat func(string) (bool, bool)) []string {
 	if stat == nil {
 		stat = HostStat

@@ -95,6 +95,16 @@ func TestArgsGolden(t *testing.T) {
 			p.ReadOnly = append(p.ReadOnly, "/home/u/proj/vendor")
 			p.ReadOnlyOver = append(p.ReadOnlyOver, "/home/u/proj/.guardrun")
 		}, []string{"/home/u/proj/build/", "/home/u/proj/vendor/", "/home/u/proj/.guardrun/"}},
+		{"protect", func(p *sandbox.Profile) {
+			// .git/config exists, .git/hooks and .bashrc do not (masked
+			// by empty read-only directories); .git and nested are
+			// pinned; one unix socket outside every tree is bound in.
+			p.ReadOnlyOver = append(p.ReadOnlyOver, "/home/u/proj/.git/config", "/home/u/proj/.git/hooks",
+				"/home/u/proj/.bashrc", "/home/u/proj/nested/.git/config")
+			p.Pinned = []string{"/home/u/proj/.git", "/home/u/proj/nested", "/home/u/proj/nested/.git"}
+			p.UnixSockets = []string{"/run/user/1/daemon.sock"}
+			p.Seccomp.AllowUnix = true
+		}, []string{"/home/u/proj/.git/", "/home/u/proj/.git/config", "/home/u/proj/nested/.git/config"}},
 		{"spaces", func(p *sandbox.Profile) {
 			p.ReadWrite = []string{"/home/u/My Project"}
 			p.Deny = []string{"/home/u/My Project/.env", "/home/u/My Project/new dir/x"}
@@ -261,9 +271,9 @@ func TestPlaceholdersMatchArgs(t *testing.T) {
 		}
 		var masks []string
 		for i := 0; i+2 < len(args); i++ {
-			if args[i] == "--ro-bind" && args[i+1] == "/dev/null" {
-				if _, ok := stat(args[i+2]); !ok {
-					masks = append(masks, args[i+2])
+			if args[i] == "--tmpfs" && args[i+2] == "--remount-ro" {
+				if _, ok := stat(args[i+1]); !ok {
+					masks = append(masks, args[i+1])
 				}
 			}
 		}

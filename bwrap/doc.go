@@ -38,8 +38,17 @@
 //     mount point on the host detaches the mask inside. Placeholders are
 //     left behind if guardrun is killed with SIGKILL.
 //   - With the network on, the sandbox shares the host's network
-//     namespace, including its abstract unix sockets (D-Bus, X11) and
-//     services listening on localhost.
+//     namespace, including services listening on localhost and its
+//     abstract unix sockets (D-Bus, X11); the latter are out of reach only
+//     because the seccomp filter refuses socket(AF_UNIX) there.
+//   - Protected names (Profile.ReadOnlyOver from sandbox.protect) are
+//     bound read-only when the sandbox starts; a missing one is masked by
+//     an empty read-only directory, and the directories above each are
+//     bound onto themselves (Profile.Pinned) so they cannot be renamed
+//     away. Names created during the run where nothing was masked (the
+//     hooks of a repository the command itself initialises) are writable
+//     until the command ends: binds are fixed at start and the filter
+//     cannot look at paths.
 //   - Hard links to denied files placed inside a zone beforehand are not
 //     masked (masks are by path).
 //   - Killed during bwrap's own setup (its first few milliseconds),

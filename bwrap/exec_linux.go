@@ -366,5 +366,5 @@ func (s *statCache) stat(p string) (isDir, exists bool) {
 	return r.isDir, r.exists
 }
 
-// created records an empty file made since it was asked about.
-func (s *statCache) created(p string) { s.m[p] = statResult{exists: true, emptyFile: true} }
+// created records an empty directory made since it was asked about.
+func (s *statCache) created(p string) { s.m[p] = statResult{exists: true, isDir: true} }

@@ -39,7 +39,14 @@ func holdMasks(p *sandbox.Profile, stat *statCache) (*heldMasks, error) {
 	h := &heldMasks{}
 	for _, fm := range Placeholders(p, stat.stat) {
 		stat.created(fm) // made below, by us or by whoever raced us
-		f, err := os.OpenFile(fm, os.O_RDONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o444)
+		var f *os.File
+		err := os.Mkdir(fm, 0o555)
+		if err == nil {
+			f, err = os.OpenFile(fm, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+			if err != nil {
+				os.Remove(fm)
+			}
+		}
 		switch {
 		case err == nil:
 			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
@@ -61,7 +68,10 @@ func holdMasks(p *sandbox.Profile, stat *statCache) (*heldMasks, error) {
 	// Existing empty regular files under masks may be another run's mount
 	// points: hold them so their creator does not remove them under us.
 	for _, x := range append(slices.Clone(p.Deny), p.ReadOnlyOver...) {
-		if slices.ContainsFunc(h.files, func(m heldMask) bool { return m.path == x }) || !stat.get(x).emptyFile {
+		if slices.ContainsFunc(h.files, func(m heldMask) bool { return m.path == x }) {
+			continue
+		}
+		if r := stat.get(x); !r.emptyFile && !(r.isDir && emptyDir(x)) {
 			continue
 		}
 		if m, ok := holdExisting(x); ok {
@@ -77,7 +87,7 @@ func holdMasks(p *sandbox.Profile, stat *statCache) (*heldMasks, error) {
 func holdExisting(path string) (heldMask, bool) {
 	for range 3 {
 		fi, err := os.Lstat(path)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		if err != nil || !(fi.Mode().IsRegular() && fi.Size() == 0 || fi.IsDir() && emptyDir(path)) {
 			return heldMask{}, false
 		}
 		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
@@ -113,11 +123,24 @@ func (h *heldMasks) release() {
 	}
 	for _, m := range h.files {
 		if m.created && syscall.Flock(int(m.f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			if fi, err := m.f.Stat(); err == nil && fi.Size() == 0 && sameFile(m.f, m.path) {
+			// Remove fails on a directory that is no longer empty.
+			if fi, err := m.f.Stat(); err == nil && (fi.IsDir() || fi.Size() == 0) && sameFile(m.f, m.path) {
 				os.Remove(m.path)
 			}
 		}
 		m.f.Close()
 	}
 	h.files = nil
+}
+
+// emptyDir reports whether path is a directory with nothing in it (a
+// placeholder of a missing read-only path, perhaps another run's).
+func emptyDir(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	return len(names) == 0 && err != nil
 }

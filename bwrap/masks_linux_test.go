@@ -28,8 +28,8 @@ func TestMaskPlaceholdersRemoved(t *testing.T) {
 	}
 	for _, n := range []string{".env", "creds", "cfg.yaml"} {
 		fi, err := os.Lstat(filepath.Join(ws, n))
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
-			t.Errorf("%s: want an empty placeholder, got %v, %v", n, fi, err)
+		if err != nil || !fi.IsDir() || !emptyDir(filepath.Join(ws, n)) {
+			t.Errorf("%s: want an empty placeholder directory, got %v, %v", n, fi, err)
 		}
 	}
 	h.release()
@@ -62,21 +62,21 @@ func TestMaskPlaceholderKeptWhileInUse(t *testing.T) {
 	}
 }
 
-// A file the user wrote meanwhile is not a placeholder any more.
+// A directory the user filled meanwhile is not a placeholder any more.
 func TestMaskPlaceholderWithContentKept(t *testing.T) {
 	ws := t.TempDir()
 	h, err := holdMasks(maskProfile(ws), newStatCache())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(filepath.Join(ws, ".env"), 0o644); err != nil {
+	if err := os.Chmod(filepath.Join(ws, ".env"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ws, ".env"), []byte("user data"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, ".env", "x"), []byte("user data"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	h.release()
-	if b, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || string(b) != "user data" {
+	if b, err := os.ReadFile(filepath.Join(ws, ".env", "x")); err != nil || string(b) != "user data" {
 		t.Errorf("user's file: %q, %v", b, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,8 +42,12 @@ sandbox:
 //
 //	root/outside/secret.txt     outside every zone
 //	root/work/                  zone work (rw, no approvals), the cwd
-//	  .guardrun-config.yaml     the config in force (guardrun's own file)
-//	  .state/                   XDG_STATE_HOME: audit log, trust (hidden)
+//	  .guardrun-config.yaml     the config in force (guardrun's own file),
+//	                            named with --config (inside an rw zone,
+//	                            $GUARDRUN_CONFIG would not be trusted)
+//	  .home/.local/state/       the default state: audit log, trust (hidden;
+//	                            not chosen by XDG_STATE_HOME, which inside
+//	                            an rw zone is refused)
 //	  a.txt twice.txt .env secret/s.txt full/f empty/
 //	  in-link -> a.txt, out-link -> ../outside/secret.txt, outdir -> ../outside
 //	  notes/n.txt               zone notes (rw, .txt/.log, write_approval)
@@ -55,7 +60,7 @@ func newFSTree(t *testing.T) *fsTree {
 		t.Fatal(err)
 	}
 	tr := &fsTree{root: root, work: filepath.Join(root, "work"), outside: filepath.Join(root, "outside")}
-	tr.stateDir = filepath.Join(tr.work, ".state")
+	tr.stateDir = filepath.Join(tr.work, ".home", ".local", "state")
 	files := map[string]string{
 		"outside/secret.txt":         "OUTSIDE\n",
 		"work/a.txt":                 "alpha\nbeta\n",
@@ -75,7 +80,7 @@ func newFSTree(t *testing.T) *fsTree {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{"work/empty", "home", "run"} {
+	for _, d := range []string{"work/empty", "work/.home", "home", "run"} {
 		os.MkdirAll(filepath.Join(root, d), 0o700)
 	}
 	for link, target := range map[string]string{"in-link": "a.txt", "out-link": "../outside/secret.txt", "outdir": "../outside"} {
@@ -85,11 +90,9 @@ func newFSTree(t *testing.T) *fsTree {
 	}
 	tr.env = []string{
 		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Join(root, "home"),
-		"XDG_STATE_HOME=" + tr.stateDir,
+		"HOME=" + filepath.Join(tr.work, ".home"),
 		"XDG_CONFIG_HOME=" + filepath.Join(root, "home", ".config"),
 		"XDG_RUNTIME_DIR=" + filepath.Join(root, "run"),
-		"GUARDRUN_CONFIG=" + filepath.Join(tr.work, ".guardrun-config.yaml"),
 		"LANG=C.UTF-8",
 	}
 	return tr
@@ -97,9 +100,17 @@ func newFSTree(t *testing.T) *fsTree {
 
 // run runs guardrun fs without a controlling terminal (so a prompt
 // cannot open /dev/tty), with stdin as given.
+// withConfig names the tree's config with --config, unless args do.
+func (tr *fsTree) withConfig(args []string) []string {
+	if slices.Contains(args, "--config") {
+		return args
+	}
+	return append([]string{"--config", filepath.Join(tr.work, ".guardrun-config.yaml")}, args...)
+}
+
 func (tr *fsTree) run(t *testing.T, stdin string, extraEnv []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(guardrunBin, args...)
+	cmd := exec.Command(guardrunBin, tr.withConfig(args)...)
 	cmd.Dir = tr.work
 	cmd.Env = append(append([]string{"NO_COLOR=1"}, tr.env...), extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -185,8 +196,8 @@ func TestFSZones(t *testing.T) {
 			stderr: strictMsg + `read guarded/g\.txt needs approval\n$`},
 		{name: "read a directory", args: []string{"fs", "read", "notes"}, code: 125, stderr: `^guardrun: fs read: .*/notes is a directory\n$`},
 		{name: "read a missing file", args: []string{"fs", "read", "nope.txt"}, code: 125, stderr: `no such file or directory`},
-		{name: "read guardrun's own state", args: []string{"fs", "read", ".state/guardrun/audit.jsonl"}, code: 77,
-			stderr: `^guardrun: blocked: read \.state/guardrun/audit\.jsonl: guardrun's own state \(.*\) is not readable through guardrun fs\n$`},
+		{name: "read guardrun's own state", args: []string{"fs", "read", ".home/.local/state/guardrun/audit.jsonl"}, code: 77,
+			stderr: `^guardrun: blocked: read \.home/\.local/state/guardrun/audit\.jsonl: guardrun's own state \(.*\) is not readable through guardrun fs\n$`},
 
 		// write
 		{name: "write a new file", args: []string{"fs", "write", "new.txt"}, stdin: "fresh\n",
@@ -230,8 +241,8 @@ func TestFSZones(t *testing.T) {
 			stderr: `is a directory`, after: map[string]string{"work/full/f": "f\n"}},
 		{name: "write guardrun's own config", args: []string{"fs", "write", ".guardrun-config.yaml"}, stdin: "mode: approve-all\n", code: 77,
 			stderr: `^guardrun: blocked: write \.guardrun-config\.yaml: guardrun's own config and state \(.*\) cannot be changed through guardrun fs\n$`},
-		{name: "write guardrun's own config named relatively", args: []string{"fs", "write", ".guardrun-config.yaml"}, stdin: "mode: approve-all\n", code: 77,
-			env: []string{"GUARDRUN_CONFIG=.guardrun-config.yaml"}, stderr: `guardrun's own config and state`},
+		{name: "write guardrun's own config named relatively", args: []string{"--config", ".guardrun-config.yaml", "fs", "write", ".guardrun-config.yaml"}, stdin: "mode: approve-all\n", code: 77,
+			stderr: `guardrun's own config and state`},
 		{name: "write a project config", args: []string{"fs", "write", ".guardrun.yaml"}, stdin: "mode: approve-all\n", code: 77,
 			stderr: `guardrun's own config and state`, after: map[string]string{"work/.guardrun.yaml": absent}},
 
@@ -461,7 +472,7 @@ func TestFSAudit(t *testing.T) {
 
 func (tr *fsTree) startPTY(t *testing.T, stdin string, extraEnv []string, args ...string) *ptyRun {
 	t.Helper()
-	return startOnPTY(t, tr.work, append(append([]string{}, tr.env...), extraEnv...), strings.NewReader(stdin), args...)
+	return startOnPTY(t, tr.work, append(append([]string{}, tr.env...), extraEnv...), strings.NewReader(stdin), tr.withConfig(args)...)
 }
 
 const keyLine = "[y] approve once"
@@ -642,7 +653,7 @@ func TestFSWriteFailsMidway(t *testing.T) {
 	tr := newFSTree(t)
 	big := strings.Repeat("0123456789abcdef", (64<<10)/16)
 	// 16 blocks: 8 KiB in dash's 512-byte blocks, 16 KiB in bash's.
-	cmd := exec.Command("/bin/sh", "-c", `ulimit -f 16 && exec "$0" "$@"`, guardrunBin, "fs", "write", "a.txt")
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -f 16 && exec "$0" "$@"`, guardrunBin}, tr.withConfig([]string{"fs", "write", "a.txt"})...)...)
 	cmd.Dir = tr.work
 	cmd.Env = append([]string{"NO_COLOR=1"}, tr.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

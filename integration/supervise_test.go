@@ -70,7 +70,10 @@ func newWorld(t testing.TB, config string) *world {
 			t.Fatal(err)
 		}
 	}
-	cfg := filepath.Join(w.work, "guardrun.yaml")
+	// The config lies outside the rw zone (inside one, $GUARDRUN_CONFIG
+	// would not be trusted); a zone at "." means the work directory.
+	cfg := filepath.Join(root, "guardrun.yaml")
+	config = strings.ReplaceAll(config, "{root: ., ", "{root: "+w.work+", ")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -108,10 +108,10 @@ func newTrustTreeHome(t *testing.T, homeInProject bool) *trustTree {
 	os.WriteFile(filepath.Join(root, "outside.txt"), []byte("outside\n"), 0o644)
 	tr.env = []string{
 		"PATH=" + os.Getenv("PATH"),
+		// State and user config at their default places under HOME:
+		// chosen by XDG_* variables, inside an rw zone (the trusted
+		// project's workspace is root) they would be refused.
 		"HOME=" + tr.home,
-		"XDG_STATE_HOME=" + tr.state,
-		"XDG_CONFIG_HOME=" + tr.cfgHome,
-		"XDG_RUNTIME_DIR=" + tr.run,
 		"NO_COLOR=1",
 		"LANG=C.UTF-8",
 		// GUARDRUN_CONFIG is deliberately absent: discovery must find the

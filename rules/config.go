@@ -146,6 +146,14 @@ type Sandbox struct {
 	// EnvDeny are globs of environment variable names never passed into
 	// the sandbox.
 	EnvDeny []string
+	// Protect are the config's own `protect` entries, added to
+	// sandbox.DefaultProtect: relative names (".git/hooks") read-only at
+	// any depth inside rw zones, or absolute paths (cleaned, ~ expanded).
+	// A write to one asks.
+	Protect []string
+	// UnixSockets are absolute paths of unix sockets commands may
+	// connect to; none by default.
+	UnixSockets []string
 }
 
 // Audit is the audit log section.

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -81,6 +82,11 @@ type Engine struct {
 	deny       []string // absolute, resolved and as written
 	names      []string // bare deny names
 	system     []string
+	// protect are the protected names (sandbox.DefaultProtect and the
+	// config's relative entries), each split into components;
+	// protectPaths the config's absolute entries, as written and resolved.
+	protect      [][]string
+	protectPaths []string
 }
 
 type compiledRule struct {
@@ -120,6 +126,16 @@ func New(cfg *Config, home string) (*Engine, error) {
 		e.deny = append(e.deny, d)
 		if r := Resolve(d, "/"); r != d {
 			e.deny = append(e.deny, r)
+		}
+	}
+	for _, n := range sandbox.DefaultProtect {
+		e.protect = append(e.protect, strings.Split(n, "/"))
+	}
+	for _, p := range cfg.Sandbox.Protect {
+		if filepath.IsAbs(p) {
+			e.protectPaths = append(e.protectPaths, p, Resolve(p, "/"))
+		} else {
+			e.protect = append(e.protect, strings.Split(p, "/"))
 		}
 	}
 	if cfg.Sandbox.SystemRead.Default {
@@ -760,6 +776,14 @@ func (e *Engine) file(op Op, path, cwd string, sandboxed bool) Part {
 			p.Reason = fmt.Sprintf("write %s: zone %q only takes files ending in %s", path, z.Name, strings.Join(z.Suffixes, ", "))
 			return p
 		}
+		if what := e.protected(resolved, lexical, z.root); what != "" {
+			// Something outside the sandbox later runs or obeys it
+			// (a git hook, .git/config, a shell startup file): a
+			// person decides, whatever the zone pre-approves.
+			p.Decision = Ask
+			p.Reason = fmt.Sprintf("%s %s: %s is protected (sandbox.protect)", op, path, what)
+			return p
+		}
 		if op == OpWrite && z.WriteApproval || op == OpDelete && z.DeleteApproval {
 			p.Decision = Ask
 			p.Reason = fmt.Sprintf("%s %s: zone %q needs approval to %s", op, path, z.Name, op)
@@ -769,6 +793,31 @@ func (e *Engine) file(op Op, path, cwd string, sandboxed bool) Part {
 	p.Decision = Allow
 	p.Reason = fmt.Sprintf("%s %s: inside zone %q", op, path, z.Name)
 	return p
+}
+
+// protected returns the protected name or path that the resolved or
+// lexical path is, or lies inside, below the zone root; "" if none. A name
+// matches at any depth: .git/config matches /w/sub/.git/config/x.
+func (e *Engine) protected(resolved, lexical, root string) string {
+	for _, p := range e.protectPaths {
+		if Within(resolved, p) || Within(lexical, p) {
+			return p
+		}
+	}
+	for _, path := range []string{resolved, lexical} {
+		if !Within(path, root) || path == root {
+			continue
+		}
+		rel := strings.Split(strings.TrimPrefix(path[len(root):], "/"), "/")
+		for _, n := range e.protect {
+			for i := 0; i+len(n) <= len(rel); i++ {
+				if slices.Equal(rel[i:i+len(n)], n) {
+					return strings.Join(n, "/")
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func hasSuffix(p string, suffixes []string) bool {

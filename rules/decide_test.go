@@ -399,3 +399,61 @@ func TestTightenBackend(t *testing.T) {
 		t.Errorf("a silent project config changed the backend settings: %+v", merged.Sandbox)
 	}
 }
+
+// TestProtectedWriteAsks: a write or delete of a protected name (the
+// built-in list and the config's own protect) asks, at any depth, through
+// every way rules judges a file: redirections and File (guardrun fs);
+// what is not protected keeps its zone's verdict.
+func TestProtectedWriteAsks(t *testing.T) {
+	e, dir := newTestEngine(t, acceptanceConfig+"  protect: [Justfile, .git/info, "+"/tmp/guardrun-protect-abs]\n")
+	for _, tc := range []struct {
+		script string
+		want   Verdict
+		reason string
+	}{
+		{`echo '[core] fsmonitor = "touch p"' >> .git/config`, Ask, ".git/config is protected (sandbox.protect)"},
+		{`echo x > .git/hooks/pre-commit`, Ask, ".git/hooks is protected"},
+		{`echo x > src/vendor/.git/hooks/post-checkout`, Ask, ".git/hooks is protected"},
+		{`echo x >> ~/.bashrc`, Block, "outside every rw zone"}, // not in a zone at all
+		{`echo x > .bashrc`, Ask, ".bashrc is protected"},
+		{`echo x > out/.envrc`, Ask, ".envrc is protected"},
+		{`echo '{}' > .vscode/settings.json`, Ask, ".vscode is protected"},
+		{`echo x > Justfile`, Ask, "Justfile is protected"},
+		{`echo x > .git/info/exclude`, Ask, ".git/info is protected"},
+		{`echo x > .git/index.lock`, Allow, "pre-approved"},
+		{`echo x > .git/configs`, Allow, "pre-approved"}, // a component, not a prefix
+		{`echo x > my.bashrc`, Allow, "pre-approved"},
+		{`cat .git/config`, Allow, ""}, // reading is fine
+	} {
+		d := e.Script(tc.script, dir)
+		if d.Decision != tc.want || !strings.Contains(d.Reason, tc.reason) {
+			t.Errorf("%s: %s (%s), want %s with %q", tc.script, d.Decision, d.Reason, tc.want, tc.reason)
+		}
+	}
+	if p := e.File(OpWrite, filepath.Join(dir, "sub/.envrc"), dir); p.Decision != Ask {
+		t.Errorf("fs write sub/.envrc: %s (%s), want ask", p.Decision, p.Reason)
+	}
+	if p := e.File(OpDelete, ".git/config", dir); p.Decision != Ask || !strings.Contains(p.Reason, "protected") {
+		t.Errorf("delete .git/config: %s (%s), want ask (protected)", p.Decision, p.Reason)
+	}
+	// A symlink leading to a protected path is judged where it leads.
+	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
+	os.Symlink(filepath.Join(dir, ".git"), filepath.Join(dir, "g"))
+	if p := e.File(OpWrite, "g/config", dir); p.Decision != Ask {
+		t.Errorf("write g/config (-> .git/config): %s (%s), want ask", p.Decision, p.Reason)
+	}
+}
+
+// TestTightenProtect: an untrusted project adds protect entries; it
+// cannot open unix sockets.
+func TestTightenProtect(t *testing.T) {
+	base, _ := Parse("/u/c.yaml", []byte("sandbox:\n  protect: [A]\n"), "/u", testEnv)
+	proj, _ := Parse("/p/.guardrun.yaml", []byte("sandbox:\n  protect: [B, A]\n  unix_sockets: [/run/docker.sock]\n"), "/p", testEnv)
+	out, ignored := Tighten(base, proj)
+	if d := cmp.Diff(out.Sandbox.Protect, []string{"A", "B"}); d != "" {
+		t.Errorf("protect (-got +want):\n%s", d)
+	}
+	if len(out.Sandbox.UnixSockets) != 0 || len(ignored) != 1 || !strings.Contains(ignored[0], "cannot open a socket") {
+		t.Errorf("unix_sockets %q, ignored %q", out.Sandbox.UnixSockets, ignored)
+	}
+}

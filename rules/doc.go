@@ -24,6 +24,11 @@
 //   - Bare deny names (".env") match any path component with that name; the
 //     OS sandbox can only mask the ones that exist, or sit at a zone root or
 //     the working directory, when the command starts.
+//   - Protected names (sandbox.protect and sandbox.DefaultProtect) make a
+//     write or delete ask wherever the policy sees one: redirections, the
+//     options of well-known commands that write a file, guardrun fs. A
+//     program that writes them by itself (git config, an editor) is
+//     stopped by the OS sandbox, not here.
 //   - A rule that might match because a word is only known at run time makes
 //     the part ask; the engine never guesses run-time values.
 package rules

@@ -609,6 +609,37 @@ func (d *decoder) sandbox(n *yaml.Node, path string, c *Config) {
 				}
 			})
 		},
+		"protect": func(n *yaml.Node, p string) {
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				v, ok := d.str(item, ip)
+				if !ok {
+					return
+				}
+				if v != "" && !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "~") && !strings.HasPrefix(v, "$") {
+					// A relative name, matched at any depth.
+					if msg := protectNameErr(v); msg != "" {
+						d.errAt(item, ip, "%s", msg)
+						return
+					}
+					s.Protect = append(s.Protect, v)
+					return
+				}
+				if abs, ok := d.path(item, ip); ok {
+					if abs == "/" {
+						d.errAt(item, ip, "protecting / would leave nothing writable; list the paths to protect")
+						return
+					}
+					s.Protect = append(s.Protect, abs)
+				}
+			})
+		},
+		"unix_sockets": func(n *yaml.Node, p string) {
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				if abs, ok := d.path(item, ip); ok {
+					s.UnixSockets = append(s.UnixSockets, abs)
+				}
+			})
+		},
 		"network": func(n *yaml.Node, p string) {
 			if b, ok := d.boolean(n, p); ok {
 				s.Network = b
@@ -726,4 +757,19 @@ func (d *decoder) zone(name string, key, n *yaml.Node, path string) (Zone, bool)
 		d.errAt(rootNode, join(path, "root"), "a read-write zone at / would make the whole machine writable")
 	}
 	return z, len(d.errs) == before
+}
+
+// protectNameErr says what is wrong with a relative protect entry, or "".
+// It is a name matched at any depth (".git/hooks"), so it must be clean:
+// no "." or ".." components, no empty ones, no NUL.
+func protectNameErr(v string) string {
+	if strings.ContainsRune(v, 0) {
+		return "the name holds a NUL byte"
+	}
+	for _, c := range strings.Split(v, "/") {
+		if c == "" || c == "." || c == ".." {
+			return fmt.Sprintf("want a relative name such as .git/hooks (matched at any depth inside rw zones) or an absolute path, got %q", v)
+		}
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,16 @@ func TestBadConfigMessages(t *testing.T) {
 			`cfg.yaml:3:39: sandbox.paths.w.suffixes[0]: want a file suffix such as .txt, got "txt"`},
 		{"rw zone at root", "sandbox:\n  paths:\n    all: {root: /, mode: rw}\n",
 			`cfg.yaml:3:17: sandbox.paths.all.root: a read-write zone at / would make the whole machine writable`},
+		{"protect name with ..", "sandbox:\n  protect: [.git/../x]\n",
+			`cfg.yaml:2:13: sandbox.protect[0]: want a relative name such as .git/hooks (matched at any depth inside rw zones) or an absolute path, got ".git/../x"`},
+		{"protect name with an empty component", "sandbox:\n  protect: [\".git//hooks\"]\n",
+			`cfg.yaml:2:13: sandbox.protect[0]: want a relative name such as .git/hooks (matched at any depth inside rw zones) or an absolute path, got ".git//hooks"`},
+		{"protect /", "sandbox:\n  protect: [/]\n",
+			`cfg.yaml:2:13: sandbox.protect[0]: protecting / would leave nothing writable; list the paths to protect`},
+		{"protect not a list", "sandbox:\n  protect: .git\n",
+			`cfg.yaml:2:12: sandbox.protect: want a list, got the string ".git"`},
+		{"unix socket with a variable", "sandbox:\n  unix_sockets: [$XDG_RUNTIME_DIR/s]\n",
+			`cfg.yaml:2:18: sandbox.unix_sockets[0]: "$XDG_RUNTIME_DIR/s": only $HOME and $PWD at the start of a path are expanded`},
 		{"bad ttl", "session:\n  ttl: forever\n",
 			`cfg.yaml:2:8: session.ttl: want a positive duration such as 8h or 30m, got "forever"`},
 		{"contradictory rule", "shell:\n  rules:\n    - {pattern: rm, allowed: false, approval: false}\n",
@@ -204,4 +215,28 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestProtectAndUnixSockets(t *testing.T) {
+	c, err := Parse("/etc/x/cfg.yaml", []byte(`
+sandbox:
+  protect: [.git/info, Justfile, ~/notes/keep, /srv//data/x/]
+  unix_sockets: [~/run/docker.sock, /run/a.sock]
+`), "/etc/x", testEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(c.Sandbox.Protect, []string{".git/info", "Justfile", "/home/u/notes/keep", "/srv/data/x"}); d != "" {
+		t.Errorf("protect (-got +want):\n%s", d)
+	}
+	if d := cmp.Diff(c.Sandbox.UnixSockets, []string{"/home/u/run/docker.sock", "/run/a.sock"}); d != "" {
+		t.Errorf("unix_sockets (-got +want):\n%s", d)
+	}
+	spec := c.SandboxSpec("/work/proj", "/home/u", false, nil)
+	if !slices.Contains(spec.ProtectNames, ".git/hooks") || !slices.Contains(spec.ProtectNames, "Justfile") {
+		t.Errorf("ProtectNames %q: want the built-in list and the config's names", spec.ProtectNames)
+	}
+	if d := cmp.Diff(spec.ProtectPaths, []string{"/home/u/notes/keep", "/srv/data/x"}); d != "" {
+		t.Errorf("ProtectPaths (-got +want):\n%s", d)
+	}
 }

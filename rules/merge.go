@@ -69,6 +69,12 @@ func Tighten(base, project *Config) (*Config, []string) {
 	}
 
 	out.Sandbox.Deny = appendNew(out.Sandbox.Deny, project.Sandbox.Deny...)
+	out.Sandbox.Protect = appendNew(slices.Clone(base.Sandbox.Protect), project.Sandbox.Protect...)
+	for _, s := range project.Sandbox.UnixSockets {
+		if !slices.Contains(base.Sandbox.UnixSockets, s) {
+			ignore("sandbox.unix_sockets: %s (an untrusted config cannot open a socket)", s)
+		}
+	}
 	if project.Sandbox.EnvDeny != nil {
 		if out.Sandbox.EnvDeny == nil {
 			out.Sandbox.EnvDeny = []string{} // nil means the built-in list; keep it explicit

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/guardrun/guardrun/sandbox"
@@ -26,6 +28,15 @@ func (c *Config) SandboxSpec(cwd, home string, network bool, protect []sandbox.P
 	} else {
 		s.SystemRead = c.Sandbox.SystemRead.Paths
 	}
+	s.ProtectNames = slices.Clone(sandbox.DefaultProtect)
+	for _, p := range c.Sandbox.Protect {
+		if filepath.IsAbs(p) {
+			s.ProtectPaths = append(s.ProtectPaths, p)
+		} else {
+			s.ProtectNames = append(s.ProtectNames, p)
+		}
+	}
+	s.UnixSockets = slices.Clone(c.Sandbox.UnixSockets)
 	for _, d := range c.Sandbox.Deny {
 		if strings.Contains(d, "/") {
 			s.Deny = append(s.Deny, d)

@@ -94,6 +94,7 @@ func Intersect(p, op *Profile) *Profile {
 		PrivateTmp: p.PrivateTmp || op.PrivateTmp,
 		Seccomp: SeccompPolicy{
 			AllowNetwork: p.Seccomp.AllowNetwork && op.Seccomp.AllowNetwork,
+			AllowUnix:    p.Seccomp.AllowUnix && op.Seccomp.AllowUnix,
 		},
 	}
 	// Access is piecewise constant between list entries: for any path,
@@ -136,6 +137,21 @@ func Intersect(p, op *Profile) *Profile {
 		}
 	}
 	out.Protected = union(p.Protected, op.Protected)
+	out.ProtectNames = union(p.ProtectNames, op.ProtectNames)
+	for _, d := range union(p.Pinned, op.Pinned) {
+		// A pin is a writable bind: only where the result is writable.
+		if _, w := out.Access(d); w {
+			out.Pinned = append(out.Pinned, d)
+		}
+	}
+	if out.Seccomp.AllowUnix {
+		for _, s := range p.UnixSockets {
+			if slices.Contains(op.UnixSockets, s) {
+				out.UnixSockets = append(out.UnixSockets, s)
+			}
+		}
+	}
+	out.Seccomp.AllowUnix = len(out.UnixSockets) > 0
 	out.EnvDeny = union(p.EnvDeny, op.EnvDeny)
 	out.Warnings = union(p.Warnings, op.Warnings)
 	out.normalize()
@@ -163,6 +179,9 @@ func (p *Profile) clone() *Profile {
 	c.EnvDeny = slices.Clone(p.EnvDeny)
 	c.Symlinks = slices.Clone(p.Symlinks)
 	c.Protected = slices.Clone(p.Protected)
+	c.ProtectNames = slices.Clone(p.ProtectNames)
+	c.Pinned = slices.Clone(p.Pinned)
+	c.UnixSockets = slices.Clone(p.UnixSockets)
 	c.Warnings = slices.Clone(p.Warnings)
 	return &c
 }
@@ -173,7 +192,7 @@ func (p *Profile) clone() *Profile {
 // ReadOnlyOver entry inside another of its kind. Access is unchanged; the
 // rendered argv gets shorter and never mounts into a masked directory.
 func (p *Profile) normalize() {
-	for _, l := range []*[]string{&p.ReadOnly, &p.ReadWrite, &p.Deny, &p.ReadOnlyOver, &p.Protected, &p.EnvDeny} {
+	for _, l := range []*[]string{&p.ReadOnly, &p.ReadWrite, &p.Deny, &p.ReadOnlyOver, &p.Protected, &p.EnvDeny, &p.Pinned, &p.UnixSockets} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
@@ -217,6 +236,12 @@ func (p *Profile) normalize() {
 	p.Deny = dropNested(p.Deny)
 	p.ReadOnlyOver = slices.DeleteFunc(dropNested(p.ReadOnlyOver), func(o string) bool {
 		return withinAny(o, p.Deny)
+	})
+	p.Pinned = slices.DeleteFunc(p.Pinned, func(d string) bool {
+		return withinAny(d, p.Deny) || withinAny(d, p.ReadOnlyOver)
+	})
+	p.UnixSockets = slices.DeleteFunc(p.UnixSockets, func(s string) bool {
+		return withinAny(s, p.Deny)
 	})
 	slices.SortFunc(p.Symlinks, func(a, b Symlink) int {
 		if a.Path < b.Path {

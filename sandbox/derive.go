@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,9 +173,24 @@ func Derive(s Spec) (*Profile, error) {
 			p.Deny = append(p.Deny, r)
 		}
 	}
-	if len(s.DenyNames) > 0 {
-		if err := p.denyNames(s.DenyNames, zoneRoots); err != nil {
+	if err := p.unixSockets(s.UnixSockets, s.Network); err != nil {
+		return nil, err
+	}
+	if err := p.findNames(s.DenyNames, s.ProtectNames, zoneRoots); err != nil {
+		return nil, err
+	}
+	p.ProtectNames = slices.Clone(s.ProtectNames)
+	slices.Sort(p.ProtectNames)
+	p.ProtectNames = slices.Compact(p.ProtectNames)
+	for _, x := range s.ProtectPaths {
+		c, err := absClean("protect", x)
+		if err != nil {
 			return nil, err
+		}
+		if _, err := os.Lstat(c); err == nil {
+			p.protectAt(c)
+		} else if fi, err := os.Stat(filepath.Dir(c)); err == nil && fi.IsDir() {
+			p.protectAt(c)
 		}
 	}
 
@@ -217,22 +233,106 @@ func Derive(s Spec) (*Profile, error) {
 		p.exposeResolver()
 	}
 	p.normalize()
+	p.pin()
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// denyNames denies every file or directory called one of names inside the
-// zones, found by a breadth-first walk (so the shallow ones, the likely
-// ones, are found first when the bound cuts the walk short), plus the
-// names at each zone root and in the working directory whether or not
-// they exist yet, so that they cannot be created there either.
-func (p *Profile) denyNames(names []string, roots []string) error {
+// DefaultProtect are the names read-only at any depth inside writable
+// trees whatever the config says (SPEC §2, sandbox.protect): what a
+// program outside the sandbox later runs or obeys when the person works
+// in the same tree. Git runs hooks and obeys its config (core.fsmonitor,
+// core.hooksPath, diff.external, filter drivers) and .gitmodules; shells
+// source their startup files; direnv loads .envrc on cd; editors and
+// agents load their workspace settings (.vscode, .idea, .mcp.json); and
+// guardrun reads .guardrun.yaml.
+var DefaultProtect = []string{
+	".git/hooks",
+	".git/config",
+	".gitmodules",
+	".guardrun.yaml",
+	".bashrc",
+	".bash_profile",
+	".bash_login",
+	".bash_logout",
+	".profile",
+	".zshrc",
+	".zshenv",
+	".zprofile",
+	".zlogin",
+	".envrc",
+	".vscode",
+	".idea",
+	".mcp.json",
+}
+
+// checkNames refuses names that are not bare file names (deny names) or
+// relative, clean, slash-separated names (protect names).
+func checkNames(what string, names []string, slash bool) error {
 	for _, n := range names {
-		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\x00") {
-			return fmt.Errorf("sandbox: deny name %q: want a bare file name", n)
+		bad := n == "" || strings.ContainsRune(n, 0) || strings.HasPrefix(n, "/")
+		if !slash {
+			bad = bad || strings.Contains(n, "/")
 		}
+		for _, c := range strings.Split(n, "/") {
+			bad = bad || c == "" || c == "." || c == ".."
+		}
+		if bad {
+			if slash {
+				return fmt.Errorf("sandbox: %s name %q: want a relative name such as .git/hooks", what, n)
+			}
+			return fmt.Errorf("sandbox: %s name %q: want a bare file name", what, n)
+		}
+	}
+	return nil
+}
+
+// walkTrees visits every entry of the trees under roots breadth-first (so
+// the shallow ones, the likely ones, are found first when the bound cuts
+// the walk short), once per tree even where roots nest. visit returns
+// whether to descend into a directory. It stops after MaxWalkEntries
+// entries and returns the directory it stopped in ("" when it finished).
+// Unreadable directories are skipped: the sandbox runs with the same
+// user id and fewer privileges, so they are unreadable inside too.
+func walkTrees(roots []string, visit func(dir string, e fs.DirEntry) bool) (stoppedAt string) {
+	roots = slices.Clone(roots)
+	slices.Sort(roots)
+	roots = dropNested(slices.Compact(roots))
+	budget := MaxWalkEntries
+	queue := roots
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if budget == 0 {
+				return dir
+			}
+			budget--
+			if visit(dir, e) && e.IsDir() {
+				queue = append(queue, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return ""
+}
+
+// findNames runs the one bounded walk over the zones for both kinds of
+// name: denied names (masked wherever found, and at each zone root and
+// the working directory whether or not they exist) and protected names
+// (read-only inside writable trees; see protectAt). When unix sockets are
+// allowed, it also masks every socket it meets that is not listed.
+func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
+	if err := checkNames("deny", denyNames, false); err != nil {
+		return err
+	}
+	if err := checkNames("protect", protectNames, true); err != nil {
+		return err
 	}
 	// Resolved, like every denied path: a mask follows symlinks, so a
 	// link named .env is masked where it leads (or not at all when that is
@@ -243,57 +343,159 @@ func (p *Profile) denyNames(names []string, roots []string) error {
 		}
 	}
 	for _, r := range roots {
-		for _, n := range names {
+		for _, n := range denyNames {
 			denyAt(filepath.Join(r, n))
 		}
 		// A zone that is itself inside something with a denied name
 		// (~/.env/proj) is denied whole, as the rules deny any path with
 		// such a component.
 		for a := r; a != "/"; a = filepath.Dir(a) {
-			if slices.Contains(names, filepath.Base(a)) {
+			if slices.Contains(denyNames, filepath.Base(a)) {
 				p.Deny = append(p.Deny, a)
 			}
 		}
+		p.protectIn(r, protectNames, true)
 	}
 	if p.Cwd != "" {
-		for _, n := range names {
+		for _, n := range denyNames {
 			denyAt(filepath.Join(p.Cwd, n))
 		}
+		p.protectIn(p.Cwd, protectNames, true)
 	}
+	if len(denyNames) == 0 && len(protectNames) == 0 && !p.Seccomp.AllowUnix {
+		return nil
+	}
+	// The first component of every protected name: a directory entry
+	// with one of these names may start a protected path.
+	first := map[string]bool{}
+	for _, n := range protectNames {
+		first[strings.SplitN(n, "/", 2)[0]] = true
+	}
+	stopped := walkTrees(roots, func(dir string, e fs.DirEntry) bool {
+		full := filepath.Join(dir, e.Name())
+		if slices.Contains(denyNames, e.Name()) {
+			denyAt(full)
+			return false // masked: nothing inside it is visible
+		}
+		if p.Seccomp.AllowUnix && e.Type()&fs.ModeSocket != 0 && !slices.Contains(p.UnixSockets, full) {
+			// With socket(AF_UNIX) open for the listed sockets, every
+			// other one found in a zone is masked.
+			denyAt(full)
+			return false
+		}
+		if inDependencies(dir) {
+			return true // see dependencyDirs; deny names still apply
+		}
+		isGit := e.Name() == ".git" && e.IsDir()
+		if first[e.Name()] {
+			// A directory holding a repository is where the
+			// top-level names matter (its .envrc, .vscode,
+			// .gitmodules): make the missing ones uncreatable there
+			// as at a zone root.
+			p.protectIn(dir, protectNames, isGit)
+		}
+		if isGit && len(protectNames) > 0 {
+			p.protectGitDir(full, dir, 0)
+		}
+		// Below a protected name everything is read-only already; a
+		// directory that only starts a longer name (docs of docs/x)
+		// may hold other names deeper.
+		return !slices.Contains(protectNames, e.Name())
+	})
+	if stopped != "" {
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"deny and protect names: stopped after %d entries (next directory %s); deeper files named %s are not masked or protected",
+			MaxWalkEntries, stopped, strings.Join(append(slices.Clone(denyNames), protectNames...), ", ")))
+	}
+	return nil
+}
 
-	// Walk each tree once: a zone nested in another is covered by it.
-	slices.Sort(roots)
-	roots = slices.Compact(roots)
-	roots = dropNested(roots)
-	budget := MaxWalkEntries
-	queue := slices.Clone(roots)
-	for len(queue) > 0 {
-		dir := queue[0]
-		queue = queue[1:]
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			// Unreadable here means unreadable inside too: the sandbox
-			// runs with the same user id and fewer privileges.
+// protectIn protects every name under dir that exists, and, when missing
+// is set, makes the missing ones uncreatable where their parent exists.
+// A missing name whose parent is missing too (.git/hooks where there is
+// no .git) is left alone: masking the parent would break `git init`.
+func (p *Profile) protectIn(dir string, names []string, missing bool) {
+	for _, n := range names {
+		path := filepath.Join(dir, n)
+		if _, err := os.Lstat(path); err == nil {
+			p.protectAt(path)
 			continue
 		}
-		for _, e := range entries {
-			if budget == 0 {
-				p.Warnings = append(p.Warnings, fmt.Sprintf(
-					"deny names: stopped after %d entries (next directory %s); deeper files named %s are not masked",
-					MaxWalkEntries, dir, strings.Join(names, ", ")))
-				return nil
+		if fi, err := os.Stat(filepath.Dir(path)); missing && err == nil && fi.IsDir() {
+			p.protectAt(path)
+		}
+	}
+}
+
+// protectAt makes path read-only (or, missing, uncreatable) if a writable
+// tree covers it. It is resolved like a denied path, since a bind follows
+// symlinks; the link itself, in a writable directory, can still be
+// replaced (see Limitations).
+func (p *Profile) protectAt(path string) {
+	r, err := Resolve(path)
+	if err != nil {
+		return
+	}
+	if _, w := p.Access(r); w {
+		p.ReadOnlyOver = append(p.ReadOnlyOver, r)
+	}
+}
+
+// pin lists the directories between each ReadOnlyOver entry and the
+// writable tree holding it (its nearest ReadWrite entry, already a mount
+// point of its own), so that none of them can be renamed away.
+func (p *Profile) pin() {
+	for _, o := range p.ReadOnlyOver {
+		top := ""
+		for _, w := range p.ReadWrite {
+			if Within(o, w) && len(w) > len(top) {
+				top = w
 			}
-			budget--
-			full := filepath.Join(dir, e.Name())
-			if slices.Contains(names, e.Name()) {
-				denyAt(full)
-				continue // masked: nothing inside it is visible
-			}
-			if e.IsDir() {
-				queue = append(queue, full)
+		}
+		if top == "" {
+			continue
+		}
+		for a := filepath.Dir(o); a != top && Within(a, top); a = filepath.Dir(a) {
+			if _, w := p.Access(a); w {
+				p.Pinned = append(p.Pinned, a)
 			}
 		}
 	}
+	slices.Sort(p.Pinned)
+	p.Pinned = slices.Compact(p.Pinned)
+}
+
+// unixSockets exposes the sockets a command may connect to and opens
+// socket(AF_UNIX) for them. With the network on, the sandbox shares the
+// host's network namespace, whose abstract unix sockets (no path, no
+// mount to hide them) a filter that cannot read the address would let
+// through: there the list is not honoured, AF_UNIX stays refused, and a
+// warning says so.
+func (p *Profile) unixSockets(socks []string, network bool) error {
+	if len(socks) == 0 {
+		return nil
+	}
+	if network {
+		p.Warnings = append(p.Warnings, "sandbox.unix_sockets is not honoured with the network on "+
+			"(the host's abstract unix sockets would be reachable): unix sockets stay refused")
+		return nil
+	}
+	for _, x := range socks {
+		c, err := absClean("unix socket", x)
+		if err != nil {
+			return err
+		}
+		r, err := Resolve(c)
+		if err != nil {
+			return err
+		}
+		if withinAny(r, p.Deny) {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("unix socket %s is denied; it is not exposed", r))
+			continue
+		}
+		p.UnixSockets = append(p.UnixSockets, r)
+	}
+	p.Seccomp.AllowUnix = len(p.UnixSockets) > 0
 	return nil
 }
 
@@ -312,4 +514,173 @@ func (p *Profile) exposeResolver() {
 	if r, _ := p.Access(t); !r {
 		p.ReadOnly = append(p.ReadOnly, t)
 	}
+}
+
+// CreatedProtected lists the protected names (ProtectNames) that exist
+// now inside the writable trees but are not among the profile's
+// read-only overlays: created after Derive, where nothing made them
+// uncreatable (the hooks of a repository the command itself initialised,
+// an .envrc in a directory that was not a repository's root). The sandbox
+// could not keep them read-only; the caller tells the person. It walks
+// the trees with the same bound as Derive.
+func (p *Profile) CreatedProtected() []string {
+	if len(p.ProtectNames) == 0 || len(p.ReadWrite) == 0 {
+		return nil
+	}
+	first := map[string][]string{}
+	for _, n := range p.ProtectNames {
+		f := strings.SplitN(n, "/", 2)[0]
+		first[f] = append(first[f], n)
+	}
+	var out []string
+	walkTrees(p.ReadWrite, func(dir string, e fs.DirEntry) bool {
+		full := filepath.Join(dir, e.Name())
+		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir {
+			return false
+		}
+		for _, n := range first[e.Name()] {
+			path := filepath.Join(dir, n)
+			if _, err := os.Lstat(path); err != nil {
+				continue
+			}
+			if r, err := Resolve(path); err == nil && !withinAny(r, p.ReadOnlyOver) {
+				if _, w := p.Access(r); w {
+					out = append(out, path)
+				}
+			}
+		}
+		return true
+	})
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// protectGitDir protects what else in a git directory makes git run a
+// program, beyond its hooks and config (which the names cover where the
+// directory is called .git): the per-worktree config, the git directories
+// of submodules (.git/modules/NAME, each with hooks and config of its
+// own) and of linked worktrees, and the places its config points to for
+// hooks (core.hooksPath, as husky sets it: .husky inside the work tree)
+// and for more config (include.path, includeIf.*.path). depth bounds the
+// submodule recursion.
+func (p *Profile) protectGitDir(gitDir, workTree string, depth int) {
+	for _, n := range []string{"config", "config.worktree", "hooks"} {
+		if _, err := os.Lstat(filepath.Join(gitDir, n)); err == nil {
+			p.protectAt(filepath.Join(gitDir, n))
+		}
+	}
+	hooks, includes := gitConfigPaths(filepath.Join(gitDir, "config"))
+	for _, h := range hooks {
+		switch h = expandGitPath(h, workTree, p.Home); {
+		case h == "":
+		case Within(workTree, h):
+			// The work tree itself (hooksPath = .) cannot be made
+			// read-only without stopping all work; say so.
+			p.Warnings = append(p.Warnings, fmt.Sprintf(
+				"%s sets core.hooksPath to %s, which holds the work tree: hooks there are not protected", filepath.Join(gitDir, "config"), h))
+		default:
+			p.protectAt(h)
+		}
+	}
+	for _, inc := range includes {
+		if inc = expandGitPath(inc, gitDir, p.Home); inc != "" {
+			p.protectAt(inc)
+		}
+	}
+	if depth >= 3 {
+		return
+	}
+	for _, sub := range []string{"modules", "worktrees"} {
+		entries, err := os.ReadDir(filepath.Join(gitDir, sub))
+		if err != nil {
+			continue
+		}
+		for i, e := range entries {
+			if i >= 100 || !e.IsDir() {
+				break
+			}
+			// A submodule's git directory may nest further modules;
+			// its work tree is not known here, so a relative
+			// hooksPath in it is taken against the git directory.
+			d := filepath.Join(gitDir, sub, e.Name())
+			p.protectGitDir(d, d, depth+1)
+		}
+	}
+}
+
+// expandGitPath turns a path from a git config into an absolute one as git
+// would: ~/ is the home directory, a relative path is relative to base.
+func expandGitPath(v, base, home string) string {
+	switch {
+	case v == "":
+		return ""
+	case strings.HasPrefix(v, "~/"):
+		if home == "" {
+			return ""
+		}
+		return filepath.Join(home, v[2:])
+	case filepath.IsAbs(v):
+		return filepath.Clean(v)
+	}
+	return filepath.Join(base, v)
+}
+
+// gitConfigPaths reads core.hooksPath and include paths from a git config
+// file: enough of git's syntax for these keys ([section], [section
+// "sub"], key = value, quotes, comments); anything it cannot read it
+// skips, which leaves that path unprotected, never less protected than
+// without the lookup.
+func gitConfigPaths(file string) (hooks, includes []string) {
+	b, err := os.ReadFile(file)
+	if err != nil || len(b) > 1<<20 {
+		return nil, nil
+	}
+	section := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				continue
+			}
+			name, _, _ := strings.Cut(strings.TrimSpace(line[1:end]), " ")
+			section = strings.ToLower(name)
+			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
+				line = rest // [core] hooksPath = x on one line
+			} else {
+				continue
+			}
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		if q, ok := strings.CutPrefix(v, "\""); ok {
+			v, _, _ = strings.Cut(q, "\"")
+		} else if i := strings.IndexAny(v, "#;"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		switch {
+		case section == "core" && k == "hookspath":
+			hooks = append(hooks, v)
+		case (section == "include" || section == "includeif") && k == "path":
+			includes = append(includes, v)
+		}
+	}
+	return hooks, includes
+}
+
+// dependencyDir holds installed packages (npm's node_modules). Protected
+// names inside it are not made read-only: packages ship .vscode, .idea
+// and .git directories by the hundred, and each would cost a bind mount
+// plus one per directory above it on every command (200 packages with a
+// .vscode: about 140 ms of CPU per command), while nothing outside the
+// sandbox runs or obeys them there. Writes to them still ask in the
+// policy where it sees them.
+const dependencyDir = "node_modules"
+
+func inDependencies(dir string) bool {
+	return filepath.Base(dir) == dependencyDir || strings.Contains(dir+"/", "/"+dependencyDir+"/")
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -273,5 +274,226 @@ func TestDeriveCwdMustBeVisible(t *testing.T) {
 	_, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: d + "/ws", Writable: true}}, Cwd: d + "/elsewhere"})
 	if err == nil || !strings.Contains(err.Error(), "working directory") {
 		t.Errorf("err = %v, want the working directory named", err)
+	}
+}
+
+func TestDeriveProtect(t *testing.T) {
+	d := tree(t,
+		"ws/.git/config", "ws/.git/hooks/", "ws/.git/objects/",
+		"ws/nested/.git/config", // a repository without hooks
+		"ws/plain/sub/",         // no repository: nothing missing is masked here
+		"ws/deep/x/.envrc",
+		"docs/.bashrc", // a read-only zone: nothing to protect
+	)
+	ws := d + "/ws"
+	p, err := Derive(Spec{
+		Zones: []Zone{
+			{Name: "ws", Root: ws, Writable: true},
+			{Name: "docs", Root: d + "/docs"},
+		},
+		ProtectNames: []string{".git/hooks", ".git/config", ".envrc", ".bashrc"},
+		Cwd:          ws,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		ws + "/.bashrc", // missing, at the zone root: uncreatable
+		ws + "/.envrc",
+		ws + "/.git/config",
+		ws + "/.git/hooks",
+		ws + "/deep/x/.envrc",
+		ws + "/nested/.bashrc", // missing, at a repository's root
+		ws + "/nested/.envrc",
+		ws + "/nested/.git/config",
+		ws + "/nested/.git/hooks", // missing, inside an existing .git
+	}
+	if diff := cmp.Diff(p.ReadOnlyOver, want); diff != "" {
+		t.Errorf("ReadOnlyOver (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(p.Pinned, []string{ws + "/.git", ws + "/deep", ws + "/deep/x", ws + "/nested", ws + "/nested/.git"}); diff != "" {
+		t.Errorf("Pinned (-got +want):\n%s", diff)
+	}
+	for _, x := range []string{ws + "/.git/config", ws + "/.git/hooks/pre-commit", ws + "/nested/.git/hooks/x", ws + "/.bashrc"} {
+		if _, w := p.Access(x); w {
+			t.Errorf("%s is writable", x)
+		}
+	}
+	for _, x := range []string{ws + "/.git/objects/ab", ws + "/.git/index", ws + "/plain/sub/.bashrc", ws + "/plain/.git"} {
+		if _, w := p.Access(x); !w {
+			t.Errorf("%s is not writable (git and ordinary files must stay writable)", x)
+		}
+	}
+	if slices.Contains(p.ReadOnlyOver, d+"/docs/.bashrc") {
+		t.Error("a name in a read-only zone needs no overlay")
+	}
+	if diff := cmp.Diff(p.ProtectNames, []string{".bashrc", ".envrc", ".git/config", ".git/hooks"}); diff != "" {
+		t.Errorf("ProtectNames (-got +want):\n%s", diff)
+	}
+}
+
+// A zone root without .git: .git/hooks is not masked there (its parent is
+// missing), so `git init` inside still works.
+func TestDeriveProtectLeavesGitInit(t *testing.T) {
+	d := tree(t, "ws/")
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: d + "/ws", Writable: true}}, ProtectNames: DefaultProtect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range p.ReadOnlyOver {
+		if Within(o, d+"/ws/.git") {
+			t.Errorf("%s is masked: git init could not make .git", o)
+		}
+	}
+}
+
+func TestDeriveProtectBadNames(t *testing.T) {
+	for _, n := range []string{"", "/abs", "a//b", "../x", "a/./b", ".git/"} {
+		if _, err := Derive(Spec{ProtectNames: []string{n}}); err == nil || !strings.Contains(err.Error(), "want a relative name") {
+			t.Errorf("protect name %q: err = %v", n, err)
+		}
+	}
+}
+
+func TestDeriveUnixSockets(t *testing.T) {
+	d := tree(t, "ws/", "run/")
+	ws, sock := d+"/ws", d+"/run/d.sock"
+	for _, s := range []string{sock, ws + "/other.sock"} {
+		// A socket file is all Derive looks at; nothing listens.
+		if err := mkSocket(s); err != nil {
+			t.Skipf("cannot make a unix socket here: %v", err)
+		}
+	}
+	zones := []Zone{{Name: "ws", Root: ws, Writable: true}}
+	p, err := Derive(Spec{Zones: zones, UnixSockets: []string{sock}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Seccomp.AllowUnix || !slices.Equal(p.UnixSockets, []string{sock}) {
+		t.Errorf("AllowUnix %v, UnixSockets %q", p.Seccomp.AllowUnix, p.UnixSockets)
+	}
+	if !slices.Contains(p.Deny, ws+"/other.sock") {
+		t.Errorf("an unlisted socket in a zone is not masked: Deny = %q", p.Deny)
+	}
+	p, err = Derive(Spec{Zones: zones, UnixSockets: []string{sock}, Network: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Seccomp.AllowUnix || len(p.UnixSockets) != 0 || len(p.Warnings) != 1 {
+		t.Errorf("with the network on: AllowUnix %v, UnixSockets %q, Warnings %q; want none honoured and a warning",
+			p.Seccomp.AllowUnix, p.UnixSockets, p.Warnings)
+	}
+	p, err = Derive(Spec{Zones: zones})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Seccomp.AllowUnix {
+		t.Error("AllowUnix without unix_sockets")
+	}
+}
+
+// mkSocket leaves a unix socket file at path.
+func mkSocket(path string) error {
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return err
+	}
+	l.SetUnlinkOnClose(false)
+	return l.Close()
+}
+
+func TestCreatedProtected(t *testing.T) {
+	d := tree(t, "ws/.git/config", "ws/old/")
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.CreatedProtected(); len(got) != 0 {
+		t.Errorf("nothing created yet, got %q", got)
+	}
+	// What a command could do where nothing was masked: a new repository
+	// with a hook, and an .envrc in a directory that was no repository.
+	for _, f := range []string{"new/.git/hooks/pre-commit", "old/.envrc"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(ws, f)), 0o755)
+		os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o644)
+	}
+	want := []string{ws + "/new/.git/hooks", ws + "/old/.envrc"}
+	if diff := cmp.Diff(p.CreatedProtected(), want); diff != "" {
+		t.Errorf("CreatedProtected (-got +want):\n%s", diff)
+	}
+}
+
+// TestDeriveProtectGitDir: what else in a repository makes git run a
+// program is protected too: the hooks directory its config names (husky's
+// .husky), included config files, submodules' and worktrees' git
+// directories.
+func TestDeriveProtectGitDir(t *testing.T) {
+	d := tree(t,
+		"ws/.husky/pre-commit", "ws/extra.gitconfig", "ws/src/a.go",
+		"ws/.git/modules/lib/config", "ws/.git/modules/lib/hooks/",
+		"ws/.git/worktrees/wt/config.worktree",
+	)
+	ws := d + "/ws"
+	cfg := "[core]\n\trepositoryformatversion = 0\n\thooksPath = .husky ; set by husky\n[include]\n\tpath = ../extra.gitconfig\n"
+	if err := os.WriteFile(ws+"/.git/config", []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []string{
+		ws + "/.husky/pre-commit", ws + "/extra.gitconfig",
+		ws + "/.git/modules/lib/config", ws + "/.git/modules/lib/hooks/post-checkout",
+		ws + "/.git/worktrees/wt/config.worktree",
+	} {
+		if _, w := p.Access(x); w {
+			t.Errorf("%s is writable", x)
+		}
+	}
+	if _, w := p.Access(ws + "/src/a.go"); !w {
+		t.Error("an ordinary file is not writable")
+	}
+}
+
+func TestGitConfigPaths(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "config")
+	os.WriteFile(f, []byte(`[Core]
+	hooksPath = "hooks dir" # comment
+[includeIf "gitdir:~/w/"]
+	path = ~/w.gitconfig
+[alias]
+	path = not-an-include
+[core] hookspath=x
+`), 0o644)
+	hooks, inc := gitConfigPaths(f)
+	if diff := cmp.Diff(hooks, []string{"hooks dir", "x"}); diff != "" {
+		t.Errorf("hooks (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(inc, []string{"~/w.gitconfig"}); diff != "" {
+		t.Errorf("includes (-got +want):\n%s", diff)
+	}
+}
+
+// Packages under node_modules ship protected names by the hundred; they
+// are not bound read-only (nothing outside runs them there), and the
+// walk still masks denied names inside.
+func TestDeriveProtectSkipsDependencies(t *testing.T) {
+	d := tree(t, "ws/node_modules/p/.vscode/s.json", "ws/node_modules/p/.env", "ws/.vscode/s.json")
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: []string{".vscode"}, DenyNames: []string{".env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p.ReadOnlyOver, []string{ws + "/.vscode"}); diff != "" {
+		t.Errorf("ReadOnlyOver (-got +want):\n%s", diff)
+	}
+	if !slices.Contains(p.Deny, ws+"/node_modules/p/.env") {
+		t.Error("a denied name under node_modules is not masked")
+	}
+	os.MkdirAll(ws+"/node_modules/q/.vscode", 0o755)
+	if got := p.CreatedProtected(); len(got) != 0 {
+		t.Errorf("CreatedProtected reports dependencies: %q", got)
 	}
 }

@@ -28,6 +28,15 @@
 //     bound, files with a denied name are visible; Derive says so in
 //     Profile.Warnings. The names at zone roots and in the working
 //     directory are always masked.
+//   - ProtectNames are found by the same bounded walk: every existing one
+//     inside a writable tree becomes a ReadOnlyOver entry, and a missing
+//     one is listed (to be made uncreatable) only at zone roots, the
+//     working directory, the roots of repositories found (a directory
+//     holding .git) and inside each .git, and only where its parent
+//     exists (never .git itself, so git init works). Elsewhere, and for
+//     names created after Derive, Profile.ProtectNames is all a renderer
+//     has; bwrap cannot use it. Inside node_modules protected names are
+//     not looked for at all (see dependencyDir).
 //   - Access works on path strings. Hard links are not paths: a hard link
 //     to a denied file placed inside a zone is readable through the zone.
 //   - A Profile cannot express "visible but not listable" or limits on

@@ -28,6 +28,21 @@ type Spec struct {
 	// EnvDeny are globs of environment variable names dropped before the
 	// command starts (secrets).
 	EnvDeny []string
+	// ProtectNames are relative, slash-separated names (".git/hooks",
+	// ".bashrc") that are read-only wherever they appear inside a
+	// writable tree, at any depth: files that something outside the
+	// sandbox later runs or obeys (git hooks and config, shell startup
+	// files, editor and agent settings). Callers pass DefaultProtect plus
+	// the config's own relative entries. See Profile.ProtectNames.
+	ProtectNames []string
+	// ProtectPaths are absolute paths (the config's absolute `protect`
+	// entries) read-only, and uncreatable where missing, when a writable
+	// tree covers them.
+	ProtectPaths []string
+	// UnixSockets are absolute paths of unix sockets commands may
+	// connect to (`sandbox.unix_sockets`). When empty, socket(AF_UNIX)
+	// is refused.
+	UnixSockets []string
 }
 
 // Zone is one config zone as the sandbox sees it.
@@ -80,6 +95,27 @@ type Profile struct {
 	// Protected are guardrun's own paths (hidden or not). They are
 	// listed so that Validate can prove none of them is writable.
 	Protected []string `json:"protected,omitempty"`
+	// ProtectNames are the names read-only at any depth inside writable
+	// trees (Spec.ProtectNames), kept for renderers that can match a
+	// name wherever it appears, now or later (Seatbelt's regex filters).
+	// Derive has already turned every match it found into ReadOnlyOver
+	// entries, so a renderer that only binds paths (bwrap, Landlock) may
+	// rely on those alone; the ones it could not find (beyond the walk's
+	// bound, or created during the run) are the package's Limitations.
+	ProtectNames []string `json:"protect_names,omitempty"`
+	// Pinned are directories inside writable trees that lead to a
+	// ReadOnlyOver entry (the .git of a protected .git/config). They stay
+	// writable, but must not be renamed, removed or replaced: otherwise
+	// `mv .git x` would carry the read-only path away and a fresh,
+	// writable one could be made in its place. bwrap binds each onto
+	// itself (a mount point cannot be renamed); Seatbelt denies unlink
+	// and create on them.
+	Pinned []string `json:"pinned,omitempty"`
+	// UnixSockets are the unix sockets a command may connect to. When
+	// empty, creating an AF_UNIX socket is refused outright
+	// (Seccomp.AllowUnix false); socketpair keeps working. Each is
+	// exposed read-only (connecting needs no write access to the mount).
+	UnixSockets []string `json:"unix_sockets,omitempty"`
 	// Warnings say where Derive had to stop short (for example the
 	// bounded search for DenyNames). They never widen the profile.
 	Warnings []string `json:"warnings,omitempty"`
@@ -95,6 +131,12 @@ type Symlink struct {
 // SeccompPolicy is the system call filter's configuration. Everything not
 // listed here is fixed: the refused groups of SPEC §5 are always refused.
 type SeccompPolicy struct {
-	// AllowNetwork permits socket families other than AF_UNIX.
+	// AllowNetwork permits the IP socket families (AF_INET, AF_INET6)
+	// and netlink; raw and packet sockets, MPTCP, AF_ALG, AF_VSOCK and
+	// AF_TIPC stay refused.
 	AllowNetwork bool `json:"allow_network"`
+	// AllowUnix permits socket(AF_UNIX). Off unless the profile lists
+	// UnixSockets: a host daemon whose socket is visible inside (a
+	// docker.sock in a zone) could otherwise be reached.
+	AllowUnix bool `json:"allow_unix"`
 }

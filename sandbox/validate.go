@@ -25,6 +25,8 @@ var checks = []check{
 	{"cwd-visible", checkCwdVisible},
 	{"symlinks", checkSymlinks},
 	{"network-consistent", checkNetworkConsistent},
+	{"pinned-writable", checkPinnedWritable},
+	{"unix-sockets", checkUnixSockets},
 	{"env-deny-patterns", checkEnvDenyPatterns},
 }
 
@@ -58,6 +60,8 @@ func checkCleanPaths(p *Profile) error {
 		{"deny", p.Deny},
 		{"read_only_over", p.ReadOnlyOver},
 		{"protected", p.Protected},
+		{"pinned", p.Pinned},
+		{"unix_sockets", p.UnixSockets},
 	}
 	for _, l := range lists {
 		for _, x := range l.paths {
@@ -216,6 +220,36 @@ func checkEnvDenyPatterns(p *Profile) error {
 	for _, g := range p.EnvDeny {
 		if _, err := path.Match(g, ""); err != nil {
 			return fmt.Errorf("env_deny %q: %w", g, err)
+		}
+	}
+	return nil
+}
+
+// checkPinnedWritable: a pin is a writable bind of a directory onto
+// itself; anywhere the profile does not already allow writing it would
+// widen the sandbox.
+func checkPinnedWritable(p *Profile) error {
+	for _, d := range p.Pinned {
+		if _, w := p.Access(d); !w {
+			return fmt.Errorf("pinned %s is not writable", d)
+		}
+	}
+	return nil
+}
+
+// checkUnixSockets: the filter opens socket(AF_UNIX) exactly when sockets
+// are listed, never with the network on (the host's abstract sockets),
+// and a listed socket is never a denied one.
+func checkUnixSockets(p *Profile) error {
+	if p.Seccomp.AllowUnix != (len(p.UnixSockets) > 0) {
+		return errors.New("seccomp allow_unix must be set exactly when unix_sockets are listed")
+	}
+	if p.Seccomp.AllowUnix && p.Network {
+		return errors.New("unix sockets with the network on would expose the host's abstract unix sockets")
+	}
+	for _, s := range p.UnixSockets {
+		if withinAny(s, p.Deny) {
+			return fmt.Errorf("unix socket %s is denied", s)
 		}
 	}
 	return nil

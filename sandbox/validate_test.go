@@ -61,6 +61,8 @@ func TestChecksAlone(t *testing.T) {
 		{"symlinks", func(p *Profile) { p.Symlinks = append(p.Symlinks, Symlink{"/sbin", "/bin/x"}) }, "leads through"},
 		{"network-consistent", func(p *Profile) { p.Seccomp.AllowNetwork = true }, "no network"},
 		{"env-deny-patterns", func(p *Profile) { p.EnvDeny = append(p.EnvDeny, "[") }, "syntax error"},
+		{"pinned-writable", func(p *Profile) { p.Pinned = append(p.Pinned, "/usr/lib") }, "not writable"},
+		{"unix-sockets", func(p *Profile) { p.Seccomp.AllowUnix = true }, "exactly when"},
 	} {
 		t.Run(tc.check, func(t *testing.T) {
 			p := good()

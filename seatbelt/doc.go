@@ -44,9 +44,14 @@
 //     the same sandbox can signal and inspect each other; the launchd
 //     services listed in render.go remain reachable and are trusted not to
 //     act as confused deputies.
-//   - Network access is all or nothing for IP. Unix-domain sockets are only
-//     allowed inside writable trees and the private tmp, with or without
-//     network access.
+//   - Network access is all or nothing for IP. Unix-domain sockets may be
+//     bound inside writable trees and the private tmp, and connected to
+//     only where Profile.UnixSockets lists them, with or without network
+//     access; unlike Linux, creating one is not refused.
+//   - Protected names (Profile.ProtectNames) are denied file-write* by
+//     regular expressions at any depth, existing or not, and the first
+//     component of a multi-component name (.git) may not be unlinked or
+//     renamed; as everywhere here, by path string, not by file.
 //   - Descriptors inherited from the parent are not checked by path: the
 //     caller must not leak any beyond stdio.
 //   - sandbox-exec is deprecated by Apple but still shipped. Unknown

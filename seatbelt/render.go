@@ -532,7 +532,11 @@ func (w *writer) render(p *sandbox.Profile) {
 		w.rule("allow", "file-read* file-write* file-map-executable process-exec*", tmpF)
 	}
 
-	w.network(p.Network, slices.Concat(rwF, tmpF))
+	var sockF []string
+	for _, s := range dedupe(mapSlice(p.UnixSockets, Canonical)) {
+		sockF = append(sockF, "(literal "+w.param("SOCK", s)+")")
+	}
+	w.network(p.Network, slices.Concat(rwF, tmpF), sockF)
 
 	w.comment("Everything below is a denial. Seatbelt lets the last matching rule",
 		"win, so these come after every allow.")
@@ -558,6 +562,24 @@ func (w *writer) render(p *sandbox.Profile) {
 		w.rule("deny", "network-outbound", w.wrap("remote unix-socket", f))
 		w.rule("deny", "network-bind network-inbound", w.wrap("local unix-socket", f))
 	}
+	if len(p.ProtectNames) > 0 {
+		var f, firsts []string
+		for _, n := range p.ProtectNames {
+			f = append(f, "(regex "+w.re(`(^|/)`+regexQuote(n)+`(/|$)`)+")")
+			if first, _, ok := strings.Cut(n, "/"); ok {
+				firsts = append(firsts, "(regex "+w.re(`/`+regexQuote(first)+`$`)+")")
+			}
+		}
+		w.comment("Protected names (sandbox.protect), at any depth and whether or not",
+			"they exist yet: something outside the sandbox later runs or obeys",
+			"them (git hooks and config, shell startup files, editor settings).")
+		w.rule("deny", "file-write*", f)
+		if firsts = dedupe(firsts); len(firsts) > 0 {
+			w.comment("The directory holding one (.git) cannot be removed or renamed",
+				"away, which would free the name for a fresh, writable one.")
+			w.rule("deny", "file-write-unlink", firsts)
+		}
+	}
 	var anc []string
 	for _, s := range slices.Concat(deny, roOver) {
 		anc = append(anc, ancestors(s)...)
@@ -579,16 +601,17 @@ func (w *writer) render(p *sandbox.Profile) {
 }
 
 // network writes the socket rules. unixF are the filters of trees in which
-// Unix-domain sockets may be bound and connected to: the writable trees and
-// the private tmp, matching what a Linux process could reach through the
-// same bind mounts. Sockets elsewhere (the Docker daemon's, ssh-agent's,
-// other users' services) stay closed even with network access, which is
-// about IP, not about talking to local daemons.
-func (w *writer) network(on bool, unixF []string) {
-	w.comment("Unix-domain sockets, only inside writable trees.")
+// Unix-domain sockets may be bound: the writable trees and the private tmp.
+// sockF are the sockets that may be connected to (sandbox.unix_sockets):
+// Linux refuses socket(AF_UNIX) unless some are listed, so no other one,
+// in a zone or not (the Docker daemon's, ssh-agent's, a language server's),
+// is reachable, with or without network access.
+func (w *writer) network(on bool, unixF, sockF []string) {
+	w.comment("Unix-domain sockets: bound only inside writable trees, connected",
+		"to only where sandbox.unix_sockets lists them.")
 	w.rule("allow", "system-socket", []string{"(socket-domain AF_UNIX)"})
 	w.rule("allow", "network-bind network-inbound", w.wrap("local unix-socket", unixF))
-	w.rule("allow", "network-outbound", w.wrap("remote unix-socket", unixF))
+	w.rule("allow", "network-outbound", w.wrap("remote unix-socket", sockF))
 	if !on {
 		return
 	}
@@ -635,4 +658,16 @@ func sortedSet(ss []string) []string {
 	out := slices.Clone(ss)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// regexQuote escapes the regular expression metacharacters in a name.
+func regexQuote(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

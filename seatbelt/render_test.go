@@ -48,6 +48,13 @@ func goldenCases() map[string]*sandbox.Profile {
 		p.ReadOnlyOver = []string{"/Users/u/proj/.guardrun.yaml", "/Users/u/proj/.git/hooks"}
 	})
 	with("private-tmp", func(p *sandbox.Profile) { p.PrivateTmp = true })
+	with("protect", func(p *sandbox.Profile) {
+		p.ProtectNames = []string{".git/hooks", ".git/config", ".bashrc", "a+b/[x]"}
+		p.ReadOnlyOver = []string{"/Users/u/proj/.git/config", "/Users/u/proj/.git/hooks"}
+		p.Pinned = []string{"/Users/u/proj/.git"}
+		p.UnixSockets = []string{"/Users/u/run/daemon.sock"}
+		p.Seccomp.AllowUnix = true
+	})
 	with("aliases", func(p *sandbox.Profile) {
 		p.ReadWrite = []string{"/tmp/proj", "/System/Volumes/Data/Users/u/work"}
 		p.Deny = []string{"/tmp/proj/.env", "/var/db/secret"}
@@ -151,7 +158,10 @@ func expectedGrants(p *sandbox.Profile) []grant {
 	}
 	for _, s := range writable {
 		add("allow", "local unix-socket subpath", s, "network-bind", "network-inbound")
-		add("allow", "remote unix-socket subpath", s, "network-outbound")
+	}
+	// Connecting: only the listed sockets (sandbox.unix_sockets).
+	for _, s := range canon(p.UnixSockets) {
+		add("allow", "remote unix-socket literal", s, "network-outbound")
 	}
 	deny, roOver := both(p.Deny), both(slices.Concat(p.ReadOnlyOver, p.Protected))
 	for _, s := range deny {

@@ -33,11 +33,14 @@ const (
 const x32SyscallBit = 0x40000000
 
 var (
-	allow         = uint32(retAllow)
-	kill          = uint32(retKillProcess)
-	eperm         = uint32(retErrno | unix.EPERM)
-	enosys        = uint32(retErrno | unix.ENOSYS)
-	eafnosupport  = uint32(retErrno | unix.EAFNOSUPPORT)
+	allow           = uint32(retAllow)
+	kill            = uint32(retKillProcess)
+	eperm           = uint32(retErrno | unix.EPERM)
+	enosys          = uint32(retErrno | unix.ENOSYS)
+	eafnosupport    = uint32(retErrno | unix.EAFNOSUPPORT)
+	eprotonosupport = uint32(retErrno | unix.EPROTONOSUPPORT)
+	// refused: either errno will do, where two refusing rules match.
+	refused       = uint32(0xfffffff0)
 	personalityOK = []uint64{0, 0xffffffff}
 )
 
@@ -254,24 +257,47 @@ func TestProgram(t *testing.T) {
 		same("mknodat S_IFCHR with junk in the high bits refused", "mknodat", eperm, 0xffffff9c, 0, 0xffffffffffff0000|unix.S_IFCHR),
 		same("mknodat S_IFIFO allowed", "mknodat", allow, 0xffffff9c, 0, unix.S_IFIFO|0o600),
 
-		same("socket AF_UNIX allowed", "socket", allow, unix.AF_UNIX, unix.SOCK_STREAM),
+		same("socket AF_UNIX refused (no unix_sockets)", "socket", eperm, unix.AF_UNIX, unix.SOCK_STREAM),
+		same("socket AF_UNIX datagram refused (no unix_sockets)", "socket", eperm, unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC),
 		same("socketpair AF_UNIX allowed", "socketpair", allow, unix.AF_UNIX, unix.SOCK_STREAM),
 		{name: "socket AF_INET refused without network", sys: "socket",
 			args: []uint64{unix.AF_INET, unix.SOCK_STREAM}, noNet: eafnosupport, net: allow},
 		{name: "socket AF_INET6 refused without network", sys: "socket",
 			args: []uint64{unix.AF_INET6, unix.SOCK_DGRAM}, noNet: eafnosupport, net: allow},
 		{name: "socket AF_NETLINK refused without network", sys: "socket",
-			args: []uint64{unix.AF_NETLINK, unix.SOCK_RAW}, noNet: eafnosupport, net: allow},
+			args: []uint64{unix.AF_NETLINK, unix.SOCK_DGRAM}, noNet: eafnosupport, net: allow},
 		{name: "socket AF_INET with junk in the high 32 bits refused without network", sys: "socket",
 			args: []uint64{0x100000002, unix.SOCK_STREAM}, noNet: eafnosupport, net: allow},
-		{name: "socket AF_UNIX with junk in the high 32 bits refused without network (stricter than the kernel)", sys: "socket",
-			args: []uint64{0x100000001, unix.SOCK_STREAM}, noNet: eafnosupport, net: allow},
+		{name: "socket AF_UNIX with junk in the high 32 bits refused with network", sys: "socket",
+			args: []uint64{0x100000001, unix.SOCK_STREAM}, noNet: refused, net: eperm},
+		{name: "socket AF_ALG refused", sys: "socket",
+			args: []uint64{unix.AF_ALG, unix.SOCK_SEQPACKET}, noNet: eafnosupport, net: eafnosupport},
+		{name: "socket AF_VSOCK refused", sys: "socket",
+			args: []uint64{unix.AF_VSOCK, unix.SOCK_STREAM}, noNet: eafnosupport, net: eafnosupport},
+		{name: "socket AF_TIPC with junk refused", sys: "socket",
+			args: []uint64{0xff00000000 | unix.AF_TIPC, unix.SOCK_RDM}, noNet: eafnosupport, net: eafnosupport},
+		{name: "socket AF_INET SOCK_RAW refused", sys: "socket",
+			args: []uint64{unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP}, noNet: eafnosupport, net: eperm},
+		{name: "socket AF_INET6 SOCK_RAW|SOCK_CLOEXEC refused", sys: "socket",
+			args: []uint64{unix.AF_INET6, unix.SOCK_RAW | unix.SOCK_CLOEXEC, 58}, noNet: eafnosupport, net: eperm},
+		{name: "socket AF_NETLINK SOCK_RAW allowed with network", sys: "socket",
+			args: []uint64{unix.AF_NETLINK, unix.SOCK_RAW | unix.SOCK_CLOEXEC}, noNet: eafnosupport, net: allow},
+		{name: "socket AF_INET SOCK_PACKET refused", sys: "socket",
+			args: []uint64{unix.AF_INET, unix.SOCK_PACKET}, noNet: eafnosupport, net: eperm},
+		{name: "socket AF_INET MPTCP refused", sys: "socket",
+			args: []uint64{unix.AF_INET, unix.SOCK_STREAM, 262}, noNet: eafnosupport, net: eprotonosupport},
+		{name: "socket AF_INET6 MPTCP refused", sys: "socket",
+			args: []uint64{unix.AF_INET6, unix.SOCK_STREAM | unix.SOCK_NONBLOCK, 262}, noNet: eafnosupport, net: eprotonosupport},
+		{name: "socket AF_INET TCP allowed with network", sys: "socket",
+			args: []uint64{unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP}, noNet: eafnosupport, net: allow},
 		{name: "socket AF_PACKET always refused", sys: "socket",
 			args: []uint64{unix.AF_PACKET, unix.SOCK_RAW}, noNet: eafnosupport, net: eperm},
 		{name: "socket AF_PACKET with junk in the high 32 bits always refused", sys: "socket",
 			args: []uint64{0xdeadbeef00000011, unix.SOCK_RAW}, noNet: eafnosupport, net: eperm},
-		{name: "socketpair AF_INET refused without network", sys: "socketpair",
-			args: []uint64{unix.AF_INET, unix.SOCK_STREAM}, noNet: eafnosupport, net: allow},
+		{name: "socketpair AF_INET refused", sys: "socketpair",
+			args: []uint64{unix.AF_INET, unix.SOCK_STREAM}, noNet: eafnosupport, net: eafnosupport},
+		{name: "socketpair AF_TIPC refused", sys: "socketpair",
+			args: []uint64{unix.AF_TIPC, unix.SOCK_STREAM}, noNet: eafnosupport, net: eafnosupport},
 
 		{name: "wrong architecture i386 killed", nr: getpid, arch: auditArchI386, noNet: kill, net: kill},
 		{name: "wrong architecture 64-bit killed", nr: getpid, arch: foreign, noNet: kill, net: kill},
@@ -318,7 +344,7 @@ func TestProgram(t *testing.T) {
 				if net {
 					want = r.net
 				}
-				if got := run(t, vms[net], d); got != want {
+				if got := run(t, vms[net], d); got != want && !(want == refused && got != allow) {
 					t.Errorf("AllowNetwork=%v: got %s, want %s", net, actionName(got), actionName(want))
 				}
 			}
@@ -388,18 +414,22 @@ func TestArguments(t *testing.T) {
 			}},
 		{"socket", 0,
 			func() uint64 {
-				return value(unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_NETLINK)
+				return value(unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_PACKET, unix.AF_NETLINK, unix.AF_ALG, unix.AF_VSOCK, unix.AF_TIPC)
 			},
 			func(x uint64, net bool) uint32 {
 				switch {
+				case uint32(x) == unix.AF_UNIX && x != unix.AF_UNIX && !net:
+					return refused // both the AF_UNIX and the not-AF_UNIX rule match
+				case uint32(x) == unix.AF_UNIX:
+					return eperm // no unix_sockets in this policy
 				case net && uint32(x) == unix.AF_PACKET:
 					return eperm
+				case net && (uint32(x) == unix.AF_ALG || uint32(x) == unix.AF_VSOCK || uint32(x) == unix.AF_TIPC):
+					return eafnosupport
 				case net:
 					return allow
-				case x != unix.AF_UNIX: // all 64 bits: see rules.go
-					return eafnosupport
 				}
-				return allow
+				return eafnosupport // all 64 bits: see rules.go
 			}},
 	}
 	for _, c := range cases {
@@ -412,7 +442,7 @@ func TestArguments(t *testing.T) {
 			d := seccompData{nr: n, arch: arch}
 			d.args[c.arg] = x
 			for net, v := range map[bool]*bpf.VM{false: v, true: vnet} {
-				if got, want := run(t, v, d), c.refused(x, net); got != want {
+				if got, want := run(t, v, d), c.refused(x, net); got != want && !(want == refused && got != allow) {
 					t.Errorf("%s(arg%d=%#x) AllowNetwork=%v: got %s, want %s", c.sys, c.arg, x, net, actionName(got), actionName(want))
 				}
 			}
@@ -486,5 +516,33 @@ func TestFile(t *testing.T) {
 	}
 	if n, _ := file.Read(got); n != len(prog) {
 		t.Errorf("File after Release: read %d bytes, want %d", n, len(prog))
+	}
+}
+
+// TestProgramUnixSockets: with unix_sockets listed (AllowUnix), a unix
+// socket can be made; every other family stays as without.
+func TestProgramUnixSockets(t *testing.T) {
+	arch, _ := native(t)
+	v := vm(t, sandbox.SeccompPolicy{AllowUnix: true})
+	for _, c := range []struct {
+		name string
+		sys  string
+		args []uint64
+		want uint32
+	}{
+		{"socket AF_UNIX allowed", "socket", []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, allow},
+		{"socket AF_UNIX with junk refused (stricter than the kernel)", "socket", []uint64{0x100000001, unix.SOCK_STREAM}, eafnosupport},
+		{"socket AF_INET refused", "socket", []uint64{unix.AF_INET, unix.SOCK_STREAM}, eafnosupport},
+		{"socketpair AF_UNIX allowed", "socketpair", []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, allow},
+	} {
+		n, ok := nr(t, c.sys)
+		if !ok {
+			t.Fatalf("%s does not exist", c.sys)
+		}
+		d := seccompData{nr: n, arch: arch}
+		copy(d.args[:], c.args)
+		if got := run(t, v, d); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.name, actionName(got), actionName(c.want))
+		}
 	}
 }

@@ -10,8 +10,9 @@
 // after it has set up the namespaces, right before it runs the command, so
 // that guardrun itself is never filtered. Only the tests load a filter, in
 // a child process. It also does not decide policy: the refused calls are
-// fixed, and the policy only says whether sockets other than AF_UNIX are
-// allowed. Elsewhere than Linux with cgo, Build and Supported return an
+// fixed, and the policy only says whether the IP families are allowed
+// (AllowNetwork) and whether socket(AF_UNIX) is (AllowUnix, set when
+// sandbox.unix_sockets lists a socket). Elsewhere than Linux with cgo, Build and Supported return an
 // error.
 //
 // A refused call fails with an errno rather than killing the process, so
@@ -50,12 +51,26 @@
 //     without network compare the domain on all 64 bits instead, so
 //     socket(AF_UNIX) with junk above bit 31 is refused although the
 //     kernel would read AF_UNIX: stricter, never weaker.
-//   - With network, every socket family but AF_PACKET is allowed: AF_INET
-//     and AF_NETLINK, and also rarer families with a history of kernel
-//     bugs (AF_ALG, AF_VSOCK, AF_TIPC, ...). The sandbox's lack of
-//     capabilities guards only the privileged ones. Without network,
-//     AF_NETLINK is refused too, so tools that list interfaces (ip,
-//     getifaddrs) fail.
+//   - socket(AF_UNIX) is refused unless unix sockets are listed: a filter
+//     cannot read the address a socket connects to, so the only way to
+//     keep host daemons (a docker.sock in a zone, the host's abstract
+//     sockets with the network on) out of reach is to refuse the socket.
+//     socketpair stays (a connected pair reaches nothing else). Programs
+//     that talk to a local daemon (syslog's /dev/log, nscd) get EPERM and
+//     carry on; test suites that start their own unix-socket servers fail.
+//     With sockets listed, the filter opens AF_UNIX for everything: bwrap
+//     exposes only the listed sockets and masks the others Derive found,
+//     and sandbox.Derive never lists them with the network on.
+//   - With network, AF_PACKET, AF_ALG, AF_VSOCK, AF_TIPC, raw and
+//     SOCK_PACKET sockets of AF_INET/AF_INET6 and MPTCP
+//     (IPPROTO_MPTCP, answered EPROTONOSUPPORT so programs fall back to
+//     TCP) are refused. Every other family is allowed, AF_INET, AF_INET6
+//     and AF_NETLINK (name resolution reads routes through it) among them,
+//     and also rarer ones (AF_BLUETOOTH, AF_CAN, AF_RDS, ...) whose kernel
+//     code the sandbox's lack of capabilities guards only where it asks
+//     for them. NETLINK_SOCK_DIAG lists the host's sockets. Without
+//     network, AF_NETLINK is refused too, so tools that list interfaces
+//     (ip, getifaddrs) fail.
 //   - Only the native architecture is in the filter, and only amd64, arm64
 //     and riscv64 are accepted (the argument positions and ioctl numbers
 //     are theirs; only amd64 is tested on a kernel). 32-bit programs

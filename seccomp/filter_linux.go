@@ -96,8 +96,17 @@ func addRule(sf *libseccomp.ScmpFilter, r rule) error {
 		default:
 			err = fmt.Errorf("unknown comparison %d", m.op)
 		}
+		conds := []libseccomp.ScmpCondition{c}
+		for _, w := range r.with {
+			if err != nil {
+				break
+			}
+			var wc libseccomp.ScmpCondition
+			wc, err = libseccomp.MakeCondition(w.arg, libseccomp.CompareMaskedEqual, w.mask, w.val)
+			conds = append(conds, wc)
+		}
 		if err == nil {
-			err = sf.AddRuleConditionalExact(nr, action, []libseccomp.ScmpCondition{c})
+			err = sf.AddRuleConditionalExact(nr, action, conds)
 		}
 		if err != nil {
 			return fmt.Errorf("seccomp: rule for %s (%s): %w", r.name, r.cond, err)
@@ -203,7 +212,7 @@ var supported = sync.OnceValue(func() error {
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("seccomp: the kernel has no seccomp support (it needs CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER): %w", err)
 	}
-	for _, p := range []sandbox.SeccompPolicy{{}, {AllowNetwork: true}} {
+	for _, p := range []sandbox.SeccompPolicy{{}, {AllowNetwork: true}, {AllowUnix: true}} {
 		f, err := Build(p)
 		if err != nil {
 			return err

@@ -136,6 +136,12 @@ func child(mode string) int {
 		{"socket AF_INET", closing(sys(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0))},
 		{"socket AF_INET with junk", closing(sys(unix.SYS_SOCKET, uintptr(junkAFINET), unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0))},
 		{"socket AF_PACKET", closing(sys(unix.SYS_SOCKET, unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0))},
+		{"socket AF_NETLINK raw", closing(sys(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE))},
+		{"socket AF_INET raw", closing(sys(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP))},
+		{"socket AF_INET MPTCP", closing(sys(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 262))},
+		{"socket AF_ALG", closing(sys(unix.SYS_SOCKET, unix.AF_ALG, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0))},
+		{"socket AF_VSOCK", closing(sys(unix.SYS_SOCKET, unix.AF_VSOCK, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0))},
+		{"socket AF_TIPC", closing(sys(unix.SYS_SOCKET, unix.AF_TIPC, unix.SOCK_RDM|unix.SOCK_CLOEXEC, 0))},
 		{"socketpair AF_UNIX", sys(unix.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0, uintptr(unsafe.Pointer(&pair)))},
 		{"socketpair AF_INET", sys(unix.SYS_SOCKETPAIR, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0, uintptr(unsafe.Pointer(&pair)))},
 		{"mknodat S_IFCHR", sys(unix.SYS_MKNODAT, atFDCWD, path("null"), charDevice, devNullRdev)},
@@ -269,8 +275,11 @@ func TestKernel(t *testing.T) {
 		"ioctl TIOCSTI with junk": "EPERM",
 		"ioctl TIOCLINUX":         "EPERM",
 		"ioctl TCGETS":            "ENOTTY", // reached the kernel
-		"socket AF_UNIX":          "ok",
+		"socket AF_UNIX":          "EPERM",  // no unix_sockets listed
 		"socketpair AF_UNIX":      "ok",
+		"socket AF_ALG":           "EAFNOSUPPORT",
+		"socket AF_VSOCK":         "EAFNOSUPPORT",
+		"socket AF_TIPC":          "EAFNOSUPPORT",
 		"mknodat S_IFCHR":         "EPERM",
 		"mknodat S_IFIFO":         "ok",
 	}
@@ -293,12 +302,18 @@ func TestKernel(t *testing.T) {
 			"socket AF_INET with junk": "EAFNOSUPPORT",
 			"socket AF_PACKET":         "EAFNOSUPPORT",
 			"socketpair AF_INET":       "EAFNOSUPPORT",
+			"socket AF_NETLINK raw":    "EAFNOSUPPORT",
+			"socket AF_INET raw":       "EAFNOSUPPORT",
+			"socket AF_INET MPTCP":     "EAFNOSUPPORT",
 		})},
 		{"net", with(map[string]string{
 			"socket AF_INET":           "ok",
 			"socket AF_INET with junk": "ok", // the kernel reads AF_INET
 			"socket AF_PACKET":         "EPERM",
-			"socketpair AF_INET":       unix.ErrnoName(unix.EOPNOTSUPP), // reached the kernel
+			"socketpair AF_INET":       "EAFNOSUPPORT",
+			"socket AF_NETLINK raw":    "ok", // name resolution reads routes
+			"socket AF_INET raw":       "EPERM",
+			"socket AF_INET MPTCP":     "EPROTONOSUPPORT",
 		})},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {

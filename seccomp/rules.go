@@ -40,15 +40,17 @@ func Rules(p sandbox.SeccompPolicy) []RuleDesc {
 // accepts; syscall.E* would be the build host's (darwin's EAFNOSUPPORT is
 // 47), and this file is compiled everywhere.
 const (
-	errnoEPERM        = 1
-	errnoENOSYS       = 38
-	errnoEAFNOSUPPORT = 97
+	errnoEPERM           = 1
+	errnoENOSYS          = 38
+	errnoEPROTONOSUPPORT = 93
+	errnoEAFNOSUPPORT    = 97
 )
 
 var errnoName = map[uint16]string{
-	errnoEPERM:        "EPERM",
-	errnoENOSYS:       "ENOSYS",
-	errnoEAFNOSUPPORT: "EAFNOSUPPORT",
+	errnoEPERM:           "EPERM",
+	errnoENOSYS:          "ENOSYS",
+	errnoEPROTONOSUPPORT: "EPROTONOSUPPORT",
+	errnoEAFNOSUPPORT:    "EAFNOSUPPORT",
 }
 
 // Constants from the Linux UAPI headers, spelled out because this file
@@ -70,7 +72,18 @@ const (
 	sIFBLK = 0o060000
 
 	afUnix   = 1
+	afInet   = 2
+	afInet6  = 10
 	afPacket = 17
+	afTIPC   = 30
+	afALG    = 38
+	afVsock  = 40
+
+	sockTypeMask = 0xf // SOCK_TYPE_MASK: the flags (SOCK_CLOEXEC...) are above it
+	sockRaw      = 3
+	sockPacket   = 10
+
+	ipprotoMPTCP = 262
 
 	low32 = 0xffffffff
 )
@@ -106,6 +119,9 @@ type rule struct {
 	errno uint16
 	cond  string
 	any   []match
+	// with are comparisons on other arguments that must all hold as
+	// well (AND), for each match in any.
+	with []match
 	// nr is the number to use where libseccomp is too old to know the
 	// name. Only calls added since Linux 5.1 have one: those share a
 	// number on every architecture Build accepts.
@@ -220,23 +236,51 @@ func rules(p sandbox.SeccompPolicy) []rule {
 		rule{name: "ioctl", errno: errnoEPERM,
 			cond: "request (low 32 bits) is TIOCLINUX (0x541c)", any: []match{lowEq(1, tioclinux)}},
 	)
-	if p.AllowNetwork {
-		// Raw packet sockets are never needed to reach the network and
-		// let a process see and forge other traffic on the host's
-		// interfaces (the kernel also wants CAP_NET_RAW, which the
-		// sandbox lacks).
+	// Sockets. Every group below is refused with the network on as well:
+	// none is needed to reach the network, and each reaches something
+	// of the host's the namespace does not hide.
+	notUnix := []match{{arg: 0, op: opNotEqual, val: afUnix}}
+	if !p.AllowUnix {
+		// A new unix socket could connect to any host daemon whose
+		// socket is visible in a zone (a docker.sock), and, with the
+		// network on, to the host's abstract sockets. socketpair makes
+		// a connected pair that reaches nothing else, and stays.
 		rs = append(rs, rule{name: "socket", errno: errnoEPERM,
-			cond: "domain (low 32 bits) is AF_PACKET", any: []match{lowEq(0, afPacket)}})
+			cond: "domain (low 32 bits) is AF_UNIX and no unix_sockets are listed", any: []match{lowEq(0, afUnix)}})
+	}
+	if p.AllowNetwork {
+		// Packet and raw sockets see and forge other traffic on the
+		// host's interfaces (the kernel also wants CAP_NET_RAW, which
+		// the sandbox lacks); AF_ALG is the kernel's crypto API, a
+		// recurring source of kernel bugs; AF_VSOCK reaches the
+		// hypervisor and its other guests; AF_TIPC is a cluster
+		// protocol no tool needs.
+		rs = append(rs,
+			rule{name: "socket", errno: errnoEPERM,
+				cond: "domain (low 32 bits) is AF_PACKET", any: []match{lowEq(0, afPacket)}},
+			rule{name: "socket", errno: errnoEAFNOSUPPORT,
+				cond: "domain (low 32 bits) is AF_ALG, AF_VSOCK or AF_TIPC",
+				any:  []match{lowEq(0, afALG), lowEq(0, afVsock), lowEq(0, afTIPC)}},
+			rule{name: "socket", errno: errnoEPERM,
+				cond: "domain is AF_INET or AF_INET6 and type (low 4 bits) is SOCK_RAW",
+				any:  []match{lowEq(0, afInet), lowEq(0, afInet6)},
+				with: []match{{arg: 1, op: opMaskedEq, mask: sockTypeMask, val: sockRaw}}},
+			rule{name: "socket", errno: errnoEPERM,
+				cond: "domain is AF_INET or AF_INET6 and type (low 4 bits) is SOCK_PACKET",
+				any:  []match{lowEq(0, afInet), lowEq(0, afInet6)},
+				with: []match{{arg: 1, op: opMaskedEq, mask: sockTypeMask, val: sockPacket}}},
+			// EPROTONOSUPPORT is what a kernel without MPTCP says;
+			// programs that try it (Go's listeners) fall back to TCP.
+			rule{name: "socket", errno: errnoEPROTONOSUPPORT,
+				cond: "protocol (low 32 bits) is IPPROTO_MPTCP", any: []match{lowEq(2, ipprotoMPTCP)}},
+		)
 	} else {
 		// EAFNOSUPPORT is what a kernel without the family says, so
 		// programs take their "no network here" path.
-		notUnix := []match{{arg: 0, op: opNotEqual, val: afUnix}}
-		rs = append(rs,
-			rule{name: "socket", errno: errnoEAFNOSUPPORT,
-				cond: "domain is not AF_UNIX", any: notUnix},
-			rule{name: "socketpair", errno: errnoEAFNOSUPPORT,
-				cond: "domain is not AF_UNIX", any: notUnix},
-		)
+		rs = append(rs, rule{name: "socket", errno: errnoEAFNOSUPPORT,
+			cond: "domain is not AF_UNIX", any: notUnix})
 	}
+	rs = append(rs, rule{name: "socketpair", errno: errnoEAFNOSUPPORT,
+		cond: "domain is not AF_UNIX", any: notUnix})
 	return rs
 }

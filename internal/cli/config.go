@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/guardrun/guardrun/approval"
@@ -19,7 +20,15 @@ type env struct {
 	home       string
 	stateDir   string
 	configHome string
-	getenv     func(string) string
+	// storeDir is the session store's directory.
+	storeDir string
+	// The variables, when set, that chose stateDir, configHome and
+	// storeDir: the environment can be shaped by what guardrun ran
+	// before (a Makefile's export), so these are checked against the
+	// rw zones (SPEC §2, "Nothing the sandboxed side can write loosens
+	// guardrun").
+	stateVar, configVar, storeVar string
+	getenv                        func(string) string
 }
 
 func newEnv() (*env, error) {
@@ -28,14 +37,47 @@ func newEnv() (*env, error) {
 		return nil, fmt.Errorf("working directory: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	cfgHome := os.Getenv("XDG_CONFIG_HOME")
-	if cfgHome == "" && home != "" {
-		cfgHome = filepath.Join(home, ".config")
+	e := &env{cwd: cwd, home: home, getenv: os.Getenv}
+	e.configHome = os.Getenv("XDG_CONFIG_HOME")
+	if e.configHome != "" {
+		e.configVar = "XDG_CONFIG_HOME"
+	} else if home != "" {
+		e.configHome = filepath.Join(home, ".config")
 	}
-	return &env{
-		cwd: cwd, home: home, configHome: cfgHome,
-		stateDir: approval.DefaultStateDir(), getenv: os.Getenv,
-	}, nil
+	e.stateDir = approval.DefaultStateDir()
+	if filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) {
+		e.stateVar = "XDG_STATE_HOME"
+	}
+	e.storeDir = approval.DefaultStoreDir()
+	switch {
+	case e.storeDir == "":
+	case filepath.Dir(filepath.Dir(e.storeDir)) == filepath.Clean(os.Getenv("XDG_RUNTIME_DIR")):
+		e.storeVar = "XDG_RUNTIME_DIR"
+	case e.stateVar != "":
+		e.storeVar = e.stateVar
+	}
+	return e, nil
+}
+
+// clean is e with every location the environment chose replaced by its
+// default under the home directory, and $GUARDRUN_CONFIG unset: what
+// guardrun finds from the file system alone.
+func (e *env) clean() *env {
+	c := *e
+	c.configVar, c.stateVar, c.storeVar = "", "", ""
+	c.configHome, c.stateDir, c.storeDir = "", "", ""
+	if filepath.IsAbs(e.home) {
+		c.configHome = filepath.Join(e.home, ".config")
+		c.stateDir = filepath.Join(e.home, ".local", "state", "guardrun")
+		c.storeDir = filepath.Join(c.stateDir, "sessions")
+	}
+	c.getenv = func(k string) string {
+		if k == "GUARDRUN_CONFIG" || strings.HasPrefix(k, "XDG_") {
+			return ""
+		}
+		return e.getenv(k)
+	}
+	return &c
 }
 
 func (e *env) rulesEnv() rules.Env {
@@ -57,58 +99,147 @@ type loaded struct {
 	// source says how the config was found: --config, $GUARDRUN_CONFIG,
 	// project, user config or embedded default.
 	source string
-	// project is a .guardrun.yaml found by walking up, if any.
+	// project is the nearest .guardrun.yaml found by walking up, if any.
 	project        string
 	projectTrusted bool
-	// ignored lists what an untrusted project config asked for and did
-	// not get.
-	ignored []string
+	// chain are the files that made the config, base first: the trusted
+	// one, then each untrusted file that tightens it.
+	chain []configFile
 	// files are every config file read, to be protected in the sandbox.
 	files []string
 }
 
+// configFile is one file of the config in force, where it came from and
+// why it is or is not trusted (`guardrun check` shows them all).
+type configFile struct {
+	File    string   `json:"file"`
+	Origin  string   `json:"origin"`
+	Trusted bool     `json:"trusted"`
+	Why     string   `json:"why"`
+	Ignored []string `json:"ignored,omitempty"`
+	// hint is what to do to apply an untrusted file in full.
+	hint string
+}
+
 const projectFile = ".guardrun.yaml"
 
-// findProject walks up from dir to the nearest .guardrun.yaml.
-func findProject(dir string) string {
+// findProjects lists the .guardrun.yaml files from dir up to /, nearest
+// first.
+func findProjects(dir string) []string {
+	var out []string
 	for {
 		p := filepath.Join(dir, projectFile)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p
+			out = append(out, p)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return ""
+			return out
 		}
 		dir = parent
 	}
 }
 
+// rwZone returns the rw zone of cfg that holds path (resolved), if any.
+func rwZone(cfg *rules.Config, path string) (*rules.Zone, bool) {
+	r := rules.Resolve(path, "/")
+	for i := range cfg.Sandbox.Zones {
+		z := &cfg.Sandbox.Zones[i]
+		if z.Mode == rules.ReadWrite && rules.Within(r, rules.Resolve(z.Root, "/")) {
+			return z, true
+		}
+	}
+	return nil, false
+}
+
+// insideRW says which rw zone of any of cfgs holds path, or "".
+func insideRW(path string, cfgs ...*rules.Config) string {
+	for _, c := range cfgs {
+		if z, ok := rwZone(c, path); ok {
+			return fmt.Sprintf("inside the rw zone %q (%s) of %s, where sandboxed commands can write", z.Name, z.Root, c.File)
+		}
+	}
+	return ""
+}
+
+// checkState refuses a state location an environment variable chose
+// inside an rw zone: forged session grants or trust entries written there
+// by an earlier command would approve.
+func checkState(e *env, cfgs ...*rules.Config) error {
+	for _, x := range []struct{ v, dir, what string }{
+		{e.stateVar, e.stateDir, "trust store and audit log"},
+		{e.storeVar, e.storeDir, "session grants"},
+	} {
+		if x.v == "" || x.dir == "" {
+			continue
+		}
+		if why := insideRW(x.dir, cfgs...); why != "" {
+			return fmt.Errorf("$%s puts guardrun's %s in %s, %s: refusing to use them there; unset %s or point it outside every rw zone", x.v, x.what, x.dir, why, x.v)
+		}
+	}
+	return nil
+}
+
 // load discovers and loads the config: --config, $GUARDRUN_CONFIG, the
-// nearest .guardrun.yaml (trusted, or only tightening the base), the user
-// config, then the embedded default.
+// .guardrun.yaml files above the working directory (the nearest trusted
+// one, tightened by each untrusted one below it), the user config, then
+// the embedded default. What the environment chose ($GUARDRUN_CONFIG,
+// XDG_*) is trusted only outside every rw zone of the config found
+// without it.
 func load(g *global, e *env) (*loaded, error) {
 	l := &loaded{}
-	var err error
-	switch {
-	case g.config != "":
-		l.source = "--config"
-		l.cfg, err = rules.Load(g.config, e.rulesEnv())
-	case e.getenv("GUARDRUN_CONFIG") != "":
-		l.source = "$GUARDRUN_CONFIG"
-		l.cfg, err = rules.Load(e.getenv("GUARDRUN_CONFIG"), e.rulesEnv())
-	default:
-		err = l.discover(e)
+	if g.config != "" {
+		cfg, err := rules.Load(g.config, e.rulesEnv())
+		if err != nil {
+			return nil, err
+		}
+		if err := checkState(e, cfg); err != nil {
+			return nil, err
+		}
+		l.cfg, l.source = cfg, "--config"
+		l.chain = []configFile{{File: cfg.File, Origin: "--config", Trusted: true, Why: "named on guardrun's own command line"}}
+	} else {
+		// The config found from the file system alone: its rw zones say
+		// where nothing of guardrun's may come from. Without XDG_*
+		// choices it is the one discovery finds anyway.
+		chosen := e.configVar != "" || e.stateVar != "" || e.storeVar != ""
+		ref := l
+		if chosen {
+			ref = &loaded{}
+			if err := ref.discover(e.clean(), nil); err != nil {
+				return nil, err
+			}
+			if err := checkState(e, ref.cfg); err != nil {
+				return nil, err
+			}
+		}
+		var userWhy string
+		if e.configVar != "" {
+			userWhy = insideRW(e.userConfig(), ref.cfg)
+		}
+		if err := l.discover(e, func() (*rules.Config, []configFile, error) {
+			return userOrDefault(e, userWhy)
+		}); err != nil {
+			return nil, err
+		}
+		if gc := e.getenv("GUARDRUN_CONFIG"); gc != "" {
+			if err := l.fromEnv(e, gc, ref.cfg); err != nil {
+				return nil, err
+			}
+		}
+		if err := checkState(e, l.cfg); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	if l.cfg.File != rules.DefaultName {
-		l.files = append(l.files, l.cfg.File)
+	for _, f := range l.chain {
+		if f.File != rules.DefaultName {
+			l.files = append(l.files, f.File)
+		}
 	}
 	if g.mode != "" {
 		l.cfg.Mode = g.mode
 	}
+	var err error
 	l.engine, err = rules.New(l.cfg, e.home)
 	if err != nil {
 		return nil, err
@@ -116,69 +247,168 @@ func load(g *global, e *env) (*loaded, error) {
 	return l, nil
 }
 
-func (l *loaded) discover(e *env) error {
-	base, baseSource, err := userOrDefault(e)
-	if err != nil {
-		return err
-	}
-	l.project = findProject(e.cwd)
-	if l.project == "" {
-		l.cfg, l.source = base, baseSource
-		return nil
-	}
-	data, err := os.ReadFile(l.project)
+// fromEnv applies $GUARDRUN_CONFIG: trusted outside every rw zone of ref
+// and of the config discovered so far; inside one, an untrusted file that
+// only tightens the latter.
+func (l *loaded) fromEnv(e *env, gc string, ref *rules.Config) error {
+	abs, err := filepath.Abs(gc)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	trusted, err := trust.Open(e.stateDir).Trusted(l.project, data)
+	cfg, err := rules.Load(abs, e.rulesEnv())
 	if err != nil {
 		return err
 	}
-	proj, err := rules.Parse(l.project, data, filepath.Dir(l.project), e.rulesEnv())
-	if err != nil {
-		return err
-	}
-	l.projectTrusted = trusted
-	if trusted {
-		l.cfg, l.source = proj, "project (trusted)"
+	why := insideRW(abs, ref, l.cfg)
+	if why == "" {
+		l.cfg, l.source = cfg, "$GUARDRUN_CONFIG"
+		l.chain = []configFile{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
 		return nil
 	}
-	if base.File != rules.DefaultName {
-		l.files = append(l.files, base.File)
-	}
-	l.cfg, l.ignored = rules.Tighten(base, proj)
-	l.cfg.File = l.project
-	l.source = fmt.Sprintf("project (untrusted: only tightens %s)", baseSource)
+	out, ignored := rules.Tighten(l.cfg, cfg)
+	out.File = cfg.File
+	l.chain = append(l.chain, configFile{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Why: why, Ignored: ignored,
+		hint: "move it outside every rw zone, or name it with --config"})
+	l.cfg, l.source = out, fmt.Sprintf("$GUARDRUN_CONFIG (untrusted: only tightens %s)", l.source)
 	return nil
 }
 
-func userOrDefault(e *env) (*rules.Config, string, error) {
-	if uc := e.userConfig(); uc != "" {
-		cfg, err := rules.Load(uc, e.rulesEnv())
-		if err == nil {
-			return cfg, "user config", nil
+// discover finds the config from the file system: the nearest trusted
+// .guardrun.yaml above the working directory, else the base (user config
+// or embedded default), then each untrusted .guardrun.yaml below that,
+// outermost first, tightening it. So an untrusted file tightens the
+// config in force for its parent directory, and a trusted ancestor's
+// rules stay. base nil means the user config at its default place.
+func (l *loaded) discover(e *env, base func() (*rules.Config, []configFile, error)) error {
+	if base == nil {
+		base = func() (*rules.Config, []configFile, error) { return userOrDefault(e, "") }
+	}
+	files := findProjects(e.cwd)
+	store := trust.Open(e.stateDir)
+	datas := make([][]byte, len(files))
+	nearestTrusted := -1
+	for i, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
 		}
-		// ENOTDIR: a component is a file (inside the sandbox a missing
-		// config directory is masked by one); either way there is no
-		// user config.
-		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return nil, "", err
+		datas[i] = data
+		ok, err := store.Trusted(f, data)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			l.project, l.projectTrusted = f, ok
+		}
+		if ok {
+			nearestTrusted = i
+			break
 		}
 	}
-	return rules.Default(e.rulesEnv()), "embedded default", nil
+	if nearestTrusted >= 0 {
+		f := files[nearestTrusted]
+		cfg, err := rules.Parse(f, datas[nearestTrusted], filepath.Dir(f), e.rulesEnv())
+		if err != nil {
+			return err
+		}
+		l.cfg, l.source = cfg, "project (trusted)"
+		l.chain = []configFile{{File: f, Origin: "project (.guardrun.yaml above the working directory)", Trusted: true,
+			Why: "trusted with guardrun trust (its content hash is in the trust store)"}}
+		files = files[:nearestTrusted]
+	} else {
+		cfg, chain, err := base()
+		if err != nil {
+			return err
+		}
+		l.cfg, l.chain = cfg, chain
+		l.source = chain[len(chain)-1].Origin
+	}
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
+		proj, err := rules.Parse(f, datas[i], filepath.Dir(f), e.rulesEnv())
+		if err != nil {
+			return err
+		}
+		out, ignored := rules.Tighten(l.cfg, proj)
+		out.File = f
+		l.chain = append(l.chain, configFile{File: f, Origin: "project (.guardrun.yaml above the working directory)",
+			Why: "not trusted: project files come with the repository; it only tightens " + l.cfg.File, Ignored: ignored,
+			hint: "review it and run: guardrun trust " + f})
+		l.cfg, l.source = out, fmt.Sprintf("project (untrusted: only tightens %s)", l.source)
+	}
+	return nil
 }
 
-// warnIgnored says once per run what an untrusted project config asked
-// for and did not get, and how to trust it.
+// userOrDefault is the user config, or the embedded default. untrusted,
+// when set, says why the user config (chosen by $XDG_CONFIG_HOME) is not
+// trusted: it then only tightens the user config at its default place.
+func userOrDefault(e *env, untrusted string) (*rules.Config, []configFile, error) {
+	if untrusted != "" {
+		base, chain, err := userOrDefault(e.clean(), "")
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg, err := loadUser(e)
+		if err != nil || cfg == nil {
+			return base, chain, err
+		}
+		out, ignored := rules.Tighten(base, cfg)
+		out.File = cfg.File
+		return out, append(chain, configFile{File: cfg.File, Origin: "user config ($XDG_CONFIG_HOME)", Why: untrusted, Ignored: ignored,
+			hint: "unset XDG_CONFIG_HOME or point it outside every rw zone"}), nil
+	}
+	cfg, err := loadUser(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg != nil {
+		origin := "user config"
+		if e.configVar != "" {
+			origin += " ($" + e.configVar + ")"
+		}
+		return cfg, []configFile{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
+	}
+	return rules.Default(e.rulesEnv()), []configFile{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
+}
+
+// loadUser loads the user config; nil when there is none.
+func loadUser(e *env) (*rules.Config, error) {
+	uc := e.userConfig()
+	if uc == "" {
+		return nil, nil
+	}
+	cfg, err := rules.Load(uc, e.rulesEnv())
+	if err == nil {
+		return cfg, nil
+	}
+	// ENOTDIR: a component is a file; either way there is no user
+	// config.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	return nil, err
+}
+
+// warnIgnored says once per run, for each untrusted file of the config
+// in force, why it is not trusted, what it asked for and did not get, and
+// how to apply it in full.
 func (l *loaded) warnIgnored(w interface{ Write([]byte) (int, error) }) {
-	if len(l.ignored) == 0 {
-		return
+	for _, f := range l.chain {
+		if f.Trusted {
+			continue
+		}
+		if f.Origin != "project (.guardrun.yaml above the working directory)" {
+			fmt.Fprintf(w, "guardrun: %s (from %s) is %s: it is not trusted and may only tighten the config\n", f.File, f.Origin, f.Why)
+		}
+		if len(f.Ignored) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "guardrun: %s is not trusted; it may only tighten the config, so these parts were ignored:\n", f.File)
+		for _, s := range f.Ignored {
+			fmt.Fprintf(w, "guardrun:   - %s\n", s)
+		}
+		fmt.Fprintf(w, "guardrun: to apply it in full, %s\n", f.hint)
 	}
-	fmt.Fprintf(w, "guardrun: %s is not trusted; it may only tighten the config, so these parts were ignored:\n", l.project)
-	for _, s := range l.ignored {
-		fmt.Fprintf(w, "guardrun:   - %s\n", s)
-	}
-	fmt.Fprintf(w, "guardrun: to apply it in full, review it and run: guardrun trust %s\n", l.project)
 }
 
 // loadConfig finds and loads the config in force for this process.

@@ -113,7 +113,7 @@ type checkReport struct {
 	Config   string          `json:"config"`
 	Source   string          `json:"source"`
 	Trusted  bool            `json:"trusted"`
-	Ignored  []string        `json:"ignored,omitempty"`
+	Files    []configFile    `json:"files"`
 	Rules    int             `json:"rules"`
 	Zones    int             `json:"zones"`
 	Examples []exampleResult `json:"examples"`
@@ -135,7 +135,7 @@ func cmdCheck(g *global, args []string, io IO) error {
 	}
 	rep := checkReport{
 		Config: l.cfg.File, Source: l.source, Trusted: l.project == "" || l.projectTrusted,
-		Ignored: l.ignored, Rules: len(l.cfg.Shell.Rules), Zones: len(l.cfg.Sandbox.Zones),
+		Files: l.chain, Rules: len(l.cfg.Shell.Rules), Zones: len(l.cfg.Sandbox.Zones),
 		Examples: []exampleResult{},
 	}
 	ex := l.cfg.Shell.Examples
@@ -162,14 +162,16 @@ func cmdCheck(g *global, args []string, io IO) error {
 		}
 	} else {
 		fmt.Fprintf(io.Stdout, "config: %s (%s)\n", rep.Config, rep.Source)
-		if l.project != "" {
-			if l.projectTrusted {
-				fmt.Fprintf(io.Stdout, "trust:  %s is trusted\n", l.project)
-			} else {
-				fmt.Fprintf(io.Stdout, "trust:  %s is NOT trusted; it only tightens the base (guardrun trust %s to apply it in full)\n", l.project, l.project)
-				for _, s := range l.ignored {
-					fmt.Fprintf(io.Stdout, "        ignored: %s\n", s)
-				}
+		// Every file of the config in force, base first: where it came
+		// from and why it is or is not trusted.
+		for _, f := range l.chain {
+			if f.Trusted {
+				fmt.Fprintf(io.Stdout, "trust:  %s is trusted (%s: %s)\n", f.File, f.Origin, f.Why)
+				continue
+			}
+			fmt.Fprintf(io.Stdout, "trust:  %s is NOT trusted (%s: %s); it only tightens the base (to apply it in full, %s)\n", f.File, f.Origin, f.Why, f.hint)
+			for _, s := range f.Ignored {
+				fmt.Fprintf(io.Stdout, "        ignored: %s\n", s)
 			}
 		}
 		fmt.Fprintf(io.Stdout, "rules:  %d, zones: %d, mode: %s\n", rep.Rules, rep.Zones, l.cfg.Mode)

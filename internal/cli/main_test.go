@@ -259,8 +259,8 @@ sandbox:
 		t.Fatalf("a new project file is trusted: %+v", rep)
 	}
 	for _, want := range []string{"mode: approve-all", "shell.default.approval: false", "sandbox.network: true"} {
-		if !strings.Contains(strings.Join(rep.Ignored, "\n"), want) {
-			t.Errorf("ignored %q does not name %q", rep.Ignored, want)
+		if !strings.Contains(strings.Join(ignoredOf(rep), "\n"), want) {
+			t.Errorf("ignored %q does not name %q", ignoredOf(rep), want)
 		}
 	}
 	d, errs := verdict(t, "make deploy")
@@ -279,7 +279,7 @@ sandbox:
 		t.Fatal(err)
 	}
 	rep = check(t)
-	if !rep.Trusted || rep.Source != "project (trusted)" || len(rep.Ignored) != 0 {
+	if !rep.Trusted || rep.Source != "project (trusted)" || len(ignoredOf(rep)) != 0 {
 		t.Errorf("trusted project: %+v", rep)
 	}
 	if d, errs := verdict(t, "curl https://example.com"); d != "allow" || errs != "" {
@@ -325,4 +325,14 @@ func TestModeFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, want %q in\n%s%s", tc.args, code, tc.want, out, errs)
 		}
 	}
+}
+
+// ignoredOf is what check reports as ignored, over every file of the
+// config in force.
+func ignoredOf(rep checkReport) []string {
+	var out []string
+	for _, f := range rep.Files {
+		out = append(out, f.Ignored...)
+	}
+	return out
 }

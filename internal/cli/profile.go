@@ -14,6 +14,7 @@ import (
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seatbelt"
+	"github.com/guardrun/guardrun/seccomp"
 )
 
 const profileUsage = `Usage: guardrun profile [--os linux|darwin] [--json]
@@ -24,7 +25,11 @@ and denied paths, network, system call policy) and, for Linux, the exact
 bubblewrap arguments, or for macOS the Seatbelt (SBPL) profile and its
 parameters. On Linux it names the backend (sandbox.backend or --backend;
 auto is resolved here) and, for landlock, the rules and what Landlock
-leaves out. --os renders for either platform on any platform. A rule with
+leaves out. It lists the protected names (sandbox.protect and the built-in
+list), the directories pinned so they cannot be renamed away, and the
+socket policy (which unix sockets may be reached, which socket families
+the system call filter refuses). --os renders for either platform on any
+platform. A rule with
 network: true can turn the network on for the commands it matches; this
 shows the config's own setting.
 `
@@ -119,7 +124,23 @@ func cmdProfile(g *global, args []string, io IO) error {
 	list("read-write", p.ReadWrite)
 	list("ro-over", p.ReadOnlyOver)
 	list("denied", p.Deny)
+	list("protected", p.ProtectNames)
+	fmt.Fprintf(w, "            (read-only at any depth inside read-write trees; those that exist now are among ro-over)\n")
+	list("pinned", p.Pinned)
 	fmt.Fprintf(w, "network:    %v\n", p.Network)
+	if len(p.UnixSockets) == 0 {
+		fmt.Fprintf(w, "unix sockets: none (socket(AF_UNIX) refused; socketpair allowed)\n")
+	} else {
+		list("unix sockets", p.UnixSockets)
+	}
+	for _, r := range seccomp.Rules(p.Seccomp) {
+		if r.Name == "socket" || r.Name == "socketpair" {
+			fmt.Fprintf(w, "  refused: %s (%s) when %s\n", r.Name, r.Action, r.Cond)
+		}
+	}
+	for _, wn := range p.Warnings {
+		fmt.Fprintf(w, "warning:    %s\n", wn)
+	}
 	fmt.Fprintf(w, "private /tmp: %v\n", p.PrivateTmp)
 	list("env denied", p.EnvDeny)
 	switch osName {

@@ -286,6 +286,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 			s.audit(j, cwd, rec, start, io)
 			return fmt.Errorf("sandbox: %w", err)
 		}
+		warnCreatedProtected(p, io)
 	} else {
 		rec.Sandbox = "none"
 		status, err = runner.RunUnsandboxed(ctx, cwd, argv, childEnv, stdio)
@@ -353,10 +354,14 @@ func commandEnv(environ []string, program string) []string {
 }
 
 func configHint(l *loaded) string {
-	if l.cfg.File == rules.DefaultName {
-		return "a config file (see guardrun check)"
+	// The last trusted file: a rule added to an untrusted one would be
+	// ignored.
+	for i := len(l.chain) - 1; i >= 0; i-- {
+		if f := l.chain[i]; f.Trusted && f.File != rules.DefaultName {
+			return f.File
+		}
 	}
-	return l.cfg.File
+	return "a config file (see guardrun check)"
 }
 
 func firstRule(d *rules.Decision) string {
@@ -420,4 +425,15 @@ func noteFixed(io IO, p *sandbox.Profile, accept []string) {
 	}
 	fmt.Fprintf(io.Stderr, "guardrun: note: under the landlock backend nothing can be created, removed or renamed directly in %s: it holds denied or protected names (%s); see guardrun profile\n",
 		p.Cwd, strings.Join(names, ", "))
+}
+
+// warnCreatedProtected says which protected names the command created
+// where the sandbox could not make them read-only in advance (mounts are
+// fixed when it starts): a repository it initialised, an .envrc in a
+// directory that was not a repository's root. Something outside guardrun
+// would run or obey them next (git hooks and config, direnv, an editor).
+func warnCreatedProtected(p *sandbox.Profile, io IO) {
+	for _, c := range p.CreatedProtected() {
+		fmt.Fprintf(io.Stderr, "guardrun: warning: the command created %s, which guardrun protects (sandbox.protect); it was writable during this command because it did not exist when the sandbox started: review it before git, a shell or an editor outside guardrun uses it\n", c)
+	}
 }

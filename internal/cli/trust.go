@@ -37,6 +37,15 @@ func cmdTrust(g *global, args []string, io IO) error {
 	if err != nil {
 		return err
 	}
+	// The trust store must not be one an earlier sandboxed command could
+	// have written (SPEC §2): the same check as every run's.
+	ref := &loaded{}
+	if err := ref.discover(e.clean(), nil); err != nil {
+		return err
+	}
+	if err := checkState(e, ref.cfg); err != nil {
+		return err
+	}
 	store := trust.Open(e.stateDir)
 	if vf.bools["--list"] {
 		if len(vf.args) > 0 || vf.bools["--revoke"] {
@@ -66,7 +75,9 @@ func cmdTrust(g *global, args []string, io IO) error {
 		if err != nil {
 			return err
 		}
-	} else if file = findProject(e.cwd); file == "" {
+	} else if fs := findProjects(e.cwd); len(fs) > 0 {
+		file = fs[0]
+	} else {
 		return fmt.Errorf("trust: no %s in %s or any parent directory", projectFile, e.cwd)
 	}
 	if vf.bools["--revoke"] {
@@ -89,10 +100,11 @@ func cmdTrust(g *global, args []string, io IO) error {
 	if err != nil {
 		return err
 	}
-	base, baseSource, err := userOrDefault(e)
+	base, chain, err := userOrDefault(e, "")
 	if err != nil {
 		return err
 	}
+	baseSource := chain[len(chain)-1].Origin
 	_, ignored := rules.Tighten(base, proj)
 	tty, err := approval.OpenTTY()
 	if err != nil {

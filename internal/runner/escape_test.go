@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/guardrun/guardrun/sandbox"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
@@ -189,6 +191,24 @@ func TestEscapes(t *testing.T) {
 		}},
 		{name: "a descriptor inherited from the parent", args: []string{"fds", strconv.Itoa(leakFD)}},
 	}
+	attempts = append(attempts, protectedEscapes(f, absent, unchanged)...)
+
+	// Host daemons listening on unix sockets in a writable zone, a
+	// read-only zone and a system directory: with no unix_sockets listed,
+	// no new unix socket can be made, so none is reachable.
+	for _, sock := range []struct{ where, path string }{
+		{"a rw zone", filepath.Join(f.ws, "daemon.sock")},
+		{"a ro zone", filepath.Join(f.home, "daemon.sock")},
+		{"system_read", filepath.Join(f.sys, "daemon.sock")},
+	} {
+		l, err := net.Listen("unix", sock.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		attempts = append(attempts, escape{name: "connect to a host unix socket in " + sock.where,
+			args: []string{"unix-path", sock.path}, host: noAccept(l)})
+	}
 
 	var summary []string
 	defer func() {
@@ -246,5 +266,145 @@ func TestProbeRefusesOnHost(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 99 || !strings.Contains(string(out), "NOT-SANDBOXED") {
 		t.Errorf("probe on the host: %v\n%s", err, out)
+	}
+}
+
+// protectedEscapes are the attempts on protected names (.git/config,
+// .git/hooks, .bashrc, .envrc, .vscode: sandbox.DefaultProtect), existing
+// and missing, at the top of the writable zone and nested: each way of
+// writing, creating or replacing a file, and renaming the directory
+// above one away.
+func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchanged func(string, string) func(*testing.T)) []escape {
+	type target struct {
+		rel     string
+		content string // "" when missing
+	}
+	targets := []target{
+		{".git/config", gitConfigText},
+		{"nested/.git/config", gitConfigText},
+		{"deep/x/.envrc", "export A=1\n"},
+		{".husky/pre-commit", "npx lint-staged\n"}, // core.hooksPath in .git/config
+		{".git/modules/lib/config", gitConfigText}, // a submodule's git directory
+		{".git/modules/lib/hooks/post-checkout", ""},
+		{".git/hooks/pre-commit", ""},        // missing, in an existing protected directory
+		{"nested/.git/hooks/pre-commit", ""}, // its protected directory is missing too
+		{".bashrc", ""},
+		{".vscode/settings.json", ""},
+		{"nested/.envrc", ""}, // a repository's root is protected like the zone's
+	}
+	var out []escape
+	for _, tg := range targets {
+		p := filepath.Join(f.ws, tg.rel)
+		host := absent(p)
+		ops := []string{"write", "create", "rename-over", "symlink-over", "hardlink"}
+		if tg.content != "" {
+			host = unchanged(p, tg.content)
+			ops = []string{"write", "append", "rename-over", "symlink-over", "hardlink"}
+		}
+		for _, op := range ops {
+			args := []string{op, p}
+			if op != "write" && op != "append" && op != "create" {
+				args = append(args, f.ws)
+			}
+			out = append(out, escape{name: op + " protected " + tg.rel, args: args, host: host})
+		}
+	}
+	// Renaming the repository (or a directory above a protected name)
+	// away would carry the read-only binds with it and leave the name
+	// free for a fresh, writable one.
+	for _, mv := range []struct{ dir, file, keep, content string }{
+		{".git", "config", ".git/config", gitConfigText},
+		{"nested", ".git/config", "nested/.git/config", gitConfigText},
+		{"deep/x", ".envrc", "deep/x/.envrc", "export A=1\n"},
+	} {
+		dir := filepath.Join(f.ws, mv.dir)
+		out = append(out, escape{name: "rename " + mv.dir + " away and plant " + mv.file,
+			args: []string{"move-away", dir, mv.file}, host: func(t *testing.T) {
+				absent(dir + ".moved")(t)
+				unchanged(filepath.Join(f.ws, mv.keep), mv.content)(t)
+			}})
+	}
+	return out
+}
+
+// TestUnixSocketsListed: with sandbox.unix_sockets listing one socket,
+// a command can connect to that one, and still not to an unlisted socket
+// in its own writable zone, nor to a host abstract socket.
+func TestUnixSocketsListed(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	listen := func(p string) net.Listener {
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	listed := listen(filepath.Join(f.outside, "listed.sock"))
+	unlisted := listen(filepath.Join(f.ws, "unlisted.sock"))
+	abstract := "guardrun-test-listed-" + f.marker
+	ux, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ux.Close()
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones: []sandbox.Zone{
+			{Name: "ws", Root: f.ws, Writable: true},
+			{Name: "probe", Root: filepath.Dir(probePath)},
+		},
+		SystemRead:  sandbox.DefaultSystemPaths,
+		UnixSockets: []string{listed.Addr().String()},
+		Cwd:         f.ws,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Seccomp.AllowUnix {
+		t.Fatal("AllowUnix is off with a socket listed")
+	}
+	f.profile = p
+	accepted := make(chan string, 1)
+	go func() {
+		c, err := listed.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b := make([]byte, 64)
+		n, _ := c.Read(b)
+		accepted <- string(b[:n])
+	}()
+	_, out := f.run(t, nil, probePath, "unix-path", listed.Addr().String())
+	if !strings.Contains(out, "ALLOWED connected to") {
+		t.Errorf("the listed socket was not reachable:\n%s", out)
+	}
+	select {
+	case msg := <-accepted:
+		if !strings.Contains(msg, "hello from inside the sandbox") {
+			t.Errorf("the listed socket got %q", msg)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the host's listed socket got no connection")
+	}
+	type deadliner interface{ SetDeadline(time.Time) error }
+	for _, tc := range []struct {
+		name string
+		args []string
+		l    net.Listener
+	}{
+		{"an unlisted socket in the zone", []string{"unix-path", unlisted.Addr().String()}, unlisted},
+		{"a host abstract socket", []string{"unix", abstract}, ux},
+	} {
+		status, out := f.run(t, nil, append([]string{probePath}, tc.args...)...)
+		if m := resultRE.FindStringSubmatch(out); status != 0 || m == nil || !strings.HasPrefix(m[2], "refused") {
+			t.Errorf("%s: status %d, want refused:\n%s", tc.name, status, out)
+		}
+		tc.l.(deadliner).SetDeadline(time.Now().Add(100 * time.Millisecond))
+		if c, err := tc.l.Accept(); err == nil {
+			c.Close()
+			t.Errorf("%s: the host listener got a connection", tc.name)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,6 +100,7 @@ type fixture struct {
 	ws      string // writable zone, the working directory
 	home    string // read-only zone, $HOME
 	outside string // in no zone
+	sys     string // a system_read directory of the fixture's own
 	state   string // guardrun's state (hidden)
 	config  string // guardrun's config in the workspace (read-only)
 	newConf string // a config that does not exist yet
@@ -113,6 +115,10 @@ type fixture struct {
 }
 
 const secretText = "API_KEY=do-not-leak\n"
+
+// gitConfigText points git at hooks in the work tree, as husky does: the
+// hooks there must be as protected as .git/hooks.
+const gitConfigText = "[core]\n\trepositoryformatversion = 0\n\thooksPath = .husky\n"
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
@@ -133,6 +139,7 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 		ws:      filepath.Join(base, "ws"),
 		home:    filepath.Join(base, "home"),
 		outside: filepath.Join(base, "outside"),
+		sys:     filepath.Join(base, "sys"),
 		marker:  "guardrun-marker-" + strconv.FormatInt(time.Now().UnixNano(), 36),
 	}
 	f.state = filepath.Join(f.home, ".local/state/guardrun")
@@ -152,6 +159,19 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 			filepath.Join(f.ws, "hello.c"):             "#include <stdio.h>\nint main(void){puts(\"hello from gcc\");return 0;}\n",
 			filepath.Join(f.ws, "sub/.env"):            secretText,
 			filepath.Join(f.ws, "sub/dir/placeholder"): "",
+			// Protected names (sandbox.DefaultProtect): a repository
+			// at the top, a nested one without hooks, and a nested
+			// .envrc; .bashrc and .vscode are missing at the top.
+			filepath.Join(f.ws, ".git/config"):                          gitConfigText,
+			filepath.Join(f.ws, ".git/HEAD"):                            "ref: refs/heads/main\n",
+			filepath.Join(f.ws, ".git/hooks/README.sample"):             "# sample\n",
+			filepath.Join(f.ws, "nested/.git/config"):                   gitConfigText,
+			filepath.Join(f.ws, "nested/.git/HEAD"):                     "ref: refs/heads/main\n",
+			filepath.Join(f.ws, "deep/x/.envrc"):                        "export A=1\n",
+			filepath.Join(f.ws, ".husky/pre-commit"):                    "npx lint-staged\n",
+			filepath.Join(f.ws, ".git/modules/lib/config"):              gitConfigText,
+			filepath.Join(f.ws, ".git/modules/lib/hooks/README.sample"): "# sample\n",
+			filepath.Join(f.sys, "keep"):                                "system\n",
 		}
 		for p, c := range files {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -206,9 +226,10 @@ func (f *fixture) derive(t testing.TB, cwd string) *sandbox.Profile {
 			{Name: "home", Root: f.home},
 			{Name: "probe", Root: filepath.Dir(probePath)},
 		}, f.extra...),
-		SystemRead: sandbox.DefaultSystemPaths,
-		Deny:       []string{filepath.Join(f.home, ".ssh")},
-		DenyNames:  []string{".env", ".npmrc"},
+		SystemRead:   append(slices.Clone(sandbox.DefaultSystemPaths), f.sys),
+		ProtectNames: sandbox.DefaultProtect,
+		Deny:         []string{filepath.Join(f.home, ".ssh")},
+		DenyNames:    []string{".env", ".npmrc"},
 		Protect: []sandbox.Protected{
 			{Path: f.config},
 			{Path: f.newConf},

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -206,6 +207,12 @@ var attempts = map[string]func([]string) error{
 	"kill":         attemptKill,
 	"daemon":       attemptDaemon,
 	"fds":          attemptFds,
+	"create":       attemptCreate,
+	"rename-over":  attemptRenameOver,
+	"symlink-over": attemptSymlinkOver,
+	"hardlink":     attemptHardlink,
+	"move-away":    attemptMoveAway,
+	"unix-path":    attemptUnixPath,
 }
 
 // write PATH: create or truncate PATH and write to it.
@@ -643,4 +650,119 @@ func attemptFds(a []string) error {
 		return allowed("inherited descriptors: %s", strings.Join(extra, ", "))
 	}
 	return syscall.EBADF
+}
+
+// create PATH: create PATH, which must not exist yet.
+func attemptCreate(a []string) error {
+	f, err := os.OpenFile(arg(a, 0), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	f.WriteString("created from inside the sandbox\n")
+	return allowed("created %s", arg(a, 0))
+}
+
+// scratch makes a file (or, with link set, a symbolic link to /tmp/evil)
+// next to path if its directory takes one, else in fallback, and returns
+// its name: the replacement a rename puts in place.
+func scratch(path, fallback string, link bool) (string, error) {
+	for _, dir := range []string{filepath.Dir(path), fallback} {
+		p := filepath.Join(dir, ".probe-scratch-"+strconv.Itoa(os.Getpid()))
+		var err error
+		if link {
+			err = os.Symlink("/tmp/evil", p)
+		} else {
+			err = os.WriteFile(p, []byte("replaced from inside the sandbox\n"), 0o644)
+		}
+		if err == nil {
+			return p, nil
+		}
+	}
+	return "", setup("no writable directory for a scratch file near %s or in %s", path, fallback)
+}
+
+// rename-over PATH WRITABLE-DIR: rename a new file over PATH (the way
+// editors and git replace files), made next to it if its directory is
+// writable, else in WRITABLE-DIR.
+func attemptRenameOver(a []string) error {
+	return renameOver(arg(a, 0), arg(a, 1), false)
+}
+
+// symlink-over PATH WRITABLE-DIR: the same with a symbolic link.
+func attemptSymlinkOver(a []string) error {
+	return renameOver(arg(a, 0), arg(a, 1), true)
+}
+
+func renameOver(path, fallback string, link bool) error {
+	tmp, err := scratch(path, fallback, link)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return allowed("renamed a new %s over %s", map[bool]string{false: "file", true: "symlink"}[link], path)
+}
+
+// hardlink PATH WRITABLE-DIR: if PATH exists, give it a second name in
+// WRITABLE-DIR (through which it could then be written); if not, create
+// it as a hard link to a file of our own.
+func attemptHardlink(a []string) error {
+	path, dir := arg(a, 0), arg(a, 1)
+	if _, err := os.Lstat(path); err == nil {
+		alias := filepath.Join(dir, ".probe-alias-"+strconv.Itoa(os.Getpid()))
+		if err := os.Link(path, alias); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(alias, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			os.Remove(alias)
+			return err
+		}
+		defer f.Close()
+		defer os.Remove(alias)
+		if _, err := f.WriteString("appended through a hard link\n"); err != nil {
+			return err
+		}
+		return allowed("wrote %s through the hard link %s", path, alias)
+	}
+	src, err := scratch(filepath.Join(dir, "x"), dir, false)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(src)
+	if err := os.Link(src, path); err != nil {
+		return err
+	}
+	return allowed("created %s as a hard link", path)
+}
+
+// move-away DIR FILE: rename DIR out of the way, then create DIR/FILE in
+// a fresh DIR (what a protected path's parent being renamable would
+// allow).
+func attemptMoveAway(a []string) error {
+	dir, file := arg(a, 0), arg(a, 1)
+	if err := os.Rename(dir, dir+".moved"); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(file)), 0o755); err != nil {
+		return allowed("renamed %s away (then mkdir: %v)", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte("planted\n"), 0o644); err != nil {
+		return allowed("renamed %s away (then write: %v)", dir, err)
+	}
+	return allowed("renamed %s away and planted %s", dir, filepath.Join(dir, file))
+}
+
+// unix-path PATH: connect to the unix socket at PATH and send a line.
+func attemptUnixPath(a []string) error {
+	c, err := net.DialTimeout("unix", arg(a, 0), 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintln(c, "hello from inside the sandbox")
+	return allowed("connected to %s", arg(a, 0))
 }
