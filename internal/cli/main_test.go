@@ -194,7 +194,7 @@ func TestConfigDiscovery(t *testing.T) {
 	}
 
 	user := w.write(t, filepath.Join(w.cfgHome, "guardrun", "config.yaml"), strictRule)
-	if rep := check(t); rep.Source != "user config" || rep.Config != user {
+	if rep := check(t); !strings.HasPrefix(rep.Source, "user config") || !rep.Trusted || rep.Config != user {
 		t.Errorf("with a user config: source %q config %q", rep.Source, rep.Config)
 	}
 	if d, _ := verdict(t, "frob x"); d != "block" {
