@@ -13,6 +13,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/internal/trace"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/sandbox"
 )
@@ -173,11 +174,13 @@ func prepare(g *global, io IO) (*runSession, error) {
 // checkSandbox is set: guardrun fs performs its operation itself, after
 // policy, so whether a sandbox could start changes nothing for it.
 func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
+	end := trace.Phase("config")
 	e, err := newEnv()
 	if err != nil {
 		return nil, err
 	}
 	l, err := load(g, e)
+	end()
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +192,10 @@ func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 		s.sessionID, s.store = openSession(g, l, e)
 		return s, nil
 	}
-	if err := runner.CheckCached(filepath.Join(e.stateDir, "sandbox-ok")); err != nil {
+	end = trace.Phase("sandbox check")
+	err = runner.CheckCached(filepath.Join(e.stateDir, "sandbox-ok"))
+	end()
+	if err != nil {
 		cfg := l.cfg
 		switch {
 		case !cfg.Sandbox.RequireOSSandbox:
@@ -201,7 +207,9 @@ func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 			return nil, fmt.Errorf("no OS sandbox can be applied: %v\n(require_os_sandbox is on with os_sandbox_fallback: fail_fast; fix the above, or set require_os_sandbox: false to run unsandboxed)", err)
 		}
 	}
+	end = trace.Phase("session")
 	s.sessionID, s.store = openSession(g, l, e)
+	end()
 	return s, nil
 }
 
@@ -220,12 +228,14 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		return &refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.noSandbox)}
 	}
 
+	end := trace.Phase("decide")
 	var d *rules.Decision
 	if j.argv != nil {
 		d = l.engine.Argv(j.argv, cwd)
 	} else {
 		d = l.engine.Script(j.script, cwd)
 	}
+	end()
 	req := &approval.Request{
 		Display:  j.display(),
 		Decision: d,
@@ -236,7 +246,9 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 	if s.store != nil {
 		req.Key = approval.RequestKey(d)
 	}
+	end = trace.Phase("approve")
 	out, err := s.ask(ctx, req, io, nil)
+	end()
 	if err != nil {
 		return err
 	}
@@ -264,7 +276,9 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 	stdio := runner.Stdio{Stdin: io.Stdin, Stdout: io.Stdout, Stderr: io.Stderr}
 	var status int
 	if s.sandboxed {
+		end = trace.Phase("profile")
 		p, err := profileFor(l, e, cwd, d.Network)
+		end()
 		if err != nil {
 			return err
 		}
@@ -372,6 +386,7 @@ func (s *runSession) audit(j *job, cwd string, rec approval.Record, start time.T
 	if rec.Session == "" {
 		rec.Session = s.sessionID
 	}
+	defer trace.Phase("audit")()
 	if err := approval.OpenAudit(s.l.cfg.Audit.Path).Append(rec); err != nil {
 		fmt.Fprintf(io.Stderr, "guardrun: warning: audit log: %v\n", err)
 	}
