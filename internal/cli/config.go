@@ -126,9 +126,10 @@ func (l *loaded) discover(e *env) error {
 		l.cfg, l.source = base, baseSource
 		return nil
 	}
-	data, err := os.ReadFile(l.project)
+	// Size-checked before it is read, trusted or not.
+	data, err := rules.ReadFile(l.project)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return err
 	}
 	trusted, err := trust.Open(e.stateDir).Trusted(l.project, data)
 	if err != nil {
