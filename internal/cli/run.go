@@ -283,6 +283,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 			return err
 		}
 		rec.Sandbox = sandboxName()
+		s.auditStart(j, cwd, rec, start, d.Network, io)
 		status, err = runner.Run(ctx, p, argv, childEnv, stdio)
 		if err != nil {
 			rec.Outcome = "failed"
@@ -291,6 +292,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		}
 	} else {
 		rec.Sandbox = "none"
+		s.auditStart(j, cwd, rec, start, d.Network, io)
 		status, err = runner.RunUnsandboxed(ctx, cwd, argv, childEnv, stdio)
 		if err != nil {
 			rec.Outcome = "failed"
@@ -383,6 +385,7 @@ func (s *runSession) audit(j *job, cwd string, rec approval.Record, start time.T
 	}
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	rec.PID = os.Getpid()
+	rec.Run = runID(start)
 	if rec.Session == "" {
 		rec.Session = s.sessionID
 	}
