@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/term"
@@ -317,7 +318,7 @@ func (sh *shell) stateBuiltin(src string) (b *builtinCall, note string) {
 	return nil, ""
 }
 
-var assignPrefix = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`)
+var assignPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`) })
 
 // isAssignWord reports whether w starts with a literal NAME= or NAME+=.
 func isAssignWord(w *syntax.Word) bool {
@@ -325,7 +326,7 @@ func isAssignWord(w *syntax.Word) bool {
 		return false
 	}
 	l, ok := w.Parts[0].(*syntax.Lit)
-	return ok && assignPrefix.MatchString(l.Value)
+	return ok && assignPrefix().MatchString(l.Value)
 }
 
 // hasGlob reports whether a word has an unquoted pattern character, which
@@ -345,7 +346,7 @@ func hasGlob(w *syntax.Word) bool {
 	return false
 }
 
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // apply makes a builtin that succeeded in the sandbox take effect here,
 // and returns the status, as bash would report it.
@@ -360,12 +361,12 @@ func (sh *shell) apply(b *builtinCall) int {
 			case a == "-n":
 				unexport = true
 			case strings.HasPrefix(a, "-"):
-			case unexport && varName.MatchString(a):
+			case unexport && varName().MatchString(a):
 				sh.environ = unsetenv(sh.environ, a)
 			}
 		}
 		for _, a := range b.assigns {
-			if !varName.MatchString(a.name) {
+			if !varName().MatchString(a.name) {
 				continue
 			}
 			v := a.value
@@ -384,7 +385,7 @@ func (sh *shell) apply(b *builtinCall) int {
 			if a == "-f" {
 				return 0 // functions do not outlive a line anyway
 			}
-			if !strings.HasPrefix(a, "-") && varName.MatchString(a) {
+			if !strings.HasPrefix(a, "-") && varName().MatchString(a) {
 				sh.environ = unsetenv(sh.environ, a)
 			}
 		}
