@@ -24,21 +24,17 @@ import (
 //	go test -run '^$' -bench RunOverhead -benchtime 100x ./integration
 func BenchmarkRunOverhead(b *testing.B) {
 	requireSandbox(b)
+	gr, _, _ := benchBinaries(b) // built as make build does
 	w := runWorld(b, runConfig, "GUARDRUN_SESSION=bench")
 
 	// The bwrap argv guardrun would use here.
-	cmd := exec.Command(guardrunBin, "profile", "--json")
+	cmd := exec.Command(gr, "profile", "--json")
 	cmd.Dir, cmd.Env = w.work, w.env
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("guardrun profile --json: %v", err)
 	}
-	var prof struct {
-		Bwrap []string `json:"bwrap"`
-	}
-	if err := json.Unmarshal(out, &prof); err != nil || len(prof.Bwrap) == 0 {
-		b.Fatalf("guardrun profile --json has no bwrap argv (%v):\n%s", err, out)
-	}
+	bwrapArgv := profileBwrap(b, out)
 	bwrapBin, err := exec.LookPath("bwrap")
 	if err != nil {
 		b.Fatal(err)
@@ -48,7 +44,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer filter.Release()
-	bareArgv := append(append(append([]string{}, prof.Bwrap...), "--"), "/bin/bash", "-c", "true")
+	bareArgv := append(append(append([]string{}, bwrapArgv...), "--"), "/bin/bash", "-c", "true")
 
 	run := func(c *exec.Cmd) {
 		c.Dir, c.Env = w.work, w.env
@@ -58,7 +54,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 		}
 	}
 	guardrun := func() {
-		run(exec.Command(guardrunBin, "--approve-all", "-c", "true"))
+		run(exec.Command(gr, "--approve-all", "-c", "true"))
 	}
 	bare := func() {
 		bpf, err := filter.File()
@@ -112,4 +108,15 @@ func BenchmarkRunOverhead(b *testing.B) {
 	b.ReportMetric(g/bw, "guardrun/bare")
 	b.ReportMetric(g-bw, "overhead-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// profileBwrap is the bwrap argv of `guardrun profile --json` output.
+func profileBwrap(b *testing.B, out []byte) []string {
+	var prof struct {
+		Bwrap []string `json:"bwrap"`
+	}
+	if err := json.Unmarshal(out, &prof); err != nil || len(prof.Bwrap) == 0 {
+		b.Fatalf("guardrun profile --json has no bwrap argv (%v):\n%s", err, out)
+	}
+	return prof.Bwrap
 }

@@ -161,7 +161,11 @@ func cmdCheck(g *global, args []string, io IO) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(io.Stdout, "config: %s (%s)\n", rep.Config, rep.Source)
+		if rep.Config == rules.DefaultName {
+			fmt.Fprintf(io.Stdout, "config: %s\n", rep.Config) // the source says the same
+		} else {
+			fmt.Fprintf(io.Stdout, "config: %s (%s)\n", rep.Config, rep.Source)
+		}
 		if l.project != "" {
 			if l.projectTrusted {
 				fmt.Fprintf(io.Stdout, "trust:  %s is trusted\n", l.project)
