@@ -31,7 +31,8 @@ until it does.
 
 cd, export and unset on a line of their own are checked and run like any
 command and then also take effect for the lines that follow; exit [N] ends
-the shell. Everything else runs in a fresh sandboxed shell, so shell
+the shell. After cd, the lines that follow run under the config of the new
+directory, found and trusted as at start (its .guardrun.yaml, if any). Everything else runs in a fresh sandboxed shell, so shell
 variables, functions and aliases do not carry over from one input to the
 next: export what later lines need.
 
@@ -440,9 +441,17 @@ func (sh *shell) cd(args []string, show bool) int {
 		fmt.Fprintf(sh.io.Stderr, "guardrun: cd: %s: Not a directory\n", dirs0(dirs, target))
 		return 1
 	}
+	// The lines that follow run under the config of the new directory,
+	// found and trusted as at start; one that does not load keeps the
+	// shell where it is.
+	l, err := sh.configFor(target)
+	if err != nil {
+		fmt.Fprintf(sh.io.Stderr, "guardrun: cd: %s: %v\n", dirs0(dirs, target), err)
+		return 1
+	}
 	if sh.s.sandboxed {
 		// Every later command would fail to start there; say so now.
-		if _, err := profileFor(sh.s.l, sh.s.e, target, false); err != nil {
+		if _, err := profileFor(l, sh.s.e, target, false); err != nil {
 			if inner := errors.Unwrap(err); inner != nil {
 				err = inner
 			}
@@ -453,6 +462,7 @@ func (sh *shell) cd(args []string, show bool) int {
 	sh.environ = setenv(sh.environ, "OLDPWD", sh.cwd)
 	sh.environ = setenv(sh.environ, "PWD", target)
 	sh.cwd = target
+	sh.useConfig(l)
 	if show {
 		fmt.Fprintln(sh.io.Stdout, target)
 	}
