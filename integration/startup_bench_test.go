@@ -95,27 +95,58 @@ func benchBinaries(b *testing.B) (guardrun, hello string, static bool) {
 	return benchBins.guardrun, benchBins.hello, benchBins.static
 }
 
+// cost is what one step took: wall time, and the CPU time (user and
+// system) of the process it ran with every descendant it waited for. On
+// a machine others load, the CPU time moves much less than the wall
+// time.
+type cost struct{ wall, cpu time.Duration }
+
+// cpuOf is the CPU time of a finished command and its waited-for
+// descendants.
+func cpuOf(c *exec.Cmd) time.Duration {
+	if c.ProcessState == nil {
+		return 0
+	}
+	return c.ProcessState.UserTime() + c.ProcessState.SystemTime()
+}
+
 // alternate runs the steps in rotating order b.N times and returns the
-// mean duration of each.
-func alternate(b *testing.B, steps ...func()) []time.Duration {
+// mean cost of each. A step returns the CPU time it used.
+func alternate(b *testing.B, steps ...func() time.Duration) []cost {
 	for _, s := range steps {
 		s() // warm the page cache
 	}
-	spent := make([]time.Duration, len(steps))
+	spent := make([]cost, len(steps))
 	b.ResetTimer()
 	for i := range b.N {
 		for k := range steps {
 			j := (i + k) % len(steps)
 			t0 := time.Now()
-			steps[j]()
-			spent[j] += time.Since(t0)
+			cpu := steps[j]()
+			spent[j].wall += time.Since(t0)
+			spent[j].cpu += cpu
 		}
 	}
 	b.StopTimer()
 	for j := range spent {
-		spent[j] /= time.Duration(b.N)
+		spent[j].wall /= time.Duration(b.N)
+		spent[j].cpu /= time.Duration(b.N)
 	}
 	return spent
+}
+
+// report reports each step's wall and CPU milliseconds and the ratios of
+// the first step to the others.
+func report(b *testing.B, names []string, t []cost) {
+	for j, n := range names {
+		b.ReportMetric(msOf(t[j].wall), "ms/"+n)
+		b.ReportMetric(msOf(t[j].cpu), "cpu-ms/"+n)
+		if j > 0 {
+			b.ReportMetric(float64(t[0].wall)/float64(t[j].wall), names[0]+"/"+n)
+			b.ReportMetric(float64(t[0].cpu)/float64(t[j].cpu), "cpu:"+names[0]+"/"+n)
+		}
+	}
+	b.ReportMetric(0, "ns/op")
 }
 
 func msOf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
@@ -124,25 +155,22 @@ func msOf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 // binary built the same way. Target: version/hello ≤ 1.3.
 func BenchmarkStartupVersion(b *testing.B) {
 	gr, hello, static := benchBinaries(b)
-	run := func(argv ...string) func() {
-		return func() {
+	run := func(argv ...string) func() time.Duration {
+		return func() time.Duration {
 			c := exec.Command(argv[0], argv[1:]...)
 			if err := c.Run(); err != nil {
 				b.Fatalf("%q: %v", argv, err)
 			}
+			return cpuOf(c)
 		}
 	}
 	t := alternate(b, run(gr, "version"), run(hello), run("/bin/true"))
-	b.ReportMetric(msOf(t[0]), "ms/version")
-	b.ReportMetric(msOf(t[1]), "ms/hello")
-	b.ReportMetric(msOf(t[2]), "ms/true")
-	b.ReportMetric(float64(t[0])/float64(t[1]), "version/hello")
+	report(b, []string{"version", "hello", "true"}, t)
 	if static {
 		b.ReportMetric(1, "static")
 	} else {
 		b.ReportMetric(0, "static")
 	}
-	b.ReportMetric(0, "ns/op")
 }
 
 // BenchmarkMakeRecipes: make -j2 on 200 one-line recipes with
@@ -215,21 +243,17 @@ func BenchmarkMakeRecipes(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	mkRun := func(shell string) func() {
-		return func() {
+	mkRun := func(shell string) func() time.Duration {
+		return func() time.Duration {
 			c := exec.Command("make", "-s", "-j2", "SHELL="+shell)
 			c.Dir, c.Env = w.work, w.env
 			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if out, err := c.CombinedOutput(); err != nil {
 				b.Fatalf("make SHELL=%s: %v\n%s", shell, err, out)
 			}
+			return cpuOf(c)
 		}
 	}
 	t := alternate(b, mkRun(gr), mkRun(wrapper), mkRun("/bin/sh"))
-	b.ReportMetric(msOf(t[0]), "ms/make-guardrun")
-	b.ReportMetric(msOf(t[1]), "ms/make-wrapper")
-	b.ReportMetric(msOf(t[2]), "ms/make-plain")
-	b.ReportMetric(float64(t[0])/float64(t[1]), "guardrun/wrapper")
-	b.ReportMetric(float64(t[0])/float64(t[2]), "guardrun/plain")
-	b.ReportMetric(0, "ns/op")
+	report(b, []string{"guardrun", "wrapper", "plain"}, t)
 }
