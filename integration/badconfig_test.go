@@ -43,7 +43,7 @@ func badConfigs() map[string]func() string {
 		// 5 million list items: a 10 MB file.
 		"5M deny items": func() string { return "sandbox:\n  deny: [" + strings.Repeat("1,", 5_000_000) + "1]\n" },
 		// As many items as fit under the size limit, each an error.
-		"120k deny items": func() string { return "sandbox:\n  deny: [" + strings.Repeat("1,", 120_000) + "1]\n" },
+		"60k deny items": func() string { return "sandbox:\n  deny: [" + strings.Repeat("1,", 60_000) + "1]\n" },
 		// A 10 MB value.
 		"10 MB mode": func() string { return "mode: \"" + strings.Repeat("x", 10<<20) + "\"\n" },
 		// A value that fits, quoted in the error.

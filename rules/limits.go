@@ -16,7 +16,7 @@ import (
 // Real configs are a few kilobytes and a handful of errors.
 const (
 	// MaxConfigBytes is the largest config file guardrun reads.
-	MaxConfigBytes = 256 << 10
+	MaxConfigBytes = 128 << 10
 	// maxExpanded bounds the size of the document with its aliases
 	// expanded, in bytes of scalar text plus nodeWeight per node: a
 	// few anchors used many times cannot make a small file cost as much
@@ -62,8 +62,11 @@ func ReadFile(path string) ([]byte, error) {
 
 func tooLarge(file string, size int64) error {
 	what := "more than " + sizeText(MaxConfigBytes)
-	if size >= 0 {
+	switch {
+	case size >= 1<<20:
 		what = sizeText(size)
+	case size >= 0:
+		what = fmt.Sprintf("%d bytes", size)
 	}
 	return ConfigErrors{{File: file, Msg: fmt.Sprintf("the file is %s; a config file may be at most %s", what, sizeText(MaxConfigBytes))}}
 }

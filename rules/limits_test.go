@@ -23,7 +23,7 @@ func TestConfigLimits(t *testing.T) {
 		{"aliases", "a: &a \"" + strings.Repeat("x", 100_000) + "\"\nsandbox:\n  deny: [" + strings.Repeat("*a, ", 60) + "*a]\n",
 			[]string{"with its aliases (*name) expanded the document is more than 4.0 MiB"}, 400},
 		{"too large", "# " + strings.Repeat("x", MaxConfigBytes) + "\n",
-			[]string{"c.yaml: the file is 256 KiB; a config file may be at most 256 KiB"}, 400},
+			[]string{"c.yaml: the file is 131075 bytes; a config file may be at most 128 KiB"}, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,11 +59,11 @@ func TestReadFileSizeChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadFile(p)
-	if err == nil || !strings.Contains(err.Error(), "a config file may be at most 256 KiB") {
+	if err == nil || !strings.Contains(err.Error(), "a config file may be at most 128 KiB") {
 		t.Fatalf("ReadFile of a large file: %v", err)
 	}
 	_, err = Load(p, Env{})
-	if err == nil || !strings.Contains(err.Error(), "big.yaml: the file is 256 KiB") {
+	if err == nil || !strings.Contains(err.Error(), "big.yaml: the file is 131073 bytes") {
 		t.Fatalf("Load of a large file: %v", err)
 	}
 }
