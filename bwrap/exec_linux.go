@@ -317,7 +317,7 @@ func filterFile(pol sandbox.SeccompPolicy) (*os.File, error) {
 	defer filterMu.Unlock()
 	tmpl, ok := filters[pol]
 	if !ok {
-		f, err := seccomp.Build(pol)
+		f, err := seccomp.BuildCached(pol, filterCache())
 		if err != nil {
 			return nil, fmt.Errorf("bwrap: seccomp filter: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/runner"
 	"github.com/guardrun/guardrun/internal/trace"
 	"github.com/guardrun/guardrun/rules"
@@ -207,6 +208,9 @@ func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 			return nil, fmt.Errorf("no OS sandbox can be applied: %v\n(require_os_sandbox is on with os_sandbox_fallback: fail_fast; fix the above, or set require_os_sandbox: false to run unsandboxed)", err)
 		}
 	}
+	// Compiled seccomp programs are kept in the state directory, which
+	// the sandbox hides.
+	bwrap.SetFilterCache(filepath.Join(e.stateDir, "cache"))
 	end = trace.Phase("session")
 	s.sessionID, s.store = openSession(g, l, e)
 	end()
