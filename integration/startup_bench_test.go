@@ -52,7 +52,8 @@ func main() {
 func benchBinaries(b *testing.B) (guardrun, hello string, static bool) {
 	b.Helper()
 	benchBins.once.Do(func() {
-		dir, err := os.MkdirTemp("", "guardrun-bench-")
+		// Inside TestMain's directory, which it removes at the end.
+		dir, err := os.MkdirTemp(filepath.Dir(guardrunBin), "bench-")
 		if err != nil {
 			benchBins.err = err
 			return
