@@ -16,9 +16,10 @@ FUZZ_TARGETS := \
 
 all: build
 
-# System packages the sandbox and the seccomp filter need. Idempotent:
+# System packages the sandbox and the seccomp filter need (libseccomp-dev
+# and libc6-dev also hold the static libraries of the static build). Idempotent:
 # nothing is installed when everything is present.
-APT_PKGS := bubblewrap libseccomp-dev pkg-config gcc make git python3 strace tmux util-linux
+APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -29,8 +30,16 @@ deps:
 	else echo "system packages present:$(APT_PKGS)"; fi
 	$(GO) mod download
 
+# On Linux the binary is linked statically (libseccomp.a from
+# libseccomp-dev, no dynamic loader at each start: about 1.5 ms of every
+# command); STATIC=0 links dynamically. osusergo,netgo keep glibc's NSS,
+# which cannot be linked statically, out.
+STATIC ?= 1
+ifeq ($(shell uname -s)$(STATIC),Linux1)
+BUILDFLAGS := -tags osusergo,netgo -ldflags '-linkmode external -extldflags -static'
+endif
 build:
-	$(GO) build -o $(BIN) ./cmd/guardrun
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/guardrun
 
 vet:
 	$(GO) vet $(PKGS)

@@ -3,7 +3,6 @@ module github.com/guardrun/guardrun
 go 1.26.8
 
 require (
-	github.com/alecthomas/chroma v0.10.0
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0
@@ -16,7 +15,4 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
-require (
-	github.com/dlclark/regexp2 v1.4.0 // indirect
-	golang.org/x/tools v0.38.0 // indirect
-)
+require golang.org/x/tools v0.38.0 // indirect

@@ -29,7 +29,8 @@ type Record struct {
 	Bytes int64  `json:"bytes,omitempty"`
 	// Verdict is policy's verdict: allow, ask or block.
 	Verdict string `json:"verdict"`
-	// Outcome is ran, refused or failed.
+	// Outcome is ran, refused or failed; started on the record written
+	// as a command starts, before its end (with the same Run) is known.
 	Outcome string `json:"outcome"`
 	// DecidedBy is rule, person, session, mode, policy or sandbox.
 	DecidedBy string `json:"decided_by"`
@@ -42,6 +43,10 @@ type Record struct {
 	Exit       *int    `json:"exit,omitempty"`
 	DurationMS float64 `json:"duration_ms"`
 	PID        int     `json:"pid"`
+	// Run ties a command's started record to the record of its end.
+	Run string `json:"run,omitempty"`
+	// Zones is the sandbox the command ran in: its zones and network.
+	Zones string `json:"zones,omitempty"`
 }
 
 // Audit appends records to a JSON-lines log that any number of guardrun

@@ -3,23 +3,9 @@ package approval
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/alecthomas/chroma"
-	"github.com/alecthomas/chroma/lexers/b"
-	"github.com/alecthomas/chroma/lexers/c"
-	"github.com/alecthomas/chroma/lexers/d"
-	"github.com/alecthomas/chroma/lexers/g"
-	"github.com/alecthomas/chroma/lexers/h"
-	"github.com/alecthomas/chroma/lexers/j"
-	"github.com/alecthomas/chroma/lexers/m"
-	"github.com/alecthomas/chroma/lexers/p"
-	"github.com/alecthomas/chroma/lexers/r"
-	"github.com/alecthomas/chroma/lexers/s"
-	"github.com/alecthomas/chroma/lexers/t"
-	"github.com/alecthomas/chroma/lexers/y"
 	udiff "github.com/aymanbagabas/go-udiff"
 )
 
@@ -148,8 +134,8 @@ func NewFileDetail(path string, content []byte, st Style) string {
 	}
 	var b strings.Builder
 	lexer := ""
-	if l := lexerFor(path, text); l != nil && st.Color {
-		lexer = ", " + l.Config().Name
+	if l := languageFor(path, text); l != nil && st.Color {
+		lexer = ", " + l.name
 	}
 	fmt.Fprintf(&b, "%s %s: %d %s, %s%s\n", st.paint("1", "new file"), p, len(lines), plural(len(lines), "line"), sizeText(size), lexer)
 	width := len(fmt.Sprint(len(lines)))
@@ -191,45 +177,11 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// highlighted are the languages the new-file view colours. Only their
-// packages are linked in: chroma's complete registry costs several
-// milliseconds at every process start, and guardrun starts once per
-// command when it is an agent's $SHELL. chroma v0.10's lexers compile
-// their rules lazily, on first use.
-var highlighted = []chroma.Lexer{
-	g.Go, p.Python, b.Bash, y.YAML, j.JSON, c.C, c.CPP, r.Rust, r.Ruby,
-	t.TypeScript, t.TOML, m.Markdown, m.Makefile, d.Docker, s.SQL, h.HTML, j.Java,
-}
-
-// lexerFor picks a lexer by file name, else by content (a shebang); nil
-// for plain text or a language not in the table.
-func lexerFor(path, text string) chroma.Lexer {
-	base := filepath.Base(path)
-	for _, l := range highlighted {
-		cfg := l.Config()
-		for _, pat := range append(cfg.Filenames, cfg.AliasFilenames...) {
-			if ok, _ := filepath.Match(pat, base); ok {
-				return l
-			}
-		}
-	}
-	var best chroma.Lexer
-	var score float32
-	for _, l := range highlighted {
-		if a, ok := l.(chroma.Analyser); ok {
-			if v := a.AnalyseText(text); v > score {
-				best, score = l, v
-			}
-		}
-	}
-	return best
-}
-
 // highlight colours the first lines of text (already sanitized, split
 // into lines). Each returned line carries its own colours and ends with
 // a reset, so truncating the detail anywhere leaves no colour open.
 func highlight(path, text string, lines []string) []string {
-	l := lexerFor(path, text)
+	l := languageFor(path, text)
 	if l == nil {
 		return lines
 	}
@@ -237,64 +189,17 @@ func highlight(path, text string, lines []string) []string {
 	if len(lines) > maxHighlightLines {
 		head = strings.Join(lines[:maxHighlightLines], "\n") + "\n"
 	}
-	it, err := chroma.Coalesce(l).Tokenise(nil, head)
-	if err != nil {
+	// The colouring only cuts the text up and adds its own colours. The
+	// text is sanitized; check anyway: an escape in it would reach the
+	// terminal.
+	if strings.ContainsRune(head, 0x1b) {
 		return lines
 	}
-	out := make([]string, 0, len(lines))
-	for _, toks := range chroma.SplitTokensIntoLines(it.Tokens()) {
-		var b strings.Builder
-		for _, t := range toks {
-			v := strings.TrimSuffix(t.Value, "\n")
-			if v == "" {
-				continue
-			}
-			// Lexers only ever cut the text up; a value is a piece of
-			// the sanitized input. Check anyway: an escape here would
-			// reach the terminal.
-			if strings.ContainsRune(v, 0x1b) {
-				return lines
-			}
-			if code := tokenColour(t.Type); code != "" {
-				b.WriteString("\x1b[" + code + "m" + v + "\x1b[0m")
-			} else {
-				b.WriteString(v)
-			}
-		}
-		out = append(out, b.String())
-	}
+	out := l.colourText(head)
 	if len(out) != min(len(lines), maxHighlightLines) {
-		// The lexer split lines differently from us; show them plain
-		// rather than misnumbered.
+		// Split differently from us; show the lines plain rather than
+		// misnumbered.
 		return lines
 	}
 	return append(out, lines[len(out):]...)
-}
-
-// tokenColour maps a token to one of the terminal's 16 colours, which
-// follow the person's own theme on light and dark backgrounds alike.
-func tokenColour(t chroma.TokenType) string {
-	switch {
-	case t.InCategory(chroma.Comment):
-		return "2"
-	case t.InSubCategory(chroma.LiteralNumber), t == chroma.KeywordConstant:
-		return "35"
-	case t == chroma.KeywordType || t.InSubCategory(chroma.NameBuiltin):
-		return "36"
-	case t.InCategory(chroma.Keyword):
-		return "34;1"
-	case t.InSubCategory(chroma.LiteralString):
-		return "32"
-	case t == chroma.NameFunction, t == chroma.NameClass, t == chroma.NameTag:
-		return "33"
-	case t == chroma.NameAttribute, t == chroma.NameDecorator:
-		return "36"
-	case t == chroma.GenericInserted:
-		return "32"
-	case t == chroma.GenericDeleted, t == chroma.Error:
-		return "31"
-	case t == chroma.GenericHeading, t == chroma.GenericSubheading:
-		return "1"
-	}
-	return ""
 }

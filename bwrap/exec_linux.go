@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/guardrun/guardrun/internal/trace"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp"
 )
@@ -74,9 +75,13 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 			c.release()
 		}
 	}()
-	if c.seccomp, err = filterFile(p.Seccomp); err != nil {
+	end := trace.Phase("seccomp")
+	c.seccomp, err = filterFile(p.Seccomp)
+	end()
+	if err != nil {
 		return nil, err
 	}
+	end = trace.Phase("bwrap args")
 	// Masks for paths that do not exist yet are mount points bwrap would
 	// create; make (and lock) them here so they can be removed after.
 	// One stat per path for both steps.
@@ -88,6 +93,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 	if err != nil {
 		return nil, err
 	}
+	end()
 	if c.statusR, c.statusW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("bwrap: status pipe: %w", err)
 	}
@@ -127,6 +133,7 @@ func (c *Cmd) Close() {
 // then on. The seccomp program and the write end of the status pipe are
 // closed here, in the parent, once bwrap holds them.
 func (c *Cmd) Start() error {
+	defer trace.Phase("bwrap start")()
 	if err := closeOnExecAll(); err != nil {
 		c.release()
 		return fmt.Errorf("bwrap: mark descriptors close-on-exec: %w", err)
@@ -237,6 +244,7 @@ func (c *Cmd) Signal(sig os.Signal) error {
 // sandbox did not start or the command could not be run (bwrap has
 // printed why on the command's stderr).
 func (c *Cmd) Wait() (int, error) {
+	defer trace.Phase("command")()
 	werr := c.Cmd.Wait()
 	// bwrap wrote its last status before exiting; the pipe's end of file
 	// follows at once unless something else still holds the write end,
@@ -309,7 +317,7 @@ func filterFile(pol sandbox.SeccompPolicy) (*os.File, error) {
 	defer filterMu.Unlock()
 	tmpl, ok := filters[pol]
 	if !ok {
-		f, err := seccomp.Build(pol)
+		f, err := seccomp.BuildCached(pol, filterCache())
 		if err != nil {
 			return nil, fmt.Errorf("bwrap: seccomp filter: %w", err)
 		}

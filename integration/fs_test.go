@@ -235,8 +235,16 @@ func TestFSZones(t *testing.T) {
 			after: map[string]string{"work/notes/new.log": "log\n"}, stdout: `^created`},
 		{name: "write_approval, strict", args: []string{"fs", "write", "--strict", "notes/n.txt"}, stdin: "new\n", code: 77,
 			stderr: strictMsg + `write notes/n\.txt needs approval\n$`, after: map[string]string{"work/notes/n.txt": "note\n"}},
-		{name: "write into a missing directory", args: []string{"fs", "write", "nodir/x.txt"}, stdin: "x", code: 125,
-			stderr: `^guardrun: fs write: open .*/work/nodir: no such file or directory\n$`, after: map[string]string{"work/nodir": absent}},
+		{name: "write into missing directories of a rw zone creates them", args: []string{"fs", "write", "nodir/sub/x.txt"}, stdin: "x",
+			stdout: `^created .*/work/nodir/sub/x\.txt`, after: map[string]string{"work/nodir/sub/x.txt": "x"}},
+		{name: "missing directories ask like the write (no terminal: strict)", args: []string{"fs", "write", "guarded/new/x.txt"}, stdin: "x", code: 77,
+			stderr: noTTY + `write guarded/new/x\.txt needs approval;`, after: map[string]string{"work/guarded/new": absent}},
+		{name: "missing directories, approve-all", args: []string{"fs", "write", "--approve-all", "notes/sub/n.txt"}, stdin: "n",
+			stdout: `^created`, after: map[string]string{"work/notes/sub/n.txt": "n"}},
+		{name: "missing directories in a read-only zone", args: []string{"fs", "write", "--approve-all", "docs/new/x.md"}, stdin: "x", code: 77,
+			stderr: `zone "docs" is read-only`, after: map[string]string{"work/docs/new": absent}},
+		{name: "a missing directory under a file", args: []string{"fs", "write", "a.txt/x"}, stdin: "x", code: 125,
+			stderr: `a\.txt`, after: map[string]string{"work/a.txt": "alpha\nbeta\n"}},
 		{name: "write over a directory", args: []string{"fs", "write", "full"}, stdin: "x", code: 125,
 			stderr: `is a directory`, after: map[string]string{"work/full/f": "f\n"}},
 		{name: "write guardrun's own config", args: []string{"fs", "write", ".guardrun-config.yaml"}, stdin: "mode: approve-all\n", code: 77,
@@ -577,6 +585,64 @@ func TestFSPromptNewFile(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(tr.work, "guarded", "main.go")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the file was created (%v)", err)
+	}
+}
+
+// TestFSPromptMkdir: a write into missing directories shows them in the
+// prompt; approved, they are created with the file.
+func TestFSPromptMkdir(t *testing.T) {
+	tr := newFSTree(t)
+	r := tr.startPTY(t, "hi\n", []string{"TERM=xterm-256color", "NO_COLOR=1"}, "fs", "write", "guarded/a/b/x.txt")
+	r.waitFor(keyLine, 1)
+	want := "create directories " + filepath.Join(tr.work, "guarded/a") + ", " + filepath.Join(tr.work, "guarded/a/b")
+	if screen := r.text(); !strings.Contains(screen, want) {
+		t.Errorf("the prompt lacks %q:\n%s", want, screen)
+	}
+	r.send("y")
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit status %d, want 0; stderr: %s", code, r.stderr.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(tr.work, "guarded/a/b/x.txt")); err != nil || string(b) != "hi\n" {
+		t.Errorf("the file is %q (%v), want hi", b, err)
+	}
+}
+
+// TestFSRefuseTools: with os_sandbox_fallback: refuse_tools and no
+// working OS sandbox, fs refuses every operation, as every command is.
+func TestFSRefuseTools(t *testing.T) {
+	tr := newFSTree(t)
+	cfg := filepath.Join(tr.work, ".guardrun-config.yaml")
+	data, _ := os.ReadFile(cfg)
+	data = bytes.Replace(data, []byte("require_os_sandbox: false"), []byte("require_os_sandbox: true\n  os_sandbox_fallback: refuse_tools"), 1)
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A bwrap that cannot start a sandbox, first on PATH.
+	bin := filepath.Join(tr.root, "bin")
+	os.Mkdir(bin, 0o755)
+	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: no namespaces here' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH")}
+	for _, args := range [][]string{
+		{"fs", "write", "new.txt"},
+		{"fs", "write", "nodir/x.txt"},
+		{"fs", "read", "a.txt"},
+		{"fs", "rm", "a.txt"},
+	} {
+		stdout, stderr, code := tr.run(t, "x", env, args...)
+		if code != 77 || !strings.Contains(stderr, "refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools)") || stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 77 and the refuse_tools refusal", args, code, stdout, stderr)
+		}
+	}
+	got := tr.state([]string{"work/new.txt", "work/nodir", "work/a.txt"})
+	if diff := cmp.Diff(got, map[string]string{"work/new.txt": absent, "work/nodir": absent, "work/a.txt": "alpha\nbeta\n"}); diff != "" {
+		t.Errorf("files changed (-got +want):\n%s", diff)
+	}
+	// The same command is refused the same way.
+	_, stderr, code := tr.run(t, "", env, "-c", "true")
+	if code != 77 || !strings.Contains(stderr, "os_sandbox_fallback: refuse_tools") {
+		t.Errorf("guardrun -c true: exit %d, stderr %q; want 77", code, stderr)
 	}
 }
 

@@ -423,7 +423,7 @@ sandbox:
 `
 
 // TestRunConcurrentAudit: 100 guardrun processes at once in one session
-// write exactly 100 whole audit lines.
+// write exactly 200 whole audit lines, a started and an ended one per run.
 func TestRunConcurrentAudit(t *testing.T) {
 	requireSandbox(t)
 	w := runWorld(t, runConfig, "GUARDRUN_SESSION=test-x")
@@ -454,6 +454,7 @@ func TestRunConcurrentAudit(t *testing.T) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	lines := 0
 	pids := map[float64]bool{}
+	runs := map[string]string{} // run → outcomes in order
 	for sc.Scan() {
 		lines++
 		var rec map[string]any
@@ -461,17 +462,24 @@ func TestRunConcurrentAudit(t *testing.T) {
 			t.Errorf("audit line %d is not JSON: %v\n%s", lines, err, sc.Text())
 			continue
 		}
-		if rec["session"] != "test-x" || rec["outcome"] != "ran" || rec["script"] != "true" {
+		if rec["session"] != "test-x" || (rec["outcome"] != "ran" && rec["outcome"] != "started") || rec["script"] != "true" {
 			t.Errorf("audit line %d: session %v, outcome %v, script %v", lines, rec["session"], rec["outcome"], rec["script"])
 		}
-		if e, ok := rec["exit"].(float64); !ok || e != 0 {
+		run, _ := rec["run"].(string)
+		runs[run] += fmt.Sprint(rec["outcome"], " ")
+		if e, ok := rec["exit"].(float64); rec["outcome"] == "ran" && (!ok || e != 0) {
 			t.Errorf("audit line %d: exit %v", lines, rec["exit"])
 		}
 		pid, _ := rec["pid"].(float64)
 		pids[pid] = true
 	}
-	if lines != n {
-		t.Errorf("the audit log has %d lines after %d runs", lines, n)
+	if lines != 2*n {
+		t.Errorf("the audit log has %d lines after %d runs, want %d", lines, n, 2*n)
+	}
+	for run, outcomes := range runs {
+		if outcomes != "started ran " {
+			t.Errorf("run %q has records %q, want a started then a ran record", run, outcomes)
+		}
 	}
 	if len(pids) != n {
 		t.Errorf("the audit log has %d distinct pids, want %d", len(pids), n)

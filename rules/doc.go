@@ -31,4 +31,8 @@
 //     stopped by the OS sandbox, not here.
 //   - A rule that might match because a word is only known at run time makes
 //     the part ask; the engine never guesses run-time values.
+//   - A config file is refused above 128 KiB (MaxConfigBytes), or when its
+//     YAML aliases expand it past 4 MiB; at most 20 errors are reported,
+//     each value quoted in one cut at 64 bytes. A file within the limits can
+//     still cost tens of megabytes and a fraction of a second to refuse.
 package rules

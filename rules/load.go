@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,9 +37,9 @@ type Env struct {
 
 // Load reads and validates the config file at path.
 func Load(path string, env Env) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -63,9 +62,13 @@ func Default(env Env) *Config {
 // Parse validates config text. file names it in errors; dir is the base of
 // relative roots.
 func Parse(file string, data []byte, dir string, env Env) (*Config, error) {
+	if len(data) > MaxConfigBytes {
+		return nil, tooLarge(file, int64(len(data)))
+	}
 	d := &decoder{file: file, dir: dir, env: env}
 	c := d.config(data)
 	if len(d.errs) > 0 {
+		d.finish()
 		return nil, d.errs
 	}
 	return c, nil
@@ -76,10 +79,16 @@ type decoder struct {
 	dir  string
 	env  Env
 	errs ConfigErrors
+	// dropped counts the errors beyond maxKeptErrors.
+	dropped int
 }
 
 func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) {
-	e := &ConfigError{File: d.file, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if len(d.errs) >= maxKeptErrors {
+		d.dropped++
+		return
+	}
+	e := &ConfigError{File: d.file, Path: path, Msg: fmt.Sprintf(format, clipQuoted(format, args)...)}
 	if n != nil {
 		e.Line, e.Col = n.Line, n.Column
 	}
@@ -122,6 +131,10 @@ func (d *decoder) config(data []byte) *Config {
 		d.errAt(&extra, "", "a config file holds one YAML document; found another")
 	} else if !errors.Is(err, io.EOF) {
 		d.yamlErr(err)
+	}
+	if size := expandedSize(&doc, maxExpanded, map[*yaml.Node]int64{}); size > maxExpanded {
+		d.errAt(nil, "", "with its aliases (*name) expanded the document is more than %s; a config may expand to at most that: use fewer aliases", sizeText(maxExpanded))
+		return c
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
@@ -241,7 +254,7 @@ func kindName(n *yaml.Node) string {
 		case "!!int", "!!float":
 			return "a number"
 		}
-		return fmt.Sprintf("the string %q", n.Value)
+		return fmt.Sprintf("the string %q", clip(n.Value, maxQuoted))
 	}
 	return "something else"
 }

@@ -25,3 +25,8 @@ func (f *Filter) File() (*os.File, error) {
 func Supported() error {
 	return errUnsupported
 }
+
+// BuildCached fails: see Build.
+func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
+	return nil, errUnsupported
+}

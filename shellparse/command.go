@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -61,12 +62,17 @@ func (f *frame) callText(c call) string {
 // wrapper around them.
 type handler func(f *frame, c call) (wrapper bool)
 
-var handlers map[string]handler
+var (
+	handlers     map[string]handler
+	handlersOnce sync.Once
+)
 
 // shells are the programs whose -c string, script or stdin is shell code.
 var shells = []string{"sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "ksh93", "mksh", "lksh", "pdksh", "yash", "posh"}
 
-func init() {
+// initHandlers fills handlers, on first use rather than at package
+// initialisation: guardrun verbs that parse nothing do not pay for it.
+func initHandlers() {
 	handlers = map[string]handler{
 		"env":       envCmd,
 		"nice":      niceCmd,
@@ -155,6 +161,7 @@ func (f *frame) emit(c call) {
 		f.sc.dir.setUnknown("a command whose name is known only at run time may change directory")
 		return
 	}
+	handlersOnce.Do(initHandlers)
 	h := handlers[baseName(w0.Value)]
 	if h == nil {
 		return

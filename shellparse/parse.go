@@ -160,7 +160,8 @@ func dialect(l syntax.LangVariant) syntax.LangVariant {
 }
 
 func parseFile(src string, lang syntax.LangVariant) (*syntax.File, error) {
-	p := syntax.NewParser(syntax.Variant(lang))
+	p := getParser(lang)
+	defer putParser(lang, p)
 	return p.Parse(strings.NewReader(src), "")
 }
 

@@ -33,7 +33,8 @@ func SplitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
 	if err := checkPatternShape(file); err != nil {
 		return nil, err
 	}
-	p := syntax.NewParser(syntax.Variant(lang))
+	p := getParser(lang)
+	defer putParser(lang, p)
 	var out []string
 	for w, err := range p.WordsSeq(strings.NewReader(pat)) {
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -533,10 +534,12 @@ func leadingZero(s string) bool {
 // the substitution whenever such text is evaluated as a variable
 // reference in arithmetic, [[ -v ]], printf -v, read and similar, which
 // no static reading of the script can follow.
-var subscriptSubst = regexp.MustCompile("[A-Za-z_][A-Za-z0-9_]*\\[[^]]*(\\$\\(|`)")
+var subscriptSubst = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("[A-Za-z_][A-Za-z0-9_]*\\[[^]]*(\\$\\(|`)")
+})
 
 func (f *frame) checkSubscript(value, src string, pos Pos) {
-	if strings.Contains(value, "[") && subscriptSubst.MatchString(value) {
+	if strings.Contains(value, "[") && subscriptSubst().MatchString(value) {
 		f.find(Ask, "text shaped like an array subscript holds a command substitution, which bash runs if the text is used as a variable reference: "+src, src, pos)
 	}
 }

@@ -253,7 +253,7 @@ func load(g *global, e *env) (*loaded, error) {
 func (l *loaded) fromEnv(e *env, gc string, ref *rules.Config) error {
 	abs, err := filepath.Abs(gc)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return err
 	}
 	cfg, err := rules.Load(abs, e.rulesEnv())
 	if err != nil {
@@ -288,9 +288,10 @@ func (l *loaded) discover(e *env, base func() (*rules.Config, []configFile, erro
 	datas := make([][]byte, len(files))
 	nearestTrusted := -1
 	for i, f := range files {
-		data, err := os.ReadFile(f)
+		// Size-checked before it is read, trusted or not.
+		data, err := rules.ReadFile(f)
 		if err != nil {
-			return fmt.Errorf("config: %w", err)
+			return err
 		}
 		datas[i] = data
 		ok, err := store.Trusted(f, data)

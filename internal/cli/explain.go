@@ -161,10 +161,18 @@ func cmdCheck(g *global, args []string, io IO) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(io.Stdout, "config: %s (%s)\n", rep.Config, rep.Source)
+		if rep.Config == rules.DefaultName {
+			fmt.Fprintf(io.Stdout, "config: %s\n", rep.Config) // the source says the same
+		} else {
+			fmt.Fprintf(io.Stdout, "config: %s (%s)\n", rep.Config, rep.Source)
+		}
 		// Every file of the config in force, base first: where it came
-		// from and why it is or is not trusted.
+		// from and why it is or is not trusted. The embedded default
+		// alone is named once, above.
 		for _, f := range l.chain {
+			if f.Trusted && f.File == rules.DefaultName {
+				continue
+			}
 			if f.Trusted {
 				fmt.Fprintf(io.Stdout, "trust:  %s is trusted (%s: %s)\n", f.File, f.Origin, f.Why)
 				continue

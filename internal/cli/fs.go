@@ -36,8 +36,9 @@ file's content, or what would be deleted.
 guardrun performs the operation itself, outside the OS sandbox, on the path
 as resolved when it was checked: symbolic links are resolved before the
 check and never followed after it. Writes are atomic (a reader sees the old
-file or the new one, never a mix) and keep the file's mode; a write never
-creates missing directories. fs rm removes regular files and empty
+file or the new one, never a mix) and keep the file's mode; a write creates
+missing directories only inside the file's own read-write zone, and shows
+them in what it asks. fs rm removes regular files and empty
 directories only: never a directory tree, never a symbolic link.
 guardrun's own config and state cannot be changed through fs.
 
@@ -112,6 +113,9 @@ func cmdFS(g *global, args []string, io IO) error {
 	// its temporary file left behind.
 	ignoreFileSizeSignal()
 	f := &fsRun{s: s, io: io, verb: verb, arg: paths[0], start: time.Now()}
+	if err := f.refuseWithoutSandbox(); err != nil {
+		return err
+	}
 	switch verb {
 	case "read":
 		return f.read()
@@ -135,6 +139,8 @@ type fsRun struct {
 	path  string // the path as resolved: what policy judged, what is touched
 	start time.Time
 	d     *rules.Decision
+	// mkdirs are the missing directories a write creates first.
+	mkdirs []string
 }
 
 // fsResult is the --json answer.
@@ -389,7 +395,11 @@ func (f *fsRun) write() error {
 	}
 	snap, err := f.snapshot(maxSnapshotBytes)
 	if err != nil {
-		return f.failEarly(err)
+		dirs, ok := f.parentsToCreate(err)
+		if !ok {
+			return f.failEarly(err)
+		}
+		f.mkdirs, snap = dirs, &fsop.Snapshot{}
 	}
 	return f.replace(snap, data, false)
 }
@@ -445,7 +455,7 @@ func (f *fsRun) replace(snap *fsop.Snapshot, data []byte, edit bool) error {
 	out, err := f.gate(func(st approval.Style) string {
 		switch {
 		case !snap.Exists:
-			return approval.NewFileDetail(f.path, data, st)
+			return mkdirDetail(f.mkdirs, st) + approval.NewFileDetail(f.path, data, st)
 		case snap.TooLarge:
 			return approval.InfoDetail("replace", f.path, fmt.Sprintf("regular file of %d bytes with %d bytes", snap.Info.Size, len(data)), int64(len(data)), st)
 		}
@@ -460,6 +470,9 @@ func (f *fsRun) replace(snap *fsop.Snapshot, data []byte, edit bool) error {
 	o := fsop.WriteOptions{}
 	if edit || out.By == "person" {
 		o.Expect = snap
+	}
+	if err := fsop.MkdirParents(f.mkdirs); err != nil {
+		return f.fail(out, err)
 	}
 	created, err := fsop.WriteFile(f.path, data, o)
 	if err != nil {

@@ -37,7 +37,13 @@ func cmdLog(g *global, args []string, io IO) error {
 	if err != nil {
 		return err
 	}
-	recs, err := approval.ReadAudit(l.cfg.Audit.Path, approval.Filter{Session: g.session, Last: n})
+	// A command is two records, its start and its end: read twice as
+	// many, join them, keep n.
+	recs, err := approval.ReadAudit(l.cfg.Audit.Path, approval.Filter{Session: g.session, Last: 2 * n})
+	recs = approval.JoinRuns(recs)
+	if n > 0 && len(recs) > n {
+		recs = recs[len(recs)-n:]
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if !g.json {
 			fmt.Fprintf(io.Stdout, "no audit log yet at %s\n", l.cfg.Audit.Path)
@@ -68,6 +74,10 @@ func cmdLog(g *global, args []string, io IO) error {
 			what = r.Op + " " + r.Path
 		}
 		status := r.Outcome
+		if r.Outcome == approval.OutcomeStarted {
+			// No end record: still running, or guardrun was killed.
+			status = "unfinished"
+		}
 		if r.Exit != nil {
 			status += " " + strconv.Itoa(*r.Exit)
 		}

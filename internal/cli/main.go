@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/term"
+
+	"github.com/guardrun/guardrun/internal/trace"
 )
 
 // Exit statuses of the contract.
@@ -48,6 +50,8 @@ type IO struct {
 // Main runs guardrun with the given argv[0] and arguments and returns the
 // process exit status.
 func Main(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	trace.Begin()
+	defer trace.Print(stderr)
 	io := IO{stdin, stdout, stderr}
 	err := dispatch(argv0, args, io)
 	return report(err, stderr)

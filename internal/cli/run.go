@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/internal/trace"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/sandbox"
@@ -178,11 +180,13 @@ func prepare(g *global, io IO) (*runSession, error) {
 // checkSandbox is set: guardrun fs performs its operation itself, after
 // policy, so whether a sandbox could start changes nothing for it.
 func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
+	end := trace.Phase("config")
 	e, err := newEnv()
 	if err != nil {
 		return nil, err
 	}
 	l, err := load(g, e)
+	end()
 	if err != nil {
 		return nil, err
 	}
@@ -194,8 +198,10 @@ func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 		s.sessionID, s.store = openSession(g, l, e)
 		return s, nil
 	}
+	end = trace.Phase("sandbox check")
 	backend, err := runner.Choose(string(backendFor(g, l)), filepath.Join(e.stateDir, "sandbox-ok"))
 	s.backend = backend
+	end()
 	if err != nil {
 		cfg := l.cfg
 		switch {
@@ -208,7 +214,12 @@ func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
 			return nil, fmt.Errorf("no OS sandbox can be applied: %v\n(require_os_sandbox is on with os_sandbox_fallback: fail_fast; fix the above, or set require_os_sandbox: false to run unsandboxed)", err)
 		}
 	}
+	// Compiled seccomp programs are kept in the state directory, which
+	// the sandbox hides.
+	bwrap.SetFilterCache(filepath.Join(e.stateDir, "cache"))
+	end = trace.Phase("session")
 	s.sessionID, s.store = openSession(g, l, e)
+	end()
 	return s, nil
 }
 
@@ -227,12 +238,14 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		return &refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.noSandbox)}
 	}
 
+	end := trace.Phase("decide")
 	var d *rules.Decision
 	if j.argv != nil {
 		d = l.engine.Argv(j.argv, cwd)
 	} else {
 		d = l.engine.Script(j.script, cwd)
 	}
+	end()
 	req := &approval.Request{
 		Display:  j.display(),
 		Decision: d,
@@ -243,7 +256,9 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 	if s.store != nil {
 		req.Key = approval.RequestKey(d)
 	}
+	end = trace.Phase("approve")
 	out, err := s.ask(ctx, req, io, nil)
+	end()
 	if err != nil {
 		return err
 	}
@@ -271,12 +286,15 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 	stdio := runner.Stdio{Stdin: io.Stdin, Stdout: io.Stdout, Stderr: io.Stderr}
 	var status int
 	if s.sandboxed {
+		end = trace.Phase("profile")
 		p, err := profileFor(l, e, cwd, d.Network)
+		end()
 		if err != nil {
 			return err
 		}
 		rec.Sandbox = s.backend
 		opts := runner.Options{Backend: s.backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
+		s.auditStart(j, cwd, rec, start, d.Network, io)
 		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
 		if err == nil && status != 0 && s.backend == runner.BackendLandlock {
 			noteFixed(io, p, cfg.Sandbox.LandlockAccept)
@@ -289,6 +307,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		warnCreatedProtected(p, io)
 	} else {
 		rec.Sandbox = "none"
+		s.auditStart(j, cwd, rec, start, d.Network, io)
 		status, err = runner.RunUnsandboxed(ctx, cwd, argv, childEnv, stdio)
 		if err != nil {
 			rec.Outcome = "failed"
@@ -385,9 +404,11 @@ func (s *runSession) audit(j *job, cwd string, rec approval.Record, start time.T
 	}
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	rec.PID = os.Getpid()
+	rec.Run = runID(start)
 	if rec.Session == "" {
 		rec.Session = s.sessionID
 	}
+	defer trace.Phase("audit")()
 	if err := approval.OpenAudit(s.l.cfg.Audit.Path).Append(rec); err != nil {
 		fmt.Fprintf(io.Stderr, "guardrun: warning: audit log: %v\n", err)
 	}

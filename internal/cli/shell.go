@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/term"
@@ -30,7 +31,8 @@ until it does.
 
 cd, export and unset on a line of their own are checked and run like any
 command and then also take effect for the lines that follow; exit [N] ends
-the shell. Everything else runs in a fresh sandboxed shell, so shell
+the shell. After cd, the lines that follow run under the config of the new
+directory, found and trusted as at start (its .guardrun.yaml, if any). Everything else runs in a fresh sandboxed shell, so shell
 variables, functions and aliases do not carry over from one input to the
 next: export what later lines need.
 
@@ -317,7 +319,7 @@ func (sh *shell) stateBuiltin(src string) (b *builtinCall, note string) {
 	return nil, ""
 }
 
-var assignPrefix = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`)
+var assignPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`) })
 
 // isAssignWord reports whether w starts with a literal NAME= or NAME+=.
 func isAssignWord(w *syntax.Word) bool {
@@ -325,7 +327,7 @@ func isAssignWord(w *syntax.Word) bool {
 		return false
 	}
 	l, ok := w.Parts[0].(*syntax.Lit)
-	return ok && assignPrefix.MatchString(l.Value)
+	return ok && assignPrefix().MatchString(l.Value)
 }
 
 // hasGlob reports whether a word has an unquoted pattern character, which
@@ -345,7 +347,7 @@ func hasGlob(w *syntax.Word) bool {
 	return false
 }
 
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // apply makes a builtin that succeeded in the sandbox take effect here,
 // and returns the status, as bash would report it.
@@ -360,12 +362,12 @@ func (sh *shell) apply(b *builtinCall) int {
 			case a == "-n":
 				unexport = true
 			case strings.HasPrefix(a, "-"):
-			case unexport && varName.MatchString(a):
+			case unexport && varName().MatchString(a):
 				sh.environ = unsetenv(sh.environ, a)
 			}
 		}
 		for _, a := range b.assigns {
-			if !varName.MatchString(a.name) {
+			if !varName().MatchString(a.name) {
 				continue
 			}
 			v := a.value
@@ -384,7 +386,7 @@ func (sh *shell) apply(b *builtinCall) int {
 			if a == "-f" {
 				return 0 // functions do not outlive a line anyway
 			}
-			if !strings.HasPrefix(a, "-") && varName.MatchString(a) {
+			if !strings.HasPrefix(a, "-") && varName().MatchString(a) {
 				sh.environ = unsetenv(sh.environ, a)
 			}
 		}
@@ -439,9 +441,17 @@ func (sh *shell) cd(args []string, show bool) int {
 		fmt.Fprintf(sh.io.Stderr, "guardrun: cd: %s: Not a directory\n", dirs0(dirs, target))
 		return 1
 	}
+	// The lines that follow run under the config of the new directory,
+	// found and trusted as at start; one that does not load keeps the
+	// shell where it is.
+	l, err := sh.configFor(target)
+	if err != nil {
+		fmt.Fprintf(sh.io.Stderr, "guardrun: cd: %s: %v\n", dirs0(dirs, target), err)
+		return 1
+	}
 	if sh.s.sandboxed {
 		// Every later command would fail to start there; say so now.
-		if _, err := profileFor(sh.s.l, sh.s.e, target, false); err != nil {
+		if _, err := profileFor(l, sh.s.e, target, false); err != nil {
 			if inner := errors.Unwrap(err); inner != nil {
 				err = inner
 			}
@@ -452,6 +462,7 @@ func (sh *shell) cd(args []string, show bool) int {
 	sh.environ = setenv(sh.environ, "OLDPWD", sh.cwd)
 	sh.environ = setenv(sh.environ, "PWD", target)
 	sh.cwd = target
+	sh.useConfig(l)
 	if show {
 		fmt.Fprintln(sh.io.Stdout, target)
 	}

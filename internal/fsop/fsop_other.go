@@ -23,3 +23,6 @@ func Load(p string, limit int64) (*Snapshot, error)                 { return nil
 func WriteFile(p string, data []byte, o WriteOptions) (bool, error) { return false, errUnsupported }
 func Remove(p string, expect *Info) (Info, error)                   { return Info{}, errUnsupported }
 func List(p string) ([]Entry, Info, error)                          { return nil, Info{}, errUnsupported }
+
+func MissingDirs(p string) ([]string, error) { return nil, errUnsupported }
+func MkdirParents(dirs []string) error       { return errUnsupported }

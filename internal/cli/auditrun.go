@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/guardrun/guardrun/approval"
+)
+
+// runID names one run in the audit log; the started record and the end
+// record of a command share it.
+func runID(start time.Time) string {
+	return fmt.Sprintf("%d-%d", os.Getpid(), start.UnixNano())
+}
+
+// auditStart writes the record of a command about to run: the decision,
+// who made it, the sandbox. Written before the command starts, it stays
+// in the log if guardrun is killed while the command runs; the record of
+// the end (audit) follows with the status and duration.
+func (s *runSession) auditStart(j *job, cwd string, rec approval.Record, start time.Time, network bool, io IO) {
+	rec.Outcome = approval.OutcomeStarted
+	rec.Zones = sandboxSummary(s.l, network)
+	s.audit(j, cwd, rec, start, io)
+}

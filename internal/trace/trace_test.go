@@ -1,0 +1,36 @@
+package trace
+
+import (
+	"bytes"
+	"regexp"
+	"testing"
+)
+
+func TestPhases(t *testing.T) {
+	defer func(e bool) { enabled = e }(enabled)
+
+	enabled = false
+	Begin()
+	Phase("off")()
+	var b bytes.Buffer
+	Print(&b)
+	if b.Len() != 0 {
+		t.Errorf("printed without GUARDRUN_TRACE=1: %q", b.String())
+	}
+
+	enabled = true
+	Begin()
+	end := Phase("config")
+	end()
+	Phase("sandbox check")()
+	Print(&b)
+	re := regexp.MustCompile(`(?m)^guardrun: trace: config +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: sandbox check +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: total \(main\) +[0-9.]+ms\n$`)
+	if !re.MatchString(b.String()) {
+		t.Errorf("trace output:\n%s", b.String())
+	}
+	b.Reset()
+	Print(&b)
+	if bytes.Contains(b.Bytes(), []byte("config")) {
+		t.Errorf("phases printed twice:\n%s", b.String())
+	}
+}

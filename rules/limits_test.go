@@ -1,0 +1,69 @@
+package rules
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestConfigLimits(t *testing.T) {
+	env := Env{Cwd: "/w", Home: "/h"}
+	tests := []struct {
+		name, text string
+		want       []string // in the error text
+		maxLen     int
+	}{
+		{"many errors", "sandbox:\n  deny: [" + strings.Repeat("1, ", 500) + "1]\n",
+			[]string{"sandbox.deny[0]: want a string", "sandbox.deny[19]:", "and 481 more errors (only the first 20 are shown)"}, 4000},
+		{"long value", "mode: \"" + strings.Repeat("é", 5000) + "\"\n",
+			[]string{`got "` + strings.Repeat("é", 32) + `…"`}, 400},
+		{"long key", "? " + strings.Repeat("k", 5000) + "\n: 1\n", []string{"unknown key"}, 1000},
+		{"aliases", "a: &a \"" + strings.Repeat("x", 100_000) + "\"\nsandbox:\n  deny: [" + strings.Repeat("*a, ", 60) + "*a]\n",
+			[]string{"with its aliases (*name) expanded the document is more than 4.0 MiB"}, 400},
+		{"too large", "# " + strings.Repeat("x", MaxConfigBytes) + "\n",
+			[]string{"c.yaml: the file is 131075 bytes; a config file may be at most 128 KiB"}, 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("c.yaml", []byte(tt.text), "/w", env)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("missing %q in\n%.3000s", w, msg)
+				}
+			}
+			if len(msg) > tt.maxLen {
+				t.Errorf("error is %d bytes, want at most %d:\n%.3000s", len(msg), tt.maxLen, msg)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Errorf("not a *ConfigError: %T", err)
+			}
+		})
+	}
+	// Anchors used a few times stay fine.
+	ok := "x: &paths [w]\nsandbox:\n  paths:\n    w: {root: /w, mode: rw}\nshell:\n  rules:\n    - {pattern: make, sandbox_paths: *paths}\n    - {pattern: go, sandbox_paths: *paths}\n"
+	if _, err := Parse("c.yaml", []byte(ok), "/w", env); err != nil && strings.Contains(err.Error(), "aliases") {
+		t.Errorf("a config with two aliases was refused: %v", err)
+	}
+}
+
+func TestReadFileSizeChecked(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(p, make([]byte, MaxConfigBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadFile(p)
+	if err == nil || !strings.Contains(err.Error(), "a config file may be at most 128 KiB") {
+		t.Fatalf("ReadFile of a large file: %v", err)
+	}
+	_, err = Load(p, Env{})
+	if err == nil || !strings.Contains(err.Error(), "big.yaml: the file is 131073 bytes") {
+		t.Fatalf("Load of a large file: %v", err)
+	}
+}

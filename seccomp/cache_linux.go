@@ -1,0 +1,89 @@
+//go:build cgo && linux
+
+package seccomp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// BuildCached is Build, with the compiled program kept in dir between
+// processes: guardrun starts once per command, and compiling costs more
+// than reading. The file is named by a hash of everything the program
+// depends on (the rules for p, the architecture, libseccomp's version),
+// so a changed rule or library is a new file, never a stale one. It is
+// written 0600 in a 0700 directory, and read back only when it is a
+// regular file owned by this user, writable by no one else, of whole
+// instructions: dir must be outside every zone (guardrun's state
+// directory, which the sandbox hides). An empty dir, or any trouble with
+// the cache, builds as Build does.
+func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
+	if dir == "" {
+		return Build(p)
+	}
+	path := filepath.Join(dir, "seccomp-"+cacheKey(p)+".bpf")
+	if prog, ok := readCached(path); ok {
+		return &Filter{prog: prog}, nil
+	}
+	f, err := Build(p)
+	if err != nil {
+		return nil, err
+	}
+	_ = writeCached(dir, path, f.prog) // best effort: a miss costs a build
+	return f, nil
+}
+
+func cacheKey(p sandbox.SeccompPolicy) string {
+	arch, _ := libseccomp.GetNativeArch()
+	maj, mnr, mic := libseccomp.GetLibraryVersion()
+	h := sha256.New()
+	fmt.Fprintf(h, "guardrun seccomp v1\narch %v\nlibseccomp %d.%d.%d\nmax %d\n%#v\n", arch, maj, mnr, mic, maxInsns, rules(p))
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+func readCached(path string) ([]byte, bool) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil ||
+		st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Getuid() || st.Mode&0o022 != 0 ||
+		st.Size <= 0 || st.Size%8 != 0 || st.Size/8 > maxInsns {
+		return nil, false
+	}
+	prog, err := io.ReadAll(io.LimitReader(f, maxInsns*8+1))
+	if err != nil || int64(len(prog)) != st.Size {
+		return nil, false
+	}
+	return prog, true
+}
+
+func writeCached(dir, path string, prog []byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".seccomp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(prog); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
