@@ -214,7 +214,7 @@ func clip(s string, cols int) string {
 			i++
 			continue
 		}
-		w += runeWidth(runes[i])
+		w += RuneWidth(runes[i])
 		i++
 	}
 	return string(runes[:i]) + "\x1b[0m" + marker(len(runes)-i)
@@ -245,15 +245,15 @@ func displayWidth(s string) int {
 		case r == 0x1b:
 			esc = true
 		default:
-			w += runeWidth(r)
+			w += RuneWidth(r)
 		}
 	}
 	return w
 }
 
-// runeWidth is 2 for East Asian wide characters, else 1 (Sanitize has
+// RuneWidth is 2 for East Asian wide characters, else 1 (Sanitize has
 // already escaped what takes no room).
-func runeWidth(r rune) int {
+func RuneWidth(r rune) int {
 	switch {
 	case r >= 0x1100 && r <= 0x115f, r >= 0x2e80 && r <= 0xa4cf && r != 0x303f,
 		r >= 0xac00 && r <= 0xd7a3, r >= 0xf900 && r <= 0xfaff, r >= 0xfe30 && r <= 0xfe4f,

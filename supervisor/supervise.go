@@ -87,7 +87,7 @@ func (sv *Supervisor) Run(ctx context.Context, cmd *exec.Cmd) (status int, err e
 	var agent atomic.Int64 // the agent's pid, once started
 	terminal := &Terminal{
 		screen: scr, keys: keys, style: sv.Style,
-		rows: func() int { return int(sv.size().Rows) },
+		size: func() (int, int) { ws := sv.size(); return int(ws.Rows), int(ws.Cols) },
 		// A prompt drew over whatever the agent had on screen; full
 		// screen programs repaint on SIGWINCH, line programs ignore it.
 		redraw: func() {
