@@ -137,6 +137,7 @@ type keyboard struct {
 	// both are at least settle ago.
 	drawn   time.Time
 	lastKey time.Time
+	armed   bool // the prompt takes keys
 	settle  time.Duration
 	prompt  []byte // for the prompt being shown
 	filter  keyFilter
@@ -157,7 +158,10 @@ func (k *keyboard) typed(p []byte) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	now := time.Now()
-	armed := k.prompting && !k.drawn.IsZero() && now.Sub(k.drawn) >= k.settle && now.Sub(k.lastKey) >= k.settle
+	if k.prompting && !k.armed && !k.drawn.IsZero() && now.Sub(k.drawn) >= k.settle && now.Sub(k.lastKey) >= k.settle {
+		k.armed = true
+	}
+	armed := k.prompting && k.armed
 	k.lastKey = now
 	switch {
 	case armed:
@@ -218,7 +222,7 @@ func (k *keyboard) forAgent() (p []byte, eof, ok bool) {
 func (k *keyboard) beginPrompt(ctx context.Context, utf8Mouse bool) *promptKeys {
 	k.mu.Lock()
 	k.prompting = true
-	k.drawn = time.Time{}
+	k.drawn, k.armed = time.Time{}, false
 	k.prompt = nil
 	k.filter = keyFilter{utf8Mouse: utf8Mouse}
 	k.cond.Broadcast()
@@ -232,12 +236,16 @@ func (k *keyboard) beginPrompt(ctx context.Context, utf8Mouse bool) *promptKeys 
 	return pk
 }
 
-// drawnNow records that the prompt is fully on screen: the settle time
-// counts from here. Keys not yet taken were typed before and are dropped.
+// drawnNow records that the prompt is first fully on screen: the settle
+// time counts from here. Once a key was taken, the prompt's own redraws
+// (after the viewer) keep taking keys, so a person can page and answer
+// at their own pace.
 func (k *keyboard) drawnNow() {
 	k.mu.Lock()
-	k.drawn = time.Now()
-	k.prompt = nil
+	if k.drawn.IsZero() {
+		k.drawn = time.Now()
+		k.prompt = nil
+	}
 	k.mu.Unlock()
 }
 
@@ -342,10 +350,7 @@ func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.An
 	heading := func() string {
 		return headingLine(q)
 	}
-	var headings []string
-	if h := heading(); h != "" {
-		headings = append(headings, h)
-	}
+	headings := []string{heading()}
 	if a := askerOf(ctx); a != "" {
 		headings = append(headings, a)
 	}
@@ -414,13 +419,9 @@ func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.An
 	return a, err
 }
 
-// headingLine is "request 2 of 5 (3 waiting; [N] denies all)", or empty
-// for a lone request.
+// headingLine is "request 2 of 5 (3 more waiting; [N] denies all)".
 func headingLine(q queueInfo) string {
 	n := q.waiting()
-	if q.position <= 1 && n == 0 {
-		return ""
-	}
 	s := fmt.Sprintf("request %d of %d", max(q.position, 1), max(q.position, 1)+n)
 	if n > 0 {
 		s += fmt.Sprintf(" (%d more waiting; [N] denies all)", n)
