@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -272,13 +273,31 @@ func Keys(canRemember bool) string {
 	return "[y] approve once  [n] deny  [v] view  (no session approval: parts are only known at run time) > "
 }
 
+// DefaultSettle is how long the keyboard must have been quiet, after a
+// prompt is drawn, before a key answers it.
+const DefaultSettle = 300 * time.Millisecond
+
 // TTYPrompter asks on a terminal: /dev/tty, not the command's stdin, so a
 // piped agent cannot answer its own prompt.
+//
+// Without a supervisor the agent shares this terminal, so the prompt
+// protects itself as far as one process can: it is drawn on the
+// alternate screen with the terminal's state reset; guardrun becomes the
+// terminal's foreground process group with TOSTOP set, so the agent is
+// stopped if it writes or reads meanwhile; keys typed before the prompt
+// was drawn, or until the keyboard has been quiet for Settle, are
+// discarded; and where a program can push bytes into the terminal's input
+// (TIOCSTI), approving takes a random code shown only on screen.
 type TTYPrompter struct {
 	TTY   *os.File
 	Style Style
 	// Pager views the full request; empty means $PAGER, else less.
 	Pager string
+	// Settle is the quiet time before keys count; 0 means DefaultSettle.
+	Settle time.Duration
+	// Confirm is the length of the approval code (see Dialog.Confirm);
+	// 0: none.
+	Confirm int
 }
 
 // OpenTTY opens the controlling terminal, or returns ErrNoPerson.
@@ -294,18 +313,59 @@ func OpenTTY() (*os.File, error) {
 	return f, nil
 }
 
-// Prompt draws the request and reads one key.
+// Prompt draws the request and reads the answer.
 func (p *TTYPrompter) Prompt(ctx context.Context, r *Request) (Answer, error) {
-	return Converse(ctx, p.TTY, p.TTY, r, p.Style, func(text string) error {
-		return p.view(text)
-	}, func() (restore func(), err error) {
-		fd := int(p.TTY.Fd())
-		old, err := term.MakeRaw(fd)
-		if err != nil {
-			return nil, err
-		}
-		return func() { term.Restore(fd, old) }, nil
-	})
+	fd := int(p.TTY.Fd())
+	release := takeForeground(p.TTY)
+	defer release()
+	old, err := term.MakeRaw(fd)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer term.Restore(fd, old)
+	io.WriteString(p.TTY, ttyStageOpen)
+	defer io.WriteString(p.TTY, ttyStageClose)
+
+	st := p.Style
+	var heading []string
+	if p.Confirm > 0 {
+		heading = append(heading, st.paint("2", "(programs can type into this terminal: approving takes a code shown here)"))
+	}
+	if cols, rows, err := term.GetSize(fd); err == nil && rows > 3 && cols > 10 {
+		st.Rows, st.Cols = rows-len(heading)-3, cols
+	}
+	settle := p.Settle
+	if settle <= 0 {
+		settle = DefaultSettle
+	}
+	drawn := false
+	d := &Dialog{
+		In: p.TTY, Out: p.TTY, Style: st, Heading: heading, Confirm: p.Confirm,
+		View: func(text string) error {
+			err := p.view(text)
+			// The pager may leave the terminal as it likes.
+			term.MakeRaw(fd)
+			io.WriteString(p.TTY, StageReset)
+			return err
+		},
+		Draw: func(lines []string) error {
+			var b strings.Builder
+			b.WriteString("\x1b[H\x1b[2J")
+			for i, l := range lines {
+				b.WriteString("\x1b[2K" + l)
+				if i < len(lines)-1 {
+					b.WriteString("\r\n")
+				}
+			}
+			_, err := io.WriteString(p.TTY, b.String())
+			if !drawn {
+				drawn = true
+				waitQuiet(p.TTY, settle)
+			}
+			return err
+		},
+	}
+	return d.Run(ctx, r)
 }
 
 func (p *TTYPrompter) view(text string) error {

@@ -282,7 +282,7 @@ func TestRunPromptEscapes(t *testing.T) {
 			t.Errorf("the prompt does not show %q:\n%q", want, s)
 		}
 	}
-	for _, raw := range []string{"\x1b[2K", "\u202e", "x\ry"} {
+	for _, raw := range []string{"y\x1b[2Kz", "\u202e", "x\ry"} {
 		if strings.Contains(s, raw) {
 			t.Errorf("raw %q reached the terminal:\n%q", raw, s)
 		}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/approval"
 )
 
 // superviseConfig allows echo, seq, sleep and cat, asks for touch, and
@@ -504,7 +506,13 @@ func TestShellOnTerminal(t *testing.T) {
 	at = tt.waitFor(at, `two\r\nlines\r\n`)
 	tt.typ("touch from-shell\n")
 	at = tt.waitFor(at, `\[y\] approve once.*> `)
+	time.Sleep(450 * time.Millisecond) // the prompt's quiet time
 	tt.typ("y")
+	if approval.InjectionPossible() {
+		end := tt.waitFor(at, `to confirm, type (?:\x1b\[1m)?[a-z]+`)
+		code := regexp.MustCompile(`[a-z]+$`).FindString(tt.screen()[at:end])
+		tt.typ(code)
+	}
 	at = tt.waitFor(at, `guardrun:.*\$ `)
 	if _, err := os.Stat(filepath.Join(w.work, "from-shell")); err != nil {
 		t.Errorf("approved touch did not run: %v", err)
