@@ -214,7 +214,7 @@ func fakeAgent(t testing.TB) string {
 	return p
 }
 
-func prompts(s string) int { return strings.Count(s, "approval needed") }
+func prompts(s string) int { return strings.Count(s, "── guardrun: approval needed") }
 
 // TestSupervise drives `guardrun supervise -- fakeagent` as a person
 // would: allowed commands run without asking, asking ones prompt on the
@@ -305,7 +305,7 @@ func TestSupervise(t *testing.T) {
 	tt.typ("par touch par-1 ;; touch par-2\n")
 	first := tt.answer(at, "y")
 	second := tt.answer(first, "y")
-	if strings.Count(tt.screen()[at:second], "approval needed") != 2 {
+	if prompts(tt.screen()[at:second]) != 2 {
 		t.Fatalf("want two prompts, one after the other:\n%s", tt.screen()[at:])
 	}
 	at = tt.waitFor(second, `>>> end \d+: status 0 0`)
@@ -342,6 +342,8 @@ func TestSupervise(t *testing.T) {
 // checkSeq checks that s holds the lines 1..n once each, in order.
 func checkSeq(t *testing.T, s string, n int) {
 	t.Helper()
+	// The prompt's closing sequences come just before the released output.
+	s = regexp.MustCompile(`\x1b\][^\x07]*\x07|\x1b\[[0-9;?]*[a-zA-Z]|\x1b[78]`).ReplaceAllString(s, "")
 	next := 1
 	for _, l := range strings.Split(s, "\r\n") {
 		v, err := strconv.Atoi(l)
