@@ -130,9 +130,20 @@ func renderLines(r *Request, st Style) []string {
 	}
 
 	out := append([]string{}, head...)
+	// The script and the detail keep a row each for at least their
+	// "… more" line.
+	later := 0
+	for _, sec := range [][]string{script, detail} {
+		if len(sec) > 0 {
+			later++
+		}
+	}
 	if len(parts) > 0 {
 		out = append(out, st.paint("2", "needs approval:"))
-		reserve(1)
+		if st.Rows > 0 {
+			budget--
+		}
+		reserve(1 + later)
 		// Every part's text first; reasons only when all texts fit.
 		shown := 0
 		for _, p := range parts {
@@ -150,7 +161,7 @@ func renderLines(r *Request, st Style) []string {
 				}
 			}
 		}
-		unreserve(1)
+		unreserve(1 + later)
 		for i := 0; i < shown; i++ {
 			out = append(out, parts[i].text)
 			if withReasons {
