@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// takeForeground makes guardrun the terminal's foreground process group
-// while it prompts, with TOSTOP set, so that the program that ran it (an
+// takeForeground makes guardrun, when it runs in the foreground job, the
+// terminal's foreground process group of its own while it prompts, with TOSTOP set, so that the program that ran it (an
 // agent sharing the terminal) is stopped by the kernel if it writes to
 // the terminal or reads from it meanwhile: it can neither repaint the
 // prompt nor take the person's keys. release gives the terminal back and
@@ -22,7 +22,10 @@ import (
 func takeForeground(tty *os.File) (release func()) {
 	fd := int(tty.Fd())
 	fg, err := unix.IoctlGetInt(fd, ioctlGetPgrp)
-	if err != nil || fg <= 0 {
+	if err != nil || fg <= 0 || fg != unix.Getpgrp() {
+		// Not in the foreground job (run with &): the terminal is not
+		// ours to take; reading it stops guardrun as it stops any
+		// background job.
 		return func() {}
 	}
 	// Changing the foreground from outside it raises SIGTTOU.
