@@ -5,9 +5,11 @@ package integration
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -155,31 +157,62 @@ func TestIntegrityAutowrapOff(t *testing.T) {
 }
 
 // Row 5: the agent asks the person to type "yes" and fires its request on
-// the first byte; "e" and "s" come 150 ms apart. Neither answers: the
-// keyboard was not quiet after the prompt appeared.
+// the first byte. The person goes on typing (the rest of "yes", and more)
+// while the prompt appears and after: none of it answers, because the
+// keyboard was never quiet after the prompt was drawn.
 func TestIntegrityTypingThrough(t *testing.T) {
 	w := integrityWorld(t)
 	m := attackAgent(t, w, nil, `echo 'Type yes to continue:'; read -r -n 1 c`, "touch DANGEROUS")
 	m.waitScreen(`Type yes to continue:`)
-	m.keys("y")
-	deadline := time.Now().Add(30 * time.Second)
-	// Keep typing as a person would ("yes" and more of a sentence)
-	// until the prompt is up, then the rest at 150 ms intervals.
-	for !strings.Contains(m.screen(false), "approval needed") {
+	var shown atomic.Int64 // when the prompt was first seen, in UnixNano
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			out, err := exec.Command("tmux", "-L", m.sock, "capture-pane", "-p", "-t", "main").Output()
+			if err == nil && regexp.MustCompile(promptKeyLine).Match(out) {
+				shown.Store(time.Now().UnixNano())
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	// Type "y", "e", "s", "s"... 40 ms apart until the prompt has been
+	// on screen for a second, recording the longest possible gap between
+	// two keys (from starting one send to finishing the next).
+	var maxGap time.Duration
+	var prevStart time.Time
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; ; i++ {
+		if at := shown.Load(); at != 0 && time.Since(time.Unix(0, at)) > time.Second {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("no prompt")
 		}
-		time.Sleep(20 * time.Millisecond)
+		start := time.Now()
+		m.keys(string("yes"[min(i, 2)]))
+		if !prevStart.IsZero() {
+			maxGap = max(maxGap, time.Since(prevStart))
+		}
+		prevStart = start
+		time.Sleep(40 * time.Millisecond)
 	}
-	for _, k := range []string{"e", "s", "s", "y"} {
-		m.keys(k)
-		time.Sleep(150 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
 	s := m.screen(false)
-	if !regexp.MustCompile(promptKeyLine).MatchString(s) || fileIn(t, w, "DANGEROUS") {
-		t.Fatalf("keys typed at the agent answered the prompt:\n%s", s)
+	answered := !regexp.MustCompile(promptKeyLine).MatchString(s) || fileIn(t, w, "DANGEROUS")
+	if answered && maxGap >= 280*time.Millisecond {
+		t.Skipf("this machine is too loaded to type keys less than 300 ms apart (a gap of %v): the attack could not be played", maxGap)
 	}
+	if answered {
+		t.Fatalf("keys typed at the agent answered the prompt (longest gap between keys %v):\n%s", maxGap, s)
+	}
+	settled()
 	m.keys("n")
 	m.waitScreen(`note for the agent`)
 	m.enter()
@@ -223,12 +256,11 @@ func TestIntegrityHeredocGrant(t *testing.T) {
 	m.waitPrompt(`print\('harmless'\)`)
 	settled()
 	m.keys("s")
-	m.waitScreen(`agent: first 0`)
-	s := m.waitPrompt(`open\('DANGEROUS'`)
-	_ = s
+	// The same argv with the harmful body asks again, and shows it.
+	m.waitPrompt(`open\('DANGEROUS'`)
 	settled()
 	m.keys("y")
-	m.waitScreen(`agent: status 0`)
+	m.waitScreen(`(?s)agent: first 0.*agent: status 0`)
 	if !fileIn(t, w, "DANGEROUS") {
 		t.Error("the approved heredoc did not run")
 	}

@@ -137,9 +137,15 @@ for c in b"yaaa": fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))' && touch injected
 // person's "y" for the agent does not answer the prompt.
 func TestUnsupervisedTypedForAgent(t *testing.T) {
 	w := integrityWorld(t)
-	m := sharedAgent(t, w, `echo 'Proceed? [y/n]'`, "touch DANGEROUS")
+	// The agent fires its request once the person has typed: their "y"
+	// waits in the terminal's input when guardrun starts.
+	m := sharedAgent(t, w, `echo 'Proceed? [y/n]'
+while [ ! -e typed ]; do sleep 0.05; done`, "touch DANGEROUS")
 	m.waitScreen(`Proceed\? \[y/n\]`)
 	m.keys("y")
+	if err := os.WriteFile(filepath.Join(w.work, "typed"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m.waitPrompt(`\$ touch DANGEROUS`)
 	time.Sleep(time.Second)
 	s := m.screen(false)

@@ -352,6 +352,9 @@ func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.An
 	}
 	headings := []string{heading()}
 	if a := askerOf(ctx); a != "" {
+		if r := []rune(a); len(r) >= cols {
+			a = string(r[:cols-2]) + "…"
+		}
 		headings = append(headings, a)
 	}
 	st := t.style
@@ -363,7 +366,14 @@ func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.An
 	var mu sync.Mutex
 	d := &approval.Dialog{
 		In: keys, Out: out, Style: st, Heading: headings, Waiting: q.waiting,
-		View: func(text string) error { return t.page(ctx, keys, out, text, rows, cols) },
+		View: func(text string) error {
+			// The viewer has row 1 to itself; the next draw brings the
+			// live heading back.
+			mu.Lock()
+			liveHeading = ""
+			mu.Unlock()
+			return t.page(ctx, keys, out, text, rows, cols)
+		},
 		Draw: func(lines []string) error {
 			var b strings.Builder
 			b.WriteString("\x1b[H\x1b[2J")
@@ -399,14 +409,11 @@ func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.An
 			}
 			h := heading()
 			mu.Lock()
-			changed := liveHeading != "" && h != liveHeading
-			if changed {
+			if liveHeading != "" && h != liveHeading {
 				liveHeading = h
-			}
-			mu.Unlock()
-			if changed {
 				io.WriteString(out, "\x1b7\x1b[1;1H\x1b[2K"+h+"\x1b8")
 			}
+			mu.Unlock()
 		}
 	}()
 	a, err := d.Run(ctx, r)
