@@ -3,8 +3,11 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,4 +127,23 @@ func TestWrapRows(t *testing.T) {
 	if strings.Join(rows, "|") != strings.Join(want, "|") {
 		t.Errorf("rows %q", rows)
 	}
+}
+
+// The prompt names the process that asked, as the kernel reported it on
+// the socket: here, this test binary.
+func TestPromptNamesTheAsker(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the asker is read through SO_PEERCRED and /proc, on Linux")
+	}
+	p := newPerson(t)
+	r := supervise(t, p, &Supervisor{}, "sleep", "30")
+	ans := clientAsk(t, r.socket, request("touch x", testKey))
+	p.waitFor(0, fmt.Sprintf(`asked by pid %d: \S*supervisor\.test`, os.Getpid()))
+	p.waitFor(0, `\[n\] deny.*> `)
+	p.typ("n\r")
+	if a := answer(t, ans); a.Approve {
+		t.Fatalf("answer %+v", a)
+	}
+	syscall.Kill(r.pid, syscall.SIGKILL)
+	r.wait(t)
 }

@@ -239,8 +239,8 @@ func checkSequence(t *testing.T, screen string, last int) {
 	t.Helper()
 	want := 0
 	// A prompt may come between any two bytes of the agent's output:
-	// from opening its stage to giving the agent back its (empty) title.
-	screen = regexp.MustCompile(`\x1b\[\?2026l[\s\S]*?\x1b\]0;\x07`).ReplaceAllString(screen, "")
+	// from opening its stage to giving the terminal back its title.
+	screen = regexp.MustCompile(`\x1b\[\?2026l[\s\S]*?\x1b\[23;0t`).ReplaceAllString(screen, "")
 	for _, m := range regexp.MustCompile(`line (\d+)\r\n`).FindAllStringSubmatch(screen, -1) {
 		n, _ := strconv.Atoi(m[1])
 		if n != want {

@@ -21,9 +21,10 @@ type vtState struct {
 	// modes are the private input modes on: mouse reporting (9, 1000,
 	// 1002, 1003), encodings (1005, 1006, 1015), focus (1004), bracketed
 	// paste (2004).
-	modes map[int]bool
-	title string            // payload of the last OSC 0 or 2
-	osc   map[string]string // last OSC 10, 11, 12 (colours)
+	modes    map[int]bool
+	title    string            // payload of the last OSC 0 or 2
+	titleSet bool              // the agent set a title
+	osc      map[string]string // last OSC 10, 11, 12 (colours)
 
 	st  int
 	buf []byte
@@ -153,7 +154,7 @@ func (v *vtState) oscDone() {
 	num, rest, _ := strings.Cut(s, ";")
 	switch num {
 	case "0", "2":
-		v.title = rest
+		v.title, v.titleSet = rest, true
 	case "10", "11", "12":
 		if v.osc == nil {
 			v.osc = map[string]string{}
@@ -187,6 +188,7 @@ func (v *vtState) stageOpen() string {
 	for _, m := range inputModes {
 		b.WriteString("\x1b[?" + strconv.Itoa(m) + "l")
 	}
+	b.WriteString("\x1b[22;0t") // the title as it was, onto the terminal's title stack
 	b.WriteString("\x1b]0;guardrun: approval needed\x07")
 	b.WriteString("\x1b[H\x1b[2J")
 	return b.String()
@@ -227,6 +229,11 @@ func (v *vtState) stageClose() string {
 			b.WriteString("\x1b]" + s + "\x07")
 		}
 	}
-	b.WriteString("\x1b]0;" + v.title + "\x07")
+	// The title: the agent's own where the terminal keeps no title
+	// stack, then the stack's, which is the same where it does.
+	if v.titleSet {
+		b.WriteString("\x1b]0;" + v.title + "\x07")
+	}
+	b.WriteString("\x1b[23;0t")
 	return b.String()
 }
