@@ -79,3 +79,25 @@ func TestScriptFeeds(t *testing.T) {
 		t.Error("an unparseable script has feeds")
 	}
 }
+
+// BenchmarkRequestKey is the cost of a session key for a typical agent
+// script with a here-document: the script is parsed again for its feeds.
+func BenchmarkRequestKey(b *testing.B) {
+	cfg := rules.Default(rules.Env{Cwd: "/w", Home: "/home/u", StateDir: b.TempDir()})
+	eng, err := rules.New(cfg, "/home/u")
+	if err != nil {
+		b.Fatal(err)
+	}
+	script := "cd /w && python3 - <<'EOF'\nimport json\nprint(json.dumps({'a': 1}))\nEOF\ngo test ./... 2>&1 | tail -20\n"
+	d := eng.Script(script, "/w")
+	b.Run("decide", func(b *testing.B) {
+		for b.Loop() {
+			eng.Script(script, "/w")
+		}
+	})
+	b.Run("key", func(b *testing.B) {
+		for b.Loop() {
+			RequestKey(d, script, "/w")
+		}
+	})
+}
