@@ -131,6 +131,10 @@ func (d *Dialog) Run(ctx context.Context, r *Request) (Answer, error) {
 				return Answer{}, err
 			}
 			return Answer{Note: strings.TrimSpace(note)}, nil
+		case 0x0c: // ^L: draw again (the terminal was given away and back)
+			if d.Draw == nil {
+				io.WriteString(out, "\r\n")
+			}
 		case 'v', 'V':
 			io.WriteString(out, "v\r\n")
 			if d.View != nil {

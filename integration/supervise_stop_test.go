@@ -51,7 +51,27 @@ func TestSuperviseStopContinue(t *testing.T) {
 	}
 	waitUntil(t, "raw mode again", func() bool { return tt.termios().Lflag&unix.ICANON == 0 })
 	tt.typ("echo still-here\n")
-	tt.waitFor(at, `agent saw: still-here`)
+	at = tt.waitFor(at, `agent saw: still-here`)
+
+	// Stopped while a prompt waits: the prompt leaves the screen, and
+	// comes back drawn again when continued; y then approves it.
+	tt.typ("touch while-stopped\n")
+	at = tt.waitFor(at, `touch while-stopped[\s\S]*\[y\] approve once.*> `)
+	if err := syscall.Kill(pid, syscall.SIGTSTP); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the supervisor to stop", func() bool { return procState(pid) == "T" })
+	at = tt.waitFor(at, `\x1b\[\?1049l`)
+	if got := tt.termios(); got != before {
+		t.Errorf("terminal not restored while stopped at a prompt")
+	}
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	at = tt.waitFor(at, `\x1b\[\?1049h[\s\S]*touch while-stopped[\s\S]*\[y\] approve once.*> `)
+	time.Sleep(450 * time.Millisecond)
+	tt.typ("y")
+	at = tt.waitFor(at, `>>> end \d+: status 0`)
 	tt.typ("quit\n")
 	if st := tt.wait(); st != 0 {
 		t.Errorf("supervise exited %d", st)

@@ -174,6 +174,7 @@ loop:
 				// on a terminal, the person gets their terminal back as
 				// it was, and the supervisor stops.
 				signalGroup(foreground(ptm, pid), syscall.SIGTSTP)
+				terminal.suspend()
 				restore()
 				syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 			case syscall.SIGCONT:
@@ -183,6 +184,7 @@ loop:
 				// repaints.
 				reraw()
 				setSize(ptm, sv.size())
+				terminal.resume()
 				fg := foreground(ptm, pid)
 				signalGroup(fg, syscall.SIGCONT)
 				signalGroup(fg, syscall.SIGWINCH)

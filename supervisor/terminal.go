@@ -249,6 +249,17 @@ func (k *keyboard) drawnNow() {
 	k.mu.Unlock()
 }
 
+// inject hands the prompt a key of the supervisor's own (^L to redraw),
+// whatever the settle time.
+func (k *keyboard) inject(c byte) {
+	k.mu.Lock()
+	if k.prompting {
+		k.prompt = append(k.prompt, c)
+		k.cond.Broadcast()
+	}
+	k.mu.Unlock()
+}
+
 // endPrompt gives the keyboard back to the agent. Keys typed during the
 // prompt that it did not use (a stray Enter after y) are dropped: they
 // were typed at the prompt, not at the agent.
@@ -303,6 +314,37 @@ type Terminal struct {
 	size func() (rows, cols int)
 	// redraw asks the agent to repaint after a prompt drew over it.
 	redraw func()
+
+	mu sync.Mutex
+	// staged is the stage of the prompt on screen, nil when none is.
+	staged *vtState
+}
+
+// suspend takes a prompt off the screen while the supervisor is stopped:
+// the person's shell gets their ordinary screen back.
+func (t *Terminal) suspend() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.staged == nil {
+		return
+	}
+	seq := "\x1b[H\x1b[2J"
+	if !t.staged.alt {
+		seq += "\x1b[?1049l"
+	}
+	io.WriteString(promptWriter{t.screen}, seq)
+}
+
+// resume puts a prompt back on a fresh stage after the supervisor was
+// continued, and has it drawn again (^L to the dialog).
+func (t *Terminal) resume() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.staged == nil {
+		return
+	}
+	io.WriteString(promptWriter{t.screen}, t.staged.stageOpen())
+	t.keys.inject(0x0c)
 }
 
 func (t *Terminal) dims() (rows, cols int) {
@@ -335,8 +377,16 @@ func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.An
 	defer t.screen.release()
 	defer t.keys.endPrompt(keys)
 	out := promptWriter{t.screen}
+	t.mu.Lock()
 	io.WriteString(out, vt.stageOpen())
-	defer func() { io.WriteString(out, vt.stageClose()) }()
+	t.staged = &vt
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		io.WriteString(out, vt.stageClose())
+		t.staged = nil
+		t.mu.Unlock()
+	}()
 
 	q := queueOf(ctx)
 	if q.position > 1 {
