@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/guardrun/guardrun/rules"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Request is one thing to decide: a script, an argv or a file operation,
@@ -39,6 +40,9 @@ type Answer struct {
 	// By is "session" when the answer came from a supervisor's session
 	// memory rather than from a person just now; empty otherwise.
 	By string
+	// DenyAll denies this request and every one waiting behind it, with
+	// the same note.
+	DenyAll bool
 }
 
 // Prompter asks a person. ErrNoPerson means nobody can be asked.
@@ -119,7 +123,7 @@ func (g *Gate) Decide(ctx context.Context, r *Request) (Outcome, error) {
 		out.By = "session"
 	}
 	if a.Session && g.Store != nil && r.Key != "" {
-		if err := g.Store.Add(Grant{Key: r.Key, Kind: grantKind(r), Summary: r.Summary, Rule: ruleOf(r)}); err != nil {
+		if err := g.Store.Add(Grant{Key: r.Key, Kind: grantKind(r), Summary: r.Summary, Rule: ruleOf(r), Where: r.Cwd}); err != nil {
 			out.Warning = fmt.Sprintf("guardrun: warning: the approval for this session was not stored (%v); it will ask again", err)
 		}
 	}
@@ -183,20 +187,28 @@ func oneLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// RequestKey is the session key of a decided request: the normalized argv
-// and matched rule of every part that asks, and the zone and path of
-// every asking file operation, never file contents. Parts that are
-// allowed are included too, so that a grant for `ls` never covers
-// `ls; rm x` or `ls > f`. A request whose verdict depends on run-time
-// values gets no key: it may be approved once, never remembered.
-func RequestKey(d *rules.Decision) string {
+// RequestKey is the session key of a decided request: where it runs
+// (the working directory, so that a grant in one project never approves
+// the same text in another), the normalized argv and matched rule of
+// every part, the zone and path of every file operation, never file
+// contents, and what the script feeds the commands from its own text
+// (here-document and here-string bodies: `python3 - <<'EOF'` with another
+// body is another request). Parts that are allowed are included too, so
+// that a grant for `ls` never covers `ls; rm x` or `ls > f`. A request
+// whose verdict depends on run-time values gets no key: it may be
+// approved once, never remembered. script is empty for an argv.
+func RequestKey(d *rules.Decision, script, where string) string {
 	for _, p := range d.Parts {
 		if p.Dynamic && p.Decision != rules.Allow {
 			return ""
 		}
 	}
-	var argv [][]string
-	var rule []string
+	feeds, ok := ScriptFeeds(script)
+	if !ok {
+		return ""
+	}
+	argv := [][]string{{"where", where}}
+	rule := []string{""}
 	for _, p := range d.Parts {
 		switch p.Kind {
 		case "command":
@@ -210,5 +222,48 @@ func RequestKey(d *rules.Decision) string {
 			rule = append(rule, "")
 		}
 	}
+	for _, f := range feeds {
+		argv = append(argv, []string{"feed", f})
+		rule = append(rule, "")
+	}
 	return CommandKey(argv, rule)
+}
+
+// ScriptFeeds is the text a script feeds its commands from itself, in
+// order: the bodies of here-documents and the words of here-strings,
+// as written. ok is false when the script does not parse (such a request
+// is not remembered).
+func ScriptFeeds(script string) (feeds []string, ok bool) {
+	if strings.TrimSpace(script) == "" {
+		return nil, true
+	}
+	f, err := syntax.NewParser(syntax.KeepComments(false)).Parse(strings.NewReader(script), "")
+	if err != nil {
+		return nil, false
+	}
+	slice := func(from, to syntax.Pos) string {
+		a, b := int(from.Offset()), int(to.Offset())
+		if a < 0 || b > len(script) || a > b {
+			return ""
+		}
+		return script[a:b]
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		r, isRedir := n.(*syntax.Redirect)
+		if !isRedir {
+			return true
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			body := ""
+			if r.Hdoc != nil {
+				body = slice(r.Hdoc.Pos(), r.Hdoc.End())
+			}
+			feeds = append(feeds, "heredoc "+r.Op.String()+slice(r.Word.Pos(), r.Word.End())+"\n"+body)
+		case syntax.WordHdoc:
+			feeds = append(feeds, "herestring "+slice(r.Word.Pos(), r.Word.End()))
+		}
+		return true
+	})
+	return feeds, true
 }

@@ -6,39 +6,83 @@ import (
 	"unicode"
 )
 
-// Sanitize makes text safe to show a person who must judge it: control
-// characters (carriage return, escape sequences, backspace...) and
-// invisible or direction-changing Unicode (bidi overrides, zero-width
-// characters) are shown as visible escapes, so a command cannot disguise
-// what it does. Newlines and tabs are kept.
+// Sanitize makes text safe to show a person who must judge it: every
+// character that a terminal would not show as itself is shown as a
+// visible escape, so a command cannot disguise what it does. That is
+// control characters (carriage return, escape sequences, backspace...),
+// format and direction-changing characters (bidi overrides, zero-width
+// characters, the rest of Unicode's Default_Ignorable_Code_Point set,
+// which includes the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 and
+// the variation selectors), line and paragraph separators (Zl, Zp),
+// spaces other than U+0020, private-use and unassigned code points, and a
+// combining mark written onto an ASCII character (a strike-through
+// U+0336 on `rm` would otherwise read as a decoration). Newlines and
+// tabs are kept.
+//
+// Escapes are \xNN for C0 controls and DEL, \uNNNN in the Basic
+// Multilingual Plane and \UNNNNNNNN above it.
 func Sanitize(s string) string {
 	var b strings.Builder
+	prev := rune(-1)
 	for _, r := range s {
 		switch {
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
-		case r == unicode.ReplacementChar:
-			b.WriteString(`\ufffd`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case isInvisible(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
+		case escaped(r, prev):
+			writeEscape(&b, r)
 		default:
 			b.WriteRune(r)
 		}
+		prev = r
 	}
 	return b.String()
 }
 
-// isInvisible covers bidi controls (the "Trojan Source" set), zero-width
-// characters and other format characters a terminal would not show.
+func writeEscape(b *strings.Builder, r rune) {
+	if r > 0xffff {
+		fmt.Fprintf(b, `\U%08x`, r)
+		return
+	}
+	fmt.Fprintf(b, `\u%04x`, r)
+}
+
+// escaped reports whether r, following prev, must be shown as an escape.
+func escaped(r, prev rune) bool {
+	switch {
+	case r == ' ':
+		return false
+	case r == unicode.ReplacementChar:
+		return true // invalid UTF-8 decodes to it: the bytes were something else
+	case r >= 0x80 && r < 0xa0: // C1 controls
+		return true
+	case !unicode.IsGraphic(r):
+		// Cc, Cf (bidi, zero-width...), Co, Cs, Cn, Zl, Zp.
+		return true
+	case unicode.Is(unicode.Zs, r):
+		return true // a space that is not U+0020
+	case isInvisible(r):
+		return true
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc):
+		// A mark on ASCII text changes how the text reads (a
+		// strike-through, an underline, a dot) without being text.
+		return prev >= 0 && prev < 0x80
+	}
+	return false
+}
+
+// isInvisible covers what renders as nothing (or as blank) although it is
+// graphic by category: Default_Ignorable_Code_Point (Other_Default_Ignorable
+// holds the Hangul fillers and U+034F; the variation selectors are their own
+// property) and the braille blank.
 func isInvisible(r rune) bool {
 	switch {
 	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f,
-		r == 0x061c, r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff:
+		r == 0x061c, r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff,
+		r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0, r == 0x2800,
+		r == 0x034f, r == 0x17b4, r == 0x17b5, r >= 0x180b && r <= 0x180f:
 		return true
 	}
-	return unicode.Is(unicode.Cf, r)
+	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }

@@ -44,8 +44,11 @@ type Grant struct {
 	Kind string `json:"kind"`
 	// Summary is how the grant is listed: the quoted argv, or
 	// "write notes/x.txt".
-	Summary string    `json:"summary"`
-	Rule    string    `json:"rule,omitempty"`
+	Summary string `json:"summary"`
+	Rule    string `json:"rule,omitempty"`
+	// Where is the working directory the grant applies in: a command's
+	// key includes it, so the same command elsewhere asks again.
+	Where   string    `json:"where,omitempty"`
 	Created time.Time `json:"created"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/testenv"
 )
 
@@ -101,10 +103,28 @@ func (r *ptyRun) waitFor(s string, n int) {
 	}
 }
 
+// send types s. An answer key (y, s, n, v) is typed as a person would:
+// after the prompt's quiet time, and y and s followed by the approval
+// code the prompt shows where programs can type into the terminal.
 func (r *ptyRun) send(s string) {
 	r.t.Helper()
+	answer := s == "y" || s == "s" || s == "n" || s == "v"
+	if answer {
+		time.Sleep(450 * time.Millisecond) // the prompt discards keys until the keyboard was quiet 300 ms
+	}
+	confirms := strings.Count(r.text(), "to confirm, type")
 	if _, err := r.ptmx.Write([]byte(s)); err != nil {
 		r.t.Fatal(err)
+	}
+	if (s == "y" || s == "s") && approval.InjectionPossible() {
+		r.waitFor("to confirm, type", confirms+1)
+		m := regexp.MustCompile(`to confirm, type (?:\x1b\[1m)?([a-z]+)`).FindAllStringSubmatch(r.text(), -1)
+		if len(m) <= confirms {
+			r.t.Fatalf("no approval code on the terminal:\n%s", r.text())
+		}
+		if _, err := r.ptmx.Write([]byte(m[confirms][1])); err != nil {
+			r.t.Fatal(err)
+		}
 	}
 }
 

@@ -185,6 +185,18 @@ func TestRunPromptSession(t *testing.T) {
 		t.Error("touch b ran though it was denied")
 	}
 
+	// The same command in another directory is another request.
+	sub := filepath.Join(w.work, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runPlain(t, w, sub, nil, "-c", "touch a"); code != 77 {
+		t.Errorf("the grant for %s covered %s: exit %d; stderr: %s", w.work, sub, code, stderr)
+	}
+	if list, _, _ := runPlain(t, w, "", nil, "session", "list", "--session", "test-1"); !strings.Contains(list, "(in "+w.work+")") {
+		t.Errorf("session list does not say where the grant applies:\n%s", list)
+	}
+
 	// Another session does not share the grant.
 	_, stderr, code := runPlain(t, w, "", []string{"GUARDRUN_SESSION=test-2"}, "-c", "touch a")
 	if code != 77 {
@@ -284,7 +296,7 @@ func TestRunPromptEscapes(t *testing.T) {
 			t.Errorf("the prompt does not show %q:\n%q", want, s)
 		}
 	}
-	for _, raw := range []string{"\x1b[2K", "\u202e", "x\ry"} {
+	for _, raw := range []string{"y\x1b[2Kz", "\u202e", "x\ry"} {
 		if strings.Contains(s, raw) {
 			t.Errorf("raw %q reached the terminal:\n%q", raw, s)
 		}

@@ -24,7 +24,10 @@
 // The socket only admits processes of the same user, and its directory is
 // hidden inside command sandboxes; a process of that user outside any
 // sandbox (the agent itself) can still talk to it, and could answer no
-// prompt but could ask many. A prompt is drawn over the agent's screen;
-// full-screen programs are sent SIGWINCH afterwards to repaint, others
-// simply scroll.
+// prompt but could ask many (they queue; N denies all). A prompt is drawn
+// on the alternate screen after resetting what the agent's output left
+// (see vtState); an agent that is on the alternate screen itself has its
+// screen cleared and is sent SIGWINCH to repaint, which full-screen
+// programs do and others do not. The asker's argv in the prompt is read
+// from /proc and is only as true as the process let it be.
 package supervisor

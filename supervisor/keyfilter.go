@@ -7,9 +7,22 @@ package supervisor
 // bytes (a click in column 89 is a 'y'), and a paste is not a keystroke.
 // Alt+key and a lone Esc followed by a key are dropped too: when in doubt,
 // the person presses the key again.
+//
+// Mouse reports come in four encodings: X10 (ESC [ M and three bytes),
+// UTF-8 (mode 1005: the same three values as UTF-8 characters, two bytes
+// each from 96 on), SGR (mode 1006: ESC [ < b ; x ; y M) and urxvt (mode
+// 1015: ESC [ b ; x ; y M). The last two are control sequences with
+// parameters and are dropped as such; the first two differ only in how
+// many bytes a value takes, which the filter learns from the mode the
+// agent left the terminal in (utf8Mouse).
 type keyFilter struct {
+	// utf8Mouse is set while the terminal reports the mouse in UTF-8
+	// (mode 1005).
+	utf8Mouse bool
+
 	state int
-	skip  int    // bytes of an X10 mouse report still to drop
+	skip  int    // values of an X10 mouse report still to drop
+	cont  int    // continuation bytes of the current UTF-8 value
 	csi   []byte // parameter bytes of the control sequence being read
 	paste bool   // inside a bracketed paste
 }
@@ -53,7 +66,7 @@ func (f *keyFilter) filter(p, out []byte) []byte {
 				f.state = kfText
 				switch {
 				case c == 'M' && len(f.csi) == 0:
-					f.state, f.skip = kfMouse, 3
+					f.state, f.skip, f.cont = kfMouse, 3, 0
 				case c == '~' && string(f.csi) == "200":
 					f.paste = true
 				case c == '~' && string(f.csi) == "201":
@@ -69,8 +82,18 @@ func (f *keyFilter) filter(p, out []byte) []byte {
 		case kfSS3:
 			f.state = kfText
 		case kfMouse:
-			if f.skip--; f.skip == 0 {
-				f.state = kfText
+			switch {
+			case f.cont > 0:
+				f.cont--
+			case f.utf8Mouse && c >= 0xe0:
+				f.cont = 2
+			case f.utf8Mouse && c >= 0xc0:
+				f.cont = 1
+			}
+			if f.cont == 0 {
+				if f.skip--; f.skip == 0 {
+					f.state = kfText
+				}
 			}
 		case kfString:
 			switch c {

@@ -234,7 +234,8 @@ func (s *Server) handle(conn *net.UnixConn, readTimeout time.Duration) {
 			s.reply(conn, Reply{Error: "internal error"})
 		}
 	}()
-	if !peerAllowed(conn) {
+	pid, ok := peerAllowed(conn)
+	if !ok {
 		return
 	}
 	conn.SetReadDeadline(time.Now().Add(readTimeout))
@@ -265,7 +266,7 @@ func (s *Server) handle(conn *net.UnixConn, readTimeout time.Duration) {
 
 	// The client says nothing more until it has its answer: anything it
 	// sends, or its hanging up, withdraws the request.
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(context.WithValue(s.ctx, askerKey{}, describePeer(pid)))
 	defer cancel()
 	go func() {
 		var b [1]byte
@@ -329,8 +330,9 @@ func (s *Server) why() string {
 // server's context.
 func (s *Server) promptLoop() {
 	defer s.wg.Done()
+	shown := 0 // prompts since the queue was last empty
 	for {
-		p, behind := s.next()
+		p, _ := s.next()
 		if p == nil {
 			select {
 			case <-s.wake:
@@ -344,26 +346,49 @@ func (s *Server) promptLoop() {
 			p.done <- result{ans: approval.Answer{Approve: true, Session: true}, by: "session"}
 			continue
 		}
-		ans, err := s.ask(p, behind)
+		shown++
+		ans, err := s.ask(p, shown)
 		if err == nil && ans.Approve && ans.Session && p.req.Key != "" {
 			s.mu.Lock()
 			s.grants[p.req.Key] = true
 			s.mu.Unlock()
 		}
 		p.done <- result{ans: ans, by: "person", err: err}
+		if err == nil && ans.DenyAll {
+			s.denyWaiting(ans.Note)
+		}
+		if s.waitingNow() == 0 {
+			shown = 0
+		}
+	}
+}
+
+// denyWaiting refuses every request in the queue, as the person asked
+// with N, with their note.
+func (s *Server) denyWaiting(note string) {
+	if note == "" {
+		note = "denied together with every request waiting"
+	}
+	s.mu.Lock()
+	q := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	for _, p := range q {
+		p.done <- result{ans: approval.Answer{Note: note}, by: "person"}
 	}
 }
 
 // ask calls the Prompter. A panic there (a request no test foresaw)
 // refuses that request instead of ending the supervisor with the
 // person's terminal in raw mode.
-func (s *Server) ask(p *pending, behind int) (a approval.Answer, err error) {
+func (s *Server) ask(p *pending, position int) (a approval.Answer, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			a, err = approval.Answer{}, fmt.Errorf("internal error while asking: %v", r)
 		}
 	}()
-	return s.prompter.Prompt(withWaiting(p.ctx, behind), p.req)
+	ctx := context.WithValue(p.ctx, queueKey{}, queueInfo{position: position, waiting: s.waitingNow})
+	return s.prompter.Prompt(ctx, p.req)
 }
 
 // next takes the first request whose client is still there, and says how
@@ -400,15 +425,48 @@ func (s *Server) granted(key string) bool {
 	return s.grants[key]
 }
 
-type waitingKey struct{}
+// queueInfo is where a request stands in the queue, for its prompt.
+type queueInfo struct {
+	// position counts the prompts shown since the queue was last empty:
+	// 1 for a request asked alone.
+	position int
+	// waiting is how many live requests wait behind it now.
+	waiting func() int
+}
 
-func withWaiting(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, waitingKey{}, n)
+type queueKey struct{}
+type askerKey struct{}
+
+func queueOf(ctx context.Context) queueInfo {
+	q, _ := ctx.Value(queueKey{}).(queueInfo)
+	if q.waiting == nil {
+		q.waiting = func() int { return 0 }
+	}
+	return q
+}
+
+// askerOf is who asked, as the kernel told the supervisor: "asked by pid
+// N: argv", sanitized; empty when unknown.
+func askerOf(ctx context.Context) string {
+	s, _ := ctx.Value(askerKey{}).(string)
+	return s
 }
 
 // Waiting is, inside a Server's call to its Prompter, how many more
 // requests wait behind the one being asked.
 func Waiting(ctx context.Context) int {
-	n, _ := ctx.Value(waitingKey{}).(int)
+	return queueOf(ctx).waiting()
+}
+
+// waitingNow counts the live requests in the queue.
+func (s *Server) waitingNow() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, q := range s.queue {
+		if q.ctx.Err() == nil {
+			n++
+		}
+	}
 	return n
 }

@@ -87,7 +87,7 @@ func (sv *Supervisor) Run(ctx context.Context, cmd *exec.Cmd) (status int, err e
 	var agent atomic.Int64 // the agent's pid, once started
 	terminal := &Terminal{
 		screen: scr, keys: keys, style: sv.Style,
-		rows: func() int { return int(sv.size().Rows) },
+		size: func() (int, int) { ws := sv.size(); return int(ws.Rows), int(ws.Cols) },
 		// A prompt drew over whatever the agent had on screen; full
 		// screen programs repaint on SIGWINCH, line programs ignore it.
 		redraw: func() {
@@ -116,15 +116,17 @@ func (sv *Supervisor) Run(ctx context.Context, cmd *exec.Cmd) (status int, err e
 	// it is restored (defers run last-in first-out), so no signal can end
 	// the process while the terminal is raw.
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGWINCH,
+		syscall.SIGTSTP, syscall.SIGCONT)
 	defer signal.Stop(sigs)
-	restore := func() {}
+	restore, reraw := func() {}, func() {}
 	if inTTY {
 		old, err := term.MakeRaw(inFd)
 		if err != nil {
 			return 0, fmt.Errorf("supervisor: raw mode: %w", err)
 		}
 		restore = func() { term.Restore(inFd, old) }
+		reraw = func() { term.MakeRaw(inFd) }
 		defer restore()
 	}
 
@@ -166,6 +168,26 @@ loop:
 			case syscall.SIGINT, syscall.SIGQUIT:
 				// As the terminal would: to the foreground job.
 				signalGroup(foreground(ptm, pid), sig.(syscall.Signal))
+			case syscall.SIGTSTP:
+				// Stopped from outside (kill -TSTP; ^Z reaches the
+				// agent as a key): the agent's job stops as it would
+				// on a terminal, the person gets their terminal back as
+				// it was, and the supervisor stops.
+				signalGroup(foreground(ptm, pid), syscall.SIGTSTP)
+				terminal.suspend()
+				restore()
+				syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			case syscall.SIGCONT:
+				// Continued (after a stop of any kind, the shell may
+				// have reset the terminal): raw again, the size may have
+				// changed meanwhile, and the agent continues and
+				// repaints.
+				reraw()
+				setSize(ptm, sv.size())
+				terminal.resume()
+				fg := foreground(ptm, pid)
+				signalGroup(fg, syscall.SIGCONT)
+				signalGroup(fg, syscall.SIGWINCH)
 			default:
 				signalGroup(pid, sig.(syscall.Signal))
 			}

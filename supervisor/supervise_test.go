@@ -501,7 +501,14 @@ func TestViewPages(t *testing.T) {
 	p.typ(" ")
 	at = p.waitFor(at, `space for more`)
 	p.typ(" ")
-	at = p.waitFor(at, `echo 99[\s\S]*\[v\] view.*> `)
+	// The last page waits for a key too.
+	at = p.waitFor(at, `echo 99[\s\S]*-- end`)
+	time.Sleep(200 * time.Millisecond)
+	if strings.Contains(p.screen()[at:], "[v] view") {
+		t.Fatal("the last page was drawn over at once")
+	}
+	p.typ(" ")
+	at = p.waitFor(at, `\[v\] view.*> `)
 	p.typ("y")
 	if a := answer(t, ans); !a.Approve {
 		t.Fatalf("answer %+v", a)

@@ -15,10 +15,15 @@ import (
 // shown before the agent is made to wait (its writes to the pty block).
 const DefaultHoldLimit = 4 << 20
 
-// DefaultSettle is how long after a prompt appears keystrokes still go to
-// the agent: keys already on their way were typed for the agent, and must
-// not answer a prompt the person has not seen yet.
-const DefaultSettle = 250 * time.Millisecond
+// DefaultSettle is how long the keyboard must have been quiet, after a
+// prompt is fully drawn, before a key answers it. Keys typed sooner were
+// typed for the agent (someone typing "yes" at the agent's own question
+// when the prompt appears) and go to the agent.
+const DefaultSettle = 300 * time.Millisecond
+
+// replacePause is how long a prompt that follows another one shows that
+// a new request is coming, so the change cannot pass unnoticed.
+const replacePause = 400 * time.Millisecond
 
 // screen is the person's screen, shared by the agent's output and the
 // prompts. While held, agent output is buffered in order, up to limit;
@@ -33,6 +38,8 @@ type screen struct {
 	// failed is set once out failed (the terminal is gone); later output
 	// is discarded so the agent never blocks on a dead screen.
 	failed bool
+	// vt is the terminal state the agent's output left.
+	vt vtState
 }
 
 func newScreen(out io.Writer, limit int) *screen {
@@ -56,6 +63,7 @@ func (s *screen) agentOutput(p []byte) {
 		s.buf = append(s.buf, p...)
 		return
 	}
+	s.vt.feed(p)
 	s.write(p)
 }
 
@@ -69,10 +77,18 @@ func (s *screen) write(p []byte) {
 	}
 }
 
-func (s *screen) hold() {
+// hold keeps agent output back from now on and returns the terminal
+// state it left.
+func (s *screen) hold() vtState {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.held = true
-	s.mu.Unlock()
+	v := s.vt
+	v.modes = make(map[int]bool, len(s.vt.modes))
+	for k, on := range s.vt.modes {
+		v.modes[k] = on
+	}
+	return v
 }
 
 // release shows what was kept, then lets output through again.
@@ -82,6 +98,7 @@ func (s *screen) release() {
 	if !s.held {
 		return
 	}
+	s.vt.feed(s.buf)
 	s.write(s.buf)
 	if cap(s.buf) > 64<<10 {
 		s.buf = nil
@@ -114,11 +131,16 @@ type keyboard struct {
 	agent []byte // for the agent, in order
 	limit int    // reading pauses while agent holds this much, unless prompting
 
-	prompting   bool
-	promptSince time.Time
-	settle      time.Duration
-	prompt      []byte // for the prompt being shown
-	filter      keyFilter
+	prompting bool
+	// drawn is when the prompt was last fully drawn (zero: not yet);
+	// lastKey is when the last input arrived. A key answers only when
+	// both are at least settle ago.
+	drawn   time.Time
+	lastKey time.Time
+	armed   bool // the prompt takes keys
+	settle  time.Duration
+	prompt  []byte // for the prompt being shown
+	filter  keyFilter
 
 	eof  bool // the keyboard ended
 	done bool // the supervisor is ending
@@ -135,9 +157,23 @@ func newKeyboard(settle time.Duration) *keyboard {
 func (k *keyboard) typed(p []byte) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.prompting && time.Since(k.promptSince) >= k.settle {
+	now := time.Now()
+	if k.prompting && !k.armed && !k.drawn.IsZero() && now.Sub(k.drawn) >= k.settle && now.Sub(k.lastKey) >= k.settle {
+		k.armed = true
+	}
+	armed := k.prompting && k.armed
+	k.lastKey = now
+	switch {
+	case armed:
 		k.prompt = k.filter.filter(p, k.prompt)
-	} else {
+	case k.prompting:
+		// Typed before the prompt was drawn, or while the person was
+		// still typing: meant for the agent. The filter still follows
+		// escape sequences, so one split across the moment the prompt
+		// takes keys does not leak into it.
+		k.filter.filter(p, nil)
+		k.agent = append(k.agent, p...)
+	default:
 		k.agent = append(k.agent, p...)
 	}
 	k.cond.Broadcast()
@@ -180,14 +216,15 @@ func (k *keyboard) forAgent() (p []byte, eof, ok bool) {
 	return p, false, true
 }
 
-// beginPrompt routes keys to a prompt from now on (after the settle
-// time). Keys typed ahead are never an answer.
-func (k *keyboard) beginPrompt(ctx context.Context) *promptKeys {
+// beginPrompt routes keys to a prompt once it is drawn and the keyboard
+// was quiet (see typed). Keys typed ahead are never an answer. utf8Mouse
+// tells the filter how the terminal encodes mouse reports.
+func (k *keyboard) beginPrompt(ctx context.Context, utf8Mouse bool) *promptKeys {
 	k.mu.Lock()
 	k.prompting = true
-	k.promptSince = time.Now()
+	k.drawn, k.armed = time.Time{}, false
 	k.prompt = nil
-	k.filter = keyFilter{}
+	k.filter = keyFilter{utf8Mouse: utf8Mouse}
 	k.cond.Broadcast()
 	k.mu.Unlock()
 	pk := &promptKeys{k: k, ctx: ctx}
@@ -197,6 +234,30 @@ func (k *keyboard) beginPrompt(ctx context.Context) *promptKeys {
 		k.mu.Unlock()
 	})
 	return pk
+}
+
+// drawnNow records that the prompt is first fully on screen: the settle
+// time counts from here. Once a key was taken, the prompt's own redraws
+// (after the viewer) keep taking keys, so a person can page and answer
+// at their own pace.
+func (k *keyboard) drawnNow() {
+	k.mu.Lock()
+	if k.drawn.IsZero() {
+		k.drawn = time.Now()
+		k.prompt = nil
+	}
+	k.mu.Unlock()
+}
+
+// inject hands the prompt a key of the supervisor's own (^L to redraw),
+// whatever the settle time.
+func (k *keyboard) inject(c byte) {
+	k.mu.Lock()
+	if k.prompting {
+		k.prompt = append(k.prompt, c)
+		k.cond.Broadcast()
+	}
+	k.mu.Unlock()
 }
 
 // endPrompt gives the keyboard back to the agent. Keys typed during the
@@ -249,17 +310,65 @@ type Terminal struct {
 	screen *screen
 	keys   *keyboard
 	style  approval.Style
-	// rows is the terminal's height, for the pager.
-	rows func() int
+	// size is the terminal's rows and columns.
+	size func() (rows, cols int)
 	// redraw asks the agent to repaint after a prompt drew over it.
 	redraw func()
+
+	mu sync.Mutex
+	// staged is the stage of the prompt on screen, nil when none is.
+	staged *vtState
+}
+
+// suspend takes a prompt off the screen while the supervisor is stopped:
+// the person's shell gets their ordinary screen back.
+func (t *Terminal) suspend() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.staged == nil {
+		return
+	}
+	seq := "\x1b[H\x1b[2J"
+	if !t.staged.alt {
+		seq += "\x1b[?1049l"
+	}
+	io.WriteString(promptWriter{t.screen}, seq)
+}
+
+// resume puts a prompt back on a fresh stage after the supervisor was
+// continued, and has it drawn again (^L to the dialog).
+func (t *Terminal) resume() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.staged == nil {
+		return
+	}
+	io.WriteString(promptWriter{t.screen}, t.staged.stageOpen())
+	t.keys.inject(0x0c)
+}
+
+func (t *Terminal) dims() (rows, cols int) {
+	rows, cols = 24, 80
+	if t.size != nil {
+		if r, c := t.size(); r > 3 && c > 10 {
+			rows, cols = r, c
+		}
+	}
+	return rows, cols
 }
 
 // Prompt shows one request and returns the person's answer. A cancelled
 // ctx (the asking process went away) withdraws the prompt.
+//
+// The prompt is drawn on a clean stage (vtState.stageOpen): on the
+// alternate screen where the agent's earlier output cannot reach, with
+// every mode the agent can leave reset, each line erased before it is
+// written, and fitted to the screen so nothing scrolls. A prompt that
+// follows another one first shows for a moment that a new request comes,
+// and says which of how many it is.
 func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.Answer, error) {
-	t.screen.hold()
-	keys := t.keys.beginPrompt(ctx)
+	vt := t.screen.hold()
+	keys := t.keys.beginPrompt(ctx, vt.utf8Mouse())
 	// Deferred, so that even a panic gives back the keyboard and the
 	// held output; last in, first out: redraw after release.
 	if t.redraw != nil {
@@ -268,56 +377,180 @@ func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.An
 	defer t.screen.release()
 	defer t.keys.endPrompt(keys)
 	out := promptWriter{t.screen}
-	view := func(text string) error { return t.page(ctx, keys, out, text) }
+	t.mu.Lock()
+	io.WriteString(out, vt.stageOpen())
+	t.staged = &vt
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		io.WriteString(out, vt.stageClose())
+		t.staged = nil
+		t.mu.Unlock()
+	}()
 
-	if t.style.Color {
-		// Agent output may have left colours on or the cursor hidden.
-		io.WriteString(out, "\x1b[0m\x1b[?25h")
+	q := queueOf(ctx)
+	if q.position > 1 {
+		fmt.Fprintf(out, "\x1b[2K%s\r\n", paint(t.style, "1;33", fmt.Sprintf("── guardrun: next request (%d) ──", q.position)))
+		select {
+		case <-time.After(replacePause):
+		case <-ctx.Done():
+		}
 	}
-	if n := Waiting(ctx); n > 0 {
-		fmt.Fprintf(out, "\r\n(%d more waiting)", n)
+	rows, cols := t.dims()
+	heading := func() string {
+		return headingLine(q)
 	}
-	a, err := approval.Converse(ctx, keys, out, r, t.style, view, nil)
+	headings := []string{heading()}
+	if a := askerOf(ctx); a != "" {
+		if r := []rune(a); len(r) >= cols {
+			a = string(r[:cols-2]) + "…"
+		}
+		headings = append(headings, a)
+	}
+	st := t.style
+	st.Cols = cols
+	// The body gets what the heading, the key line (two rows at most)
+	// and the answer line leave.
+	st.Rows = rows - len(headings) - 3
+	var liveHeading string
+	var mu sync.Mutex
+	d := &approval.Dialog{
+		In: keys, Out: out, Style: st, Heading: headings, Waiting: q.waiting,
+		View: func(text string) error {
+			// The viewer has row 1 to itself; the next draw brings the
+			// live heading back.
+			mu.Lock()
+			liveHeading = ""
+			mu.Unlock()
+			return t.page(ctx, keys, out, text, rows, cols)
+		},
+		Draw: func(lines []string) error {
+			var b strings.Builder
+			b.WriteString("\x1b[H\x1b[2J")
+			for i, l := range lines {
+				if i == len(lines)-1 {
+					break
+				}
+				b.WriteString("\x1b[2K" + l + "\r\n")
+			}
+			io.WriteString(out, b.String())
+			// The key line last: keys count from when it is on screen.
+			t.keys.drawnNow()
+			_, err := io.WriteString(out, "\x1b[2K"+lines[len(lines)-1])
+			mu.Lock()
+			liveHeading = heading()
+			mu.Unlock()
+			return err
+		},
+	}
+	// The count of waiting requests is live: the heading (row 1) is
+	// rewritten when it changes.
+	stopLive := make(chan struct{})
+	liveDone := make(chan struct{})
+	go func() {
+		defer close(liveDone)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopLive:
+				return
+			case <-tick.C:
+			}
+			h := heading()
+			mu.Lock()
+			if liveHeading != "" && h != liveHeading {
+				liveHeading = h
+				io.WriteString(out, "\x1b7\x1b[1;1H\x1b[2K"+h+"\x1b8")
+			}
+			mu.Unlock()
+		}
+	}()
+	a, err := d.Run(ctx, r)
+	close(stopLive)
+	<-liveDone
 	if err != nil && ctx.Err() != nil {
 		io.WriteString(out, "\r\n"+paint(t.style, "2", "(request withdrawn: the command that asked is gone)")+"\r\n")
+		time.Sleep(replacePause)
 	}
 	return a, err
 }
 
-// page shows text a screen at a time: the supervisor owns the keyboard,
-// so an external pager would fight it for keys.
-func (t *Terminal) page(ctx context.Context, keys io.Reader, out io.Writer, text string) error {
-	rows := 24
-	if t.rows != nil {
-		if r := t.rows(); r > 3 {
-			rows = r
-		}
+// headingLine is "request 2 of 5 (3 more waiting; [N] denies all)".
+func headingLine(q queueInfo) string {
+	n := q.waiting()
+	s := fmt.Sprintf("request %d of %d", max(q.position, 1), max(q.position, 1)+n)
+	if n > 0 {
+		s += fmt.Sprintf(" (%d more waiting; [N] denies all)", n)
 	}
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	per := rows - 1
+	return s
+}
+
+// page shows text a screen at a time, counting the rows wrapped lines
+// take (a long line is cut into rows, so every part of it is on some
+// page), and waits on the last page too. The supervisor owns the
+// keyboard, so an external pager would fight it for keys.
+func (t *Terminal) page(ctx context.Context, keys io.Reader, out io.Writer, text string, rows, cols int) error {
+	screenRows := wrapRows(strings.TrimRight(text, "\n"), cols)
+	per := max(rows-1, 1)
 	var b [1]byte
-	for i := 0; i < len(lines); i += per {
-		end := min(i+per, len(lines))
-		for _, l := range lines[i:end] {
-			io.WriteString(out, l+"\r\n")
+	for i := 0; ; {
+		end := min(i+per, len(screenRows))
+		var sb strings.Builder
+		sb.WriteString("\x1b[H\x1b[2J")
+		for _, l := range screenRows[i:end] {
+			sb.WriteString("\x1b[2K" + l + "\r\n")
 		}
-		if end == len(lines) {
-			break
+		last := end == len(screenRows)
+		status := fmt.Sprintf("-- rows %d-%d of %d: space for more, b back, q to go back --", i+1, end, len(screenRows))
+		if last {
+			status = fmt.Sprintf("-- end (rows %d-%d of %d): b back, q or space to go back --", i+1, end, len(screenRows))
 		}
-		io.WriteString(out, paint(t.style, "7", fmt.Sprintf("-- %d/%d lines: space for more, q to go back --", end, len(lines))))
+		sb.WriteString("\x1b[2K" + paint(t.style, "7", status))
+		io.WriteString(out, sb.String())
 		if _, err := keys.Read(b[:]); err != nil {
 			return err
 		}
-		if t.style.Color {
-			io.WriteString(out, "\r\x1b[K") // erase the "more" line
-		} else {
-			io.WriteString(out, "\r\n")
-		}
-		if b[0] == 'q' || b[0] == 'Q' || b[0] == 0x1b || b[0] == 0x03 {
-			break
+		switch b[0] {
+		case 'q', 'Q', 0x1b, 0x03:
+			return ctx.Err()
+		case 'b', 'B':
+			i = max(i-per, 0)
+		default:
+			if last {
+				return ctx.Err()
+			}
+			i = end
 		}
 	}
-	return ctx.Err()
+}
+
+// wrapRows cuts text into screen rows of at most cols columns.
+func wrapRows(text string, cols int) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if l == "" {
+			out = append(out, "")
+			continue
+		}
+		var row strings.Builder
+		w := 0
+		for _, r := range l {
+			if r == '\t' {
+				r = ' '
+			}
+			rw := approval.RuneWidth(r)
+			if w+rw > cols {
+				out = append(out, row.String())
+				row.Reset()
+				w = 0
+			}
+			row.WriteRune(r)
+			w += rw
+		}
+		out = append(out, row.String())
+	}
+	return out
 }
 
 func paint(st approval.Style, code, text string) string {

@@ -151,7 +151,11 @@ func cmdSession(g *global, args []string, io IO) error {
 		if hasID {
 			fmt.Fprintf(io.Stdout, "current session %s:\n", id)
 			for _, gr := range grants {
-				fmt.Fprintf(io.Stdout, "  %s  %-7s %s\n", gr.Key[:12], gr.Kind, gr.Summary)
+				where := ""
+				if gr.Where != "" {
+					where = "  (in " + approval.Sanitize(gr.Where) + ")"
+				}
+				fmt.Fprintf(io.Stdout, "  %s  %-7s %s%s\n", gr.Key[:12], gr.Kind, approval.Sanitize(gr.Summary), where)
 			}
 		}
 		return nil

@@ -23,8 +23,12 @@ func prompterFor(e *env) (approval.Prompter, func()) {
 	if err != nil {
 		return nil, nil
 	}
-	return &approval.TTYPrompter{
+	p := &approval.TTYPrompter{
 		TTY:   tty,
 		Style: approval.Style{Color: approval.ColorWanted(e.getenv)},
-	}, func() { tty.Close() }
+	}
+	if approval.InjectionPossible() {
+		p.Confirm = 3
+	}
+	return p, func() { tty.Close() }
 }

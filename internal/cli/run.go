@@ -254,7 +254,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		Summary:  oneLineDisplay(j.display()),
 	}
 	if s.store != nil {
-		req.Key = approval.RequestKey(d)
+		req.Key = approval.RequestKey(d, j.script, cwd)
 	}
 	end = trace.Phase("approve")
 	out, err := s.ask(ctx, req, io, nil)
