@@ -623,12 +623,13 @@ func TestFSRefuseTools(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: no namespaces here' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// --backend bwrap: under auto, landlock would stand in for it.
 	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH")}
 	for _, args := range [][]string{
-		{"fs", "write", "new.txt"},
-		{"fs", "write", "nodir/x.txt"},
-		{"fs", "read", "a.txt"},
-		{"fs", "rm", "a.txt"},
+		{"--backend", "bwrap", "fs", "write", "new.txt"},
+		{"--backend", "bwrap", "fs", "write", "nodir/x.txt"},
+		{"--backend", "bwrap", "fs", "read", "a.txt"},
+		{"--backend", "bwrap", "fs", "rm", "a.txt"},
 	} {
 		stdout, stderr, code := tr.run(t, "x", env, args...)
 		if code != 77 || !strings.Contains(stderr, "refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools)") || stdout != "" {
@@ -640,7 +641,7 @@ func TestFSRefuseTools(t *testing.T) {
 		t.Errorf("files changed (-got +want):\n%s", diff)
 	}
 	// The same command is refused the same way.
-	_, stderr, code := tr.run(t, "", env, "-c", "true")
+	_, stderr, code := tr.run(t, "", env, "--backend", "bwrap", "-c", "true")
 	if code != 77 || !strings.Contains(stderr, "os_sandbox_fallback: refuse_tools") {
 		t.Errorf("guardrun -c true: exit %d, stderr %q; want 77", code, stderr)
 	}

@@ -69,14 +69,14 @@ func TestShellCdLoadsConfig(t *testing.T) {
 	at = tt.waitFor(at, `guardrun:.*trusted\$ `)
 
 	tt.typ("cd ../untrusted\n")
-	at = tt.waitFor(at, `config: .*untrusted/\.guardrun\.yaml \(project \(untrusted: only tightens user config\)\)`)
+	at = tt.waitFor(at, `config: .*untrusted/\.guardrun\.yaml \(project \(untrusted: only tightens user config( \(\$XDG_CONFIG_HOME\))?\)\)`)
 	at = tt.waitFor(at, `guardrun:.*untrusted\$ `)
 	tt.typ("echo from-untrusted\n")
 	at = tt.waitFor(at, `blocked`)
 	at = tt.waitFor(at, `guardrun:.*untrusted\$ `)
 
 	tt.typ("cd ..\n")
-	at = tt.waitFor(at, `config: .*config\.yaml \(user config\)`)
+	at = tt.waitFor(at, `config: .*config\.yaml \(user config( \(\$XDG_CONFIG_HOME\))?\)`)
 	at = tt.waitFor(at, `guardrun:.*\$ `)
 	tt.typ("touch t3\n")
 	at = tt.waitFor(at, `guardrun:.*\$ `)

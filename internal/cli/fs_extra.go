@@ -23,7 +23,8 @@ func (f *fsRun) refuseWithoutSandbox() error {
 	if !sb.RequireOSSandbox || sb.Fallback != rules.RefuseTools {
 		return nil
 	}
-	err := runner.CheckCached(filepath.Join(s.e.stateDir, "sandbox-ok"))
+	// The same choice of backend as for a command (auto: bwrap, else landlock).
+	_, err := runner.Choose(string(backendFor(s.g, s.l)), filepath.Join(s.e.stateDir, "sandbox-ok"))
 	if err == nil {
 		return nil
 	}
