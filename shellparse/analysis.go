@@ -18,6 +18,34 @@ type analysis struct {
 	swept int
 	// braceBudget is how many more words brace expansion may produce.
 	braceBudget int
+	// parts and outBytes count what the result holds, against MaxParts
+	// and MaxOutputBytes; full is set once either is passed.
+	parts, outBytes int
+	budget          int
+	full            bool
+	// level is how deeply the walker is nested in statements.
+	level int
+}
+
+// admit accounts for one more part of size bytes of text. Once a limit is
+// passed it records one Block finding and admits nothing more.
+func (f *frame) admit(size int) bool {
+	a := f.a
+	if a.full {
+		return false
+	}
+	a.parts++
+	a.outBytes += size
+	if a.parts <= MaxParts && a.outBytes <= a.budget {
+		return true
+	}
+	a.full = true
+	reason := fmt.Sprintf("the script has more than %d commands, file operations and findings", MaxParts)
+	if a.outBytes > a.budget {
+		reason = fmt.Sprintf("the analysis of the script would report more than %d bytes of text (nested constructs repeat their text)", a.budget)
+	}
+	a.out.Findings = append(a.out.Findings, Finding{Severity: Block, Reason: reason, Text: "", Via: f.via})
+	return false
 }
 
 func newAnalysis(opts Options) *analysis {
@@ -43,6 +71,7 @@ func (a *analysis) result() *Script {
 }
 
 func (a *analysis) root(src string, lang syntax.LangVariant) *frame {
+	a.budget = outputBudget(len(src))
 	return &frame{a: a, src: src, lang: lang, seen: map[syntax.Node]bool{}}
 }
 
@@ -111,6 +140,9 @@ func safeEnd(n syntax.Node) (end syntax.Pos) {
 }
 
 func (f *frame) find(sev Severity, reason, text string, pos Pos) {
+	if !f.admit(len(text) + len(reason)) {
+		return
+	}
 	f.a.out.Findings = append(f.a.out.Findings, Finding{
 		Severity: sev,
 		Reason:   reason,
@@ -163,6 +195,14 @@ func (f *frame) stmts(list []*syntax.Stmt) {
 
 func (f *frame) stmt(s *syntax.Stmt) {
 	if s == nil {
+		return
+	}
+	f.a.level++
+	defer func() { f.a.level-- }()
+	if f.a.level > MaxNesting {
+		if f.a.level == MaxNesting+1 {
+			f.find(Block, fmt.Sprintf("constructs nested more than %d levels deep", MaxNesting), excerpt(f.text(s), 0), f.pos(s.Pos()))
+		}
 		return
 	}
 	if ce, ok := s.Cmd.(*syntax.CallExpr); ok {
@@ -233,6 +273,11 @@ func (f *frame) compound(cmd syntax.Command) {
 		f.with("time").stmt(c.Stmt)
 	case *syntax.CoprocClause:
 		f.word(c.Name, ctxPlain)
+		if c.Name != nil {
+			// coproc NAME sets the array NAME and NAME_PID.
+			f.assignedName(c.Name.Lit(), f.text(c.Name), f.pos(c.Name.Pos()))
+			f.assignedName(c.Name.Lit()+"_PID", f.text(c.Name), f.pos(c.Name.Pos()))
+		}
 		f.with("coproc").stmt(c.Stmt)
 	case *syntax.TestDecl:
 		f.word(c.Description, ctxPlain)
@@ -247,9 +292,15 @@ func (f *frame) arithm(x syntax.ArithmExpr) {
 	switch x := x.(type) {
 	case nil:
 	case *syntax.BinaryArithm:
+		if isArithAssign(x.Op) {
+			f.arithAssign(x.X)
+		}
 		f.arithm(x.X)
 		f.arithm(x.Y)
 	case *syntax.UnaryArithm:
+		if x.Op == syntax.Inc || x.Op == syntax.Dec {
+			f.arithAssign(x.X)
+		}
 		f.arithm(x.X)
 	case *syntax.ParenArithm:
 		f.arithm(x.X)
@@ -574,6 +625,7 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 				fd = n
 			} else {
 				named = true // {var}>file allocates a descriptor
+				f.assignedName(strings.Trim(r.N.Value, "{}"), f.text(r), f.pos(r.Pos()))
 			}
 		}
 		def := func(d int) int {
@@ -585,6 +637,9 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
 			f.markDelimiter(r.Word)
+			if f.heredocAmbiguous(r) {
+				f.find(Ask, "a line of the here-document starts with its delimiter, where bash may end it (EOF) inside $(...)) and read the lines after it as commands", f.text(r.Word), f.pos(r.Pos()))
+			}
 			body := f.heredoc(r)
 			if def(0) == 0 {
 				in = stdin{kind: stdinHeredoc, word: body}
@@ -639,6 +694,9 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 
 func (f *frame) fileOp(op Op, w wval, fd int, r *syntax.Redirect) {
 	s, e := f.offsets(r.Pos(), safeEnd(r.Word))
+	if !f.admit(int(e-s) + len(w.Source)) {
+		return
+	}
 	f.a.out.Files = append(f.a.out.Files, FileOp{
 		Op:   op,
 		Path: w.Word,
@@ -694,6 +752,7 @@ func (f *frame) heredoc(r *syntax.Redirect) wval {
 			}
 		}
 		out.Value, out.tmpl = b.String(), b.String()
+		f.checkSubscript(out.Value, out.Source, out.Pos)
 		return out
 	}
 	var a acc
@@ -701,6 +760,7 @@ func (f *frame) heredoc(r *syntax.Redirect) wval {
 		f.part(p, quoteHeredoc, ctxPlain, &a)
 	}
 	out.Value, out.tmpl, out.Dynamic = a.val.String(), a.tmpl.String(), a.dynamic
+	f.checkSubscript(out.Value, out.Source, out.Pos)
 	return out
 }
 

@@ -14,15 +14,18 @@ var DangerousVariables = []string{
 	"PATH", "path", "CDPATH", "cdpath", "FPATH", "fpath", "EXECIGNORE", "BASH_LOADABLES_PATH",
 	"BASH_ENV", "ENV", "ZDOTDIR", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
 	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
+	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
+	// Where programs find their startup files and configuration.
+	"HOME", "XDG_*", "TMPDIR", "INPUTRC",
 	// The dynamic loader.
 	"LD_*", "DYLD_*", "GCONV_PATH",
 	// Interpreters that read code or modules from the environment.
 	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
 	"PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
 	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GOFLAGS",
-	// git runs these, or reads configuration that runs commands.
-	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG*", "GIT_DIR",
-	"GIT_TEMPLATE_DIR", "GIT_PAGER", "GIT_EDITOR", "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF",
+	// git runs these, or reads configuration that runs commands
+	// (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_SSH_COMMAND, GIT_DIR ...).
+	"GIT_*",
 	// Programs that other programs start on their own.
 	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE",
 }
