@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitPattern$$' -fuzztime $(FUZZTIME) ./shellparse
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./rules
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./supervisor
+	$(GO) test -run '^$$' -fuzz '^FuzzBashOracle$$' -fuzztime $(FUZZTIME) ./internal/bashoracle
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./supervisor ./integration
