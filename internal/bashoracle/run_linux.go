@@ -107,7 +107,7 @@ func (o *Oracle) Run(shell, script string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := filepath.Join(ws+".trace")
+	log := filepath.Join(ws + ".trace")
 	defer os.Remove(log)
 	// strace runs outside and traces bwrap and everything under it: the
 	// seccomp filter refuses ptrace inside the sandbox.
