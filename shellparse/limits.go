@@ -262,9 +262,11 @@ func (f *frame) dialectCheck(code string, file *syntax.File, pos Pos, nested boo
 	bf, err := parseFile(code, syntax.LangBash)
 	same := err == nil
 	if same {
+		// The trees, not their printed text: $'...' prints the same
+		// whether it is an ANSI-C string (bash) or $ and a quoted string
+		// (dash).
 		var pb, bb strings.Builder
-		pr := syntax.NewPrinter()
-		same = pr.Print(&pb, file) == nil && pr.Print(&bb, bf) == nil && pb.String() == bb.String()
+		same = syntax.DebugPrint(&pb, file) == nil && syntax.DebugPrint(&bb, bf) == nil && pb.String() == bb.String()
 	}
 	if !same {
 		if !nested {

@@ -106,7 +106,10 @@ func explainedExec(s *shellparse.Script, e Exec) bool {
 		if len(c.Argv) == 0 || !slices.Contains(names, path.Base(c.Argv[0].Value)) {
 			continue
 		}
-		if c.ArgsFromInput || !allStatic(c.Argv) {
+		if c.ArgsFromInput || !allStatic(c.Argv) || braced(c.Argv) {
+			// Arguments only known at run time; or brace expansion,
+			// which dash does not perform while the analysis does (sh
+			// may be bash): the program is the one reported.
 			return true
 		}
 		if len(e.Argv) == len(c.Argv) {
@@ -120,6 +123,15 @@ func explainedExec(s *shellparse.Script, e Exec) bool {
 			if same {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+func braced(ws []shellparse.Word) bool {
+	for _, w := range ws {
+		if strings.Contains(w.Source, "{") && strings.Contains(w.Source, "}") {
+			return true
 		}
 	}
 	return false

@@ -131,10 +131,10 @@ func TestOracleSees(t *testing.T) {
 // FuzzBashOracle mutates the seeds (grammar-aware) and fails when an
 // allowed script makes bash run or write what the analysis missed.
 func FuzzBashOracle(f *testing.F) {
+	// The seeds themselves run in TestOracleSeeds; here one mutation of
+	// each, which go test replays along with testdata/fuzz.
 	for i := range Seeds {
-		f.Add(uint16(i), false, []byte{})
-		f.Add(uint16(i), true, []byte{1, byte(i)})
-		f.Add(uint16(i), false, []byte{0, byte(i), 4, byte(i * 7)})
+		f.Add(uint16(i), i%2 == 0, []byte{byte(i), byte(i * 7)})
 	}
 	f.Fuzz(func(t *testing.T, seed uint16, sh bool, ops []byte) {
 		program := "/bin/bash"
