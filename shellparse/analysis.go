@@ -25,6 +25,13 @@ type analysis struct {
 	full            bool
 	// level is how deeply the walker is nested in statements.
 	level int
+	// substText is set when a word's static text holds $(, ` or $[, and
+	// arithVar when arithmetic evaluates a run-time value: together,
+	// text can become a subscript that bash runs (see runtimeSubscripts).
+	substText, arithVar bool
+	subscriptSeen       bool // a subscript-shaped word already asked
+	arithPos            Pos
+	arithText           string
 }
 
 // admit accounts for one more part of size bytes of text. Once a limit is
@@ -307,6 +314,9 @@ func (f *frame) arithm(x syntax.ArithmExpr) {
 	case *syntax.FlagsArithm:
 		f.arithm(x.X)
 	case *syntax.Word:
+		if !isNumber(x.Lit()) {
+			f.noteArith(x)
+		}
 		f.word(x, ctxPlain)
 	}
 }
@@ -315,9 +325,24 @@ func (f *frame) test(x syntax.TestExpr) {
 	switch x := x.(type) {
 	case nil:
 	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			// [[ ]] evaluates the operands of -eq and the like as
+			// arithmetic.
+			for _, o := range []syntax.TestExpr{x.X, x.Y} {
+				if w, ok := o.(*syntax.Word); ok && !isNumber(w.Lit()) {
+					f.noteArith(w)
+				}
+			}
+		}
 		f.test(x.X)
 		f.test(x.Y)
 	case *syntax.UnaryTest:
+		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+			if w, ok := x.X.(*syntax.Word); ok && w.Lit() == "" {
+				f.find(Ask, "[[ -v ]] of a name not known until run time: a subscript in it runs commands", f.text(w), f.pos(w.Pos()))
+			}
+		}
 		f.test(x.X)
 	case *syntax.ParenTest:
 		f.test(x.X)

@@ -36,6 +36,7 @@ func analyse(src string, opts Options) (*analysis, error) {
 	f.src = src
 	f.dialectCheck(src, file, Pos{}, false)
 	f.file(file)
+	f.runtimeSubscripts()
 	return a, nil
 }
 

@@ -39,6 +39,44 @@ func isArithAssign(op syntax.BinAritOperator) bool {
 	return false
 }
 
+// isNumber reports an arithmetic operand that is a plain number.
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == '#' || c == 'x' || c == 'X' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return s[0] >= '0' && s[0] <= '9'
+}
+
+func hasSubstText(s string) bool {
+	return strings.Contains(s, "$(") || strings.Contains(s, "`") || strings.Contains(s, "$[")
+}
+
+// noteArith records arithmetic that evaluates a run-time value.
+func (f *frame) noteArith(w *syntax.Word) {
+	if !f.a.arithVar {
+		f.a.arithVar = true
+		f.a.arithPos = f.pos(w.Pos())
+		f.a.arithText = excerpt(f.text(w), 0)
+	}
+}
+
+// runtimeSubscripts asks when the script holds text shaped like a
+// command substitution as data and evaluates a run-time value as
+// arithmetic: pieces of text joined at run time (x='a['; y='$(cmd)]';
+// echo $(($x$y))) become a subscript bash runs, which no check of a
+// single word sees.
+func (f *frame) runtimeSubscripts() {
+	if f.a.substText && f.a.arithVar && !f.a.subscriptSeen {
+		f.find(Ask, "the script holds text shaped like a command substitution and evaluates a run-time value as arithmetic, where bash would run it as a subscript", f.a.arithText, f.a.arithPos)
+	}
+}
+
 // riskyShopt are the shopt options that change how bash reads or runs
 // the rest of the script.
 func riskyShopt(name string) bool {

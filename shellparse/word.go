@@ -146,6 +146,9 @@ func (f *frame) words(w *syntax.Word, ctx wordCtx) []wval {
 	}
 	if len(out) > 0 {
 		f.checkSubscript(out[0].Value, src, pos)
+		if hasSubstText(out[0].Value) {
+			f.a.substText = true
+		}
 	}
 	return out
 }
@@ -551,6 +554,7 @@ var subscriptSubst = regexp.MustCompile("(?s)[A-Za-z_][A-Za-z0-9_]*\\[.*(\\$\\(|
 
 func (f *frame) checkSubscript(value, src string, pos Pos) {
 	if strings.Contains(value, "[") && subscriptSubst.MatchString(value) {
+		f.a.subscriptSeen = true
 		f.find(Ask, "text shaped like an array subscript holds a command substitution or another subscript, which bash runs if the text is used as a variable reference: "+excerpt(src, 0), excerpt(src, 0), pos)
 	}
 }

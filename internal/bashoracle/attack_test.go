@@ -134,6 +134,15 @@ var attackCases = []attackCase{
 	{"subscript", "", "f() { local x='a[$(touch p)]'; echo $((x)); }; f", ask, "array subscript"},
 	{"subscript", "", "echo 'a[$(touch p)]' | sort", ask, "array subscript"},
 	{"subscript", "", "grep -n '[[:space:]]x' file.txt", allow, "pre-approved"},
+	// Pieces joined at run time, and names only known at run time.
+	{"subscript", "", "x='a['; y='$(touch p)]'; echo $(($x$y))", ask, "evaluates a run-time value as arithmetic"},
+	{"subscript", "", "x=$(printf 'a[%s' '$(touch p)]'); echo $((x))", ask, "evaluates a run-time value as arithmetic"},
+	{"subscript", "", "x='a['; y='`touch p`]'; [[ 1 -eq $x$y ]]", ask, "evaluates a run-time value as arithmetic"},
+	{"subscript", "", "x='a['; y='$(touch p)]'; let z=$x$y", ask, "evaluates a run-time value as arithmetic"},
+	{"subscript", "", "[[ -v $x ]]", ask, "-v ]] of a name not known until run time"},
+	{"subscript", "", "read x; unset \"$x\"", ask, "unset of a name not known until run time"},
+	{"subscript", "", "echo $((i + 1)); echo '$(pwd)'", ask, "evaluates a run-time value"},
+	{"subscript", "", "i=1; echo $((i + 1))", allow, "pre-approved"},
 
 	// PATH and IFS in other assignment forms.
 	{"path", "", "o=-v; printf $o PATH /ws; ls", ask, "could be -v"},
