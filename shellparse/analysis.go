@@ -423,14 +423,20 @@ func (f *frame) extGlob(g *syntax.ExtGlob) {
 	if g.Pattern == nil || !strings.ContainsAny(g.Pattern.Value, "$`") {
 		return
 	}
-	w, err := syntax.NewParser(syntax.Variant(f.lang)).Document(strings.NewReader(g.Pattern.Value))
-	pos := f.pos(g.Pos())
+	f.walkText(g.Pattern.Value, f.pos(g.Pos()), "extended glob holds an expansion that does not parse: "+f.text(g))
+}
+
+// walkText walks text the parser kept as a literal but bash expands like
+// a here-document body, reporting its substitutions at pos. Text that does
+// not parse asks with reason.
+func (f *frame) walkText(text string, pos Pos, reason string) {
+	w, err := syntax.NewParser(syntax.Variant(f.lang)).Document(strings.NewReader(text))
 	if err != nil {
-		f.find(Ask, "extended glob holds an expansion that does not parse: "+f.text(g), f.text(g), pos)
+		f.find(Ask, reason, excerpt(text, 0), pos)
 		return
 	}
 	sub := *f
-	sub.src = g.Pattern.Value
+	sub.src = text
 	sub.anchor = &pos
 	sub.seen = map[syntax.Node]bool{}
 	var a acc
@@ -663,7 +669,7 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 		case syntax.Hdoc, syntax.DashHdoc:
 			f.markDelimiter(r.Word)
 			if f.heredocAmbiguous(r) {
-				f.find(Ask, "a line of the here-document starts with its delimiter, where bash may end it (EOF) inside $(...)) and read the lines after it as commands", f.text(r.Word), f.pos(r.Pos()))
+				f.find(Ask, "a line of the here-document starts with its delimiter (followed by an operator, as EOF) inside $(...), or once backslash-newlines are joined), where bash may end it and read the lines after it as commands", f.text(r.Word), f.pos(r.Pos()))
 			}
 			body := f.heredoc(r)
 			if def(0) == 0 {

@@ -313,7 +313,22 @@ func (f *frame) heredocAmbiguous(r *syntax.Redirect) bool {
 	} else {
 		e = uint(len(f.src))
 	}
-	for line := range strings.SplitSeq(f.src[s:e], "\n") {
+	text := f.src[s:e]
+	if !quotedDelimiter(r.Word) && strings.Contains(text, "\\\n") {
+		// bash joins backslash-newline in an unquoted body before it
+		// looks for the delimiter: EO\<newline>F ends the document.
+		body, _, _ := strings.Cut(text[:strings.LastIndexByte(text, '\n')+1], "\n"+delim+"\n")
+		joined := strings.ReplaceAll(body, "\\\n", "")
+		for line := range strings.SplitSeq(joined, "\n") {
+			if r.Op == syntax.DashHdoc {
+				line = strings.TrimLeft(line, "\t")
+			}
+			if strings.HasPrefix(line, delim) {
+				return true
+			}
+		}
+	}
+	for line := range strings.SplitSeq(text, "\n") {
 		if r.Op == syntax.DashHdoc {
 			line = strings.TrimLeft(line, "\t")
 		}

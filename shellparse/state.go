@@ -77,6 +77,32 @@ func (f *frame) runtimeSubscripts() {
 	}
 }
 
+// quotedOperands: inside double quotes, single quotes in the operand of
+// ${x:-...}, ${x#...} and the like are ordinary characters for bash and
+// dash, so "${x:-'$(cmd)'}" runs cmd. The parser reads them as quotes;
+// their text is walked again as text in which expansions happen.
+func (f *frame) quotedOperands(p *syntax.ParamExp) {
+	var ws []*syntax.Word
+	if p.Exp != nil {
+		ws = append(ws, p.Exp.Word)
+	}
+	if p.Repl != nil {
+		ws = append(ws, p.Repl.Orig, p.Repl.With)
+	}
+	for _, w := range ws {
+		if w == nil {
+			continue
+		}
+		for _, part := range w.Parts {
+			sq, ok := part.(*syntax.SglQuoted)
+			if !ok || sq.Dollar || !strings.ContainsAny(sq.Value, "$`") {
+				continue
+			}
+			f.walkText(sq.Value, f.pos(sq.Pos()), "single quotes inside \"${...}\" are not quotes for bash and hold an expansion that does not parse: "+f.text(sq))
+		}
+	}
+}
+
 // riskyShopt are the shopt options that change how bash reads or runs
 // the rest of the script.
 func riskyShopt(name string) bool {

@@ -247,6 +247,9 @@ func (f *frame) part(p syntax.WordPart, q quoteLevel, ctx wordCtx, a *acc) {
 			a.split = true
 		}
 		f.paramExp(p)
+		if q != quoteNone {
+			f.quotedOperands(p)
+		}
 	case *syntax.CmdSubst:
 		a.dynSubst()
 		if splits {

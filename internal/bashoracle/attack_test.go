@@ -38,6 +38,26 @@ var attackCases = []attackCase{
 	{"heredoc", "", "echo $(cat <<EOF | grep x\nx\nEOF)\ntouch p\nEOF\n) | cat", ask, "starts with its delimiter"},
 	{"heredoc", "", "echo \"$(cat <<'EOF'\nmessage\nEOF\n)\"", allow, "pre-approved"},
 	{"heredoc", "", "cat <<EOF\n$(rm x)\nEOF", block, "rm"},
+	// Found by the oracle: bash joins backslash-newline in an unquoted
+	// body before it looks for the delimiter.
+	{"heredoc", "", "cat <<EOF\nEO\\\nF\ntouch p\nEOF", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <<-EOF\n\tE\\\nOF\ntouch p\nEOF", ask, "starts with its delimiter"},
+	{"heredoc", "", "grep x <<EOF | sort\nE\\\nO\\\nF\ntouch p\nEOF", ask, "starts with its delimiter"},
+	{"heredoc", "", "bash -c 'cat <<EOF\nEO\\\nF\ntouch p\nEOF'", ask, "starts with its delimiter"},
+	{"heredoc", "", "f() { cat <<EOF\nEO\\\nF\ntouch p\nEOF\n}; f", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <<'EOF'\nEO\\\nF\nEOF", allow, "pre-approved"},
+	{"heredoc", "", "cat <<EOF\n$\\\n(touch p)\nEOF", ask, "backslash-newline"},
+
+	// Found by the oracle: inside double quotes, single quotes in a
+	// ${...} operand are ordinary characters, so $(...) in them runs.
+	{"quoted operand", "", "echo \"${x:-'$(touch p)'}\"", ask, "touch"},
+	{"quoted operand", "", "echo \"${x:+'`touch p`'}\"", ask, "touch"},
+	{"quoted operand", "", "echo \"${x='$(touch p)'}\"", ask, "touch"},
+	{"quoted operand", "", "ls \"${x:-'a'}\" | grep \"${y:-'$(touch p)'}\"", ask, "touch"},
+	{"quoted operand", "", "bash -c 'echo \"${x:-\\'\\''$(touch p)\\'\\''}\"'", ask, "touch"},
+	{"quoted operand", "", "f() { echo \"${1:-'$(touch p)'}\"; }; f", ask, "touch"},
+	{"quoted operand", "/bin/sh", "echo \"${x:-'$(touch p)'}\"", ask, "touch"},
+	{"quoted operand", "", "echo ${x:-'$(touch p)'}", allow, "pre-approved"},
 
 	// Backslash-newline joins: bash removes it before reading $( ... ).
 	{"continuation", "", "echo \"$\\\n(rm -rf ~)\"", ask, "backslash-newline"},

@@ -72,4 +72,8 @@ var Seeds = []string{
 	"{,touch} p",
 	"{touch,p}",
 	"echo {a,b}$(touch p)",
+	// Found while attacking the analysis with the oracle.
+	"cat <<EOF\nEO\\\nF\ntouch p\nEOF",
+	"echo \"${x:-'$(touch p)'}\"",
+	"x='a['; y='$(touch p)]'; echo $(($x$y))",
 }
