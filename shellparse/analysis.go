@@ -384,6 +384,11 @@ func (f *frame) procSubst(p *syntax.ProcSubst) {
 }
 
 func (f *frame) paramExp(p *syntax.ParamExp) {
+	if p.Excl && p.Names == 0 {
+		// ${!name}: the value of name is a variable reference, whose
+		// subscript bash evaluates.
+		f.noteArith(p)
+	}
 	if p.NestedParam != nil {
 		var a acc
 		f.part(p.NestedParam, quoteNone, ctxPlain, &a)

@@ -104,6 +104,9 @@ func init() {
 		"set":       setCmd,
 		"shopt":     shoptCmd,
 		"unset":     unsetCmd,
+		"test":      testCmd,
+		"[":         testCmd,
+		"wait":      waitCmd,
 		"compgen":   compgenCmd,
 		"complete":  compgenCmd,
 		"su":        suCmd,
@@ -822,6 +825,7 @@ func declCmd(f *frame, c call) bool {
 	nameref := name == "nameref"
 	for _, w := range c.args[1:] {
 		v := w.Value
+		f.declSubst(c, w)
 		eq := strings.IndexByte(v, '=')
 		if eq < 0 && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) {
 			if !w.Static() {

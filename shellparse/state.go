@@ -57,12 +57,47 @@ func hasSubstText(s string) bool {
 	return strings.Contains(s, "$(") || strings.Contains(s, "`") || strings.Contains(s, "$[")
 }
 
-// noteArith records arithmetic that evaluates a run-time value.
-func (f *frame) noteArith(w *syntax.Word) {
+// noteArith records arithmetic (or an indirect reference) that evaluates
+// a run-time value.
+func (f *frame) noteArith(n syntax.Node) {
 	if !f.a.arithVar {
 		f.a.arithVar = true
-		f.a.arithPos = f.pos(w.Pos())
-		f.a.arithText = excerpt(f.text(w), 0)
+		f.a.arithPos = f.pos(n.Pos())
+		f.a.arithText = excerpt(f.text(n), 0)
+	}
+}
+
+// testCmd: test -v NAME and [ -v NAME ] evaluate a subscript in NAME;
+// a name only known at run time asks.
+func testCmd(f *frame, c call) bool {
+	for i := 1; i+1 < len(c.args); i++ {
+		a := c.args[i]
+		if a.Static() && (a.Value == "-v" || a.Value == "-R") && !c.args[i+1].Static() {
+			f.find(Ask, fmt.Sprintf("%s %s of a name not known until run time: a subscript in it runs commands", c.args[0].Value, a.Value), f.callText(c), c.args[i+1].Pos)
+		}
+	}
+	return false
+}
+
+var waitSpec = optSpec{arg: "p", flags: "nf"}
+
+// waitCmd: wait -p NAME assigns NAME.
+func waitCmd(f *frame, c call) bool {
+	opts, _ := f.scan(c, 1, &waitSpec, "wait")
+	for _, o := range opts {
+		if o.name == "p" && o.hasVal {
+			f.assignsOperands(c, "wait -p", []wval{o.val})
+		}
+	}
+	return false
+}
+
+// declSubst asks for an argument of a declaration builtin whose text
+// holds a substitution: bash evaluates a quoted compound assignment
+// (declare -a 'x=($(cmd))' runs cmd).
+func (f *frame) declSubst(c call, w wval) {
+	if hasSubstText(w.Value) {
+		f.find(Ask, fmt.Sprintf("%s evaluates %s as an assignment, and the substitution in it runs", baseName(c.args[0].Value), w.Source), f.callText(c), w.Pos)
 	}
 }
 

@@ -16,13 +16,21 @@ var DangerousVariables = []string{
 	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
 	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
 	// Where programs find their startup files and configuration.
-	"HOME", "XDG_*", "TMPDIR", "INPUTRC",
+	"HOME", "XDG_*", "TMPDIR", "INPUTRC", "SHELL",
+	// $"..." is translated from TEXTDOMAINDIR's catalogs, and bash expands
+	// the translation.
+	"TEXTDOMAIN", "TEXTDOMAINDIR",
 	// The dynamic loader.
 	"LD_*", "DYLD_*", "GCONV_PATH",
 	// Interpreters that read code or modules from the environment.
 	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
 	"PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GOFLAGS",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GOFLAGS", "GOENV", "GOROOT", "GOTOOLCHAIN",
+	// Build tools run the compiler, wrapper or makefile these name.
+	"CC", "CXX", "CPP", "AR", "RUSTC", "RUSTC_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
+	"MAKEFLAGS", "MAKEFILES", "npm_config_*", "NPM_CONFIG_*",
+	// Configuration that names programs to run (credential helpers).
+	"KUBECONFIG", "DOCKER_CONFIG", "AWS_CONFIG_FILE",
 	// git runs these, or reads configuration that runs commands
 	// (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_SSH_COMMAND, GIT_DIR ...).
 	"GIT_*",

@@ -163,6 +163,30 @@ var attackCases = []attackCase{
 	{"subscript", "", "read x; unset \"$x\"", ask, "unset of a name not known until run time"},
 	{"subscript", "", "echo $((i + 1)); echo '$(pwd)'", ask, "evaluates a run-time value"},
 	{"subscript", "", "i=1; echo $((i + 1))", allow, "pre-approved"},
+	// Found by the oracle: indirect expansion and test -v of a joined
+	// name evaluate its subscript.
+	{"subscript", "", "x='a['; y='$(touch p)]'; z=$x$y; echo ${!z}", ask, "evaluates a run-time value"},
+	{"subscript", "", "x='a['; y='$(touch p)]'; z=$x$y; test -v \"$z\"", ask, "test -v of a name not known until run time"},
+	{"subscript", "", "read z; [ -v \"$z\" ]", ask, "[ -v of a name not known until run time"},
+	{"subscript", "", "read z; [ -R $z ]", ask, "[ -R of a name not known until run time"},
+	{"subscript", "", "f() { test -v \"$1\"; }; f x", ask, "test -v of a name"},
+	{"subscript", "", "test -v HOME && ls", allow, "pre-approved"},
+	// A quoted compound assignment is evaluated by the declaration builtin.
+	{"declare", "", "declare -a 'x=($(touch p))'; ls", ask, "evaluates"},
+	{"declare", "", "declare 'x=($(touch p))'", ask, "evaluates"},
+	{"declare", "", "local -a \"x=(\\$(touch p))\"", ask, "evaluates"},
+	{"declare", "", "typeset -a x='(`touch p`)'", ask, "evaluates"},
+	{"declare", "", "declare -A m='([a]=$(touch p))'", ask, "evaluates"},
+	{"declare", "", "f() { local -a 'x=($(touch p))'; }; f", ask, "evaluates"},
+	{"declare", "", "sleep 0 & wait -n -p PATH; ls", ask, "assignment to PATH"},
+	// More names that change what runs.
+	{"names", "", "TEXTDOMAINDIR=. TEXTDOMAIN=x; echo $\"hello\"", ask, "assignment to TEXTDOMAINDIR"},
+	{"names", "", "SHELL=/usr/bin/touch flock x -c p", ask, "assignment to SHELL"},
+	{"names", "", "CC=./evil go build", ask, "assignment to CC"},
+	{"names", "", "GOENV=./x go test", ask, "assignment to GOENV"},
+	{"names", "", "npm_config_script_shell=./x npm test", ask, "assignment to npm_config_script_shell"},
+	{"names", "", "KUBECONFIG=./k kubectl get pods", ask, "assignment to KUBECONFIG"},
+	{"names", "", "PS4='$(touch p)' bash -xc ls", ask, "assignment to PS4"},
 
 	// PATH and IFS in other assignment forms.
 	{"path", "", "o=-v; printf $o PATH /ws; ls", ask, "could be -v"},

@@ -76,4 +76,6 @@ var Seeds = []string{
 	"cat <<EOF\nEO\\\nF\ntouch p\nEOF",
 	"echo \"${x:-'$(touch p)'}\"",
 	"x='a['; y='$(touch p)]'; echo $(($x$y))",
+	"x='a['; y='$(touch p)]'; z=$x$y; echo ${!z}",
+	"x='a['; y='$(touch p)]'; z=$x$y; test -v \"$z\"",
 }
