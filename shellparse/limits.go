@@ -282,7 +282,8 @@ func (f *frame) dialectCheck(code string, file *syntax.File, pos Pos, nested boo
 // so the lines after it become commands that a reading up to the plain
 // delimiter line takes for text. Any body or terminator line that starts
 // with the delimiter and goes on with something else than a word
-// character asks.
+// character asks, and inside a substitution any line that starts with the
+// delimiter and goes on.
 func (f *frame) heredocAmbiguous(r *syntax.Redirect) bool {
 	if r.Word == nil || r.Hdoc == nil {
 		return false
@@ -314,6 +315,7 @@ func (f *frame) heredocAmbiguous(r *syntax.Redirect) bool {
 		e = uint(len(f.src))
 	}
 	text := f.src[s:e]
+	inSubst := f.inSubstitution()
 	if !quotedDelimiter(r.Word) && strings.Contains(text, "\\\n") {
 		// bash joins backslash-newline in an unquoted body before it
 		// looks for the delimiter: EO\<newline>F ends the document.
@@ -337,7 +339,21 @@ func (f *frame) heredocAmbiguous(r *syntax.Redirect) bool {
 			continue
 		}
 		c := rest[0]
-		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80) {
+		if inSubst || !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80) {
+			// Inside a substitution bash ends the document even at
+			// EOFcmd ), and runs cmd.
+			return true
+		}
+	}
+	return false
+}
+
+// inSubstitution reports code reached through a command or process
+// substitution.
+func (f *frame) inSubstitution() bool {
+	for _, v := range f.via {
+		switch v {
+		case "$(...)", "`...`", "<(...)", ">(...)", "=(...)", "${ ...;}", "${|...;}":
 			return true
 		}
 	}

@@ -38,6 +38,12 @@ var attackCases = []attackCase{
 	{"heredoc", "", "echo $(cat <<EOF | grep x\nx\nEOF)\ntouch p\nEOF\n) | cat", ask, "starts with its delimiter"},
 	{"heredoc", "", "echo \"$(cat <<'EOF'\nmessage\nEOF\n)\"", allow, "pre-approved"},
 	{"heredoc", "", "cat <<EOF\n$(rm x)\nEOF", block, "rm"},
+	// Found by the fuzzer: inside $(...) bash also ends the document at
+	// EOFcmd ) and runs cmd.
+	{"heredoc", "", "echo $(cat <<EOF\nx\nEOFtouch p )\nEOF\n)", ask, "starts with its delimiter"},
+	{"heredoc", "", "echo \"$(cat <<'EOF'\nx\nEOFnice )\nEOF\n)\"", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <(cat <<EOF\nx\nEOFtouch p )\nEOF\n)", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <<EOF\nEOFX is not the end\nEOF", allow, "pre-approved"},
 	// Found by the oracle: bash joins backslash-newline in an unquoted
 	// body before it looks for the delimiter.
 	{"heredoc", "", "cat <<EOF\nEO\\\nF\ntouch p\nEOF", ask, "starts with its delimiter"},
