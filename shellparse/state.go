@@ -130,7 +130,8 @@ func (f *frame) quotedOperands(p *syntax.ParamExp) {
 		}
 		for _, part := range w.Parts {
 			sq, ok := part.(*syntax.SglQuoted)
-			if !ok || sq.Dollar || !strings.ContainsAny(sq.Value, "$`") {
+			// $'...' is no ANSI-C string there either.
+			if !ok || !strings.ContainsAny(sq.Value, "$`") {
 				continue
 			}
 			f.walkText(sq.Value, f.pos(sq.Pos()), "single quotes inside \"${...}\" are not quotes for bash and hold an expansion that does not parse: "+f.text(sq))

@@ -64,6 +64,7 @@ var attackCases = []attackCase{
 	{"quoted operand", "", "f() { echo \"${1:-'$(touch p)'}\"; }; f", ask, "touch"},
 	{"quoted operand", "/bin/sh", "echo \"${x:-'$(touch p)'}\"", ask, "touch"},
 	{"quoted operand", "", "echo ${x:-'$(touch p)'}", allow, "pre-approved"},
+	{"quoted operand", "", "echo \"${x:-$'$(touch p)'}\"", ask, "touch"},
 
 	// Backslash-newline joins: bash removes it before reading $( ... ).
 	{"continuation", "", "echo \"$\\\n(rm -rf ~)\"", ask, "backslash-newline"},

@@ -75,6 +75,7 @@ var Seeds = []string{
 	// Found while attacking the analysis with the oracle.
 	"cat <<EOF\nEO\\\nF\ntouch p\nEOF",
 	"echo \"${x:-'$(touch p)'}\"",
+	"echo \"${x:-$'$(touch p)'}\"",
 	"x='a['; y='$(touch p)]'; echo $(($x$y))",
 	"x='a['; y='$(touch p)]'; z=$x$y; echo ${!z}",
 	"x='a['; y='$(touch p)]'; z=$x$y; test -v \"$z\"",
