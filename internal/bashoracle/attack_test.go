@@ -1,10 +1,12 @@
 package bashoracle
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 // attackCase is a script that once ran something nobody approved (or a
@@ -271,6 +273,33 @@ func TestAttackVerdicts(t *testing.T) {
 				}
 			}
 			t.Errorf("%.100q (%s): %s, but no reason mentions %q: %q", tc.src, tc.class, d.Decision, tc.reason, rs)
+		}
+	}
+}
+
+// TestDecisionStaysSmall: what explain --json prints for a script is
+// bounded by the analysis limits, whatever the nesting (it was 103 MB for
+// a 6 KB nesting when each part repeated the text around it).
+func TestDecisionStaysSmall(t *testing.T) {
+	e, err := Engine("/bin/bash", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{
+		strings.Repeat("$(", 2000) + "ls" + strings.Repeat(")", 2000),
+		strings.Repeat("$(case x in x) ", 300) + "ls" + strings.Repeat(";; esac)", 300),
+		strings.Repeat("echo $(", 99) + "echo " + strings.Repeat("x", 60000) + strings.Repeat(")", 99),
+	} {
+		d := e.Script(src, t.TempDir())
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limit := 2*(shellparse.OutputPerByte*len(src)+shellparse.OutputSlack) + 64<<10; len(b) > limit {
+			t.Errorf("%.30q: decision is %d bytes of JSON for a %d-byte script, want at most %d", src, len(b), len(src), limit)
+		}
+		if d.Decision != block {
+			t.Errorf("%.30q: %s, want block (%s)", src, d.Decision, d.Reason)
 		}
 	}
 }
