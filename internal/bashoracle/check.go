@@ -157,6 +157,10 @@ func explainedWrite(s *shellparse.Script, w Write, ws string) bool {
 		if abs(ws, f.Path.Value) == w.Path {
 			return true
 		}
+		// dash does not expand braces: it writes the word as written.
+		if strings.Contains(f.Path.Source, "{") && abs(ws, f.Path.Source) == w.Path {
+			return true
+		}
 	}
 	return false
 }
