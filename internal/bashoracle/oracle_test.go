@@ -109,7 +109,7 @@ func TestOracleSeeds(t *testing.T) {
 // of another script, which must come out as misses.
 func TestOracleSees(t *testing.T) {
 	o := newOracle(t)
-	res, err := o.Run("/bin/bash", "ls >/dev/null; touch p; echo x > out.txt")
+	res, err := o.Run("/bin/bash", "ls >/dev/null; touch p; echo x > out.txt; (cd src && ls > in.txt)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,11 @@ func TestOracleSees(t *testing.T) {
 		got = append(got, m.String())
 	}
 	text := strings.Join(got, "\n")
-	if !strings.Contains(text, "exec: "+o.stubs+"/touch") || !strings.Contains(text, "write: openat "+res.Workspace+"/out.txt") {
-		t.Errorf("misses:\n%s\nwant the touch and the write to out.txt", text)
+	// out.txt is written by bash itself, src/in.txt by the child bash
+	// forks for ls, in the directory the subshell changed to.
+	if !strings.Contains(text, "exec: "+o.stubs+"/touch") || !strings.Contains(text, "write: openat "+res.Workspace+"/out.txt (by bash)") ||
+		!strings.Contains(text, "write: openat "+res.Workspace+"/src/in.txt (by bash)") {
+		t.Errorf("misses:\n%s\nwant the touch and the writes to out.txt and src/in.txt", text)
 	}
 	if strings.Contains(text, "/ls") {
 		t.Errorf("ls was reported and must not be a miss:\n%s", text)

@@ -31,7 +31,10 @@ type Oracle struct {
 	stubs  string
 	home   string
 	strace string
-	// Timeout bounds one run.
+	// template is a .git directory copied into each workspace.
+	template string
+	// Timeout bounds one run, the sandbox's start included (which takes
+	// seconds on a loaded machine under strace).
 	Timeout time.Duration
 }
 
@@ -49,7 +52,7 @@ func New(dir string) (*Oracle, error) {
 	if err != nil {
 		return nil, errors.New("strace is not installed (apt-get install strace)")
 	}
-	o := &Oracle{base: dir, stubs: filepath.Join(dir, "stubs"), home: filepath.Join(dir, "home"), strace: st, Timeout: 5 * time.Second}
+	o := &Oracle{base: dir, stubs: filepath.Join(dir, "stubs"), home: filepath.Join(dir, "home"), strace: st, Timeout: 20 * time.Second}
 	for _, d := range []string{o.stubs, o.home, o.decideDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -62,6 +65,15 @@ func New(dir string) (*Oracle, error) {
 	}
 	if err := os.WriteFile(filepath.Join(o.home, ".bashrc"), []byte("# the user's bashrc\n"), 0o644); err != nil {
 		return nil, err
+	}
+	// The repository every run starts from: made once by git init, a
+	// fixed command that runs no script.
+	if git, err := exec.LookPath("git"); err == nil {
+		repo := filepath.Join(dir, "repo")
+		if out, err := exec.Command(git, "init", "-q", repo).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("git init: %v: %s", err, out)
+		}
+		o.template = filepath.Join(repo, ".git")
 	}
 	return o, nil
 }
@@ -83,10 +95,15 @@ func (o *Oracle) Run(shell, script string) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(ws)
-	for _, d := range []string{"src", ".git"} {
-		os.MkdirAll(filepath.Join(ws, d), 0o755)
-	}
+	os.MkdirAll(filepath.Join(ws, "src"), 0o755)
 	os.WriteFile(filepath.Join(ws, "file.txt"), []byte("data\n"), 0o644)
+	// A repository, so that git status and its relatives do their work
+	// (and run what a repository's configuration asks them to).
+	if o.template != "" {
+		if err := copyTree(o.template, filepath.Join(ws, ".git")); err != nil {
+			return nil, err
+		}
+	}
 	p, err := sandbox.Derive(sandbox.Spec{
 		Zones: []sandbox.Zone{
 			{Name: "ws", Root: ws, Writable: true},
@@ -111,7 +128,7 @@ func (o *Oracle) Run(shell, script string) (*Result, error) {
 	defer os.Remove(log)
 	// strace runs outside and traces bwrap and everything under it: the
 	// seccomp filter refuses ptrace inside the sandbox.
-	args := append([]string{o.strace, "-f", "-qq", "-xx", "-s", "4096", "-e", "signal=none",
+	args := append([]string{o.strace, "-f", "--pidns-translation", "-qq", "-xx", "-s", "4096", "-e", "signal=none",
 		"-e", "trace=execve,execveat,openat,open,creat,clone,clone3,fork,vfork,chdir,unlink,unlinkat,rename,renameat,renameat2,mkdir,mkdirat,truncate,link,linkat,symlink,symlinkat",
 		"-o", log, "--", c.Cmd.Path}, c.Cmd.Args[1:]...)
 	c.Cmd.Path, c.Cmd.Args = o.strace, args
@@ -143,3 +160,29 @@ func (o *Oracle) Run(shell, script string) (*Result, error) {
 
 func (o *Oracle) decideDir() string { return filepath.Join(o.base, "decide") }
 func (o *Oracle) homeDir() string   { return o.home }
+
+// copyTree copies the regular files and directories under src to dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		t := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(t, 0o755)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(t, b, info.Mode().Perm())
+		}
+		return nil
+	})
+}

@@ -39,7 +39,9 @@ type Trace struct {
 
 var (
 	lineRE  = regexp.MustCompile(`^(\d+) +(.*)$`)
-	callRE  = regexp.MustCompile(`^([a-z0-9_]+)\((.*)\) += (-?\d+|\?)`)
+	// With --pidns-translation a clone in the sandbox's pid namespace
+	// reads "= 3 /* 24089 in strace's PID NS */".
+	callRE  = regexp.MustCompile(`^([a-z0-9_]+)\((.*)\) += (-?\d+|\?)(?: /\* (\d+) in strace's PID NS \*/)?`)
 	hexStr  = regexp.MustCompile(`"((?:\\x[0-9a-f]{2})*)"`)
 	resumed = regexp.MustCompile(`^<\.\.\. ([a-z0-9_]+) resumed>(.*)$`)
 )
@@ -124,6 +126,9 @@ func parseTrace(r io.Reader, shellPath, cwd string) *Trace {
 			continue
 		}
 		call, args, ret := cm[1], cm[2], cm[3]
+		if cm[4] != "" {
+			ret = cm[4]
+		}
 		ok := ret != "?" && !strings.HasPrefix(ret, "-")
 		p := get(pid)
 		switch call {
