@@ -38,7 +38,7 @@ type Trace struct {
 }
 
 var (
-	lineRE  = regexp.MustCompile(`^(\d+) +(.*)$`)
+	lineRE = regexp.MustCompile(`^(\d+) +(.*)$`)
 	// With --pidns-translation a clone in the sandbox's pid namespace
 	// reads "= 3 /* 24089 in strace's PID NS */".
 	callRE  = regexp.MustCompile(`^([a-z0-9_]+)\((.*)\) += (-?\d+|\?)(?: /\* (\d+) in strace's PID NS \*/)?`)
