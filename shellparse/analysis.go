@@ -339,7 +339,7 @@ func (f *frame) test(x syntax.TestExpr) {
 		f.test(x.Y)
 	case *syntax.UnaryTest:
 		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
-			if w, ok := x.X.(*syntax.Word); ok && w.Lit() == "" {
+			if w, ok := x.X.(*syntax.Word); ok && hasExpansion(w) {
 				f.find(Ask, "[[ -v ]] of a name not known until run time: a subscript in it runs commands", f.text(w), f.pos(w.Pos()))
 			}
 		}

@@ -53,6 +53,19 @@ func isNumber(s string) bool {
 	return s[0] >= '0' && s[0] <= '9'
 }
 
+// hasExpansion reports a word whose value depends on an expansion.
+func hasExpansion(w *syntax.Word) bool {
+	found := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst:
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 func hasSubstText(s string) bool {
 	return strings.Contains(s, "$(") || strings.Contains(s, "`") || strings.Contains(s, "$[")
 }

@@ -180,6 +180,8 @@ var attackCases = []attackCase{
 	{"subscript", "", "read z; [ -R $z ]", ask, "[ -R of a name not known until run time"},
 	{"subscript", "", "f() { test -v \"$1\"; }; f x", ask, "test -v of a name"},
 	{"subscript", "", "test -v HOME && ls", allow, "pre-approved"},
+	{"subscript", "", "[[ -v 'HOME' ]] && [[ -v \"PATH\" ]] && ls", allow, "pre-approved"},
+	{"subscript", "", "[[ -v \"$x\" ]] && ls", ask, "-v ]] of a name not known until run time"},
 	// A quoted compound assignment is evaluated by the declaration builtin.
 	{"declare", "", "declare -a 'x=($(touch p))'; ls", ask, "evaluates"},
 	{"declare", "", "declare 'x=($(touch p))'", ask, "evaluates"},
