@@ -788,7 +788,6 @@ func (f *frame) heredoc(r *syntax.Redirect) wval {
 			}
 		}
 		out.Value, out.tmpl = b.String(), b.String()
-		f.checkSubscript(out.Value, out.Source, out.Pos)
 		return out
 	}
 	var a acc
@@ -796,7 +795,6 @@ func (f *frame) heredoc(r *syntax.Redirect) wval {
 		f.part(p, quoteHeredoc, ctxPlain, &a)
 	}
 	out.Value, out.tmpl, out.Dynamic = a.val.String(), a.tmpl.String(), a.dynamic
-	f.checkSubscript(out.Value, out.Source, out.Pos)
 	return out
 }
 

@@ -897,6 +897,7 @@ func (f *frame) assignsOperands(c call, who string, ws []wval) {
 var readSpec = optSpec{arg: "adinNptu", flags: "ers"}
 
 func readCmd(f *frame, c call) bool {
+	f.inputSubscript(c)
 	opts, i := f.scan(c, 1, &readSpec, "read")
 	for _, o := range opts {
 		if o.name == "a" && o.hasVal {
@@ -920,6 +921,7 @@ func printfCmd(f *frame, c call) bool {
 var mapfileSpec = optSpec{arg: "dnOsuCc", flags: "t"}
 
 func mapfileCmd(f *frame, c call) bool {
+	f.inputSubscript(c)
 	opts, i := f.scan(c, 1, &mapfileSpec, "mapfile")
 	ran := false
 	for _, o := range opts {

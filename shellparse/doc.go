@@ -102,8 +102,11 @@
 // literal and used later is still dynamic; text stored in a variable and
 // evaluated later as an arithmetic expression or array subscript can run
 // commands (x='a[$(cmd)]'; echo $((x))), which is only caught when such
-// text appears literally in the script or a here-document; text read at
-// run time (read x < file; echo $((x))) is not. Namerefs (declare -n)
+// text appears literally in the script or in a here-document that read or
+// mapfile reads; text read at run time (read x < file; echo $((x))) is
+// not. Pieces joined at run time (x='a['; y='$(cmd)]'; $(($x$y))) ask when
+// the script both holds text shaped like a substitution and evaluates a
+// run-time value as arithmetic or through ${!name}. Namerefs (declare -n)
 // that point at a dangerous variable are only caught when declared with
 // a literal target.
 //

@@ -152,6 +152,19 @@ func (f *frame) quotedOperands(p *syntax.ParamExp) {
 	}
 }
 
+// inputSubscript checks the here-document a variable is read from (read,
+// mapfile): text shaped like a subscript with a substitution in it runs
+// when the variable reaches arithmetic. Here-documents that only become
+// a file's content are not checked; they are data.
+func (f *frame) inputSubscript(c call) {
+	if c.stdin.kind == stdinHeredoc {
+		f.checkSubscript(c.stdin.word.Value, c.stdin.word.Source, c.stdin.word.Pos)
+		if hasSubstText(c.stdin.word.Value) {
+			f.a.substText = true
+		}
+	}
+}
+
 // riskyShopt are the shopt options that change how bash reads or runs
 // the rest of the script.
 func riskyShopt(name string) bool {

@@ -160,6 +160,8 @@ var attackCases = []attackCase{
 	{"subscript", "", "read 'a[$(touch p)]' <<< 1", ask, "array subscript"},
 	{"subscript", "", "x=\"a[\\`touch p\\`]\"; echo $((x))", ask, "array subscript"},
 	{"subscript", "", "read x <<'EOF'\na[$(touch p)]\nEOF\necho $((x))", ask, "array subscript"},
+	{"subscript", "", "mapfile -t x <<'EOF'\na[$(touch p)]\nEOF\necho $((x))", ask, "array subscript"},
+	{"subscript", "", "cat > notes.sh <<'EOF'\narr[0]=$(date)\nEOF", allow, "pre-approved"},
 	{"subscript", "", "f() { local x='a[$(touch p)]'; echo $((x)); }; f", ask, "array subscript"},
 	{"subscript", "", "echo 'a[$(touch p)]' | sort", ask, "array subscript"},
 	{"subscript", "", "grep -n '[[:space:]]x' file.txt", allow, "pre-approved"},
