@@ -55,18 +55,13 @@ func unhex(s string) string {
 	return string(b)
 }
 
-// proc is one traced process. A child's first system calls can be
-// printed before its parent's clone returns, so what it inherited (the
-// parent's program, its directory) is filled in when the clone's result
-// is seen, and the writes it made before its own execve are attributed
-// then.
+// proc is one traced process: the program it runs (its own after
+// execve, its parent's before) and its directory.
 type proc struct {
-	image    string // its own program, once it has called execve
-	execd    bool
-	inherit  string // the program of the parent at the fork
-	known    bool   // inherit is set
-	cwd      string
-	cwdKnown bool
+	image   string // its own program, once it has called execve
+	execd   bool
+	inherit string // the program of the parent at the fork
+	cwd     string
 }
 
 func (p *proc) program() string {
@@ -80,34 +75,65 @@ func (p *proc) program() string {
 // sandbox runs; everything before its execve is the sandbox being set up.
 func parseTrace(r io.Reader, shellPath, cwd string) *Trace {
 	t := &Trace{}
+	// A child's first system calls can be printed before its parent's
+	// clone returns, so a first pass finds every process's parent and the
+	// second starts each process from its parent's state when it is first
+	// seen.
+	var lines []string
+	parent := map[int]int{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	{
+		pending := map[int]string{}
+		for _, l := range lines {
+			m := lineRE.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			pid, _ := strconv.Atoi(m[1])
+			rest := m[2]
+			if strings.HasSuffix(rest, "<unfinished ...>") {
+				pending[pid] = strings.TrimSuffix(rest, " <unfinished ...>")
+				continue
+			}
+			if rm := resumed.FindStringSubmatch(rest); rm != nil {
+				rest = pending[pid] + rm[2]
+				delete(pending, pid)
+			}
+			cm := callRE.FindStringSubmatch(rest)
+			if cm == nil {
+				continue
+			}
+			switch cm[1] {
+			case "clone", "clone3", "fork", "vfork":
+				ret := cm[3]
+				if cm[4] != "" {
+					ret = cm[4]
+				}
+				if n, err := strconv.Atoi(ret); err == nil && n > 0 {
+					parent[n] = pid
+				}
+			}
+		}
+	}
 	procs := map[int]*proc{}
 	pending := map[int]string{}
 	get := func(pid int) *proc {
 		p := procs[pid]
 		if p == nil {
 			p = &proc{inherit: "bwrap", cwd: cwd}
+			if pp := procs[parent[pid]]; pp != nil {
+				p.inherit, p.cwd = pp.program(), pp.cwd
+			}
 			procs[pid] = p
 		}
 		return p
 	}
-	// Writes and execs made before a process's parent was known are
-	// attributed at the end.
-	type late struct {
-		pid   int
-		write int // index into t.Writes, or -1
-		exec  int // index into t.Execs, or -1
-	}
-	var lates []late
-	by := func(pid int, p *proc, write, exec int) string {
-		if !p.execd && !p.known {
-			lates = append(lates, late{pid, write, exec})
-		}
-		return p.program()
-	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		m := lineRE.FindStringSubmatch(sc.Text())
+	for _, line := range lines {
+		m := lineRE.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -134,15 +160,7 @@ func parseTrace(r io.Reader, shellPath, cwd string) *Trace {
 		switch call {
 		case "clone", "clone3", "fork", "vfork":
 			if n, err := strconv.Atoi(ret); err == nil && n > 0 {
-				c := procs[n]
-				if c == nil {
-					c = &proc{}
-					procs[n] = c
-				}
-				c.inherit, c.known = p.program(), true
-				if !c.cwdKnown {
-					c.cwd = p.cwd
-				}
+				get(n) // the child starts from this state, if not seen yet
 			}
 		case "execve", "execveat":
 			if !ok {
@@ -170,12 +188,12 @@ func parseTrace(r io.Reader, shellPath, cwd string) *Trace {
 				}
 				continue
 			}
-			t.Execs = append(t.Execs, Exec{Pid: pid, Path: file, Argv: argv, By: by(pid, p, -1, len(t.Execs))})
+			t.Execs = append(t.Execs, Exec{Pid: pid, Path: file, Argv: argv, By: p.program()})
 			p.image, p.execd = path.Base(file), true
 		case "chdir":
 			if ok {
 				if strs := hexStr.FindAllStringSubmatch(args, 1); len(strs) > 0 {
-					p.cwd, p.cwdKnown = abs(p.cwd, unhex(strs[0][1])), true
+					p.cwd = abs(p.cwd, unhex(strs[0][1]))
 				}
 			}
 		case "openat", "open", "creat":
@@ -186,24 +204,15 @@ func parseTrace(r io.Reader, shellPath, cwd string) *Trace {
 				continue
 			}
 			if strs := hexStr.FindAllStringSubmatch(args, 1); len(strs) > 0 {
-				t.Writes = append(t.Writes, Write{Pid: pid, Path: abs(p.cwd, unhex(strs[0][1])), Call: call, By: by(pid, p, len(t.Writes), -1)})
+				t.Writes = append(t.Writes, Write{Pid: pid, Path: abs(p.cwd, unhex(strs[0][1])), Call: call, By: p.program()})
 			}
 		case "unlink", "unlinkat", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "truncate", "link", "linkat", "symlink", "symlinkat":
 			if !ok || !t.Started {
 				continue
 			}
 			for _, s := range hexStr.FindAllStringSubmatch(args, -1) {
-				t.Writes = append(t.Writes, Write{Pid: pid, Path: abs(p.cwd, unhex(s[1])), Call: call, By: by(pid, p, len(t.Writes), -1)})
+				t.Writes = append(t.Writes, Write{Pid: pid, Path: abs(p.cwd, unhex(s[1])), Call: call, By: p.program()})
 			}
-		}
-	}
-	for _, l := range lates {
-		p := procs[l.pid]
-		if l.write >= 0 {
-			t.Writes[l.write].By = p.inherit
-		}
-		if l.exec >= 0 {
-			t.Execs[l.exec].By = p.inherit
 		}
 	}
 	return t
