@@ -10,7 +10,8 @@ FUZZ_TARGETS := \
 	./shellparse:FuzzParse \
 	./shellparse:FuzzSplitPattern \
 	./rules:FuzzLoad \
-	./supervisor:FuzzDecode
+	./supervisor:FuzzDecode \
+	./internal/bashoracle:FuzzBashOracle
 
 .PHONY: all deps build test vet cross fuzz fuzz-list bench demo clean
 

@@ -22,6 +22,41 @@ type analysis struct {
 	// know the directory it will be called in. cdpath: the script
 	// mentions CDPATH, so a bare cd operand is a search.
 	anyCd, cdpath bool
+	// parts and outBytes count what the result holds, against MaxParts
+	// and MaxOutputBytes; full is set once either is passed.
+	parts, outBytes int
+	budget          int
+	full            bool
+	// level is how deeply the walker is nested in statements.
+	level int
+	// substText is set when a word's static text holds $(, ` or $[, and
+	// arithVar when arithmetic evaluates a run-time value: together,
+	// text can become a subscript that bash runs (see runtimeSubscripts).
+	substText, arithVar bool
+	subscriptSeen       bool // a subscript-shaped word already asked
+	arithPos            Pos
+	arithText           string
+}
+
+// admit accounts for one more part of size bytes of text. Once a limit is
+// passed it records one Block finding and admits nothing more.
+func (f *frame) admit(size int) bool {
+	a := f.a
+	if a.full {
+		return false
+	}
+	a.parts++
+	a.outBytes += size
+	if a.parts <= MaxParts && a.outBytes <= a.budget {
+		return true
+	}
+	a.full = true
+	reason := fmt.Sprintf("the script has more than %d commands, file operations and findings", MaxParts)
+	if a.outBytes > a.budget {
+		reason = fmt.Sprintf("the analysis of the script would report more than %d bytes of text (nested constructs repeat their text)", a.budget)
+	}
+	a.out.Findings = append(a.out.Findings, Finding{Severity: Block, Reason: reason, Text: "", Via: f.via})
+	return false
 }
 
 func newAnalysis(opts Options) *analysis {
@@ -47,6 +82,7 @@ func (a *analysis) result() *Script {
 }
 
 func (a *analysis) root(src string, lang syntax.LangVariant) *frame {
+	a.budget = outputBudget(len(src))
 	return &frame{a: a, src: src, lang: lang, seen: map[syntax.Node]bool{}, sc: newScope()}
 }
 
@@ -117,6 +153,9 @@ func safeEnd(n syntax.Node) (end syntax.Pos) {
 }
 
 func (f *frame) find(sev Severity, reason, text string, pos Pos) {
+	if !f.admit(len(text) + len(reason)) {
+		return
+	}
 	f.a.out.Findings = append(f.a.out.Findings, Finding{
 		Severity: sev,
 		Reason:   reason,
@@ -177,6 +216,14 @@ func (f *frame) stmts(list []*syntax.Stmt) {
 
 func (f *frame) stmt(s *syntax.Stmt) {
 	if s == nil {
+		return
+	}
+	f.a.level++
+	defer func() { f.a.level-- }()
+	if f.a.level > MaxNesting {
+		if f.a.level == MaxNesting+1 {
+			f.find(Block, fmt.Sprintf("constructs nested more than %d levels deep", MaxNesting), excerpt(f.text(s), 0), f.pos(s.Pos()))
+		}
 		return
 	}
 	if ce, ok := s.Cmd.(*syntax.CallExpr); ok {
@@ -286,6 +333,11 @@ func (f *frame) compound(cmd syntax.Command) {
 		f.with("time").stmt(c.Stmt)
 	case *syntax.CoprocClause:
 		f.word(c.Name, ctxPlain)
+		if c.Name != nil {
+			// coproc NAME sets the array NAME and NAME_PID.
+			f.assignedName(c.Name.Lit(), f.text(c.Name), f.pos(c.Name.Pos()))
+			f.assignedName(c.Name.Lit()+"_PID", f.text(c.Name), f.pos(c.Name.Pos()))
+		}
 		f.with("coproc").stmt(c.Stmt)
 	case *syntax.TestDecl:
 		f.word(c.Description, ctxPlain)
@@ -300,15 +352,24 @@ func (f *frame) arithm(x syntax.ArithmExpr) {
 	switch x := x.(type) {
 	case nil:
 	case *syntax.BinaryArithm:
+		if isArithAssign(x.Op) {
+			f.arithAssign(x.X)
+		}
 		f.arithm(x.X)
 		f.arithm(x.Y)
 	case *syntax.UnaryArithm:
+		if x.Op == syntax.Inc || x.Op == syntax.Dec {
+			f.arithAssign(x.X)
+		}
 		f.arithm(x.X)
 	case *syntax.ParenArithm:
 		f.arithm(x.X)
 	case *syntax.FlagsArithm:
 		f.arithm(x.X)
 	case *syntax.Word:
+		if !isNumber(x.Lit()) {
+			f.noteArith(x)
+		}
 		f.word(x, ctxPlain)
 	}
 }
@@ -317,9 +378,24 @@ func (f *frame) test(x syntax.TestExpr) {
 	switch x := x.(type) {
 	case nil:
 	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			// [[ ]] evaluates the operands of -eq and the like as
+			// arithmetic.
+			for _, o := range []syntax.TestExpr{x.X, x.Y} {
+				if w, ok := o.(*syntax.Word); ok && !isNumber(w.Lit()) {
+					f.noteArith(w)
+				}
+			}
+		}
 		f.test(x.X)
 		f.test(x.Y)
 	case *syntax.UnaryTest:
+		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+			if w, ok := x.X.(*syntax.Word); ok && hasExpansion(w) {
+				f.find(Ask, "[[ -v ]] of a name not known until run time: a subscript in it runs commands", f.text(w), f.pos(w.Pos()))
+			}
+		}
 		f.test(x.X)
 	case *syntax.ParenTest:
 		f.test(x.X)
@@ -369,6 +445,11 @@ func (f *frame) procSubst(p *syntax.ProcSubst) {
 }
 
 func (f *frame) paramExp(p *syntax.ParamExp) {
+	if p.Excl && p.Names == 0 {
+		// ${!name}: the value of name is a variable reference, whose
+		// subscript bash evaluates.
+		f.noteArith(p)
+	}
 	if p.NestedParam != nil {
 		var a acc
 		f.part(p.NestedParam, quoteNone, ctxPlain, &a)
@@ -408,14 +489,20 @@ func (f *frame) extGlob(g *syntax.ExtGlob) {
 	if g.Pattern == nil || !strings.ContainsAny(g.Pattern.Value, "$`") {
 		return
 	}
-	w, err := syntax.NewParser(syntax.Variant(f.lang)).Document(strings.NewReader(g.Pattern.Value))
-	pos := f.pos(g.Pos())
+	f.walkText(g.Pattern.Value, f.pos(g.Pos()), "extended glob holds an expansion that does not parse: "+f.text(g))
+}
+
+// walkText walks text the parser kept as a literal but bash expands like
+// a here-document body, reporting its substitutions at pos. Text that does
+// not parse asks with reason.
+func (f *frame) walkText(text string, pos Pos, reason string) {
+	w, err := syntax.NewParser(syntax.Variant(f.lang)).Document(strings.NewReader(text))
 	if err != nil {
-		f.find(Ask, "extended glob holds an expansion that does not parse: "+f.text(g), f.text(g), pos)
+		f.find(Ask, reason, excerpt(text, 0), pos)
 		return
 	}
 	sub := *f
-	sub.src = g.Pattern.Value
+	sub.src = text
 	sub.anchor = &pos
 	sub.seen = map[syntax.Node]bool{}
 	var a acc
@@ -641,6 +728,7 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 				fd = n
 			} else {
 				named = true // {var}>file allocates a descriptor
+				f.assignedName(strings.Trim(r.N.Value, "{}"), f.text(r), f.pos(r.Pos()))
 			}
 		}
 		def := func(d int) int {
@@ -652,6 +740,9 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 		switch r.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
 			f.markDelimiter(r.Word)
+			if f.heredocAmbiguous(r) {
+				f.find(Ask, "a line of the here-document starts with its delimiter (followed by an operator, as EOF) inside $(...), or once backslash-newlines are joined), where bash may end it and read the lines after it as commands", f.text(r.Word), f.pos(r.Pos()))
+			}
 			body := f.heredoc(r)
 			if !named {
 				f.sc.bind(Binding{Fd: def(0), Kind: "pipe"})
@@ -737,6 +828,9 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 
 func (f *frame) fileOp(op Op, w wval, fd int, r *syntax.Redirect) {
 	s, e := f.offsets(r.Pos(), safeEnd(r.Word))
+	if !f.admit(int(e-s) + len(w.Source)) {
+		return
+	}
 	f.a.out.Files = append(f.a.out.Files, FileOp{
 		Op:    op,
 		Path:  w.Word,

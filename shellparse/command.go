@@ -107,6 +107,12 @@ func initHandlers() {
 		"readarray": mapfileCmd,
 		"getopts":   getoptsCmd,
 		"hash":      hashCmd,
+		"set":       setCmd,
+		"shopt":     shoptCmd,
+		"unset":     unsetCmd,
+		"test":      testCmd,
+		"[":         testCmd,
+		"wait":      waitCmd,
 		"compgen":   compgenCmd,
 		"complete":  compgenCmd,
 		"su":        suCmd,
@@ -130,12 +136,19 @@ func (f *frame) emit(c call) {
 		g.find(Block, fmt.Sprintf("more than %d wrappers around one command", maxWrapped), f.callText(c), c.pos)
 		return
 	}
+	text := f.callText(c)
+	size := len(text)
+	for i := range c.args {
+		size += len(c.args[i].Source)
+	}
+	if !f.admit(size) {
+		return
+	}
 	idx := len(f.a.out.Commands)
 	argv := make([]Word, len(c.args))
 	for i := range c.args {
 		argv[i] = c.args[i].Word
 	}
-	text := f.callText(c)
 	f.a.out.Commands = append(f.a.out.Commands, Command{
 		Argv:          argv,
 		Assigns:       c.assigns,
@@ -662,6 +675,9 @@ func (f *frame) argFileOp(op Op, w wval, c call) {
 	if op == OpRead {
 		fd = 0
 	}
+	if !f.admit(len(f.callText(c)) + len(w.Source)) {
+		return
+	}
 	f.a.out.Files = append(f.a.out.Files, FileOp{
 		Op: op, Path: w.Word, Fd: fd, Via: f.via, Text: f.callText(c), Pos: w.Pos,
 		Dir: f.sc.snapshot(), Bound: f.fdBinding(w.Word),
@@ -823,6 +839,7 @@ func declCmd(f *frame, c call) bool {
 	nameref := name == "nameref"
 	for _, w := range c.args[1:] {
 		v := w.Value
+		f.declSubst(c, w)
 		eq := strings.IndexByte(v, '=')
 		if eq < 0 && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) {
 			if !w.Static() {
@@ -862,6 +879,14 @@ func enableCmd(f *frame, c call) bool {
 	for _, w := range c.args[1:] {
 		if strings.HasPrefix(w.Value, "-") && strings.Contains(w.Value, "f") || !w.Static() && w.Value == "" {
 			f.find(Ask, "enable -f loads a builtin from a shared library", f.callText(c), w.Pos)
+			return false
+		}
+	}
+	for _, w := range c.args[1:] {
+		if !strings.HasPrefix(w.Value, "-") {
+			// enable -n NAME makes NAME run a program from PATH instead
+			// of the builtin; enable NAME brings a builtin back.
+			f.find(Ask, "enable changes whether "+w.Source+" runs a builtin or a program", f.callText(c), w.Pos)
 			break
 		}
 	}
@@ -886,6 +911,7 @@ func (f *frame) assignsOperands(c call, who string, ws []wval) {
 var readSpec = optSpec{arg: "adinNptu", flags: "ers"}
 
 func readCmd(f *frame, c call) bool {
+	f.inputSubscript(c)
 	opts, i := f.scan(c, 1, &readSpec, "read")
 	for _, o := range opts {
 		if o.name == "a" && o.hasVal {
@@ -897,6 +923,7 @@ func readCmd(f *frame, c call) bool {
 }
 
 func printfCmd(f *frame, c call) bool {
+	f.printfDynamicOption(c)
 	if len(c.args) > 2 && c.args[1].Static() && c.args[1].Value == "-v" {
 		f.assignsOperands(c, "printf -v", c.args[2:3])
 	} else if len(c.args) > 1 && c.args[1].Static() && strings.HasPrefix(c.args[1].Value, "-v") && len(c.args[1].Value) > 2 {
@@ -908,6 +935,7 @@ func printfCmd(f *frame, c call) bool {
 var mapfileSpec = optSpec{arg: "dnOsuCc", flags: "t"}
 
 func mapfileCmd(f *frame, c call) bool {
+	f.inputSubscript(c)
 	opts, i := f.scan(c, 1, &mapfileSpec, "mapfile")
 	ran := false
 	for _, o := range opts {
@@ -1055,6 +1083,7 @@ func shellCmd(f *frame, c call) bool {
 			f.find(Ask, fmt.Sprintf("%s reads startup code from %s, which guardrun cannot read", name, o.val.Source), f.callText(c), o.val.Pos)
 		}
 	}
+	f.shellOptions(c, name, opts)
 	lang := DialectFor(name)
 	ops := c.args[i:]
 	switch {
@@ -1113,22 +1142,21 @@ func (f *frame) nested(code, via string, lang syntax.LangVariant, pos Pos, stric
 		return
 	}
 	lang = dialect(lang)
-	file, err := parseFile(code, lang)
-	if err != nil && lang != syntax.LangBash {
-		// The program may well be bash under another name (sh is bash
-		// on many systems); read it the way that finds the most.
-		if file2, err2 := parseFile(code, syntax.LangBash); err2 == nil {
-			file, err, lang = file2, nil, syntax.LangBash
-		}
+	g.lang = lang
+	if !g.readable(code, pos, true) {
+		return
 	}
+	// No fallback to another dialect: sh may be dash, and a bash reading
+	// of code that dash cannot parse the same way is another program.
+	file, code, err := parseBash(code, lang)
 	if err != nil {
 		if strict {
-			g.find(Block, fmt.Sprintf("%s: code does not parse: %s", via, toParseError(err)), code, pos)
+			g.find(Block, fmt.Sprintf("%s: code does not parse: %s", via, toParseError(err)), excerpt(code, 0), pos)
 		}
 		return
 	}
+	g.dialectCheck(code, file, pos, true)
 	g.src = code
-	g.lang = lang
 	g.depth = f.depth + 1
 	g.anchor = &pos
 	g.seen = map[syntax.Node]bool{}

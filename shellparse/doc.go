@@ -29,16 +29,65 @@
 // callbacks, and the -c code of su, runuser, flock and watch (which stay
 // commands of their own).
 //
+// # One program
+//
+// What is analysed must be the program bash runs. Where the parser and
+// bash read the same text differently, this package either reads it as
+// bash does or reports a finding, so that nothing it misread is
+// pre-approved:
+//
+//   - read as bash does: $(( and (( whose text is not arithmetic are a
+//     substitution or subshell that starts with a subshell (the source is
+//     re-parsed with a space after the first parenthesis, so positions
+//     after it shift by one byte); empty words from brace expansion are
+//     dropped ({,rm} -rf x runs rm).
+//   - ask: a carriage return anywhere (bash reads it as part of a word,
+//     the parser as a blank); a backslash-newline after $, < or > or
+//     splitting an operator (bash removes it first: "$\<newline>(cmd)"
+//     runs cmd); a here-document with a line that starts with its
+//     delimiter and goes on with something else (bash ends a
+//     here-document at EOF) inside $(...)).
+//   - block: a NUL byte; bytes that are not UTF-8 (the parser refuses
+//     them).
+//   - sh: code read as POSIX sh (shell.program sh, dash, or a nested sh -c,
+//     watch, flock -c) is read only that way: code that does not parse
+//     as POSIX sh blocks and is never re-read as bash, which would see
+//     another program. Because /bin/sh is bash on some systems, code
+//     whose bash parse tree differs from its POSIX one asks.
+//
+// The bashoracle package checks this against real bash and dash.
+//
+// # Limits
+//
+// Every input has a bounded cost, and beyond a limit the script is
+// blocked with a reason naming it: MaxScriptBytes of text, MaxNesting
+// levels of nesting (measured on the bytes before parsing, so a
+// 20,000-level $( $( ... ) ) costs one scan, and again on the tree),
+// MaxParts commands, file operations and findings, and output text of
+// OutputPerByte times the script's size plus OutputSlack (at most
+// MaxOutputBytes), since a command's text holds every command nested in
+// it. Analysis time is linear in the script's size.
+//
 // Findings are independent of any rule. Ask: a command name or code string
 // built at run time, a shell reading code from standard input or a file,
-// source and ., an assignment to one of DangerousVariables (also through
-// env, sudo, export and the other declaration builtins, read, printf -v,
-// mapfile, getopts, for and ${VAR:=...}), export -f, enable -f, hash -p,
+// source and ., an assignment to one of DangerousVariables (PATH, IFS,
+// BASH_CMDS, BASH_ALIASES, POSIXLY_CORRECT, SHELLOPTS, HOME, XDG_*, GIT_*,
+// TMPDIR, LD_* and more) in every form: NAME=, env, sudo, export and the
+// other declaration builtins, read, printf -v (also when -v is a run-time
+// word), mapfile, getopts, for and select, ${VAR:=...}, arithmetic
+// assignment and ++/-- in $(( )), (( )) and let, coproc NAME, {NAME}>,
+// unset, and namerefs; shell options that change how the rest is read or
+// run (set -k, set -o keyword/posix/functrace/history, shopt -s
+// expand_aliases/extdebug/compat*, enable, and nested shells started with
+// -i, -l, --login, -k, --posix, -o or -O of those); text shaped like an
+// array subscript that holds $(, `, $[ or another subscript, anywhere
+// (bash runs it when the text reaches an arithmetic or -v context, also
+// after it was stored in a variable); export -f, enable -f, hash -p,
 // ${var@P}, input substituted into shell code by xargs -I or find -exec,
 // and a wrapper whose options are not known statically. Block: nested
 // code that does not parse, code nested deeper than Options.MaxDepth,
-// absurdly long wrapper chains, and shell syntax the parser added after
-// this package was written.
+// absurdly long wrapper chains, the limits above, and shell syntax the
+// parser added after this package was written.
 //
 // Each command and redirection carries the working directory it runs in
 // (Command.Dir, FileOp.Dir: the cd, pushd and popd before it, scoped to
@@ -60,9 +109,17 @@
 // literal and used later is still dynamic; text stored in a variable and
 // evaluated later as an arithmetic expression or array subscript can run
 // commands (x='a[$(cmd)]'; echo $((x))), which is only caught when such
-// text appears literally in the script. Namerefs (declare -n) that point
-// at a dangerous variable are only caught when declared with a literal
-// target.
+// text appears literally in the script or in a here-document that read or
+// mapfile reads; text read at run time (read x < file; echo $((x))) is
+// not. Pieces joined at run time (x='a['; y='$(cmd)]'; $(($x$y))) ask when
+// the script both holds text shaped like a substitution and evaluates a
+// run-time value as arithmetic or through ${!name}. Namerefs (declare -n)
+// that point at a dangerous variable are only caught when declared with
+// a literal target.
+//
+// Startup files of nested shells started with -i or -l ask; a plain
+// bash -c still reads $BASH_ENV from the environment guardrun runs in,
+// which this package does not see.
 //
 // Programs that interpret their arguments as code are judged as the
 // programs they are, not by the code they run: python -c, perl -e, node
@@ -78,5 +135,7 @@
 // qualifiers (*(e:...:)) and the (e) parameter flag is not recognised.
 // Brace expansion is always performed, also for POSIX sh, because sh is
 // often bash; under dash this reports words that never run, which is
-// harmless.
+// harmless. The backslash-newline and here-document checks look at the
+// text, not at quoting, so they also ask for such text inside single
+// quotes.
 package shellparse

@@ -32,12 +32,19 @@ func parseValid(src string, opts Options) (*Script, error) {
 
 func analyse(src string, opts Options) (*analysis, error) {
 	lang := dialect(opts.Dialect)
-	file, err := parseFile(src, lang)
+	a := newAnalysis(opts)
+	f := a.root(src, lang)
+	if !f.readable(src, Pos{}, false) {
+		return a, nil
+	}
+	file, src, err := parseBash(src, lang)
 	if err != nil {
 		return nil, toParseError(err)
 	}
-	a := newAnalysis(opts)
-	a.root(src, lang).file(file)
+	f.src = src
+	f.dialectCheck(src, file, Pos{}, false)
+	f.file(file)
+	f.runtimeSubscripts()
 	return a, nil
 }
 
@@ -163,6 +170,41 @@ func parseFile(src string, lang syntax.LangVariant) (*syntax.File, error) {
 	p := getParser(lang)
 	defer putParser(lang, p)
 	return p.Parse(strings.NewReader(src), "")
+}
+
+// maxArithRetries bounds how many $(( or (( are re-read as subshells.
+const maxArithRetries = 16
+
+// parseBash parses src as parseFile does, then reads $(( and (( the way
+// bash does when their text is not an arithmetic expression: as a
+// command substitution or subshell whose first command is a subshell
+// (echo $((ls | wc -l) 2>/dev/null) runs ls and wc). The parser refuses
+// such text; each retry inserts a space after the first parenthesis of
+// the construct the error points into, and returns the source it parsed,
+// whose offsets after an insertion are one byte further on.
+func parseBash(src string, lang syntax.LangVariant) (*syntax.File, string, error) {
+	file, err := parseFile(src, lang)
+	first := err
+	for range maxArithRetries {
+		if err == nil {
+			return file, src, nil
+		}
+		var pe syntax.ParseError
+		if !errors.As(err, &pe) || !pe.Pos.IsValid() {
+			break
+		}
+		off := min(int(pe.Pos.Offset())+3, len(src))
+		i := strings.LastIndex(src[:off], "((")
+		if i < 0 || !strings.Contains(pe.Text, "((") && !strings.Contains(pe.Text, "arithmetic") {
+			break
+		}
+		src = src[:i+1] + " " + src[i+1:]
+		file, err = parseFile(src, lang)
+	}
+	if err != nil {
+		return nil, src, first
+	}
+	return file, src, nil
 }
 
 func toParseError(err error) *ParseError {

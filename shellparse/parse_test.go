@@ -211,7 +211,7 @@ var parseCases = []parseCase{
 	{"prompt expansion", "echo ${x@P}",
 		view{Cmds: []cmdView{cmd("echo", "")}, Findings: []string{ask("${var@P} expands the value as a prompt string, which can run commands: ${x@P}")}}},
 	{"subscript injection text", `x='a[$(rm x)]'; echo $((x))`,
-		view{Cmds: []cmdView{cmd("echo", "")}, Findings: []string{ask("text shaped like an array subscript holds a command substitution, which bash runs if the text is used as a variable reference: 'a[$(rm x)]'")}}},
+		view{Cmds: []cmdView{cmd("echo", "")}, Findings: []string{ask("text shaped like an array subscript holds a command substitution or another subscript, which bash runs if the text is used as a variable reference: 'a[$(rm x)]'")}}},
 	{"hash -p", "hash -p /tmp/x ls",
 		view{Cmds: []cmdView{cmd("hash", "-p", "/tmp/x", "ls")}, Findings: []string{ask("hash -p makes a command name run another program")}}},
 
@@ -246,7 +246,7 @@ var parseCases = []parseCase{
 		view{Cmds: []cmdView{
 			cmd("bash", "-ec", "rm a").wrapper(), cmd("rm", "a").via("bash -c"),
 			cmd("sh", "-lc", "rm b").wrapper(), cmd("rm", "b").via("sh -c"),
-		}}},
+		}, Findings: []string{ask("sh -l runs startup files (~/.bashrc, ~/.profile, $ENV) that guardrun cannot read")}}},
 	{"options before -c", "bash -o pipefail -c 'rm x' name arg",
 		view{Cmds: []cmdView{cmd("bash", "-o", "pipefail", "-c", "rm x", "name", "arg").wrapper(), cmd("rm", "x").via("bash -c")}}},
 	{"every shell name", "dash -c a; zsh -c b; ksh -c c; mksh -c d; ash -c e",
@@ -257,8 +257,11 @@ var parseCases = []parseCase{
 			cmd("mksh", "-c", "d").wrapper(), cmd("d").via("mksh -c"),
 			cmd("ash", "-c", "e").wrapper(), cmd("e").via("ash -c"),
 		}}},
-	{"sh -c with bash syntax still parses", "sh -c 'cat <(rm x)'",
-		view{Cmds: []cmdView{cmd("sh", "-c", "cat <(rm x)").wrapper(), cmd("rm", "x").via("sh -c", "<(...)"), cmd("cat", "").via("sh -c")}}},
+	// sh may be dash: code that does not parse as POSIX sh is not
+	// re-read as bash, which would be another program.
+	{"sh -c with bash syntax blocks", "sh -c 'cat <(rm x)'",
+		view{Cmds: []cmdView{cmd("sh", "-c", "cat <(rm x)").wrapper()},
+			Findings: []string{block("sh -c: code does not parse: 1:5: `<` must be followed by a word")}}},
 	{"nested shells", `bash -c "sh -c 'rm x'"`,
 		view{Cmds: []cmdView{
 			cmd("bash", "-c", "sh -c 'rm x'").wrapper(),
@@ -504,6 +507,9 @@ func TestDialect(t *testing.T) {
 		want := view{Cmds: []cmdView{
 			cmd("time", "-p", "rm", "x").wrapper(), cmd("rm", "x").via("time"),
 			cmd("coproc", "rm", "y").wrapper(), cmd("rm", "y").via("coproc"),
+		}, Findings: []string{
+			// bash reads both as keywords: sh may be bash.
+			ask("sh may be dash or bash, and they read this code as different programs"),
 		}}
 		if diff := cmp.Diff(viewOf(s), want, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("(-got +want):\n%s", diff)
@@ -807,12 +813,12 @@ func TestParseArgv(t *testing.T) {
 }
 
 func TestDangerousVariable(t *testing.T) {
-	for _, n := range []string{"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "BASH_FUNC_ls%%", "GIT_CONFIG_GLOBAL", "GIT_CONFIG", "IFS", "BASH_ENV", "ENV"} {
+	for _, n := range []string{"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "BASH_FUNC_ls%%", "GIT_CONFIG_GLOBAL", "GIT_CONFIG", "IFS", "BASH_ENV", "ENV", "HOME", "BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "SHELLOPTS", "BASHOPTS", "XDG_CONFIG_HOME", "GIT_DIR", "GIT_CONFIG_COUNT", "TMPDIR"} {
 		if !DangerousVariable(n) {
 			t.Errorf("DangerousVariable(%q) = false", n)
 		}
 	}
-	for _, n := range []string{"HOME", "PATHX", "MY_PATH", "LD", "FOO", "HISTFILE", "ENVIRONMENT"} {
+	for _, n := range []string{"HOMEDIR", "PATHX", "MY_PATH", "LD", "FOO", "HISTFILE", "ENVIRONMENT"} {
 		if DangerousVariable(n) {
 			t.Errorf("DangerousVariable(%q) = true", n)
 		}

@@ -14,15 +14,26 @@ var DangerousVariables = []string{
 	"PATH", "path", "CDPATH", "cdpath", "FPATH", "fpath", "EXECIGNORE", "BASH_LOADABLES_PATH",
 	"BASH_ENV", "ENV", "ZDOTDIR", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
 	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
+	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
+	// Where programs find their startup files and configuration.
+	"HOME", "XDG_*", "TMPDIR", "INPUTRC", "SHELL",
+	// $"..." is translated from TEXTDOMAINDIR's catalogs, and bash expands
+	// the translation.
+	"TEXTDOMAIN", "TEXTDOMAINDIR",
 	// The dynamic loader.
 	"LD_*", "DYLD_*", "GCONV_PATH",
 	// Interpreters that read code or modules from the environment.
 	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
 	"PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GOFLAGS",
-	// git runs these, or reads configuration that runs commands.
-	"GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG*", "GIT_DIR",
-	"GIT_TEMPLATE_DIR", "GIT_PAGER", "GIT_EDITOR", "GIT_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXTERNAL_DIFF",
+	"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GOFLAGS", "GOENV", "GOROOT", "GOTOOLCHAIN",
+	// Build tools run the compiler, wrapper or makefile these name.
+	"CC", "CXX", "CPP", "AR", "RUSTC", "RUSTC_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
+	"MAKEFLAGS", "MAKEFILES", "npm_config_*", "NPM_CONFIG_*",
+	// Configuration that names programs to run (credential helpers).
+	"KUBECONFIG", "DOCKER_CONFIG", "AWS_CONFIG_FILE",
+	// git runs these, or reads configuration that runs commands
+	// (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_SSH_COMMAND, GIT_DIR ...).
+	"GIT_*",
 	// Programs that other programs start on their own.
 	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE",
 }

@@ -87,6 +87,13 @@ func (a *acc) dyn(src string) {
 	a.tmpl.WriteString(src)
 }
 
+// dynSubst records a command or process substitution, without looking
+// at (or copying) its text, which holds every level nested in it.
+func (a *acc) dynSubst() {
+	a.dynamic = true
+	a.tmpl.WriteString(substPlaceholder)
+}
+
 // substPlaceholder stands for an expansion that runs commands when dynamic
 // text is read as code on a best-effort basis.
 const substPlaceholder = "${__subst__}"
@@ -129,12 +136,20 @@ func (f *frame) words(w *syntax.Word, ctx wordCtx) []wval {
 	}
 	out := make([]wval, 0, len(alts))
 	for _, parts := range alts {
+		if len(alts) > 1 && ctx == ctxArg && emptyUnquoted(parts) {
+			// bash drops the empty words brace expansion yields:
+			// {,rm} -rf x runs rm -rf x.
+			continue
+		}
 		v := f.evalParts(parts, ctx)
 		v.Source, v.Pos, v.start, v.end = src, pos, start, end
 		out = append(out, v)
 	}
 	if len(out) > 0 {
 		f.checkSubscript(out[0].Value, src, pos)
+		if hasSubstText(out[0].Value) {
+			f.a.substText = true
+		}
 	}
 	return out
 }
@@ -233,8 +248,11 @@ func (f *frame) part(p syntax.WordPart, q quoteLevel, ctx wordCtx, a *acc) {
 			a.split = true
 		}
 		f.paramExp(p)
+		if q != quoteNone {
+			f.quotedOperands(p)
+		}
 	case *syntax.CmdSubst:
-		a.dyn(f.text(p))
+		a.dynSubst()
 		if splits {
 			a.split = true
 		}
@@ -246,7 +264,7 @@ func (f *frame) part(p syntax.WordPart, q quoteLevel, ctx wordCtx, a *acc) {
 		}
 		f.arithm(p.X)
 	case *syntax.ProcSubst:
-		a.dyn(f.text(p))
+		a.dynSubst()
 		f.procSubst(p)
 	case *syntax.ExtGlob:
 		src := f.text(p)
@@ -530,16 +548,31 @@ func leadingZero(s string) bool {
 	return len(s) > 1 && s[0] == '0'
 }
 
-// subscriptSubst matches text shaped like name[...$(...)...]: bash runs
-// the substitution whenever such text is evaluated as a variable
-// reference in arithmetic, [[ -v ]], printf -v, read and similar, which
-// no static reading of the script can follow.
+// subscriptSubst matches text shaped like name[...$(...)...], or a
+// subscript holding another (a[b[0]+...]): bash runs the substitution
+// whenever such text is evaluated as a variable reference in arithmetic,
+// [[ -v ]], test -v, printf -v, read, unset, declare and similar, also
+// after it was stored in a variable (x='a[$(cmd)]'; echo $((x))), which no
+// static reading of the script can follow. Compiled on first use.
 var subscriptSubst = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile("[A-Za-z_][A-Za-z0-9_]*\\[[^]]*(\\$\\(|`)")
+	return regexp.MustCompile("(?s)[A-Za-z_][A-Za-z0-9_]*\\[.*(\\$\\(|\\$\\[|`|[A-Za-z_][A-Za-z0-9_]*\\[)")
 })
 
 func (f *frame) checkSubscript(value, src string, pos Pos) {
 	if strings.Contains(value, "[") && subscriptSubst().MatchString(value) {
-		f.find(Ask, "text shaped like an array subscript holds a command substitution, which bash runs if the text is used as a variable reference: "+src, src, pos)
+		f.a.subscriptSeen = true
+		f.find(Ask, "text shaped like an array subscript holds a command substitution or another subscript, which bash runs if the text is used as a variable reference: "+excerpt(src, 0), excerpt(src, 0), pos)
 	}
+}
+
+// emptyUnquoted reports parts that expand to nothing at all: no
+// characters and no quotes (an empty quoted string is still a word).
+func emptyUnquoted(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok || l.Value != "" {
+			return false
+		}
+	}
+	return true
 }
