@@ -90,9 +90,13 @@ var attackCases = []attackCase{
 	{"carriage return", "", "ls\x00; touch p", block, "NUL byte"},
 	// $'...' ends at a NUL for bash too: only ls runs.
 	{"carriage return", "", "bash -c $'ls\\x00; touch p'", allow, "pre-approved"},
-	{"carriage return", "", "echo \xff\xfe", block, "invalid UTF-8"},
+	// A byte that is not UTF-8 is an ordinary word character for bash;
+	// the top-level script keeps it (shellparse's bytes.go), so the
+	// commands around it are the ones bash runs.
+	{"carriage return", "", "echo \xff\xfe", allow, "pre-approved"},
 	{"carriage return", "", "bash -c $'echo \\xff; ls'", block, "invalid UTF-8"},
-	{"carriage return", "", "echo '\xff'; ls", block, "invalid UTF-8"},
+	{"carriage return", "", "echo '\xff'; ls", allow, "pre-approved"},
+	{"carriage return", "", "echo \xff; touch p", ask, "touch"},
 
 	// The command hash table and aliases.
 	{"hash/alias", "", "BASH_CMDS[ls]=/bin/rm; ls -rf ~", ask, "assignment to BASH_CMDS"},
