@@ -217,6 +217,7 @@ func TestNestedNarrowerTrees(t *testing.T) {
 		p.ReadOnly = append(p.ReadOnly, "/w/vendor")
 		p.ReadWrite = []string{"/w"}
 		p.ReadOnlyOver = []string{"/w/cfg.yaml"}
+		p.Protected = []string{"/w/cfg.yaml"} // guardrun's own: kept by rules
 		p.Deny = []string{"/w/.env"}
 		p.Cwd = "/w"
 	})
