@@ -320,6 +320,14 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		{".vscode/settings.json", ""},
 		{"nested/.envrc", ""}, // a repository's root is protected like the zone's
 	}
+	// The writable directory the probe makes its replacement in when the
+	// target's own directory takes none. Under landlock the workspace's
+	// root has fixed entries (it holds the denied .env and guardrun's
+	// config): use a directory that takes new files.
+	scratchDir := f.ws
+	if landlockTest() {
+		scratchDir = filepath.Join(f.ws, "sub/dir")
+	}
 	var out []escape
 	for _, tg := range targets {
 		p := filepath.Join(f.ws, tg.rel)
@@ -332,7 +340,7 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		for _, op := range ops {
 			args := []string{op, p}
 			if op != "write" && op != "append" && op != "create" {
-				args = append(args, f.ws)
+				args = append(args, scratchDir)
 			}
 			out = append(out, escape{name: op + " protected " + tg.rel, args: args, host: host, restored: p})
 		}
@@ -352,13 +360,15 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 				absent(dir + ".moved")(t)
 				unchanged(keep, mv.content)(t)
 			},
-			// Under landlock the directory can be renamed (it stays
-			// writable): the planted file is replaced by the original
-			// after the command, and the moved directory keeps the
-			// user's data under its new name.
+			// Under landlock the directory can be renamed where its
+			// parent takes new entries: the planted file is replaced by
+			// the original after the command, and the moved directory
+			// keeps the user's data under its new name.
 			restored: keep, hostLL: func(t *testing.T) {
 				unchanged(keep, mv.content)(t)
-				unchanged(filepath.Join(dir+".moved", mv.file), mv.content)(t)
+				if _, err := os.Lstat(dir + ".moved"); err == nil {
+					unchanged(filepath.Join(dir+".moved", mv.file), mv.content)(t)
+				}
 			}})
 	}
 	return out

@@ -1,0 +1,105 @@
+package landlock
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRestoreFollowsNoLink: a directory on the way to a protected path
+// replaced by a link to somewhere else is moved aside, and nothing is
+// written through it; a hard link to a protected file is broken and the
+// file's content and mode come back; a file too large for the snapshot
+// is refused by name.
+func TestRestoreFollowsNoLink(t *testing.T) {
+	root := t.TempDir()
+	elsewhere := t.TempDir()
+	mk := func(rel, content string, mode os.FileMode) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("a/.git/config", "[core]\n", 0o644)
+	mk("b/.git/hooks/pre-commit", "#!/bin/sh\n", 0o755)
+	ws := []Watch{
+		{Path: filepath.Join(root, "a/.git/config"), Root: root},
+		{Path: filepath.Join(root, "b/.git/hooks"), Root: root},
+		{Path: filepath.Join(root, "b/.bashrc"), Root: root, Missing: true},
+	}
+	snaps, err := take(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command's doing: a/.git becomes a link to elsewhere (holding
+	// a config of its own), the hook gets a second name and new content,
+	// a .bashrc appears.
+	if err := os.Rename(filepath.Join(root, "a/.git"), filepath.Join(root, "a/git-moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "config"), []byte("evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(root, "a/.git")); err != nil {
+		t.Fatal(err)
+	}
+	hook := filepath.Join(root, "b/.git/hooks/pre-commit")
+	if err := os.Link(hook, filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "alias"), []byte("evil\n"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	mk("b/.bashrc", "evil\n", 0o644)
+
+	lines := restore(snaps, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	text := strings.Join(lines, "\n")
+	if len(lines) != 3 {
+		t.Errorf("want 3 lines:\n%s", text)
+	}
+	if fi, err := os.Lstat(filepath.Join(root, "a/.git")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link on the way is still there: %v %v", fi, err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "a/.git.guardrun-quarantine-20260102T030405Z")); err != nil {
+		t.Errorf("the link was not moved aside: %v\n%s", err, text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(elsewhere, "config")); string(b) != "evil\n" {
+		t.Errorf("written through the link: %q", b)
+	}
+	b, err := os.ReadFile(hook)
+	if err != nil || string(b) != "#!/bin/sh\n" {
+		t.Errorf("hook: %q, %v\n%s", b, err, text)
+	}
+	if fi, err := os.Lstat(hook); err != nil || fi.Mode().Perm() != 0o755 || fi.Sys() == nil {
+		t.Errorf("hook mode: %v, %v", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "alias")); string(b) != "evil\n" {
+		t.Errorf("the alias should keep the command's content, detached: %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "b/.bashrc")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(".bashrc still there: %v", err)
+	}
+	if !strings.Contains(text, "b/.bashrc was created by the command; moved aside to "+filepath.Join(root, "b/.bashrc.guardrun-quarantine-20260102T030405Z")) {
+		t.Errorf("no quarantine line:\n%s", text)
+	}
+	// Nothing changed since: nothing to say.
+	snaps, err = take(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := restore(snaps, time.Now()); len(l) != 0 {
+		t.Errorf("unchanged, yet: %q", l)
+	}
+	// Beyond the bound: refused, naming the path.
+	mk("c/.vscode/big", strings.Repeat("x", MaxWatchBytes+1), 0o644)
+	_, err = take([]Watch{{Path: filepath.Join(root, "c/.vscode"), Root: root}})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "c/.vscode")) {
+		t.Errorf("oversized: %v", err)
+	}
+}
