@@ -66,7 +66,9 @@
 //   - Protected names created during the run where none was expected (the
 //     hooks of a repository the command itself initialised) are reported,
 //     not restored, as under bwrap (sandbox.Profile.CreatedProtected).
-//   - If guardrun itself is killed with SIGKILL, nothing restores.
+//   - If guardrun itself is killed with SIGKILL, nothing restores. Before
+//     ABI 6 (scope accepted) processes the command left running are not
+//     ended and could change a protected name after it was restored.
 //   - /tmp is not visible at all (only $TMPDIR): programs that write to a
 //     fixed /tmp path fail with EACCES.
 //   - No new terminals: /dev/ptmx and /dev/pts are the host's (a rule on

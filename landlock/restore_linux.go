@@ -29,6 +29,9 @@ type node struct {
 type snap struct {
 	w    Watch
 	node *node // nil: it did not exist
+	// notDir: a directory on the way was already not a directory (a
+	// gitfile named .git): it is left alone after the command.
+	notDir bool
 }
 
 // openDirs opens, from w.Root, each directory on the way to w.Path
@@ -150,7 +153,8 @@ func take(ws []Watch) ([]snap, error) {
 			continue
 		}
 		s := snap{w: w}
-		fd, name, _, err := openDirs(w)
+		fd, name, bad, err := openDirs(w)
+		s.notDir = bad != "" && errors.Is(err, unix.ENOTDIR)
 		if err == nil {
 			entries, left := MaxWatchEntries, int64(MaxWatchBytes)
 			s.node, err = readNode(fd, name, &entries, &left)
@@ -263,6 +267,8 @@ func restoreOne(s snap, now time.Time) string {
 	}
 	if err != nil {
 		switch {
+		case errors.Is(err, unix.ENOTDIR) && bad != "" && s.notDir:
+			return "" // as it was before the command
 		case errors.Is(err, unix.ENOTDIR) && bad != "":
 			// A directory on the way was replaced by a link or a file:
 			// nothing at the protected path can be trusted through it.
