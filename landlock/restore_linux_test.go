@@ -103,3 +103,37 @@ func TestRestoreFollowsNoLink(t *testing.T) {
 		t.Errorf("oversized: %v", err)
 	}
 }
+
+// BenchmarkSnapshotRestore: what the watch costs each command for a
+// repository as git init leaves it (config, 13 sample hooks) and 15
+// missing protected names: one snapshot and one comparison, nothing
+// changed.
+func BenchmarkSnapshotRestore(b *testing.B) {
+	root := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git/config"), []byte("[core]\n\tbare = false\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 13 {
+		p := filepath.Join(root, ".git/hooks", "hook"+strings.Repeat("x", i)+".sample")
+		if err := os.WriteFile(p, []byte(strings.Repeat("#!/bin/sh\n", 100)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ws := []Watch{{Path: filepath.Join(root, ".git/config"), Root: root}, {Path: filepath.Join(root, ".git/hooks"), Root: root}}
+	for i := range 15 {
+		ws = append(ws, Watch{Path: filepath.Join(root, ".missing"+strings.Repeat("y", i)), Root: root, Missing: true})
+	}
+	b.ResetTimer()
+	for range b.N {
+		snaps, err := take(ws)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if l := restore(snaps, time.Now()); len(l) != 0 {
+			b.Fatal(l)
+		}
+	}
+}
