@@ -184,6 +184,24 @@ func TestRunLandlockDefaultConfig(t *testing.T) {
 			t.Errorf("no %q in:\n%s", s, out)
 		}
 	}
+	// guardrun profile says how: restored after the command, and the
+	// window.
+	pargv := append(append([]string{}, pre...), guardrunBin, "profile")
+	pcmd := exec.Command(pargv[0], pargv[1:]...)
+	pcmd.Dir, pcmd.Env = proj, w.env
+	pout, err := pcmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("profile: %v\n%s", err, pout)
+	}
+	for _, s := range []string{"backend:    landlock", "restored after the command", "a host process could observe a change",
+		"    " + filepath.Join(proj, ".git/config") + "\n", "    " + filepath.Join(proj, ".bashrc") + " (missing: moved aside if created)"} {
+		if !strings.Contains(string(pout), s) {
+			t.Errorf("profile does not say %q:\n%s", s, pout)
+		}
+	}
+	if strings.Contains(string(pout), "REFUSED") || strings.Contains(string(pout), "entries fixed") {
+		t.Errorf("profile refuses or fixes entries:\n%s", pout)
+	}
 	// Where bwrap works, auto keeps it.
 	out2, _, code := runPlain(t, w, proj, nil, "profile", "--json")
 	var rep struct {
