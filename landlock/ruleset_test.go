@@ -2,6 +2,7 @@ package landlock
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -217,6 +218,7 @@ func TestNestedNarrowerTrees(t *testing.T) {
 		p.ReadOnly = append(p.ReadOnly, "/w/vendor")
 		p.ReadWrite = []string{"/w"}
 		p.ReadOnlyOver = []string{"/w/cfg.yaml"}
+		p.Protected = []string{"/w/cfg.yaml"} // guardrun's own: kept by rules
 		p.Deny = []string{"/w/.env"}
 		p.Cwd = "/w"
 	})
@@ -392,5 +394,76 @@ func TestTmpDir(t *testing.T) {
 func TestAcceptNamesMatchConfig(t *testing.T) {
 	if !slices.Equal(AcceptNames, rules.LandlockAcceptNames) {
 		t.Errorf("landlock %v, config %v", AcceptNames, rules.LandlockAcceptNames)
+	}
+}
+
+// TestProtectedNamesWatched: protected names found in a writable tree do
+// not split it (the workspace root and .git keep taking new entries);
+// they are watched instead, existing or missing, and so are missing
+// denied names. guardrun's own files and the config's denied paths keep
+// the rules; a directory beyond the snapshot bound does too.
+func TestProtectedNamesWatched(t *testing.T) {
+	fsys := fakeFS{
+		"/usr/bin/sh":            'f',
+		"/r/main.c":              'f',
+		"/r/.git/config":         'f',
+		"/r/.git/HEAD":           'f',
+		"/r/.git/hooks/a.sample": 'f',
+		"/r/.guardrun.yaml":      'f',
+		"/q/.git/config":         'f',
+		"/dev/null":              'f',
+	}
+	for i := range MaxWatchEntries + 1 {
+		fsys[fmt.Sprintf("/q/.vscode/f%d", i)] = 'f'
+	}
+	p := profile(func(p *sandbox.Profile) {
+		p.ReadWrite = []string{"/r", "/q"}
+		p.Cwd = "/r"
+		p.ProtectNames = []string{".bashrc", ".git/config", ".git/hooks", ".guardrun.yaml", ".vscode"}
+		p.DenyNames = []string{".env"}
+		p.ReadOnlyOver = []string{"/q/.git/config", "/q/.vscode", "/r/.bashrc", "/r/.git/config", "/r/.git/hooks", "/r/.guardrun.yaml"}
+		p.Protected = []string{"/r/.guardrun.yaml"}
+		p.Deny = []string{"/r/.env", "/r/secrets"}
+	})
+	rs, err := Build(p, Options{ABI: 7, Accept: []string{AcceptDenyCreate}, Lstat: fsys.lstat, ReadDir: fsys.readDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range rs.Watch {
+		got = append(got, fmt.Sprintf("%s root=%s missing=%v", w.Path, w.Root, w.Missing))
+	}
+	want := []string{
+		"/q/.git/config root=/q missing=false",
+		"/r/.bashrc root=/r missing=true",
+		"/r/.env root=/r missing=true",
+		"/r/.git/config root=/r missing=false",
+		"/r/.git/hooks root=/r missing=false",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("watched:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	m := rulesByPath(rs)
+	// /r holds guardrun's own config: still split, but .git is not.
+	if m["/r"].Access != FSReadDir {
+		t.Errorf("/r: %#x (guardrun's config keeps the rules)", m["/r"].Access)
+	}
+	if m["/r/.git"].Access != rwAll {
+		t.Errorf("/r/.git: %#x, want it writable whole", m["/r/.git"].Access)
+	}
+	if r, ok := m["/r/.guardrun.yaml"]; !ok || r.Access&FSWriteFile != 0 {
+		t.Errorf("guardrun's config: %+v", r)
+	}
+	// The oversized .vscode keeps the rules: /q is split for it.
+	if !slices.Contains(rs.Fixed, "/q") || slices.Contains(rs.Fixed, "/r/.git") {
+		t.Errorf("fixed %v", rs.Fixed)
+	}
+	// The config's own missing deny path is not watched; /r is split
+	// anyway (guardrun's config), so it cannot be created and is no loss.
+	if len(rs.Lost) != 0 {
+		t.Errorf("lost %v", rs.Lost)
+	}
+	if _, ok := m["/r/secrets"]; ok {
+		t.Errorf("a rule for the missing denied path")
 	}
 }

@@ -182,6 +182,9 @@ func Derive(s Spec) (*Profile, error) {
 	p.ProtectNames = slices.Clone(s.ProtectNames)
 	slices.Sort(p.ProtectNames)
 	p.ProtectNames = slices.Compact(p.ProtectNames)
+	p.DenyNames = slices.Clone(s.DenyNames)
+	slices.Sort(p.DenyNames)
+	p.DenyNames = slices.Compact(p.DenyNames)
 	for _, x := range s.ProtectPaths {
 		c, err := absClean("protect", x)
 		if err != nil {

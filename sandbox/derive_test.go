@@ -82,6 +82,7 @@ func TestDeriveBasics(t *testing.T) {
 		},
 		ReadOnlyOver: []string{d + "/ws/.guardrun.yaml"},
 		Protected:    []string{d + "/elsewhere/config.yaml", d + "/state", d + "/ws/.guardrun.yaml"},
+		DenyNames:    []string{".env"},
 		Cwd:          d + "/ws/src",
 		Home:         d + "/home",
 		PrivateTmp:   true,

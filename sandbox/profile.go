@@ -103,6 +103,10 @@ type Profile struct {
 	// rely on those alone; the ones it could not find (beyond the walk's
 	// bound, or created during the run) are the package's Limitations.
 	ProtectNames []string `json:"protect_names,omitempty"`
+	// DenyNames are the bare names denied wherever they appear
+	// (Spec.DenyNames), kept so that a renderer can tell a denied path
+	// that comes from a name (a missing .env) from one the config lists.
+	DenyNames []string `json:"deny_names,omitempty"`
 	// Pinned are directories inside writable trees that lead to a
 	// ReadOnlyOver entry (the .git of a protected .git/config). They stay
 	// writable, but must not be renamed, removed or replaced: otherwise

@@ -231,6 +231,17 @@ func printLandlock(w io.Writer, rs *landlock.Ruleset, refused []landlock.Part) {
 			fmt.Fprintf(w, "    %s\n", d)
 		}
 	}
+	if len(rs.Watch) > 0 {
+		fmt.Fprintln(w, "  protected names (and missing denied names) restored after the command (their directories stay writable; while the command runs, a host process could observe a change;")
+		fmt.Fprintln(w, "  after it, what it changed, replaced, removed or hard-linked is put back and what it created is moved aside, each said on stderr):")
+		for _, x := range rs.Watch {
+			if x.Missing {
+				fmt.Fprintf(w, "    %s (missing: moved aside if created)\n", x.Path)
+			} else {
+				fmt.Fprintf(w, "    %s\n", x.Path)
+			}
+		}
+	}
 	for _, pt := range rs.Lost {
 		fmt.Fprintf(w, "  accepted loss: %s\n", pt)
 	}

@@ -30,6 +30,26 @@ type escape struct {
 	args  []string
 	stdin *os.File
 	host  func(t *testing.T) // the attempt left no trace on the host
+	// restored: under landlock the attempt may succeed inside (protected
+	// names are restored after the command, not kept read-only while it
+	// runs); then the host check must still pass and the output must
+	// name the path (or the protected path holding it) as restored or
+	// moved aside. Under bwrap it is refused like any other attempt.
+	restored string
+	hostLL   func(t *testing.T) // the host check under landlock, when it differs
+}
+
+var restoredRE = regexp.MustCompile(`guardrun: protected ([^\s:]+)`)
+
+// restoredLine reports whether out says that target, or a protected path
+// holding it, was restored or moved aside.
+func restoredLine(out, target string) bool {
+	for _, m := range restoredRE.FindAllStringSubmatch(out, -1) {
+		if sandbox.Within(target, m[1]) || sandbox.Within(m[1], target) {
+			return true
+		}
+	}
+	return false
 }
 
 var resultRE = regexp.MustCompile(`RESULT (\S+) (refused errno=(\S+)|ALLOWED.*|SETUP.*|spawned.*)`)
@@ -236,6 +256,11 @@ func TestEscapes(t *testing.T) {
 				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
 			case m == nil:
 				t.Fatalf("status %d, no result line:\n%s", status, out)
+			case strings.HasPrefix(m[2], "ALLOWED") && landlockTest() && a.restored != "":
+				if !restoredLine(out, a.restored) {
+					t.Errorf("allowed inside, and the output does not say %s was restored or moved aside:\n%s", a.restored, out)
+				}
+				summary = append(summary, fmt.Sprintf("  %-45s %s", a.name, "(restored after the command)"))
 			case strings.HasPrefix(m[2], "ALLOWED"):
 				t.Errorf("NOT REFUSED: %s", strings.TrimSpace(m[0]))
 			case strings.HasPrefix(m[2], "SETUP"):
@@ -249,7 +274,10 @@ func TestEscapes(t *testing.T) {
 				}
 				summary = append(summary, fmt.Sprintf("  %-45s %s", a.name, errno))
 			}
-			if a.host != nil {
+			switch {
+			case landlockTest() && a.hostLL != nil:
+				a.hostLL(t)
+			case a.host != nil:
 				a.host(t)
 			}
 		})
@@ -292,6 +320,14 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		{".vscode/settings.json", ""},
 		{"nested/.envrc", ""}, // a repository's root is protected like the zone's
 	}
+	// The writable directory the probe makes its replacement in when the
+	// target's own directory takes none. Under landlock the workspace's
+	// root has fixed entries (it holds the denied .env and guardrun's
+	// config): use a directory that takes new files.
+	scratchDir := f.ws
+	if landlockTest() {
+		scratchDir = filepath.Join(f.ws, "sub/dir")
+	}
 	var out []escape
 	for _, tg := range targets {
 		p := filepath.Join(f.ws, tg.rel)
@@ -304,9 +340,9 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		for _, op := range ops {
 			args := []string{op, p}
 			if op != "write" && op != "append" && op != "create" {
-				args = append(args, f.ws)
+				args = append(args, scratchDir)
 			}
-			out = append(out, escape{name: op + " protected " + tg.rel, args: args, host: host})
+			out = append(out, escape{name: op + " protected " + tg.rel, args: args, host: host, restored: p})
 		}
 	}
 	// Renaming the repository (or a directory above a protected name)
@@ -318,10 +354,21 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		{"deep/x", ".envrc", "deep/x/.envrc", "export A=1\n"},
 	} {
 		dir := filepath.Join(f.ws, mv.dir)
+		keep := filepath.Join(f.ws, mv.keep)
 		out = append(out, escape{name: "rename " + mv.dir + " away and plant " + mv.file,
 			args: []string{"move-away", dir, mv.file}, host: func(t *testing.T) {
 				absent(dir + ".moved")(t)
-				unchanged(filepath.Join(f.ws, mv.keep), mv.content)(t)
+				unchanged(keep, mv.content)(t)
+			},
+			// Under landlock the directory can be renamed where its
+			// parent takes new entries: the planted file is replaced by
+			// the original after the command, and the moved directory
+			// keeps the user's data under its new name.
+			restored: keep, hostLL: func(t *testing.T) {
+				unchanged(keep, mv.content)(t)
+				if _, err := os.Lstat(dir + ".moved"); err == nil {
+					unchanged(filepath.Join(dir+".moved", mv.file), mv.content)(t)
+				}
 			}})
 	}
 	return out

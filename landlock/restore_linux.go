@@ -1,0 +1,357 @@
+package landlock
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// node is one file of a snapshot: what it is, its mode and owner, and
+// its content (regular file) or target (symbolic link).
+type node struct {
+	kind     uint32 // unix.S_IFREG, S_IFDIR, S_IFLNK
+	mode     uint32 // permission bits
+	uid, gid uint32
+	data     []byte
+	link     string
+	kids     map[string]*node
+}
+
+// snap is a watched path as it was before the command.
+type snap struct {
+	w    Watch
+	node *node // nil: it did not exist
+	// notDir: a directory on the way was already not a directory (a
+	// gitfile named .git): it is left alone after the command.
+	notDir bool
+}
+
+// openDirs opens, from w.Root, each directory on the way to w.Path
+// without following a link, and returns the last (the parent of the
+// watched name) and the name. A component that is missing is reported as
+// ENOENT; one that is not a directory (a link, a file) as ENOTDIR with
+// its path in bad.
+func openDirs(w Watch) (fd int, name, bad string, err error) {
+	rel, err := filepath.Rel(w.Root, w.Path)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return -1, "", "", fmt.Errorf("%s is not inside %s", w.Path, w.Root)
+	}
+	fd, err = unix.Open(w.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, "", "", err
+	}
+	parts := strings.Split(rel, "/")
+	at := w.Root
+	for _, c := range parts[:len(parts)-1] {
+		at = filepath.Join(at, c)
+		nfd, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if errors.Is(err, unix.ELOOP) {
+				err = unix.ENOTDIR
+			}
+			// Report the component and the directory holding it.
+			return fd, c, at, err
+		}
+		unix.Close(fd)
+		fd = nfd
+	}
+	return fd, parts[len(parts)-1], "", nil
+}
+
+// readNode reads name in dir without following links, within the
+// snapshot bounds (entries and bytes count down).
+func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, err
+	}
+	n := &node{kind: st.Mode & unix.S_IFMT, mode: st.Mode & 0o7777, uid: st.Uid, gid: st.Gid}
+	switch n.kind {
+	case unix.S_IFREG:
+		if st.Nlink > 1 {
+			n.link = "\x00hard-linked" // never equal to a snapshot's
+		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		f := os.NewFile(uintptr(fd), name)
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, *bytesLeft+1))
+		if err != nil {
+			return nil, err
+		}
+		if *bytesLeft -= int64(len(data)); *bytesLeft < 0 {
+			return nil, fmt.Errorf("more than %d bytes", MaxWatchBytes)
+		}
+		n.data = data
+	case unix.S_IFLNK:
+		buf := make([]byte, 4096)
+		k, err := unix.Readlinkat(dir, name, buf)
+		if err != nil {
+			return nil, err
+		}
+		n.link = string(buf[:k])
+	case unix.S_IFDIR:
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		f := os.NewFile(uintptr(fd), name)
+		defer f.Close()
+		names, err := f.Readdirnames(-1)
+		if err != nil {
+			return nil, err
+		}
+		n.kids = map[string]*node{}
+		for _, k := range names {
+			if *entries--; *entries < 0 {
+				return nil, fmt.Errorf("more than %d entries", MaxWatchEntries)
+			}
+			c, err := readNode(fd, k, entries, bytesLeft)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			n.kids[k] = c
+		}
+	default:
+		return nil, fmt.Errorf("not a file, directory or link")
+	}
+	return n, nil
+}
+
+func (n *node) equal(o *node) bool {
+	if n == nil || o == nil {
+		return n == o
+	}
+	if n.kind != o.kind || n.mode != o.mode || n.link != o.link || !bytes.Equal(n.data, o.data) || len(n.kids) != len(o.kids) {
+		return false
+	}
+	for k, c := range n.kids {
+		if !c.equal(o.kids[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// take snapshots every watched path. A path that cannot be read whole
+// within the bounds is an error naming it: the command does not run.
+func take(ws []Watch) ([]snap, error) {
+	var out []snap
+	for _, w := range ws {
+		// A path inside another watched directory is covered by it.
+		if slices.ContainsFunc(ws, func(o Watch) bool { return o.Path != w.Path && strings.HasPrefix(w.Path, o.Path+"/") }) {
+			continue
+		}
+		s := snap{w: w}
+		fd, name, bad, err := openDirs(w)
+		s.notDir = bad != "" && errors.Is(err, unix.ENOTDIR)
+		if err == nil {
+			entries, left := MaxWatchEntries, int64(MaxWatchBytes)
+			s.node, err = readNode(fd, name, &entries, &left)
+		}
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+			s.node = nil
+		default:
+			return nil, fmt.Errorf("landlock: protected %s cannot be kept (it is restored after the command, and cannot be read whole: %v); use the bwrap backend", w.Path, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// quarantineName is where something that must not stay at name is moved.
+func quarantineName(name string, now time.Time, i int) string {
+	q := name + ".guardrun-quarantine-" + now.UTC().Format("20060102T150405Z")
+	if i > 0 {
+		q += fmt.Sprintf("-%d", i)
+	}
+	return q
+}
+
+// moveAside renames name in dir to a fresh quarantine name, never
+// replacing anything, and returns that name.
+func moveAside(dir int, name string, now time.Time) (string, error) {
+	return moveTo(dir, name, name, now)
+}
+
+// moveTo renames from in dir to a fresh quarantine name for name.
+func moveTo(dir int, from, name string, now time.Time) (string, error) {
+	for i := 0; i < 100; i++ {
+		q := quarantineName(name, now, i)
+		err := unix.Renameat2(dir, from, dir, q, unix.RENAME_NOREPLACE)
+		if err == nil {
+			return q, nil
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			return "", err
+		}
+	}
+	return "", errors.New("no free quarantine name")
+}
+
+// build makes n at name in dir (which must not exist).
+func build(dir int, name string, n *node) error {
+	switch n.kind {
+	case unix.S_IFLNK:
+		return unix.Symlinkat(n.link, dir, name)
+	case unix.S_IFREG:
+		fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return err
+		}
+		f := os.NewFile(uintptr(fd), name)
+		_, werr := f.Write(n.data)
+		_ = unix.Fchown(fd, int(n.uid), int(n.gid))
+		cerr := unix.Fchmod(fd, n.mode)
+		if err := f.Close(); werr == nil && cerr == nil {
+			werr = err
+		} else if werr == nil {
+			werr = cerr
+		}
+		return werr
+	case unix.S_IFDIR:
+		if err := unix.Mkdirat(dir, name, 0o700); err != nil {
+			return err
+		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		for k, c := range n.kids {
+			if err := build(fd, k, c); err != nil {
+				return err
+			}
+		}
+		_ = unix.Fchown(fd, int(n.uid), int(n.gid))
+		return unix.Fchmod(fd, n.mode)
+	}
+	return errors.New("cannot rebuild this kind of file")
+}
+
+// restore compares every snapshot with what is there now and puts back
+// what changed: a changed, replaced, removed or hard-linked path gets its
+// snapshot back (the changed version is moved aside, never deleted); a
+// path that did not exist and does now is moved aside. Nothing is
+// followed through a symbolic link. It returns one line per path for
+// people.
+func restore(snaps []snap, now time.Time) []string {
+	var out []string
+	for _, s := range snaps {
+		if line := restoreOne(s, now); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func restoreOne(s snap, now time.Time) string {
+	fd, name, bad, err := openDirs(s.w)
+	if fd >= 0 {
+		defer unix.Close(fd)
+	}
+	if err != nil {
+		switch {
+		case errors.Is(err, unix.ENOTDIR) && bad != "" && s.notDir:
+			return "" // as it was before the command
+		case errors.Is(err, unix.ENOTDIR) && bad != "":
+			// A directory on the way was replaced by a link or a file:
+			// nothing at the protected path can be trusted through it.
+			q, merr := moveAside(fd, name, now)
+			if merr != nil {
+				return fmt.Sprintf("guardrun: protected %s: %s is no longer a directory and could not be moved aside: %v", s.w.Path, bad, merr)
+			}
+			return fmt.Sprintf("guardrun: protected %s: %s was replaced by the command; moved aside to %s", s.w.Path, bad, filepath.Join(filepath.Dir(bad), q))
+		case errors.Is(err, unix.ENOENT):
+			return "" // the directory holding it is gone (moved away whole): nothing is at the name
+		}
+		return fmt.Sprintf("guardrun: protected %s: could not check it after the command: %v", s.w.Path, err)
+	}
+	entries, left := MaxWatchEntries*4, int64(MaxWatchBytes)*4
+	cur, cerr := readNode(fd, name, &entries, &left)
+	exists := cerr == nil || !errors.Is(cerr, unix.ENOENT)
+	if s.node == nil {
+		if !exists {
+			return ""
+		}
+		q, err := moveAside(fd, name, now)
+		if err != nil {
+			return fmt.Sprintf("guardrun: protected %s was created by the command and could not be moved aside: %v", s.w.Path, err)
+		}
+		return fmt.Sprintf("guardrun: protected %s was created by the command; moved aside to %s", s.w.Path, filepath.Join(filepath.Dir(s.w.Path), q))
+	}
+	if cerr == nil && s.node.equal(cur) {
+		return ""
+	}
+	what := "changed"
+	switch {
+	case !exists:
+		what = "removed"
+	case cerr == nil && cur.kind != s.node.kind:
+		what = "replaced"
+	case cerr == nil && cur.kind == unix.S_IFREG && cur.link != "":
+		what = "hard-linked"
+	}
+	tmp := ""
+	for i := 0; ; i++ {
+		tmp = fmt.Sprintf(".guardrun-restore-%d-%d", os.Getpid(), i)
+		err = build(fd, tmp, s.node)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EEXIST) || i > 100 {
+			removeAt(fd, tmp)
+			return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", s.w.Path, what, err)
+		}
+	}
+	if !exists {
+		if err := unix.Renameat2(fd, tmp, fd, name, unix.RENAME_NOREPLACE); err != nil {
+			removeAt(fd, tmp)
+			return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", s.w.Path, what, err)
+		}
+		return fmt.Sprintf("guardrun: protected %s was %s by the command; restored", s.w.Path, what)
+	}
+	// Swap the copy in atomically, then move the command's version aside.
+	if err := unix.Renameat2(fd, tmp, fd, name, unix.RENAME_EXCHANGE); err != nil {
+		removeAt(fd, tmp)
+		return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", s.w.Path, what, err)
+	}
+	q, err := moveTo(fd, tmp, name, now)
+	if err != nil {
+		return fmt.Sprintf("guardrun: protected %s was %s by the command; restored (its version is left at %s: %v)", s.w.Path, what, tmp, err)
+	}
+	return fmt.Sprintf("guardrun: protected %s was %s by the command; restored (its version moved aside to %s)", s.w.Path, what, filepath.Join(filepath.Dir(s.w.Path), q))
+}
+
+// removeAt removes name in dir, a tree guardrun made itself.
+func removeAt(dir int, name string) {
+	if unix.Unlinkat(dir, name, 0) == nil {
+		return
+	}
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), name)
+	names, _ := f.Readdirnames(-1)
+	for _, k := range names {
+		removeAt(fd, k)
+	}
+	f.Close()
+	_ = unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+}

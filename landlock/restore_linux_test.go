@@ -1,0 +1,139 @@
+package landlock
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRestoreFollowsNoLink: a directory on the way to a protected path
+// replaced by a link to somewhere else is moved aside, and nothing is
+// written through it; a hard link to a protected file is broken and the
+// file's content and mode come back; a file too large for the snapshot
+// is refused by name.
+func TestRestoreFollowsNoLink(t *testing.T) {
+	root := t.TempDir()
+	elsewhere := t.TempDir()
+	mk := func(rel, content string, mode os.FileMode) {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("a/.git/config", "[core]\n", 0o644)
+	mk("b/.git/hooks/pre-commit", "#!/bin/sh\n", 0o755)
+	ws := []Watch{
+		{Path: filepath.Join(root, "a/.git/config"), Root: root},
+		{Path: filepath.Join(root, "b/.git/hooks"), Root: root},
+		{Path: filepath.Join(root, "b/.bashrc"), Root: root, Missing: true},
+	}
+	snaps, err := take(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command's doing: a/.git becomes a link to elsewhere (holding
+	// a config of its own), the hook gets a second name and new content,
+	// a .bashrc appears.
+	if err := os.Rename(filepath.Join(root, "a/.git"), filepath.Join(root, "a/git-moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "config"), []byte("evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(root, "a/.git")); err != nil {
+		t.Fatal(err)
+	}
+	hook := filepath.Join(root, "b/.git/hooks/pre-commit")
+	if err := os.Link(hook, filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "alias"), []byte("evil\n"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	mk("b/.bashrc", "evil\n", 0o644)
+
+	lines := restore(snaps, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	text := strings.Join(lines, "\n")
+	if len(lines) != 3 {
+		t.Errorf("want 3 lines:\n%s", text)
+	}
+	if fi, err := os.Lstat(filepath.Join(root, "a/.git")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the link on the way is still there: %v %v", fi, err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "a/.git.guardrun-quarantine-20260102T030405Z")); err != nil {
+		t.Errorf("the link was not moved aside: %v\n%s", err, text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(elsewhere, "config")); string(b) != "evil\n" {
+		t.Errorf("written through the link: %q", b)
+	}
+	b, err := os.ReadFile(hook)
+	if err != nil || string(b) != "#!/bin/sh\n" {
+		t.Errorf("hook: %q, %v\n%s", b, err, text)
+	}
+	if fi, err := os.Lstat(hook); err != nil || fi.Mode().Perm() != 0o755 || fi.Sys() == nil {
+		t.Errorf("hook mode: %v, %v", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "alias")); string(b) != "evil\n" {
+		t.Errorf("the alias should keep the command's content, detached: %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "b/.bashrc")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(".bashrc still there: %v", err)
+	}
+	if !strings.Contains(text, "b/.bashrc was created by the command; moved aside to "+filepath.Join(root, "b/.bashrc.guardrun-quarantine-20260102T030405Z")) {
+		t.Errorf("no quarantine line:\n%s", text)
+	}
+	// Nothing changed since: nothing to say.
+	snaps, err = take(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := restore(snaps, time.Now()); len(l) != 0 {
+		t.Errorf("unchanged, yet: %q", l)
+	}
+	// Beyond the bound: refused, naming the path.
+	mk("c/.vscode/big", strings.Repeat("x", MaxWatchBytes+1), 0o644)
+	_, err = take([]Watch{{Path: filepath.Join(root, "c/.vscode"), Root: root}})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "c/.vscode")) {
+		t.Errorf("oversized: %v", err)
+	}
+}
+
+// BenchmarkSnapshotRestore: what the watch costs each command for a
+// repository as git init leaves it (config, 13 sample hooks) and 15
+// missing protected names: one snapshot and one comparison, nothing
+// changed.
+func BenchmarkSnapshotRestore(b *testing.B) {
+	root := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git/config"), []byte("[core]\n\tbare = false\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 13 {
+		p := filepath.Join(root, ".git/hooks", "hook"+strings.Repeat("x", i)+".sample")
+		if err := os.WriteFile(p, []byte(strings.Repeat("#!/bin/sh\n", 100)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ws := []Watch{{Path: filepath.Join(root, ".git/config"), Root: root}, {Path: filepath.Join(root, ".git/hooks"), Root: root}}
+	for i := range 15 {
+		ws = append(ws, Watch{Path: filepath.Join(root, ".missing"+strings.Repeat("y", i)), Root: root, Missing: true})
+	}
+	b.ResetTimer()
+	for range b.N {
+		snaps, err := take(ws)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if l := restore(snaps, time.Now()); len(l) != 0 {
+			b.Fatal(l)
+		}
+	}
+}
