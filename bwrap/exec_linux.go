@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/guardrun/guardrun/internal/cloexec"
 	"io"
 	"os"
 	"os/exec"
@@ -134,7 +135,7 @@ func (c *Cmd) Close() {
 // closed here, in the parent, once bwrap holds them.
 func (c *Cmd) Start() error {
 	defer trace.Phase("bwrap start")()
-	if err := closeOnExecAll(); err != nil {
+	if err := cloexec.All(); err != nil {
 		c.release()
 		return fmt.Errorf("bwrap: mark descriptors close-on-exec: %w", err)
 	}

@@ -1,6 +1,7 @@
 package bwrap
 
 import (
+	"github.com/guardrun/guardrun/internal/cloexec"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -92,7 +93,7 @@ func TestCloseOnExecAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Close(fd)
-	if err := closeOnExecAll(); err != nil {
+	if err := cloexec.All(); err != nil {
 		t.Fatal(err)
 	}
 	r1, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)

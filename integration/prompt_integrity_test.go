@@ -367,7 +367,7 @@ func TestIntegrityFlood(t *testing.T) {
 	w := integrityWorld(t)
 	const n = 40 // within the supervisor's 64 connections
 	m := attackAgent(t, w, nil, fmt.Sprintf(`for i in $(seq %d); do "$SHELL" -c "touch flood-$i" >/dev/null 2>&1 & done
-wait; echo "agent: flood done"`, n), "true")
+wait; echo "agent: flood done"`, n), "echo pre-approved") // no prompt after the flood to cover the line
 	m.waitPrompt(`touch flood-`)
 	s := m.waitScreen(fmt.Sprintf(`request 1 of %d \(%d more waiting; \[N\] denies all\)`, n, n-1))
 	_ = s

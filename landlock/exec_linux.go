@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/guardrun/guardrun/internal/cloexec"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -205,7 +205,7 @@ func lookPath(name string, env []string) (string, error) {
 // the command has ended, then ends every process left in its domain (see
 // Wait), and exits with its goroutine.
 func (c *Cmd) Start() error {
-	if err := closeOnExecAll(); err != nil {
+	if err := cloexec.All(); err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: mark descriptors close-on-exec: %w", err)
 	}
@@ -458,33 +458,4 @@ func filterProgram(pol sandbox.SeccompPolicy) ([]byte, error) {
 	}
 	filters[pol] = prog
 	return prog, nil
-}
-
-// closeOnExecAll marks every descriptor above stdio close-on-exec, so
-// that only stdio reaches the command: os/exec does not close
-// descriptors that lack the flag (a library or the caller may have
-// cleared it).
-func closeOnExecAll() error {
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
-		return nil
-	}
-	// Kernels before 5.11: one descriptor at a time.
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd <= 2 {
-			continue
-		}
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err != nil || flags&unix.FD_CLOEXEC != 0 {
-			continue
-		}
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,4 +1,6 @@
-package bwrap
+
+
+package cloexec
 
 import (
 	"os"
@@ -7,12 +9,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// closeOnExecAll marks every descriptor above stdio close-on-exec, so that
-// only the descriptors in ExtraFiles reach bwrap and, through it, the
-// command. os/exec does not close descriptors that lack the flag (Go's own
-// always have it, but cgo code, a library or the caller may have cleared
-// it), and bwrap hands its inherited descriptors on to the command.
-func closeOnExecAll() error {
+// All marks every descriptor above stdio close-on-exec. os/exec does not
+// close descriptors that lack the flag (Go's own always have it, but cgo
+// code, a library or the caller may have cleared it), and a sandbox
+// launcher such as bwrap hands its inherited descriptors on to the
+// command. Descriptors passed through exec.Cmd.ExtraFiles are dup'ed by
+// os/exec after this and still arrive.
+func All() error {
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
 		return nil
 	}
