@@ -89,11 +89,13 @@ func Intersect(p, op *Profile) *Profile {
 	}
 	out := &Profile{
 		Network:    p.Network && op.Network,
+		Proxy:      (p.Network || p.Proxy) && (op.Network || op.Proxy) && !(p.Network && op.Network),
 		Cwd:        p.Cwd,
 		Home:       p.Home,
 		PrivateTmp: p.PrivateTmp || op.PrivateTmp,
 		Seccomp: SeccompPolicy{
-			AllowNetwork: p.Seccomp.AllowNetwork && op.Seccomp.AllowNetwork,
+			AllowNetwork:    p.Seccomp.AllowNetwork && op.Seccomp.AllowNetwork,
+			DenyUnixSockets: p.Seccomp.DenyUnixSockets || op.Seccomp.DenyUnixSockets,
 		},
 	}
 	// Access is piecewise constant between list entries: for any path,

@@ -90,6 +90,12 @@ func Derive(s Spec) (*Profile, error) {
 		PrivateTmp: true,
 		Seccomp:    SeccompPolicy{AllowNetwork: s.Network},
 	}
+	if s.Proxy && !s.Network {
+		// TCP to the proxy's loopback port needs inet sockets; what they
+		// can reach is the renderer's job (an empty network namespace).
+		p.Proxy = true
+		p.Seccomp = SeccompPolicy{AllowNetwork: true, DenyUnixSockets: true}
+	}
 	var err error
 	if s.Cwd != "" {
 		if p.Cwd, err = absClean("cwd", s.Cwd); err != nil {

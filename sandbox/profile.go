@@ -16,6 +16,10 @@ type Spec struct {
 	DenyNames []string
 	// Network allows network access (config or the matched rule says so).
 	Network bool
+	// Proxy gives the command, instead of a network, a route to
+	// guardrun's network proxy and nothing else (sandbox.network:
+	// proxy). Ignored when Network is set.
+	Proxy bool
 	// Protect are guardrun's own files and directories (config files,
 	// state directory with audit log, session store and trust store, the
 	// supervisor socket directory). They are never writable inside the
@@ -62,6 +66,13 @@ type Profile struct {
 	// Network allows sockets beyond AF_UNIX and keeps the host network
 	// namespace.
 	Network bool `json:"network"`
+	// Proxy means no network of its own but a route to guardrun's proxy:
+	// renderers give the sandbox an empty network namespace (bwrap) or
+	// TCP connect to the proxy's port only (landlock), set the proxy
+	// variables, and must keep the command from opening unix sockets so
+	// that the proxy's socket is reachable only through that route.
+	// Network is false whenever Proxy is set.
+	Proxy bool `json:"proxy,omitempty"`
 	// Cwd is the working directory inside.
 	Cwd string `json:"cwd"`
 	// Home is $HOME inside.
@@ -97,4 +108,8 @@ type Symlink struct {
 type SeccompPolicy struct {
 	// AllowNetwork permits socket families other than AF_UNIX.
 	AllowNetwork bool `json:"allow_network"`
+	// DenyUnixSockets refuses socket(AF_UNIX) (socketpair stays): with
+	// the proxy, the command must not reach the proxy's unix socket, or
+	// any other, except through the loopback route.
+	DenyUnixSockets bool `json:"deny_unix_sockets,omitempty"`
 }

@@ -488,3 +488,32 @@ func TestFile(t *testing.T) {
 		t.Errorf("File after Release: read %d bytes, want %d", n, len(prog))
 	}
 }
+
+// TestDenyUnixSockets: with the proxy the command may not open a unix
+// socket of its own (the proxy's socket would be one connect away), but
+// socketpair and inet sockets stay.
+func TestDenyUnixSockets(t *testing.T) {
+	arch, _ := native(t)
+	v := vm(t, sandbox.SeccompPolicy{AllowNetwork: true, DenyUnixSockets: true})
+	sock, _ := nr(t, "socket")
+	pair, _ := nr(t, "socketpair")
+	for _, c := range []struct {
+		name string
+		nr   uint32
+		dom  uint64
+		want uint32
+	}{
+		{"socket AF_UNIX refused", sock, unix.AF_UNIX, eperm},
+		{"socket AF_UNIX with junk in the high bits refused", sock, unix.AF_UNIX | 0xdead<<32, eperm},
+		{"socket AF_INET allowed", sock, unix.AF_INET, allow},
+		{"socket AF_INET6 allowed", sock, unix.AF_INET6, allow},
+		{"socket AF_PACKET refused", sock, unix.AF_PACKET, eperm},
+		{"socketpair AF_UNIX allowed", pair, unix.AF_UNIX, allow},
+	} {
+		d := seccompData{nr: c.nr, arch: arch, ip: 0x7f0012345678}
+		d.args[0] = c.dom
+		if got := run(t, v, d); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.name, actionName(got), actionName(c.want))
+		}
+	}
+}

@@ -227,6 +227,13 @@ func rules(p sandbox.SeccompPolicy) []rule {
 		// sandbox lacks).
 		rs = append(rs, rule{name: "socket", errno: errnoEPERM,
 			cond: "domain (low 32 bits) is AF_PACKET", any: []match{lowEq(0, afPacket)}})
+		if p.DenyUnixSockets {
+			// With the proxy: no unix socket of the command's own, so
+			// the proxy's socket (and any other) is out of reach; the
+			// loopback route is the way out. socketpair stays.
+			rs = append(rs, rule{name: "socket", errno: errnoEPERM,
+				cond: "domain (low 32 bits) is AF_UNIX", any: []match{lowEq(0, afUnix)}})
+		}
 	} else {
 		// EAFNOSUPPORT is what a kernel without the family says, so
 		// programs take their "no network here" path.
