@@ -1,0 +1,17 @@
+package netproxy
+
+// ProxyEnv is what tells the command's tools where the proxy is: the
+// proxy variables in both cases (curl reads only the lower-case
+// http_proxy), NODE_USE_ENV_PROXY=1 for Node's built-in fetch and https,
+// and NO_PROXY empty so that nothing bypasses it (a bypass finds no
+// route anyway). addr is host:port.
+func ProxyEnv(addr string) []string {
+	u := "http://" + addr
+	return []string{
+		"HTTP_PROXY=" + u, "http_proxy=" + u,
+		"HTTPS_PROXY=" + u, "https_proxy=" + u,
+		"ALL_PROXY=" + u, "all_proxy=" + u,
+		"NO_PROXY=", "no_proxy=",
+		"NODE_USE_ENV_PROXY=1",
+	}
+}
