@@ -78,6 +78,10 @@ func TestArgsGolden(t *testing.T) {
 			p.Network = true
 			p.Seccomp.AllowNetwork = true
 		}, nil},
+		{"proxy", func(p *sandbox.Profile) {
+			p.Proxy = true
+			p.Seccomp = sandbox.SeccompPolicy{AllowNetwork: true, DenyUnixSockets: true}
+		}, nil},
 		{"deny-in-zone", func(p *sandbox.Profile) {
 			p.Deny = append(p.Deny, "/home/u/proj/secrets", "/home/u/proj/src/key.pem")
 		}, []string{"/home/u/proj/secrets/", "/home/u/proj/src/key.pem"}},
@@ -107,7 +111,8 @@ func TestArgsGolden(t *testing.T) {
 			p := base()
 			tc.edit(p)
 			fs := fakeFS(append(slices.Clone(baseFS), tc.fs...)...)
-			args, err := Args(p, Options{SeccompFD: 3, StatusFD: 4, Stat: fs})
+			route := &ProxyRoute{Exe: "/usr/local/bin/guardrun", Socket: "/run/user/1000/guardrun-proxy-x/proxy.sock"}
+			args, err := Args(p, Options{SeccompFD: 3, StatusFD: 4, Stat: fs, Proxy: route})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +131,7 @@ func TestArgsGolden(t *testing.T) {
 				t.Errorf("argv (-got +want):\n%s", diff)
 			}
 			// Same inputs, same argv.
-			again, _ := Args(p, Options{SeccompFD: 3, StatusFD: 4, Stat: fs})
+			again, _ := Args(p, Options{SeccompFD: 3, StatusFD: 4, Stat: fs, Proxy: route})
 			if !slices.Equal(args, again) {
 				t.Error("Args is not deterministic")
 			}

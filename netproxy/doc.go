@@ -33,7 +33,7 @@
 // port of the host (Serve on a net.Listener) and the command may connect
 // to that port only (Landlock's TCP connect rule) with other socket kinds
 // refused by seccomp. The proxy needs nothing else; that backend sets the
-// same variables (ProxyEnv).
+// same variables (sandbox.ProxyEnv).
 //
 // # Limitations
 //

@@ -89,7 +89,8 @@ type Proxy struct {
 	pending  map[string]*pendingAsk
 	conns    map[net.Conn]struct{}
 	closed   bool
-	askMu    sync.Mutex // one prompt at a time
+	askMu    sync.Mutex     // one prompt at a time
+	active   sync.WaitGroup // requests being handled; Close waits for their records
 }
 
 type pendingAsk struct {
@@ -164,6 +165,14 @@ func (p *Proxy) Close() error {
 		c.Close() // hijacked tunnels are not closed by srv.Close
 	}
 	p.transport.CloseIdleConnections()
+	// Every handler ends soon once its connections are closed; wait for
+	// their audit records, but not for a prompt nobody answers.
+	done := make(chan struct{})
+	go func() { p.active.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+	}
 	return err
 }
 
@@ -409,6 +418,8 @@ func (p *Proxy) audit(r Record) {
 
 // ServeHTTP handles CONNECT and absolute-form plain HTTP requests.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.active.Add(1)
+	defer p.active.Done()
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
 		return

@@ -134,22 +134,22 @@ func (f *fixture) get(t *testing.T, u string) (string, error) {
 	return string(b), nil
 }
 
-func (f *fixture) lastRecord(t *testing.T) Record {
+// record waits for an audit record for host with the given outcome.
+func (f *fixture) record(t *testing.T, host, outcome string) Record {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		f.mu.Lock()
-		n := len(f.records)
-		var r Record
-		if n > 0 {
-			r = f.records[n-1]
+		for _, r := range f.records {
+			if r.Host == host && r.Outcome == outcome {
+				f.mu.Unlock()
+				return r
+			}
 		}
+		all := fmt.Sprintf("%+v", f.records)
 		f.mu.Unlock()
-		if n > 0 {
-			return r
-		}
 		if time.Now().After(deadline) {
-			t.Fatal("no audit record")
+			t.Fatalf("no %s record for %s in %s", outcome, host, all)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -186,8 +186,8 @@ func TestDeniedHost(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "denied.test matches sandbox.domains.deny") {
 		t.Fatalf("want a refusal naming the deny entry, got %v", err)
 	}
-	r := f.lastRecord(t)
-	if r.Outcome != "refused" || r.Verdict != "block" {
+	r := f.record(t, "denied.test", "refused")
+	if r.Verdict != "block" {
 		t.Errorf("record %+v", r)
 	}
 	if len(f.asked) != 0 || len(f.lookedUp) != 0 {
@@ -216,8 +216,8 @@ func TestUnlistedHostAsks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "denied by user: not that one") {
 		t.Fatalf("want the person's refusal, got %v", err)
 	}
-	r := f.lastRecord(t)
-	if r.Outcome != "refused" || r.Verdict != "ask" || r.DecidedBy != "person" || r.Note != "not that one" {
+	r := f.record(t, "unlisted.test", "refused")
+	if r.Verdict != "ask" || r.DecidedBy != "person" || r.Note != "not that one" {
 		t.Errorf("record %+v", r)
 	}
 }
@@ -290,8 +290,11 @@ func TestSNI(t *testing.T) {
 				t.Fatalf("handshake: %v, want ok=%v", err, tc.ok)
 			}
 			if !tc.ok {
-				r := f.lastRecord(t)
-				if r.Outcome != "refused" || !strings.Contains(r.Reason, "server name") {
+				r := f.record(t, "allowed.test", "refused")
+				f.mu.Lock()
+				f.records = nil
+				f.mu.Unlock()
+				if !strings.Contains(r.Reason, "server name") {
 					t.Errorf("record %+v", r)
 				}
 			}

@@ -59,6 +59,9 @@ type Decision struct {
 	// Proxy is set when the sandbox reaches the network only through
 	// guardrun's proxy (sandbox.network: proxy); Network is then false.
 	Proxy bool `json:"proxy,omitempty"`
+	// Hosts says which hosts the command may reach through the proxy
+	// (set with Proxy).
+	Hosts string `json:"hosts,omitempty"`
 }
 
 // Asking returns the parts whose verdict is ask.
@@ -299,6 +302,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 		// network: proxy: every command, and a rule's network: true,
 		// reaches the network only through the proxy.
 		d.Network, d.Proxy = false, true
+		d.Hosts = e.cfg.Sandbox.Domains.Summary()
 	}
 	d.summarize()
 	return d

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"golang.org/x/term"
+
+	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/netproxy"
 )
 
 // Exit statuses of the contract.
@@ -48,6 +51,10 @@ type IO struct {
 // Main runs guardrun with the given argv[0] and arguments and returns the
 // process exit status.
 func Main(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == bwrap.BridgeVerb {
+		// Inside a sandbox with the proxy, before anything else.
+		return netproxy.BridgeMain(args[1:], stderr)
+	}
 	io := IO{stdin, stdout, stderr}
 	err := dispatch(argv0, args, io)
 	return report(err, stderr)

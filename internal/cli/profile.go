@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 
@@ -60,7 +61,13 @@ func cmdProfile(g *global, args []string, io IO) error {
 	rep := profileReport{OS: osName, Config: l.cfg.File, Profile: p}
 	switch osName {
 	case "linux":
-		rep.Bwrap, err = bwrap.Args(p, bwrap.Options{SeccompFD: bwrap.SeccompFD, StatusFD: bwrap.StatusFD})
+		opts := bwrap.Options{SeccompFD: bwrap.SeccompFD, StatusFD: bwrap.StatusFD}
+		if p.Proxy {
+			// The socket's directory is made per command.
+			exe, _ := os.Executable()
+			opts.Proxy = &bwrap.ProxyRoute{Exe: exe, Socket: "/RUNTIME-DIR/guardrun-proxy-XXXX/proxy.sock"}
+		}
+		rep.Bwrap, err = bwrap.Args(p, opts)
 	case "darwin":
 		var r *seatbelt.Rendered
 		if r, err = seatbelt.Render(p); err == nil {
@@ -86,12 +93,19 @@ func cmdProfile(g *global, args []string, io IO) error {
 	list("ro-over", p.ReadOnlyOver)
 	list("denied", p.Deny)
 	fmt.Fprintf(w, "network:    %v\n", p.Network)
+	if p.Proxy {
+		fmt.Fprintf(w, "proxy:      %s\n", l.cfg.Sandbox.Domains.Summary())
+	}
 	fmt.Fprintf(w, "private /tmp: %v\n", p.PrivateTmp)
 	list("env denied", p.EnvDeny)
 	switch osName {
 	case "linux":
 		fmt.Fprintf(w, "\nbwrap %s -- CMD...\n", quoteArgv(rep.Bwrap))
 		fmt.Fprintf(w, "(fd %d holds the seccomp filter, fd %d the status pipe)\n", bwrap.SeccompFD, bwrap.StatusFD)
+		if p.Proxy {
+			fmt.Fprintf(w, "with the proxy, CMD is run as: %s CMD...\n(fd %d holds the command's own seccomp filter, which refuses unix sockets)\n",
+				quoteArgv(bwrap.BridgeArgv(nil)), bwrap.CommandFilterFD)
+		}
 	case "darwin":
 		fmt.Fprintln(w, "\nsandbox-exec -p PROFILE with:")
 		for _, prm := range rep.Params {

@@ -114,7 +114,7 @@ func profileFor(l *loaded, e *env, cwd string, network bool) (*sandbox.Profile, 
 	return p, nil
 }
 
-func sandboxSummary(l *loaded, network bool) string {
+func sandboxSummary(l *loaded, d *rules.Decision) string {
 	var zs []string
 	for _, z := range l.cfg.Sandbox.Zones {
 		zs = append(zs, fmt.Sprintf("%s %s (%s)", z.Name, z.Root, z.Mode))
@@ -123,8 +123,11 @@ func sandboxSummary(l *loaded, network bool) string {
 		zs = []string{"no zones"}
 	}
 	net := "network off"
-	if network {
+	switch {
+	case d.Network:
 		net = "network on"
+	case d.Proxy:
+		net = l.cfg.Sandbox.Domains.Summary()
 	}
 	return strings.Join(zs, ", ") + "; " + net
 }
@@ -230,7 +233,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		Display:  j.display(),
 		Decision: d,
 		Cwd:      cwd,
-		Sandbox:  sandboxSummary(l, d.Network),
+		Sandbox:  sandboxSummary(l, d),
 		Summary:  oneLineDisplay(j.display()),
 	}
 	if s.store != nil {
@@ -269,7 +272,20 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 			return err
 		}
 		rec.Sandbox = sandboxName()
-		status, err = runner.Run(ctx, p, argv, childEnv, stdio)
+		var route *runner.ProxyRoute
+		if p.Proxy && runtime.GOOS == "linux" {
+			jp, err := s.startProxy(j, cwd, io)
+			if err != nil {
+				rec.Outcome = "failed"
+				s.audit(j, cwd, rec, start, io)
+				return err
+			}
+			defer jp.close()
+			route = jp.route
+		} else if p.Proxy {
+			fmt.Fprintln(io.Stderr, "guardrun: warning: network: proxy is not available with this sandbox yet; the command runs without network")
+		}
+		status, err = runner.RunProxy(ctx, p, route, argv, childEnv, stdio)
 		if err != nil {
 			rec.Outcome = "failed"
 			s.audit(j, cwd, rec, start, io)

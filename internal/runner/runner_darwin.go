@@ -44,5 +44,11 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 	}, "seatbelt")
 }
 
+// RunProxy is Run. Seatbelt has no route to the proxy yet: a profile
+// with Proxy (and no Network) runs without network.
+func RunProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, argv []string, env []string, stdio Stdio) (int, error) {
+	return Run(ctx, p, argv, env, stdio)
+}
+
 // CheckCached is Check; nothing here is worth remembering.
 func CheckCached(cacheFile string) error { return Check() }

@@ -30,6 +30,13 @@ func Check() error {
 // sandbox after bwrap.WaitDelay. Nothing of the sandbox outlives this
 // process, even if it is killed with SIGKILL.
 func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	return RunProxy(ctx, p, nil, argv, env, stdio)
+}
+
+// RunProxy is Run for a profile that may reach the network through
+// guardrun's proxy: route is where the proxy's unix socket is (required
+// when p.Proxy is set).
+func RunProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, argv []string, env []string, stdio Stdio) (int, error) {
 	// Subscribe before starting, so that no signal in between takes the
 	// default action (killing guardrun, and with it the sandbox, which
 	// during bwrap's setup could leave the sandbox orphaned). Subscribing
@@ -48,7 +55,7 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 		go signal.Stop(sigs)
 	}()
 
-	c, err := bwrap.Command(ctx, p, argv, env)
+	c, err := bwrap.CommandProxy(ctx, p, route, argv, env)
 	if err != nil {
 		return 0, err
 	}
