@@ -544,13 +544,31 @@ func pipe(up, client net.Conn, src io.Reader) (out, back int64) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		back, _ = io.Copy(client, up)
+		back = copyBuffered(client, up)
 		closeWrite(client)
 	}()
-	out, _ = io.Copy(up, src)
+	out = copyBuffered(up, src)
 	closeWrite(up)
 	wg.Wait()
 	return out, back
+}
+
+// copyBufSize is the buffer of each direction of a tunnel. Measured on
+// loopback (BenchmarkThroughput), a large user-space buffer moves more
+// per wake-up than splice(2) through a pipe, which io.Copy would use
+// between two TCP connections: about 0.52 against 0.33 of a direct
+// download on a loaded two-core machine.
+const copyBufSize = 1 << 20
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+
+// copyBuffered copies with a pooled buffer; the wrappers hide ReadFrom
+// and WriteTo so that io.CopyBuffer really uses it.
+func copyBuffered(dst io.Writer, src io.Reader) int64 {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	n, _ := io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, *bp)
+	return n
 }
 
 func closeWrite(c net.Conn) {

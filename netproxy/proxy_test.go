@@ -36,7 +36,7 @@ type fixture struct {
 	askDelay time.Duration
 }
 
-func domains(t *testing.T, allow, deny []string) rules.Domains {
+func domains(t testing.TB, allow, deny []string) rules.Domains {
 	t.Helper()
 	var d rules.Domains
 	for _, a := range allow {
