@@ -426,3 +426,39 @@ func BenchmarkProxyStartup(b *testing.B) {
 	b.ReportMetric(ms(tx)-ms(tp), "extra-ms")
 	b.ReportMetric(ms(cx)-ms(cp), "extra-cpu-ms")
 }
+
+// TestProxyConnectHelper: `guardrun connect HOST PORT`, run inside the
+// sandbox (the bound-in binary), tunnels stdin and stdout through the
+// proxy, as ssh's ProxyCommand wants for git over ssh; a denied host is
+// refused.
+func TestProxyConnectHelper(t *testing.T) {
+	w := newProxyWorld(t, "allowed.test, 127.0.0.1")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 100)
+				n, _ := c.Read(buf)
+				fmt.Fprintf(c, "SSH-2.0-echo %s", buf[:n])
+			}()
+		}
+	}()
+	port := portOf(l.Addr())
+	out, stderr, code := runPlain(t, w.world, "", nil, "-c", "printf hello | /.guardrun/guardrun connect allowed.test "+port)
+	if code != 0 || out != "SSH-2.0-echo hello" {
+		t.Errorf("exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+	_, stderr, code = runPlain(t, w.world, "", nil, "-c", "/.guardrun/guardrun connect denied.test "+port+" </dev/null")
+	if code != 77 || !strings.Contains(stderr, "guardrun: connect denied.test:"+port+": guardrun: blocked: denied.test") {
+		t.Errorf("denied host: exit %d, stderr %s", code, stderr)
+	}
+}

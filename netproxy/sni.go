@@ -61,8 +61,13 @@ var errHelloSeen = errors.New("hello seen")
 // terminated: the bytes go on to the host as they came.
 func peekHello(in io.Reader) (*hello, error) {
 	r := &recorder{in: in}
-	first := make([]byte, 1)
-	if _, err := io.ReadFull(r, first); err != nil {
+	// Whatever has arrived, so that the first bytes go on in one piece.
+	first := make([]byte, 16<<10)
+	n, err := r.Read(first)
+	for n == 0 && err == nil {
+		n, err = r.Read(first)
+	}
+	if n == 0 {
 		return nil, err
 	}
 	if first[0] != 0x16 {
@@ -77,7 +82,7 @@ func peekHello(in io.Reader) (*hello, error) {
 			return nil, errHelloSeen
 		},
 	})
-	err := srv.Handshake()
+	err = srv.Handshake()
 	if !seen {
 		return nil, fmt.Errorf("not a TLS ClientHello: %v", err)
 	}

@@ -108,6 +108,7 @@ Usage:
   guardrun log [--json] [-n N] [--session ID]     approval and run history
   guardrun session list|revoke            session grants
   guardrun trust [FILE]                   trust a project's .guardrun.yaml
+  guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
 Flags (before or after the verb):
@@ -173,6 +174,8 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdFS(g, vargs, io)
 	case "trust":
 		return cmdTrust(g, vargs, io)
+	case "connect":
+		return cmdConnect(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)
