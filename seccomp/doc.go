@@ -11,7 +11,9 @@
 // that guardrun itself is never filtered. Only the tests load a filter, in
 // a child process. It also does not decide policy: the refused calls are
 // fixed, and the policy only says whether sockets other than AF_UNIX are
-// allowed. Elsewhere than Linux with cgo, Build and Supported return an
+// allowed and, with the network proxy, whether socket(AF_UNIX) is
+// refused too (DenyUnixSockets; socketpair stays). That program is loaded
+// by guardrun's proxy bridge inside the sandbox, on top of bwrap's. Elsewhere than Linux with cgo, Build and Supported return an
 // error.
 //
 // A refused call fails with an errno rather than killing the process, so
