@@ -285,3 +285,17 @@ func TestPlaceholdersMatchArgs(t *testing.T) {
 		t.Errorf("only %d of 500 cases had a missing mask: the generator tests too little", withMasks)
 	}
 }
+
+// TestArgsProxyNeedsRoute: a profile with the proxy is not rendered
+// without a route to it (no silent sandbox without network or with a
+// dangling bridge).
+func TestArgsProxyNeedsRoute(t *testing.T) {
+	p := base()
+	p.Proxy = true
+	p.Seccomp = sandbox.SeccompPolicy{AllowNetwork: true, DenyUnixSockets: true}
+	for _, route := range []*ProxyRoute{nil, {Exe: "guardrun", Socket: "/s"}, {Exe: "/g", Socket: ""}} {
+		if _, err := Args(p, Options{SeccompFD: 3, Stat: fakeFS(baseFS...), Proxy: route}); err == nil || !strings.Contains(err.Error(), "no route") {
+			t.Errorf("route %+v: err = %v", route, err)
+		}
+	}
+}

@@ -275,3 +275,35 @@ func TestDeriveCwdMustBeVisible(t *testing.T) {
 		t.Errorf("err = %v, want the working directory named", err)
 	}
 }
+
+// TestDeriveProxy: with the proxy and no network, the profile has no
+// network of its own, inet sockets for the loopback route, and unix
+// sockets refused; with the network on, the proxy is moot.
+func TestDeriveProxy(t *testing.T) {
+	d := t.TempDir()
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: d, Writable: true}}, Proxy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SeccompPolicy{AllowNetwork: true, DenyUnixSockets: true}
+	if !p.Proxy || p.Network || p.Seccomp != want {
+		t.Errorf("Proxy %v Network %v Seccomp %+v", p.Proxy, p.Network, p.Seccomp)
+	}
+	p, err = Derive(Spec{Zones: []Zone{{Name: "ws", Root: d, Writable: true}}, Proxy: true, Network: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Proxy || !p.Network {
+		t.Errorf("network and proxy: Proxy %v Network %v", p.Proxy, p.Network)
+	}
+	// An operator profile with the proxy narrows the open network to it.
+	op := p.clone()
+	op.Network, op.Proxy, op.Seccomp = false, true, want
+	in := Intersect(p, op)
+	if !in.Proxy || in.Network || !in.Seccomp.DenyUnixSockets {
+		t.Errorf("intersect: Proxy %v Network %v Seccomp %+v", in.Proxy, in.Network, in.Seccomp)
+	}
+	if err := in.Validate(); err != nil {
+		t.Error(err)
+	}
+}
