@@ -342,7 +342,6 @@ func (p *Proxy) ask(ctx context.Context, q Query) Answer {
 	p.mu.Lock()
 	if a, ok := p.approved[key]; ok {
 		p.mu.Unlock()
-		a.By = "person (earlier answer)"
 		return a
 	}
 	pa, waiting := p.pending[key]
@@ -675,7 +674,9 @@ func (p *Proxy) plain(w http.ResponseWriter, r *http.Request) {
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = pr.In.URL
-			pr.Out.Host = pr.In.Host
+			// The Host header is the host that was judged, never another
+			// site served from the same address.
+			pr.Out.Host = pr.In.URL.Host
 			pr.Out.Header.Del("Proxy-Authorization")
 			pr.Out.Header.Del("Proxy-Connection")
 		},

@@ -167,10 +167,27 @@ func TestAllowedHost(t *testing.T) {
 	if err != nil || !strings.Contains(body, "/plain") {
 		t.Fatalf("plain http: got %q, %v", body, err)
 	}
+	// A plain request cannot name another site on the same address in
+	// its Host header: the host judged is the host asked.
+	// (Go's client puts req.Host into the request line; write it by hand.)
+	c, err := net.Dial("tcp", f.proxyURL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "GET http://allowed.test:%s/h HTTP/1.1\r\nHost: denied.test\r\nConnection: close\r\n\r\n", f.httpPort)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	c.Close()
+	if string(b) != "page for allowed.test:"+f.httpPort+"/h" {
+		t.Errorf("the server saw %q", b)
+	}
 	f.proxy.Close() // ends the kept-alive tunnel, which writes its record
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.records) != 2 {
+	if len(f.records) != 3 {
 		t.Fatalf("want one audit record per connection, got %+v", f.records)
 	}
 	for _, r := range f.records {

@@ -132,7 +132,10 @@ func (s *runSession) askHost(ctx context.Context, askMu *sync.Mutex, j *job, cwd
 		if r.err != nil {
 			return netproxy.Answer{By: "mode", Refusal: fmt.Sprintf("guardrun: denied: %s: %v", hp, r.err)}
 		}
-		return netproxy.Answer{Allow: r.out.Run, By: r.out.By, Note: r.out.Note, Refusal: r.out.Refusal}
+		// The gate's hint is about commands; a host is allowed elsewhere.
+		refusal := strings.Replace(r.out.Refusal, "add a rule with approval: false to ", "add the host to sandbox.domains.allow in ", 1)
+		refusal = strings.Replace(refusal, "add a rule with approval: false", "add the host to sandbox.domains.allow", 1)
+		return netproxy.Answer{Allow: r.out.Run, By: r.out.By, Note: r.out.Note, Refusal: refusal}
 	case <-ctx.Done():
 		return netproxy.Answer{By: "mode", Refusal: fmt.Sprintf("guardrun: denied: no answer about %s in time", hp)}
 	}
