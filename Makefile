@@ -10,7 +10,7 @@ all: build
 
 # System packages the sandbox and the seccomp filter need. Idempotent:
 # nothing is installed when everything is present.
-APT_PKGS := bubblewrap libseccomp-dev pkg-config gcc make git python3 strace
+APT_PKGS := bubblewrap libseccomp-dev pkg-config gcc make git python3 strace curl python3-pip
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -26,6 +26,7 @@ build:
 
 vet:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags guardrun_testhooks ./internal/cli
 	GOOS=darwin $(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -49,7 +50,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./supervisor
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./supervisor ./integration
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./supervisor ./netproxy ./integration
 
 # Build, then show guardrun deciding and running commands under the
 # embedded default config, in a throwaway directory.

@@ -43,6 +43,11 @@ sandbox:
 func newProxyWorld(t *testing.T, allow string, extraEnv ...string) *proxyWorld {
 	t.Helper()
 	requireSandbox(t)
+	for _, tool := range []string{"curl", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s (apt install %s)", tool, tool)
+		}
+	}
 	ca := testtls.New(t, "allowed.test", "unlisted.test", "denied.test", "other.test", "loop.test")
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "page for %s\n", strings.Split(r.Host, ":")[0])
