@@ -298,6 +298,10 @@ attempt("unix socket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 attempt("unix datagram socket", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
 attempt("proxy's unix socket", lambda: socket.socket(socket.AF_UNIX).connect("/.guardrun/proxy.sock"))
 attempt("abstract socket", lambda: socket.socket(socket.AF_UNIX).connect("\0guardrun-test"))
+def pair_connect(kind):
+    a, b = socket.socketpair(socket.AF_UNIX, kind); a.connect("/.guardrun/proxy.sock"); return "connected"
+attempt("stream socketpair to the proxy's socket", lambda: pair_connect(socket.SOCK_STREAM))
+attempt("datagram socketpair to the proxy's socket", lambda: pair_connect(socket.SOCK_DGRAM))
 attempt("direct TCP to the host's loopback server", lambda: tcp(("127.0.0.1", srv_port)))
 attempt("direct TCP to the host's address", lambda: tcp((host_ip, host_port)))
 def udp():
@@ -372,7 +376,8 @@ func TestProxyEscape(t *testing.T) {
 	if !strings.Contains(out, "socketpair: ok") || !strings.Contains(out, "page for allowed.test") {
 		t.Errorf("socketpair or the proxy itself did not work (exit %d):\n%s\n%s", code, out, stderr)
 	}
-	for _, want := range []string{"unix socket", "proxy's unix socket", "abstract socket", "direct TCP to the host's loopback server",
+	for _, want := range []string{"unix socket", "proxy's unix socket", "abstract socket",
+		"stream socketpair to the proxy's socket", "datagram socketpair to the proxy's socket", "direct TCP to the host's loopback server",
 		"direct TCP to the host's address", "UDP to the host", "raw socket", "ICMP echo", "packet socket"} {
 		if !strings.Contains(out, "refused "+want+" ") {
 			t.Errorf("no refusal line for %s:\n%s", want, out)
