@@ -211,7 +211,6 @@ type judged struct {
 	host  string
 	port  int
 	addrs []netip.Addr
-	rec   Record
 }
 
 // judge decides host:port: sandbox.domains first (a denied name is never
@@ -417,7 +416,15 @@ func (p *Proxy) audit(r Record) {
 
 // ServeHTTP handles CONNECT and absolute-form plain HTTP requests.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Counted under mu, so that no handler starts once Close waits.
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		http.Error(w, "guardrun: the proxy is closing", http.StatusServiceUnavailable)
+		return
+	}
 	p.active.Add(1)
+	p.mu.Unlock()
 	defer p.active.Done()
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
