@@ -472,3 +472,33 @@ func TestProxyConnectHelper(t *testing.T) {
 		t.Errorf("denied host: exit %d, stderr %s", code, stderr)
 	}
 }
+
+// TestProxyUnderSupervisor: a command the agent runs under `guardrun
+// supervise` asks about an unlisted host on the supervisor's terminal; y
+// holds for that command only, s for the supervisor's session.
+func TestProxyUnderSupervisor(t *testing.T) {
+	w := newProxyWorld(t, "127.0.0.1")
+	tt := startOnTTY(t, w.world, guardrunBin, "supervise", "--", "sh", fakeAgent(t))
+	at := tt.waitFor(0, "fakeagent: ready")
+	curl := w.curl("unlisted.test") + "\n"
+
+	tt.typ(curl)
+	at = tt.answer(at, "y")
+	at = tt.waitFor(at, `page for unlisted.test[\s\S]*>>> end \d+: status 0`)
+	if s := tt.screen(); !strings.Contains(s, "connect to unlisted.test:"+w.port) {
+		t.Errorf("the supervisor's prompt does not name the host:\n%s", s)
+	}
+
+	tt.typ(curl) // a new command: y was for the last one only
+	at = tt.answer(at, "s")
+	at = tt.waitFor(at, `page for unlisted.test[\s\S]*>>> end \d+: status 0`)
+	asked := prompts(tt.screen())
+
+	tt.typ(curl) // remembered for the session
+	at = tt.waitFor(at, `page for unlisted.test[\s\S]*>>> end \d+: status 0`)
+	if n := prompts(tt.screen()); n != asked || asked != 2 {
+		t.Errorf("prompts: %d then %d, want 2 and no more:\n%s", asked, n, tt.screen())
+	}
+	tt.typ("quit\n")
+	tt.wait()
+}
