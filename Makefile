@@ -20,7 +20,7 @@ all: build
 # System packages the sandbox and the seccomp filter need (libseccomp-dev
 # and libc6-dev also hold the static libraries of the static build). Idempotent:
 # nothing is installed when everything is present.
-APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux
+APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux curl python3-pip
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -44,6 +44,7 @@ build:
 
 vet:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags guardrun_testhooks ./internal/cli
 	GOOS=darwin $(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -80,7 +81,7 @@ fuzz-list:
 	  echo "found:  " $$found; echo "listed: " $$listed; exit 1; fi
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./landlock ./supervisor ./integration
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./internal/runner ./landlock ./supervisor ./netproxy ./integration
 
 # Build, then show guardrun deciding and running commands under the
 # embedded default config, in a throwaway directory.

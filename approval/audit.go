@@ -27,6 +27,15 @@ type Record struct {
 	Op    string `json:"op,omitempty"`
 	Path  string `json:"path,omitempty"`
 	Bytes int64  `json:"bytes,omitempty"`
+	// Host, Port, Addr and Method describe a connection through the
+	// network proxy (Op "connect"; Path is host:port); BytesOut went from
+	// the command to the host, BytesIn back, Bytes is both.
+	Host     string `json:"host,omitempty"`
+	Port     int    `json:"port,omitempty"`
+	Addr     string `json:"addr,omitempty"`
+	Method   string `json:"method,omitempty"`
+	BytesIn  int64  `json:"bytes_in,omitempty"`
+	BytesOut int64  `json:"bytes_out,omitempty"`
 	// Verdict is policy's verdict: allow, ask or block.
 	Verdict string `json:"verdict"`
 	// Outcome is ran, refused or failed; started on the record written

@@ -141,8 +141,8 @@ func (g *Gate) noPerson(what string) Outcome {
 
 func grantKind(r *Request) string {
 	for _, p := range r.Decision.Parts {
-		if p.Kind == "command" {
-			return "command"
+		if p.Kind == "command" || p.Kind == "network" {
+			return p.Kind
 		}
 	}
 	return "file"

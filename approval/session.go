@@ -40,7 +40,7 @@ const maxStoreSize = 16 << 20
 type Grant struct {
 	// Key is the hex sha256 of the canonical payload (CommandKey, FileKey).
 	Key string `json:"key"`
-	// Kind is command or file.
+	// Kind is command, file or network (a host through the proxy).
 	Kind string `json:"kind"`
 	// Summary is how the grant is listed: the quoted argv, or
 	// "write notes/x.txt".

@@ -6,16 +6,54 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/guardrun/guardrun/sandbox"
 )
 
 // The descriptors Command hands bwrap (ExtraFiles[0] and [1]); pass them
-// to Args to render the argv Command runs.
+// to Args to render the argv Command runs. CommandFilterFD (ExtraFiles[2])
+// is the command's own seccomp program with the proxy, which the bridge
+// applies; bwrap passes it through.
 const (
-	SeccompFD = 3
-	StatusFD  = 4
+	SeccompFD       = 3
+	StatusFD        = 4
+	CommandFilterFD = 5
 )
+
+// Where a sandbox with the proxy finds the bridge, inside. /.guardrun is
+// made on the sandbox's own root, which bwrap builds on a tmpfs; a zone
+// rooted at / (read-only) leaves no room for it and bwrap then fails.
+const (
+	// BridgeExe is the guardrun binary, bound read-only.
+	BridgeExe = "/.guardrun/guardrun"
+	// BridgeSocket is the proxy's unix socket, bound read-only (connect
+	// does not need a writable mount).
+	BridgeSocket = "/.guardrun/proxy.sock"
+	// BridgeVerb is the hidden verb of guardrun that runs the bridge
+	// (netproxy.BridgeMain).
+	BridgeVerb = "__proxy-bridge"
+	// ProxyAddr is where the command finds the proxy: loopback in the
+	// sandbox's own network namespace, so the port is always free.
+	ProxyAddr = "127.0.0.1:3128"
+)
+
+// ProxyRoute is what a profile with Proxy needs from the host: the
+// guardrun binary to run the bridge and the proxy's unix socket.
+type ProxyRoute struct {
+	// Exe is the guardrun binary on the host.
+	Exe string
+	// Socket is the proxy's unix socket on the host, in a directory only
+	// this user can enter.
+	Socket string
+}
+
+// BridgeArgv is the command line that runs argv behind the bridge.
+func BridgeArgv(argv []string) []string {
+	return append([]string{BridgeExe, BridgeVerb,
+		"--socket", BridgeSocket, "--listen", ProxyAddr,
+		"--filter-fd", strconv.Itoa(CommandFilterFD), "--"}, argv...)
+}
 
 // Options are the parts of a bwrap invocation that are not policy: the
 // descriptors the caller passes and how to look at the host file system.
@@ -34,6 +72,8 @@ type Options struct {
 	// denied path; tests pass a fake so the argv is deterministic. Nil
 	// means HostStat.
 	Stat func(path string) (isDir, exists bool)
+	// Proxy is required for a profile with Proxy and ignored otherwise.
+	Proxy *ProxyRoute
 }
 
 // Args renders p as bwrap options, in order, without the program name and
@@ -52,6 +92,9 @@ func Args(p *sandbox.Profile, opts Options) ([]string, error) {
 	}
 	if opts.SeccompFD <= 2 {
 		return nil, errors.New("bwrap: no seccomp filter descriptor (Options.SeccompFD)")
+	}
+	if p.Proxy && (opts.Proxy == nil || !filepath.IsAbs(opts.Proxy.Exe) || !filepath.IsAbs(opts.Proxy.Socket)) {
+		return nil, errors.New("bwrap: the profile reaches the network through the proxy, but no route to it was given (Options.Proxy)")
 	}
 	stat := opts.Stat
 	if stat == nil {
@@ -117,6 +160,12 @@ func Args(p *sandbox.Profile, opts Options) ([]string, error) {
 		// Connecting to a socket needs no write access to its mount.
 		ops = append(ops, op{s, 3, []string{"--ro-bind-try", s, s}})
 	}
+	if p.Proxy {
+		ops = append(ops,
+			op{BridgeExe, 2, []string{"--ro-bind", opts.Proxy.Exe, BridgeExe}},
+			op{BridgeSocket, 2, []string{"--ro-bind", opts.Proxy.Socket, BridgeSocket}},
+		)
+	}
 	slices.SortStableFunc(ops, func(x, y op) int {
 		if d := sandbox.Depth(x.path) - sandbox.Depth(y.path); d != 0 {
 			return d
@@ -169,6 +218,12 @@ func Args(p *sandbox.Profile, opts Options) ([]string, error) {
 	}
 	if p.Home != "" {
 		a = append(a, "--setenv", "HOME", p.Home)
+	}
+	if p.Proxy {
+		for _, kv := range sandbox.ProxyEnv(ProxyAddr) {
+			k, v, _ := strings.Cut(kv, "=")
+			a = append(a, "--setenv", k, v)
+		}
 	}
 	a = append(a, "--seccomp", strconv.Itoa(opts.SeccompFD))
 	if opts.StatusFD > 2 {

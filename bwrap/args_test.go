@@ -78,6 +78,10 @@ func TestArgsGolden(t *testing.T) {
 			p.Network = true
 			p.Seccomp.AllowNetwork = true
 		}, nil},
+		{"proxy", func(p *sandbox.Profile) {
+			p.Proxy = true
+			p.Seccomp = sandbox.SeccompPolicy{AllowNetwork: true}
+		}, nil},
 		{"deny-in-zone", func(p *sandbox.Profile) {
 			p.Deny = append(p.Deny, "/home/u/proj/secrets", "/home/u/proj/src/key.pem")
 		}, []string{"/home/u/proj/secrets/", "/home/u/proj/src/key.pem"}},
@@ -117,7 +121,8 @@ func TestArgsGolden(t *testing.T) {
 			p := base()
 			tc.edit(p)
 			fs := fakeFS(append(slices.Clone(baseFS), tc.fs...)...)
-			args, err := Args(p, Options{SeccompFD: 3, StatusFD: 4, Stat: fs})
+			route := &ProxyRoute{Exe: "/usr/local/bin/guardrun", Socket: "/run/user/1000/guardrun-proxy-x/proxy.sock"}
+			args, err := Args(p, Options{SeccompFD: 3, StatusFD: 4, Stat: fs, Proxy: route})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +141,7 @@ func TestArgsGolden(t *testing.T) {
 				t.Errorf("argv (-got +want):\n%s", diff)
 			}
 			// Same inputs, same argv.
-			again, _ := Args(p, Options{SeccompFD: 3, StatusFD: 4, Stat: fs})
+			again, _ := Args(p, Options{SeccompFD: 3, StatusFD: 4, Stat: fs, Proxy: route})
 			if !slices.Equal(args, again) {
 				t.Error("Args is not deterministic")
 			}
@@ -288,5 +293,19 @@ func TestPlaceholdersMatchArgs(t *testing.T) {
 	}
 	if withMasks < 100 {
 		t.Errorf("only %d of 500 cases had a missing mask: the generator tests too little", withMasks)
+	}
+}
+
+// TestArgsProxyNeedsRoute: a profile with the proxy is not rendered
+// without a route to it (no silent sandbox without network or with a
+// dangling bridge).
+func TestArgsProxyNeedsRoute(t *testing.T) {
+	p := base()
+	p.Proxy = true
+	p.Seccomp = sandbox.SeccompPolicy{AllowNetwork: true}
+	for _, route := range []*ProxyRoute{nil, {Exe: "guardrun", Socket: "/s"}, {Exe: "/g", Socket: ""}} {
+		if _, err := Args(p, Options{SeccompFD: 3, Stat: fakeFS(baseFS...), Proxy: route}); err == nil || !strings.Contains(err.Error(), "no route") {
+			t.Errorf("route %+v: err = %v", route, err)
+		}
 	}
 }

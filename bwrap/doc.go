@@ -25,6 +25,14 @@
 // the sandbox's process group, found through bwrap's --json-status-fd,
 // so the command can handle SIGINT and SIGTERM as it would at a terminal.
 //
+// With Profile.Proxy (sandbox.network: proxy) the sandbox gets an empty
+// network namespace and its first process is guardrun's hidden bridge
+// verb (BridgeArgv), bound read-only at /.guardrun/guardrun with the
+// proxy's unix socket beside it: it hands a loopback listener to the
+// proxy, applies the command's own seccomp filter (fd 5, refusing unix
+// sockets) and executes the command. bwrap's filter is the profile's
+// with socket(AF_UNIX) allowed for the bridge. See docs/network.md.
+//
 // # Limitations
 //
 //   - A denied path that does not exist when the sandbox starts and lies
@@ -60,6 +68,8 @@
 //     argv is rendered, not when bwrap mounts them: a concurrent process
 //     that swaps a directory for a symlink in between can move a mask or
 //     make the sandbox fail to start.
+//   - With the proxy, a zone rooted at / (read-only) leaves no room for
+//     /.guardrun and the sandbox fails to start.
 //   - bwrap 0.8 or later is required (--disable-userns); Check says so.
 //   - A command that cannot be executed (not found inside) is reported as
 //     a sandbox that did not start; bwrap prints why on stderr.

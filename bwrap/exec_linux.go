@@ -35,6 +35,9 @@ type Cmd struct {
 	Cmd *exec.Cmd
 
 	seccomp *os.File
+	// command is the command's own seccomp program, applied by the
+	// proxy bridge (nil without the proxy).
+	command *os.File
 	statusR *os.File
 	statusW *os.File
 	masks   *heldMasks
@@ -59,6 +62,16 @@ type sandboxStatus struct {
 // (filtered by Env). The first word of argv is looked up on the sandbox's
 // PATH, inside. Nothing runs until Start.
 func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []string) (*Cmd, error) {
+	return CommandProxy(ctx, p, nil, argv, env)
+}
+
+// CommandProxy is Command for a profile that may have Proxy, with the
+// route to the proxy (required then). The sandbox's first process is the
+// bridge (BridgeArgv): bwrap's filter is the profile's with
+// socket(AF_UNIX) allowed (Seccomp.AllowUnix), which the bridge needs
+// once to hand its listener over, and the bridge applies the profile's
+// own filter (unix sockets refused) to itself before it executes argv.
+func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, argv []string, env []string) (*Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("bwrap: no command")
 	}
@@ -77,7 +90,23 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 		}
 	}()
 	end := trace.Phase("seccomp")
-	c.seccomp, err = filterFile(p.Seccomp)
+	outer := p.Seccomp
+	if p.Proxy {
+		if route == nil {
+			end()
+			return nil, errors.New("bwrap: the profile reaches the network through the proxy, but no route to it was given")
+		}
+		// The bridge connects to the proxy's socket once, then applies
+		// the command's own filter (unix sockets refused: the profile
+		// has Proxy, so AllowUnix is off) and executes the command.
+		outer.AllowUnix = true
+		if c.command, err = filterFile(p.Seccomp); err != nil {
+			end()
+			return nil, err
+		}
+		argv = BridgeArgv(argv)
+	}
+	c.seccomp, err = filterFile(outer)
 	end()
 	if err != nil {
 		return nil, err
@@ -90,7 +119,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 	if c.masks, err = holdMasks(p, stat); err != nil {
 		return nil, err
 	}
-	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat})
+	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat, Proxy: route})
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +133,11 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 	// Only these two descriptors cross (Start marks every other one
 	// close-on-exec), and bwrap closes both before the command runs.
 	cmd.ExtraFiles = []*os.File{c.seccomp, c.statusW}
+	if c.command != nil {
+		// bwrap leaves descriptors it was not told about open: the
+		// bridge reads and closes this one before the command runs.
+		cmd.ExtraFiles = append(cmd.ExtraFiles, c.command)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Out of the caller's process group: a ^C on the terminal
 		// reaches guardrun, which relays it to the command (Signal)
@@ -142,6 +176,10 @@ func (c *Cmd) Start() error {
 	err := c.Cmd.Start()
 	c.seccomp.Close()
 	c.seccomp = nil
+	if c.command != nil {
+		c.command.Close()
+		c.command = nil
+	}
 	c.statusW.Close()
 	c.statusW = nil
 	if err != nil {
@@ -291,7 +329,7 @@ func (c *Cmd) release() {
 		return
 	}
 	c.released = true
-	for _, f := range []*os.File{c.seccomp, c.statusR, c.statusW} {
+	for _, f := range []*os.File{c.seccomp, c.command, c.statusR, c.statusW} {
 		if f != nil {
 			f.Close()
 		}

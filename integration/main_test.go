@@ -34,7 +34,9 @@ func run(m *testing.M) int {
 	// World-readable so the unprivileged test user can run it too.
 	os.Chmod(dir, 0o755)
 	guardrunBin = filepath.Join(dir, "guardrun")
-	build := exec.Command("go", "build", "-o", guardrunBin, "github.com/guardrun/guardrun/cmd/guardrun")
+	// The test hooks tag lets the proxy tests map made-up names to
+	// 127.0.0.1 (GUARDRUN_TEST_RESOLVE); it is inert without that variable.
+	build := exec.Command("go", "build", "-tags", "guardrun_testhooks", "-o", guardrunBin, "github.com/guardrun/guardrun/cmd/guardrun")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building guardrun:", err)

@@ -132,8 +132,13 @@ type Sandbox struct {
 	SystemRead SystemRead
 	// Deny entries are absolute paths, or bare names (no slash) that match
 	// a file or directory of that name anywhere.
-	Deny             []string
-	Network          bool
+	Deny []string
+	// Network is `network: true`: the host's network, unfiltered.
+	Network bool
+	// Proxy is `network: proxy`: every command reaches the network only
+	// through guardrun's proxy, host by host as Domains says.
+	Proxy            bool
+	Domains          Domains
 	RequireOSSandbox bool
 	Fallback         Fallback
 	// Backend is the Linux OS sandbox: auto (bwrap where user

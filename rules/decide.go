@@ -56,6 +56,12 @@ type Decision struct {
 	// the config allows it, or every command in it matched a rule that
 	// does.
 	Network bool `json:"network"`
+	// Proxy is set when the sandbox reaches the network only through
+	// guardrun's proxy (sandbox.network: proxy); Network is then false.
+	Proxy bool `json:"proxy,omitempty"`
+	// Hosts says which hosts the command may reach through the proxy
+	// (set with Proxy).
+	Hosts string `json:"hosts,omitempty"`
 }
 
 // Asking returns the parts whose verdict is ask.
@@ -285,6 +291,12 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 		d.Parts = append(d.Parts, e.redirect(f, cwd))
 	}
 	d.Network = e.cfg.Sandbox.Network || (commands > 0 && networked == commands)
+	if e.cfg.Sandbox.Proxy {
+		// network: proxy: every command, and a rule's network: true,
+		// reaches the network only through the proxy.
+		d.Network, d.Proxy = false, true
+		d.Hosts = e.cfg.Sandbox.Domains.Summary()
+	}
 	d.summarize()
 	return d
 }

@@ -1,6 +1,7 @@
 // Package rules is guardrun's policy: the config schema and its strict
 // loader, rule matching, file zones, and the verdict (allow, ask or block)
-// for a script, an argv or a file operation.
+// for a script, an argv or a file operation; and sandbox.domains, the
+// verdict for a host the network proxy is asked to reach (HostVerdict).
 //
 // It decides and never acts: it does not prompt, run, or sandbox anything,
 // and imports no process or pty packages (deps_test.go keeps it so). The

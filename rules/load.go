@@ -654,10 +654,20 @@ func (d *decoder) sandbox(n *yaml.Node, path string, c *Config) {
 			})
 		},
 		"network": func(n *yaml.Node, p string) {
+			n = deref(n)
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Value == "proxy" {
+				s.Network, s.Proxy = false, true
+				return
+			}
+			if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+				d.errAt(n, p, "want true, false or proxy, got %s", kindName(n))
+				return
+			}
 			if b, ok := d.boolean(n, p); ok {
-				s.Network = b
+				s.Network, s.Proxy = b, false
 			}
 		},
+		"domains": func(n *yaml.Node, p string) { d.domains(n, p, s) },
 		"require_os_sandbox": func(n *yaml.Node, p string) {
 			if b, ok := d.boolean(n, p); ok {
 				s.RequireOSSandbox = b
@@ -785,4 +795,28 @@ func protectNameErr(v string) string {
 		}
 	}
 	return ""
+}
+
+func (d *decoder) domains(n *yaml.Node, path string, s *Sandbox) {
+	entries := func(dst *[]HostPattern) func(*yaml.Node, string) {
+		return func(n *yaml.Node, p string) {
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				v, ok := d.str(item, ip)
+				if !ok {
+					return
+				}
+				hp, err := ParseHostPattern(v)
+				if err != nil {
+					d.errAt(item, ip, "%v", err)
+					return
+				}
+				hp.At = d.at(item)
+				*dst = append(*dst, hp)
+			})
+		}
+	}
+	d.mapping(n, path, map[string]func(*yaml.Node, string){
+		"allow": entries(&s.Domains.Allow),
+		"deny":  entries(&s.Domains.Deny),
+	})
 }

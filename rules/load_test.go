@@ -25,7 +25,7 @@ func TestBadConfigMessages(t *testing.T) {
 		{"unknown nested key", "shell:\n  rules:\n    - pattern: ls\n      aproval: false\n",
 			`cfg.yaml:4:7: shell.rules[0].aproval: unknown key (known: allowed, approval, description, network, pattern, sandbox_paths)`},
 		{"wrong type for a boolean", "sandbox:\n  network: yes please\n",
-			`cfg.yaml:2:12: sandbox.network: want true or false, got the string "yes please"`},
+			`cfg.yaml:2:12: sandbox.network: want true, false or proxy, got the string "yes please"`},
 		{"wrong type for a list", "sandbox:\n  deny: ~/.ssh\n",
 			`cfg.yaml:2:9: sandbox.deny: want a list, got the string "~/.ssh"`},
 		{"bad mode value", "mode: yolo\n",

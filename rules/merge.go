@@ -81,10 +81,21 @@ func Tighten(base, project *Config) (*Config, []string) {
 		}
 		out.Sandbox.EnvDeny = appendNew(out.Sandbox.EnvDeny, project.Sandbox.EnvDeny...)
 	}
-	if project.Sandbox.Network && !base.Sandbox.Network {
+	switch {
+	case project.Sandbox.Network && !base.Sandbox.Network:
 		ignore("sandbox.network: true (an untrusted config cannot enable the network)")
-	} else if !project.Sandbox.Network {
-		out.Sandbox.Network = false
+	case project.Sandbox.Proxy && !base.Sandbox.Network && !base.Sandbox.Proxy:
+		ignore("sandbox.network: proxy (an untrusted config cannot enable the network)")
+	case project.Sandbox.Proxy:
+		// From the open network to the proxy, or proxy to proxy: narrower.
+		out.Sandbox.Network, out.Sandbox.Proxy = false, true
+	case !project.Sandbox.Network:
+		out.Sandbox.Network, out.Sandbox.Proxy = false, false
+	}
+	// Project domains may only add denials.
+	out.Sandbox.Domains.Deny = append(slices.Clone(base.Sandbox.Domains.Deny), project.Sandbox.Domains.Deny...)
+	for _, a := range project.Sandbox.Domains.Allow {
+		ignore("sandbox.domains.allow %q at %s (an untrusted config cannot allow hosts)", a.Text, a.At)
 	}
 	if project.Sandbox.RequireOSSandbox {
 		out.Sandbox.RequireOSSandbox = base.Sandbox.RequireOSSandbox || project.Sandbox.RequireOSSandbox

@@ -15,6 +15,7 @@ import (
 func (c *Config) SandboxSpec(cwd, home string, network bool, protect []sandbox.Protected) sandbox.Spec {
 	s := sandbox.Spec{
 		Network: network,
+		Proxy:   c.Sandbox.Proxy && !network,
 		Protect: protect,
 		Cwd:     cwd,
 		Home:    home,

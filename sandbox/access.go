@@ -89,6 +89,7 @@ func Intersect(p, op *Profile) *Profile {
 	}
 	out := &Profile{
 		Network:    p.Network && op.Network,
+		Proxy:      (p.Network || p.Proxy) && (op.Network || op.Proxy) && !(p.Network && op.Network),
 		Cwd:        p.Cwd,
 		Home:       p.Home,
 		PrivateTmp: p.PrivateTmp || op.PrivateTmp,
@@ -144,7 +145,7 @@ func Intersect(p, op *Profile) *Profile {
 			out.Pinned = append(out.Pinned, d)
 		}
 	}
-	if out.Seccomp.AllowUnix {
+	if out.Seccomp.AllowUnix && !out.Proxy {
 		for _, s := range p.UnixSockets {
 			if slices.Contains(op.UnixSockets, s) {
 				out.UnixSockets = append(out.UnixSockets, s)

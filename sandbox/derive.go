@@ -91,6 +91,14 @@ func Derive(s Spec) (*Profile, error) {
 		PrivateTmp: true,
 		Seccomp:    SeccompPolicy{AllowNetwork: s.Network},
 	}
+	if s.Proxy && !s.Network {
+		// TCP to the proxy's loopback port needs inet sockets; what they
+		// can reach is the renderer's job (an empty network namespace).
+		// Unix sockets stay refused (AllowUnix off): the proxy's own
+		// socket is one of them.
+		p.Proxy = true
+		p.Seccomp = SeccompPolicy{AllowNetwork: true}
+	}
 	var err error
 	if s.Cwd != "" {
 		if p.Cwd, err = absClean("cwd", s.Cwd); err != nil {
@@ -173,7 +181,7 @@ func Derive(s Spec) (*Profile, error) {
 			p.Deny = append(p.Deny, r)
 		}
 	}
-	if err := p.unixSockets(s.UnixSockets, s.Network); err != nil {
+	if err := p.unixSockets(s.UnixSockets); err != nil {
 		return nil, err
 	}
 	if err := p.findNames(s.DenyNames, s.ProtectNames, zoneRoots); err != nil {
@@ -474,13 +482,18 @@ func (p *Profile) pin() {
 // mount to hide them) a filter that cannot read the address would let
 // through: there the list is not honoured, AF_UNIX stays refused, and a
 // warning says so.
-func (p *Profile) unixSockets(socks []string, network bool) error {
+func (p *Profile) unixSockets(socks []string) error {
 	if len(socks) == 0 {
 		return nil
 	}
-	if network {
+	if p.Network {
 		p.Warnings = append(p.Warnings, "sandbox.unix_sockets is not honoured with the network on "+
 			"(the host's abstract unix sockets would be reachable): unix sockets stay refused")
+		return nil
+	}
+	if p.Proxy {
+		p.Warnings = append(p.Warnings, "sandbox.unix_sockets is not honoured with network: proxy "+
+			"(the proxy's own socket would be reachable past its loopback route): unix sockets stay refused")
 		return nil
 	}
 	for _, x := range socks {

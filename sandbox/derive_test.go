@@ -498,3 +498,58 @@ func TestDeriveProtectSkipsDependencies(t *testing.T) {
 		t.Errorf("CreatedProtected reports dependencies: %q", got)
 	}
 }
+
+// TestDeriveProxy: with the proxy and no network, the profile has no
+// network of its own, inet sockets for the loopback route, and unix
+// sockets refused (listed ones are not honoured, with a warning); with
+// the network on, the proxy is moot.
+func TestDeriveProxy(t *testing.T) {
+	d := tree(t, "ws/", "run/")
+	ws, sock := d+"/ws", d+"/run/d.sock"
+	zones := []Zone{{Name: "ws", Root: ws, Writable: true}}
+	p, err := Derive(Spec{Zones: zones, Proxy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SeccompPolicy{AllowNetwork: true}
+	if !p.Proxy || p.Network || p.Seccomp != want {
+		t.Errorf("Proxy %v Network %v Seccomp %+v", p.Proxy, p.Network, p.Seccomp)
+	}
+	if err := mkSocket(sock); err != nil {
+		t.Skipf("cannot make a unix socket here: %v", err)
+	}
+	p, err = Derive(Spec{Zones: zones, Proxy: true, UnixSockets: []string{sock}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Seccomp != want || len(p.UnixSockets) != 0 || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "proxy") {
+		t.Errorf("proxy with unix_sockets: Seccomp %+v, UnixSockets %q, Warnings %q; want none honoured and a warning",
+			p.Seccomp, p.UnixSockets, p.Warnings)
+	}
+	p, err = Derive(Spec{Zones: zones, Proxy: true, Network: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Proxy || !p.Network {
+		t.Errorf("network and proxy: Proxy %v Network %v", p.Proxy, p.Network)
+	}
+	// An operator profile with the proxy narrows the open network to it.
+	op := p.clone()
+	op.Network, op.Proxy, op.Seccomp = false, true, want
+	in := Intersect(p, op)
+	if !in.Proxy || in.Network || in.Seccomp != want {
+		t.Errorf("intersect: Proxy %v Network %v Seccomp %+v", in.Proxy, in.Network, in.Seccomp)
+	}
+	if err := in.Validate(); err != nil {
+		t.Error(err)
+	}
+	// Unix sockets allowed on both sides do not survive the proxy.
+	p, err = Derive(Spec{Zones: zones, UnixSockets: []string{sock}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = Intersect(p, op)
+	if in.Proxy || in.Seccomp.AllowUnix {
+		t.Errorf("no network with unix sockets and the proxy: Proxy %v AllowUnix %v", in.Proxy, in.Seccomp.AllowUnix)
+	}
+}

@@ -1,8 +1,9 @@
 // Package sandbox derives the platform-neutral sandbox Profile from what
 // the config allows (Spec), validates it, and narrows it by an operator's
 // profile (Intersect): which trees a sandboxed command may read, which it
-// may write, which paths are masked, whether it has a network, and which
-// environment variables it never sees.
+// may write, which paths are masked, whether it has a network (or only a
+// route to guardrun's proxy: Proxy), and which environment variables it
+// never sees.
 //
 // It does not apply anything. It runs no process and makes no system
 // call beyond reading the file system (to resolve symlinks and to find

@@ -16,6 +16,10 @@ type Spec struct {
 	DenyNames []string
 	// Network allows network access (config or the matched rule says so).
 	Network bool
+	// Proxy gives the command, instead of a network, a route to
+	// guardrun's network proxy and nothing else (sandbox.network:
+	// proxy). Ignored when Network is set.
+	Proxy bool
 	// Protect are guardrun's own files and directories (config files,
 	// state directory with audit log, session store and trust store, the
 	// supervisor socket directory). They are never writable inside the
@@ -77,6 +81,13 @@ type Profile struct {
 	// Network allows sockets beyond AF_UNIX and keeps the host network
 	// namespace.
 	Network bool `json:"network"`
+	// Proxy means no network of its own but a route to guardrun's proxy:
+	// renderers give the sandbox an empty network namespace (bwrap) or
+	// TCP connect to the proxy's port only (landlock), set the proxy
+	// variables, and must keep the command from opening unix sockets so
+	// that the proxy's socket is reachable only through that route.
+	// Network is false whenever Proxy is set.
+	Proxy bool `json:"proxy,omitempty"`
 	// Cwd is the working directory inside.
 	Cwd string `json:"cwd"`
 	// Home is $HOME inside.
@@ -141,6 +152,7 @@ type SeccompPolicy struct {
 	AllowNetwork bool `json:"allow_network"`
 	// AllowUnix permits socket(AF_UNIX). Off unless the profile lists
 	// UnixSockets: a host daemon whose socket is visible inside (a
-	// docker.sock in a zone) could otherwise be reached.
+	// docker.sock in a zone) could otherwise be reached. Always off with
+	// Proxy: the proxy's own socket would be one connect away.
 	AllowUnix bool `json:"allow_unix"`
 }

@@ -208,7 +208,13 @@ func checkSymlinks(p *Profile) error {
 // checkNetworkConsistent: the seccomp filter may be stricter than the
 // namespace setup, never looser.
 func checkNetworkConsistent(p *Profile) error {
-	if p.Seccomp.AllowNetwork && !p.Network {
+	if p.Network && p.Proxy {
+		return errors.New("the profile has both the network and the proxy")
+	}
+	if p.Proxy && (p.Seccomp.AllowUnix || len(p.UnixSockets) > 0) {
+		return errors.New("the proxy needs unix sockets refused, or the command could reach the proxy's socket directly")
+	}
+	if p.Seccomp.AllowNetwork && !p.Network && !p.Proxy {
 		return errors.New("seccomp allows network sockets but the profile has no network")
 	}
 	return nil

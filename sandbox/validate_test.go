@@ -60,6 +60,15 @@ func TestChecksAlone(t *testing.T) {
 		{"symlinks", func(p *Profile) { p.Symlinks = append(p.Symlinks, Symlink{"/usr/lib64", "/usr/lib"}) }, "overlaps"},
 		{"symlinks", func(p *Profile) { p.Symlinks = append(p.Symlinks, Symlink{"/sbin", "/bin/x"}) }, "leads through"},
 		{"network-consistent", func(p *Profile) { p.Seccomp.AllowNetwork = true }, "no network"},
+		{"network-consistent", func(p *Profile) {
+			p.Proxy = true
+			p.Seccomp = SeccompPolicy{AllowNetwork: true, AllowUnix: true}
+			p.UnixSockets = []string{"/home/u/proj/d.sock"}
+		}, "unix sockets refused"},
+		{"network-consistent", func(p *Profile) {
+			p.Proxy, p.Network = true, true
+			p.Seccomp = SeccompPolicy{AllowNetwork: true}
+		}, "both the network and the proxy"},
 		{"env-deny-patterns", func(p *Profile) { p.EnvDeny = append(p.EnvDeny, "[") }, "syntax error"},
 		{"pinned-writable", func(p *Profile) { p.Pinned = append(p.Pinned, "/usr/lib") }, "not writable"},
 		{"unix-sockets", func(p *Profile) { p.Seccomp.AllowUnix = true }, "exactly when"},

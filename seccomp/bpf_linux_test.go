@@ -546,3 +546,38 @@ func TestProgramUnixSockets(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyFilters: with the proxy the command's own filter
+// ({AllowNetwork}, AllowUnix off) refuses a unix socket of the command's
+// own (the proxy's socket would be one connect away) but keeps socketpair
+// and inet sockets; the filter bwrap applies to the bridge, which must
+// reach the proxy's socket once, adds socket(AF_UNIX) and nothing else.
+func TestProxyFilters(t *testing.T) {
+	arch, _ := native(t)
+	command := vm(t, sandbox.SeccompPolicy{AllowNetwork: true})
+	bridge := vm(t, sandbox.SeccompPolicy{AllowNetwork: true, AllowUnix: true})
+	sock, _ := nr(t, "socket")
+	pair, _ := nr(t, "socketpair")
+	for _, c := range []struct {
+		name          string
+		nr            uint32
+		dom           uint64
+		want, bridged uint32
+	}{
+		{"socket AF_UNIX", sock, unix.AF_UNIX, eperm, allow},
+		{"socket AF_UNIX with junk in the high bits", sock, unix.AF_UNIX | 0xdead<<32, eperm, allow},
+		{"socket AF_INET", sock, unix.AF_INET, allow, allow},
+		{"socket AF_INET6", sock, unix.AF_INET6, allow, allow},
+		{"socket AF_PACKET", sock, unix.AF_PACKET, eperm, eperm},
+		{"socketpair AF_UNIX", pair, unix.AF_UNIX, allow, allow},
+	} {
+		d := seccompData{nr: c.nr, arch: arch, ip: 0x7f0012345678}
+		d.args[0] = c.dom
+		if got := run(t, command, d); got != c.want {
+			t.Errorf("command: %s: got %s, want %s", c.name, actionName(got), actionName(c.want))
+		}
+		if got := run(t, bridge, d); got != c.bridged {
+			t.Errorf("bridge: %s: got %s, want %s", c.name, actionName(got), actionName(c.bridged))
+		}
+	}
+}

@@ -12,7 +12,11 @@
 // a child process. It also does not decide policy: the refused calls are
 // fixed, and the policy only says whether the IP families are allowed
 // (AllowNetwork) and whether socket(AF_UNIX) is (AllowUnix, set when
-// sandbox.unix_sockets lists a socket). Elsewhere than Linux with cgo, Build and Supported return an
+// sandbox.unix_sockets lists a socket). With the network proxy the
+// command's program ({AllowNetwork}, no unix sockets) is loaded by
+// guardrun's proxy bridge inside the sandbox, on top of bwrap's, which
+// also allows socket(AF_UNIX) so that the bridge can reach the proxy's
+// socket once. Elsewhere than Linux with cgo, Build and Supported return an
 // error.
 //
 // A refused call fails with an errno rather than killing the process, so

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/rules"
 )
 
 // runID names one run in the audit log; the started record and the end
@@ -18,8 +19,8 @@ func runID(start time.Time) string {
 // who made it, the sandbox. Written before the command starts, it stays
 // in the log if guardrun is killed while the command runs; the record of
 // the end (audit) follows with the status and duration.
-func (s *runSession) auditStart(j *job, cwd string, rec approval.Record, start time.Time, network bool, io IO) {
+func (s *runSession) auditStart(j *job, cwd string, rec approval.Record, start time.Time, d *rules.Decision, io IO) {
 	rec.Outcome = approval.OutcomeStarted
-	rec.Zones = sandboxSummary(s.l, network)
+	rec.Zones = sandboxSummary(s.l, d)
 	s.audit(j, cwd, rec, start, io)
 }

@@ -63,6 +63,9 @@ func writeDecision(io IO, d *rules.Decision) {
 	if d.Network {
 		fmt.Fprintln(io.Stdout, "network:  on")
 	}
+	if d.Proxy {
+		fmt.Fprintf(io.Stdout, "network:  %s\n", approval.Sanitize(d.Hosts))
+	}
 	if len(d.Parts) > 0 {
 		fmt.Fprintln(io.Stdout, "parts:")
 	}

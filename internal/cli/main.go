@@ -9,7 +9,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/trace"
+	"github.com/guardrun/guardrun/netproxy"
 )
 
 // Exit statuses of the contract.
@@ -50,6 +52,10 @@ type IO struct {
 // Main runs guardrun with the given argv[0] and arguments and returns the
 // process exit status.
 func Main(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == bwrap.BridgeVerb {
+		// Inside a sandbox with the proxy, before anything else.
+		return netproxy.BridgeMain(args[1:], stderr)
+	}
 	trace.Begin()
 	defer trace.Print(stderr)
 	io := IO{stdin, stdout, stderr}
@@ -105,6 +111,7 @@ Usage:
   guardrun log [--json] [-n N] [--session ID]     approval and run history
   guardrun session list|revoke            session grants
   guardrun trust [FILE]                   trust a project's .guardrun.yaml
+  guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
 Flags (before or after the verb):
@@ -171,6 +178,8 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdFS(g, vargs, io)
 	case "trust":
 		return cmdTrust(g, vargs, io)
+	case "connect":
+		return cmdConnect(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -91,8 +92,17 @@ func cmdProfile(g *global, args []string, io IO) error {
 		}
 		if rep.Backend == runner.BackendLandlock {
 			rep.Landlock, rep.Unenforceable, err = landlockReport(p, l.cfg.Sandbox.LandlockAccept)
+			if p.Proxy && rep.BackendError == "" {
+				rep.BackendError = runner.ErrLandlockProxy.Error()
+			}
 		} else {
-			rep.Bwrap, err = bwrap.Args(p, bwrap.Options{SeccompFD: bwrap.SeccompFD, StatusFD: bwrap.StatusFD})
+			opts := bwrap.Options{SeccompFD: bwrap.SeccompFD, StatusFD: bwrap.StatusFD}
+			if p.Proxy {
+				// The socket's directory is made per command.
+				exe, _ := os.Executable()
+				opts.Proxy = &bwrap.ProxyRoute{Exe: exe, Socket: "/RUNTIME-DIR/guardrun-proxy-XXXX/proxy.sock"}
+			}
+			rep.Bwrap, err = bwrap.Args(p, opts)
 		}
 	case "darwin":
 		var r *seatbelt.Rendered
@@ -128,6 +138,9 @@ func cmdProfile(g *global, args []string, io IO) error {
 	fmt.Fprintf(w, "            (read-only at any depth inside read-write trees; those that exist now are among ro-over)\n")
 	list("pinned", p.Pinned)
 	fmt.Fprintf(w, "network:    %v\n", p.Network)
+	if p.Proxy {
+		fmt.Fprintf(w, "proxy:      %s\n", l.cfg.Sandbox.Domains.Summary())
+	}
 	if len(p.UnixSockets) == 0 {
 		fmt.Fprintf(w, "unix sockets: none (socket(AF_UNIX) refused; socketpair allowed)\n")
 	} else {
@@ -151,6 +164,10 @@ func cmdProfile(g *global, args []string, io IO) error {
 		}
 		fmt.Fprintf(w, "\nbwrap %s -- CMD...\n", quoteArgv(rep.Bwrap))
 		fmt.Fprintf(w, "(fd %d holds the seccomp filter, fd %d the status pipe)\n", bwrap.SeccompFD, bwrap.StatusFD)
+		if p.Proxy {
+			fmt.Fprintf(w, "with the proxy, CMD is run as: %s CMD...\n(fd %d holds the command's own seccomp filter, which refuses unix sockets)\n",
+				quoteArgv(bwrap.BridgeArgv(nil)), bwrap.CommandFilterFD)
+		}
 	case "darwin":
 		fmt.Fprintln(w, "\nsandbox-exec -p PROFILE with:")
 		for _, prm := range rep.Params {

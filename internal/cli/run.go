@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -117,7 +118,7 @@ func profileFor(l *loaded, e *env, cwd string, network bool) (*sandbox.Profile, 
 	return p, nil
 }
 
-func sandboxSummary(l *loaded, network bool) string {
+func sandboxSummary(l *loaded, d *rules.Decision) string {
 	var zs []string
 	for _, z := range l.cfg.Sandbox.Zones {
 		zs = append(zs, fmt.Sprintf("%s %s (%s)", z.Name, z.Root, z.Mode))
@@ -126,8 +127,11 @@ func sandboxSummary(l *loaded, network bool) string {
 		zs = []string{"no zones"}
 	}
 	net := "network off"
-	if network {
+	switch {
+	case d.Network:
 		net = "network on"
+	case d.Proxy:
+		net = l.cfg.Sandbox.Domains.Summary()
 	}
 	return strings.Join(zs, ", ") + "; " + net
 }
@@ -237,6 +241,15 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		s.audit(j, cwd, rec, start, io)
 		return &refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.noSandbox)}
 	}
+	if s.sandboxed && s.backend == runner.BackendLandlock && cfg.Sandbox.Proxy {
+		// Refused before anything is decided or asked: every command of
+		// this config would reach the network through the proxy, which
+		// landlock cannot route yet (neither more nor less network than
+		// configured).
+		rec := approval.Record{Session: s.sessionID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.backend, Reason: runner.ErrLandlockProxy.Error()}
+		s.audit(j, cwd, rec, start, io)
+		return runner.ErrLandlockProxy
+	}
 
 	end := trace.Phase("decide")
 	var d *rules.Decision
@@ -250,7 +263,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		Display:  j.display(),
 		Decision: d,
 		Cwd:      cwd,
-		Sandbox:  sandboxSummary(l, d.Network),
+		Sandbox:  sandboxSummary(l, d),
 		Summary:  oneLineDisplay(j.display()),
 	}
 	if s.store != nil {
@@ -294,7 +307,21 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		}
 		rec.Sandbox = s.backend
 		opts := runner.Options{Backend: s.backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
-		s.auditStart(j, cwd, rec, start, d.Network, io)
+		if p.Proxy && runtime.GOOS == "linux" && s.backend != runner.BackendLandlock {
+			jp, err := s.startProxy(j, cwd, io)
+			if err != nil {
+				rec.Outcome = "failed"
+				s.audit(j, cwd, rec, start, io)
+				return err
+			}
+			defer jp.close()
+			opts.Proxy = jp.route
+		} else if p.Proxy && runtime.GOOS != "linux" {
+			fmt.Fprintln(io.Stderr, "guardrun: warning: network: proxy is not available with this sandbox yet; the command runs without network")
+		}
+		// Under landlock, RunWith refuses a profile with the proxy
+		// (runner.ErrLandlockProxy); run refused it before asking.
+		s.auditStart(j, cwd, rec, start, d, io)
 		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
 		if err == nil && status != 0 && s.backend == runner.BackendLandlock {
 			noteFixed(io, p, cfg.Sandbox.LandlockAccept)
@@ -307,7 +334,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		warnCreatedProtected(p, io)
 	} else {
 		rec.Sandbox = "none"
-		s.auditStart(j, cwd, rec, start, d.Network, io)
+		s.auditStart(j, cwd, rec, start, d, io)
 		status, err = runner.RunUnsandboxed(ctx, cwd, argv, childEnv, stdio)
 		if err != nil {
 			rec.Outcome = "failed"

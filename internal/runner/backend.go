@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 )
@@ -27,7 +28,16 @@ type Options struct {
 	// under landlock (the hook for a local proxy; see
 	// landlock.Options.ConnectTCP).
 	ConnectTCP []uint16
+	// Proxy is the route to guardrun's network proxy, required for a
+	// profile with Proxy under bwrap (see bwrap.CommandProxy).
+	Proxy *ProxyRoute
 }
+
+// ErrLandlockProxy: the landlock backend has no route to guardrun's
+// proxy yet, and running the command with the network open or shut
+// would not be what the config says.
+var ErrLandlockProxy = errors.New("the landlock backend does not support network: proxy yet; " +
+	"use the bwrap backend (sandbox.backend: bwrap, where user namespaces work) or set sandbox.network to true or false")
 
 // Choose resolves want (auto, bwrap, landlock; empty is auto) to the
 // backend that will run commands here, checking that it works. cacheFile

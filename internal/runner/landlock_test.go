@@ -336,3 +336,27 @@ func TestLandlockWithoutNamespaces(t *testing.T) {
 		})
 	}
 }
+
+// TestLandlockRefusesProxy: landlock has no route to guardrun's proxy
+// yet, so a profile with Proxy is refused before anything runs (neither
+// the open network nor none instead of what the config says). Nothing
+// here needs Landlock itself: the refusal comes first.
+func TestLandlockRefusesProxy(t *testing.T) {
+	f := newFixture(t)
+	p := f.derive(t, f.ws)
+	p.Proxy, p.Network = true, false
+	p.Seccomp = sandbox.SeccompPolicy{AllowNetwork: true}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(f.ws, "ran")
+	var out bytes.Buffer
+	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
+		[]string{probePath, "write", marker}, f.env, Stdio{Stdout: &out, Stderr: &out})
+	if !errors.Is(err, ErrLandlockProxy) || !strings.Contains(err.Error(), "does not support network: proxy") {
+		t.Fatalf("err = %v, want ErrLandlockProxy", err)
+	}
+	if _, serr := os.Stat(marker); serr == nil || out.Len() != 0 {
+		t.Errorf("the command ran: %s", out.String())
+	}
+}

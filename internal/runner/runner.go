@@ -7,7 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/guardrun/guardrun/bwrap"
 )
+
+// ProxyRoute is how a sandbox reaches guardrun's network proxy: the
+// guardrun binary (which runs the bridge inside) and the proxy's unix
+// socket.
+type ProxyRoute = bwrap.ProxyRoute
 
 // Stdio is where the sandboxed command reads and writes. Nil means
 // /dev/null. *os.File values are handed to the command as they are, so a

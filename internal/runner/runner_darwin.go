@@ -47,7 +47,9 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 // CheckCached is Check; nothing here is worth remembering.
 func CheckCached(cacheFile string) error { return Check() }
 
-// RunWith is Run; macOS has one backend.
+// RunWith is Run; macOS has one backend. Seatbelt has no route to the
+// proxy yet: a profile with Proxy (and no Network) runs without network,
+// and o.Proxy is not used.
 func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
 	if o.Backend != "" && o.Backend != BackendSeatbelt {
 		return 0, fmt.Errorf("runner: backend %q is not available on macOS", o.Backend)

@@ -42,12 +42,17 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 // runs without namespaces: Landlock rules and the same seccomp filter,
 // applied to the command alone; a profile landlock cannot enforce in
 // full (and o does not accept losing) is an error naming the parts
-// (*landlock.UnenforceableError), and nothing runs. Everything the
-// command leaves running is ended when it exits.
+// (*landlock.UnenforceableError), and nothing runs; so is a profile with
+// Proxy (ErrLandlockProxy). Under bwrap a profile with Proxy needs
+// o.Proxy, the route to guardrun's proxy. Everything the command leaves
+// running is ended when it exits.
 func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
 	switch o.Backend {
 	case "", BackendBwrap:
 	case BackendLandlock:
+		if p != nil && p.Proxy {
+			return 0, ErrLandlockProxy
+		}
 		return runLandlock(ctx, o, p, argv, env, stdio)
 	default:
 		return 0, fmt.Errorf("runner: backend %q is not available on Linux", o.Backend)
@@ -70,7 +75,7 @@ func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, 
 		go signal.Stop(sigs)
 	}()
 
-	c, err := bwrap.Command(ctx, p, argv, env)
+	c, err := bwrap.CommandProxy(ctx, p, o.Proxy, argv, env)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,52 @@
+// Package netproxy is guardrun's host-side network proxy: HTTP CONNECT
+// and plain absolute-form HTTP, judging every host a sandboxed command
+// wants to reach by sandbox.domains (deny beats allow; anything else asks
+// a person through the same gate as commands; strict refuses) and
+// writing one audit record per connection.
+//
+// It does not terminate TLS, cache, rewrite bodies or authenticate
+// clients: it reads the TLS ClientHello of a tunnel only to compare its
+// server name (SNI) with the CONNECT host, then passes the bytes on
+// unchanged. It speaks no SOCKS.
+//
+// The proxy resolves names itself (LookupNetIP, a hook tests set) and
+// connects to the address it checked, so a name cannot resolve to one
+// address for the check and another for the connection. Loopback,
+// private, link-local, shared (100.64/10), unspecified and multicast
+// addresses are refused unless sandbox.domains.allow lists them by
+// address or CIDR.
+//
+// # How a sandbox reaches it
+//
+// bwrap: the sandbox has an empty network namespace (loopback only). Its
+// first process is guardrun's hidden verb (Bridge), bound read-only into
+// the sandbox, which makes a TCP listener on 127.0.0.1:3128 inside that
+// namespace, hands it over the proxy's unix socket (SCM_RIGHTS, a socket
+// in a 0700 directory, bound read-only into the sandbox), applies the
+// command's seccomp program (which refuses socket(AF_UNIX), socketpair
+// stays) and executes the command. The proxy then accepts the command's
+// connections on that listener itself: nothing in the sandbox copies
+// bytes, and the command, unable to open a unix socket, has no way out
+// but loopback port 3128.
+//
+// landlock (no network namespace): the proxy listens on a loopback TCP
+// port of the host (Serve on a net.Listener) and the command may connect
+// to that port only (Landlock's TCP connect rule) with other socket kinds
+// refused by seccomp. The proxy needs nothing else; that backend sets the
+// same variables (sandbox.ProxyEnv).
+//
+// # Limitations
+//
+//   - A person's "yes" (not "for session") holds for the proxy's lifetime,
+//     that is for the rest of one command (or the supervisor's session
+//     where it runs the proxy), for that host and port.
+//   - Tunnels that do not start with TLS are passed through on ports
+//     other than 443 (ssh for git, for example); on 443 they are refused.
+//     A tunnel to an allowed host can carry any protocol to that host.
+//   - Clients using Encrypted Client Hello send an outer server name that
+//     is not the host; they are refused.
+//   - A host's approval covers every address it resolves to (after the
+//     private-address check), and a wildcard covers every subdomain.
+//   - Only HTTP/1.1 to the proxy; plain requests are forwarded with
+//     HTTP/1.1, one connection per request.
+package netproxy
