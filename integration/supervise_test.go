@@ -349,6 +349,9 @@ func TestSupervise(t *testing.T) {
 	if s := tt.screen()[keys:]; strings.Contains(s, "\n1\r\n") || strings.Contains(s, "SEQ-DONE") {
 		t.Fatalf("output shown during a prompt: %.200q", s)
 	}
+	// A key counts once the keyboard was quiet for the settle time after
+	// the prompt was drawn; seq may finish well within it.
+	time.Sleep(supervisor.DefaultSettle + 50*time.Millisecond)
 	tt.typ("y")
 	end = tt.waitFor(keys, `>>> end \d+: status 0 0`)
 	checkSeq(t, tt.screen()[keys:end], 100000)
