@@ -57,13 +57,33 @@ func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, 
 	default:
 		return 0, fmt.Errorf("runner: backend %q is not available on Linux", o.Backend)
 	}
-	// Subscribe before starting, so that no signal in between takes the
-	// default action (killing guardrun, and with it the sandbox, which
-	// during bwrap's setup could leave the sandbox orphaned). Subscribing
-	// and unsubscribing each wait for the runtime's signal thread, so the
-	// first overlaps with preparing the command and the second is not
-	// waited for: a signal in the moment after the command ended is
-	// dropped rather than relayed.
+	return runRelaying(func() (sandboxedCmd, error) {
+		c, err := bwrap.CommandProxy(ctx, p, o.Proxy, argv, env)
+		if err != nil {
+			return nil, err
+		}
+		c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
+		return c, nil
+	})
+}
+
+// sandboxedCmd is what each backend's command offers the relay.
+type sandboxedCmd interface {
+	Start() error
+	Signal(os.Signal) error
+	Wait() (int, error)
+}
+
+// runRelaying builds the command with build, starts it, and waits for its
+// status, relaying SIGINT, SIGTERM, SIGHUP and SIGQUIT to it meanwhile.
+//
+// It subscribes before starting, so that no signal in between takes the
+// default action (killing guardrun, and with it the sandbox, which
+// during bwrap's setup could leave the sandbox orphaned). Subscribing
+// and unsubscribing each wait for the runtime's signal thread, so the
+// first overlaps with build and the second is not waited for: a signal
+// in the moment after the command ended is dropped rather than relayed.
+func runRelaying(build func() (sandboxedCmd, error)) (int, error) {
 	sigs := make(chan os.Signal, 4)
 	subscribed := make(chan struct{})
 	go func() {
@@ -75,12 +95,10 @@ func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, 
 		go signal.Stop(sigs)
 	}()
 
-	c, err := bwrap.CommandProxy(ctx, p, o.Proxy, argv, env)
+	c, err := build()
 	if err != nil {
 		return 0, err
 	}
-	c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
-
 	<-subscribed
 	if err := c.Start(); err != nil {
 		return 0, err
@@ -116,43 +134,18 @@ func CheckCached(cacheFile string) error {
 // runLandlock is RunWith for the landlock backend: the same signal
 // relay, to the command's process group.
 func runLandlock(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
-	sigs := make(chan os.Signal, 4)
-	subscribed := make(chan struct{})
-	go func() {
-		signal.Notify(sigs, relayed...)
-		close(subscribed)
-	}()
-	defer func() {
-		<-subscribed
-		go signal.Stop(sigs)
-	}()
-	c, err := landlock.Command(ctx, p, argv, env, o.LandlockAccept, o.ConnectTCP)
-	if err != nil {
-		return 0, err
-	}
-	c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
-	<-subscribed
-	if err := c.Start(); err != nil {
-		return 0, err
-	}
-	done := make(chan struct{})
-	relayDone := make(chan struct{})
-	go func() {
-		defer close(relayDone)
-		for {
-			select {
-			case s := <-sigs:
-				_ = c.Signal(s)
-			case <-done:
-				return
-			}
+	var lc *landlock.Cmd
+	status, err := runRelaying(func() (sandboxedCmd, error) {
+		c, err := landlock.Command(ctx, p, argv, env, o.LandlockAccept, o.ConnectTCP)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	status, err := c.Wait()
-	close(done)
-	<-relayDone
-	if stdio.Stderr != nil {
-		for _, l := range c.Restored {
+		c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
+		lc = c
+		return c, nil
+	})
+	if lc != nil && stdio.Stderr != nil {
+		for _, l := range lc.Restored {
 			fmt.Fprintln(stdio.Stderr, l)
 		}
 	}
