@@ -290,7 +290,10 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		{"nested/.git/hooks/pre-commit", ""}, // its protected directory is missing too
 		{".bashrc", ""},
 		{".vscode/settings.json", ""},
-		{"nested/.envrc", ""}, // a repository's root is protected like the zone's
+		{"nested/.envrc", ""},                 // a repository's root is protected like the zone's
+		{"bare/config", gitConfigText},        // a bare repository: git uses it when run there
+		{"wtree/.git", "gitdir: ../gstore\n"}, // a .git file: git follows it anywhere
+		{"gstore/config", gitConfigText},      // the git directory it points to
 	}
 	var out []escape
 	for _, tg := range targets {
