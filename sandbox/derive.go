@@ -246,8 +246,11 @@ func Derive(s Spec) (*Profile, error) {
 // in the same tree. Git runs hooks and obeys its config (core.fsmonitor,
 // core.hooksPath, diff.external, filter drivers) and .gitmodules; shells
 // source their startup files; direnv loads .envrc on cd; editors and
-// agents load their workspace settings (.vscode, .idea, .mcp.json); and
-// guardrun reads .guardrun.yaml.
+// agents load their workspace settings (.vscode, .idea, .zed, .mcp.json,
+// and the agents' own .claude, .cursor and .gemini, whose hooks and MCP
+// servers run in the agent's process, outside every sandbox); VS Code
+// runs a dev container's initializeCommand on the host; and guardrun
+// reads .guardrun.yaml.
 var DefaultProtect = []string{
 	".git/hooks",
 	".git/config",
@@ -266,6 +269,11 @@ var DefaultProtect = []string{
 	".vscode",
 	".idea",
 	".mcp.json",
+	".claude",
+	".cursor",
+	".gemini",
+	".zed",
+	".devcontainer",
 }
 
 // checkNames refuses names that are not bare file names (deny names) or

@@ -290,6 +290,7 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		{"nested/.git/hooks/pre-commit", ""}, // its protected directory is missing too
 		{".bashrc", ""},
 		{".vscode/settings.json", ""},
+		{".claude/settings.json", "{}\n"},     // an agent's hooks run outside every sandbox
 		{"nested/.envrc", ""},                 // a repository's root is protected like the zone's
 		{"bare/config", gitConfigText},        // a bare repository: git uses it when run there
 		{"wtree/.git", "gitdir: ../gstore\n"}, // a .git file: git follows it anywhere

@@ -177,6 +177,7 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 			filepath.Join(f.ws, "bare/config"):             gitConfigText,
 			filepath.Join(f.ws, "bare/objects/pack/.keep"): "",
 			filepath.Join(f.ws, "bare/refs/heads/.keep"):   "",
+			filepath.Join(f.ws, ".claude/settings.json"):   "{}\n",
 			filepath.Join(f.ws, "wtree/.git"):              "gitdir: ../gstore\n",
 			filepath.Join(f.ws, "gstore/HEAD"):             "ref: refs/heads/main\n",
 			filepath.Join(f.ws, "gstore/config"):           gitConfigText,
