@@ -49,14 +49,24 @@ func Load(path string, env Env) (*Config, error) {
 }
 
 // Default returns the embedded default config. Its workspace zone is the
-// working directory.
+// working directory. It panics where LoadDefault fails.
 func Default(env Env) *Config {
-	c, err := Parse(DefaultName, defaultYAML, env.Cwd, env)
+	c, err := LoadDefault(env)
 	if err != nil {
-		// The embedded file is tested; reaching this is a build defect.
-		panic("rules: embedded default config: " + err.Error())
+		panic("rules: " + err.Error())
 	}
 	return c
+}
+
+// LoadDefault is Default with its error: the embedded file is tested, but
+// its workspace zone is the working directory, which may be one no zone
+// can be (/: the whole machine writable).
+func LoadDefault(env Env) (*Config, error) {
+	c, err := Parse(DefaultName, defaultYAML, env.Cwd, env)
+	if err != nil {
+		return nil, fmt.Errorf("embedded default config, whose workspace zone is the working directory %s: %w", env.Cwd, err)
+	}
+	return c, nil
 }
 
 // Parse validates config text. file names it in errors; dir is the base of

@@ -400,7 +400,11 @@ func userOrDefault(e *env, untrusted string) (*rules.Config, []configFile, error
 		}
 		return cfg, []configFile{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
 	}
-	return rules.Default(e.rulesEnv()), []configFile{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
+	def, err := rules.LoadDefault(e.rulesEnv())
+	if err != nil {
+		return nil, nil, err
+	}
+	return def, []configFile{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
 }
 
 // loadUser loads the user config; nil when there is none.
