@@ -66,6 +66,14 @@ func LoadDefault(env Env) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded default config, whose workspace zone is the working directory %s: %w", env.Cwd, err)
 	}
+	// The working directory is wherever the agent's last cd left it; at
+	// or above the home directory it would make the person's own startup
+	// files and settings writable (~/.gitconfig, ~/.config), which
+	// programs outside the sandbox obey.
+	if filepath.IsAbs(env.Home) && filepath.IsAbs(env.Cwd) && Within(Resolve(env.Home, "/"), Resolve(env.Cwd, "/")) {
+		return nil, fmt.Errorf("embedded default config: its workspace zone is the working directory %s, which holds the home directory %s: "+
+			"its startup files and settings (~/.gitconfig, ~/.config) would be writable; run guardrun from a project directory, or name a config whose zones say what may be written", env.Cwd, env.Home)
+	}
 	return c, nil
 }
 
