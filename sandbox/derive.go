@@ -595,22 +595,34 @@ func (p *Profile) protectGitDir(gitDir, workTree string, depth int) {
 		// Git takes the config and hooks from the common directory.
 		p.protectGitDir(expandGitPath(c, gitDir, ""), workTree, depth+1)
 	}
-	hooks, includes := gitConfigPaths(filepath.Join(gitDir, "config"))
-	for _, h := range hooks {
-		switch h = expandGitPath(h, workTree, p.Home); {
-		case h == "":
-		case Within(workTree, h):
-			// The work tree itself (hooksPath = .) cannot be made
-			// read-only without stopping all work; say so.
-			p.Warnings = append(p.Warnings, fmt.Sprintf(
-				"%s sets core.hooksPath to %s, which holds the work tree: hooks there are not protected", filepath.Join(gitDir, "config"), h))
-		default:
-			p.protectAt(h)
-		}
+	// The person's global config counts too: a relative core.hooksPath
+	// there (.githooks) names a directory in every work tree.
+	files := []string{filepath.Join(gitDir, "config")}
+	if filepath.IsAbs(p.Home) {
+		files = append(files, filepath.Join(p.Home, ".gitconfig"), filepath.Join(p.Home, ".config", "git", "config"))
 	}
-	for _, inc := range includes {
-		if inc = expandGitPath(inc, gitDir, p.Home); inc != "" {
-			p.protectAt(inc)
+	for i, file := range files {
+		hooks, includes := gitConfigPaths(file)
+		for _, h := range hooks {
+			switch h = expandGitPath(h, workTree, p.Home); {
+			case h == "":
+			case Within(workTree, h):
+				// The work tree itself (hooksPath = .) cannot be made
+				// read-only without stopping all work; say so.
+				p.Warnings = append(p.Warnings, fmt.Sprintf(
+					"%s sets core.hooksPath to %s, which holds the work tree: hooks there are not protected", file, h))
+			default:
+				p.protectAt(h)
+			}
+		}
+		base := gitDir
+		if i > 0 {
+			base = filepath.Dir(file)
+		}
+		for _, inc := range includes {
+			if inc = expandGitPath(inc, base, p.Home); inc != "" {
+				p.protectAt(inc)
+			}
 		}
 	}
 	if depth >= 3 {

@@ -519,6 +519,25 @@ func TestCreatedOtherGitDirs(t *testing.T) {
 	}
 }
 
+// TestDeriveProtectGlobalHooksPath: a relative core.hooksPath in the
+// person's global git config names a directory in every work tree; it is
+// protected in each repository found.
+func TestDeriveProtectGlobalHooksPath(t *testing.T) {
+	d := tree(t, "home/.gitconfig", "ws/.git/config", "ws/.githooks/pre-commit", "ws/src/a.go")
+	os.WriteFile(d+"/home/.gitconfig", []byte("[core]\n\thooksPath = .githooks\n"), 0o644)
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws, Home: d + "/home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, w := p.Access(ws + "/.githooks/pre-commit"); w {
+		t.Error("the hooks directory the global config names is writable")
+	}
+	if _, w := p.Access(ws + "/src/a.go"); !w {
+		t.Error("an ordinary file is not writable")
+	}
+}
+
 func TestGitConfigPaths(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "config")
 	os.WriteFile(f, []byte(`[Core]
