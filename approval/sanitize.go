@@ -16,28 +16,65 @@ import (
 // the variation selectors), line and paragraph separators (Zl, Zp),
 // spaces other than U+0020, private-use and unassigned code points, and a
 // combining mark written onto an ASCII character (a strike-through
-// U+0336 on `rm` would otherwise read as a decoration). Newlines and
-// tabs are kept.
+// U+0336 on `rm` would otherwise read as a decoration), and a Cyrillic,
+// Greek, Armenian or Cherokee letter beside ASCII word or path characters
+// (a look-alike of a Latin letter: see lookalike). Newlines and tabs are
+// kept.
 //
 // Escapes are \xNN for C0 controls and DEL, \uNNNN in the Basic
 // Multilingual Plane and \UNNNNNNNN above it.
 func Sanitize(s string) string {
 	var b strings.Builder
-	prev := rune(-1)
-	for _, r := range s {
+	rs := []rune(s) // invalid UTF-8 decodes to U+FFFD, as with range
+	mixed := mixedTokens(rs)
+	for i, r := range rs {
+		prev := rune(-1)
+		if i > 0 {
+			prev = rs[i-1]
+		}
 		switch {
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case escaped(r, prev):
+		case escaped(r, prev), mixed[i] && lookalikeScript(r):
 			writeEscape(&b, r)
 		default:
 			b.WriteRune(r)
 		}
-		prev = r
 	}
 	return b.String()
+}
+
+// lookalikeScript reports a letter of a script with letters that look
+// like Latin ones: Cyrillic, Greek, Armenian, Cherokee.
+func lookalikeScript(r rune) bool {
+	return unicode.IsLetter(r) && unicode.In(r, unicode.Cyrillic, unicode.Greek, unicode.Armenian, unicode.Cherokee)
+}
+
+// mixedTokens marks the runes of every token (a run between spaces and
+// quotes) that holds both ASCII letters, digits or path characters
+// (. / : @ - _) and a lookalikeScript letter: the Cyrillic "і" in
+// "gіthub.com" or the "са" of "саt" read as Latin, so those letters are
+// escaped. Words wholly in such a script are shown as they are.
+func mixedTokens(rs []rune) []bool {
+	out := make([]bool, len(rs))
+	start := 0
+	for i := 0; i <= len(rs); i++ {
+		if i < len(rs) && !unicode.IsSpace(rs[i]) && !strings.ContainsRune("'\"`", rs[i]) {
+			continue
+		}
+		ascii, other := false, false
+		for _, r := range rs[start:i] {
+			ascii = ascii || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("./:@-_", r)
+			other = other || lookalikeScript(r)
+		}
+		for j := start; j < i && ascii && other; j++ {
+			out[j] = true
+		}
+		start = i + 1
+	}
+	return out
 }
 
 func writeEscape(b *strings.Builder, r rune) {

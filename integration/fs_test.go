@@ -33,6 +33,7 @@ sandbox:
     notes: {root: ./notes, mode: rw, suffixes: [.txt, .log], write_approval: true}
     docs: {root: ./docs, mode: ro}
     guarded: {root: ./guarded, mode: rw, read_approval: true, write_approval: true, delete_approval: true}
+    home: {root: ../home, mode: ro}
   deny: [.env, %s/secret]
   system_read: none
   require_os_sandbox: false
@@ -41,13 +42,13 @@ sandbox:
 // newFSTree builds:
 //
 //	root/outside/secret.txt     outside every zone
+//	root/home/.local/state/     zone home (ro); the default state under HOME: audit log,
+//	                            trust (a HOME other than the account's
+//	                            inside an rw zone is refused, as XDG_* are)
 //	root/work/                  zone work (rw, no approvals), the cwd
 //	  .guardrun-config.yaml     the config in force (guardrun's own file),
 //	                            named with --config (inside an rw zone,
 //	                            $GUARDRUN_CONFIG would not be trusted)
-//	  .home/.local/state/       the default state: audit log, trust (hidden;
-//	                            not chosen by XDG_STATE_HOME, which inside
-//	                            an rw zone is refused)
 //	  a.txt twice.txt .env secret/s.txt full/f empty/
 //	  in-link -> a.txt, out-link -> ../outside/secret.txt, outdir -> ../outside
 //	  notes/n.txt               zone notes (rw, .txt/.log, write_approval)
@@ -60,7 +61,7 @@ func newFSTree(t *testing.T) *fsTree {
 		t.Fatal(err)
 	}
 	tr := &fsTree{root: root, work: filepath.Join(root, "work"), outside: filepath.Join(root, "outside")}
-	tr.stateDir = filepath.Join(tr.work, ".home", ".local", "state")
+	tr.stateDir = filepath.Join(root, "home", ".local", "state")
 	files := map[string]string{
 		"outside/secret.txt":         "OUTSIDE\n",
 		"work/a.txt":                 "alpha\nbeta\n",
@@ -80,7 +81,7 @@ func newFSTree(t *testing.T) *fsTree {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{"work/empty", "work/.home", "home", "run"} {
+	for _, d := range []string{"work/empty", "home", "run"} {
 		os.MkdirAll(filepath.Join(root, d), 0o700)
 	}
 	for link, target := range map[string]string{"in-link": "a.txt", "out-link": "../outside/secret.txt", "outdir": "../outside"} {
@@ -90,7 +91,7 @@ func newFSTree(t *testing.T) *fsTree {
 	}
 	tr.env = []string{
 		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Join(tr.work, ".home"),
+		"HOME=" + filepath.Join(root, "home"),
 		"XDG_CONFIG_HOME=" + filepath.Join(root, "home", ".config"),
 		"XDG_RUNTIME_DIR=" + filepath.Join(root, "run"),
 		"LANG=C.UTF-8",
@@ -196,8 +197,8 @@ func TestFSZones(t *testing.T) {
 			stderr: strictMsg + `read guarded/g\.txt needs approval\n$`},
 		{name: "read a directory", args: []string{"fs", "read", "notes"}, code: 125, stderr: `^guardrun: fs read: .*/notes is a directory\n$`},
 		{name: "read a missing file", args: []string{"fs", "read", "nope.txt"}, code: 125, stderr: `no such file or directory`},
-		{name: "read guardrun's own state", args: []string{"fs", "read", ".home/.local/state/guardrun/audit.jsonl"}, code: 77,
-			stderr: `^guardrun: blocked: read \.home/\.local/state/guardrun/audit\.jsonl: guardrun's own state \(.*\) is not readable through guardrun fs\n$`},
+		{name: "read guardrun's own state", args: []string{"fs", "read", "../home/.local/state/guardrun/audit.jsonl"}, code: 77,
+			stderr: `^guardrun: blocked: read \.\./home/\.local/state/guardrun/audit\.jsonl: guardrun's own state \(.*\) is not readable through guardrun fs\n$`},
 
 		// write
 		{name: "write a new file", args: []string{"fs", "write", "new.txt"}, stdin: "fresh\n",

@@ -147,6 +147,31 @@ func TestEnvConfigInsideZoneNotTrusted(t *testing.T) {
 			},
 		},
 		{
+			// $HOME chooses the user config as XDG_CONFIG_HOME does
+			// (the state kept outside the zone by XDG_STATE_HOME).
+			name:     "HOME config",
+			makefile: "export XDG_STATE_HOME := $(abspath $(CURDIR)/../home/.local/state)\nexport HOME := $(CURDIR)/h\n" + recipe,
+			files:    map[string]string{"proj/h/.config/guardrun/config.yaml": preApproving},
+			code:     77,
+			stderr: []string{
+				"h/.config/guardrun/config.yaml (from user config ($HOME)) is inside the rw zone \"workspace\"",
+				"approval: false (an untrusted config cannot pre-approve)",
+				"unset HOME or point it outside every rw zone",
+				"touch made needs approval",
+			},
+		},
+		{
+			name:     "HOME state",
+			makefile: "export HOME := $(CURDIR)/h\n" + recipe,
+			files:    map[string]string{"proj/h/.config/guardrun/config.yaml": preApproving},
+			code:     125,
+			stderr: []string{
+				"guardrun: $HOME puts guardrun's trust store and audit log in ",
+				"inside the rw zone \"workspace\"",
+				"unset HOME or point it outside every rw zone",
+			},
+		},
+		{
 			name:     "XDG_RUNTIME_DIR",
 			makefile: "export XDG_RUNTIME_DIR := $(CURDIR)/run\n" + recipe,
 			files:    map[string]string{"proj/run/.keep": ""},

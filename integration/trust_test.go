@@ -91,7 +91,13 @@ func newTrustTreeHome(t *testing.T, homeInProject bool) *trustTree {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &trustTree{root: root, proj: filepath.Join(root, "proj"), home: filepath.Join(root, "home")}
+	// HOME is not the account's home here, so it must lie outside every
+	// rw zone (hostileProject's workspace is root): a separate directory.
+	other, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &trustTree{root: root, proj: filepath.Join(root, "proj"), home: filepath.Join(other, "home")}
 	if homeInProject {
 		tr.home = filepath.Join(tr.proj, "home")
 	}
@@ -478,7 +484,7 @@ sandbox:
 func TestTrustEscape(t *testing.T) {
 	requireSandbox(t)
 	testenv.LookPath(t, "python3")
-	tr := newTrustTreeHome(t, true)
+	tr := newTrustTree(t)
 	if err := os.WriteFile(tr.file, []byte(escapeProject), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -573,7 +579,7 @@ _, st = os.waitpid(pid, 0)
 print(out.decode(errors="replace"))
 rc = os.waitstatus_to_exitcode(st)
 print("inner guardrun trust exit", rc)
-raise SystemExit(3 if rc else 0)`), false},
+raise SystemExit(3 if rc else 0)`), true}, // HOME is under /tmp: its trust store, in the sandbox, is the private /tmp's
 	}
 	// The attempts must fail for the sandbox, not for a missing tool:
 	// python3 runs in the sandbox, and can open a pty there.

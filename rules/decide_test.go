@@ -418,6 +418,12 @@ func TestProtectedWriteAsks(t *testing.T) {
 		{`echo x > .bashrc`, Ask, ".bashrc is protected"},
 		{`echo x > out/.envrc`, Ask, ".envrc is protected"},
 		{`echo '{}' > .vscode/settings.json`, Ask, ".vscode is protected"},
+		// Agents' own project settings: hooks and MCP servers there run
+		// outside the sandbox, in the agent's process.
+		{`echo '{"hooks":{}}' > .claude/settings.json`, Ask, ".claude is protected"},
+		{`echo '{}' > .cursor/mcp.json`, Ask, ".cursor is protected"},
+		{`echo '{}' > .gemini/settings.json`, Ask, ".gemini is protected"},
+		{`echo '{}' > .devcontainer/devcontainer.json`, Ask, ".devcontainer is protected"},
 		{`echo x > Justfile`, Ask, "Justfile is protected"},
 		{`echo x > .git/info/exclude`, Ask, ".git/info is protected"},
 		{`echo x > .git/index.lock`, Allow, "pre-approved"},

@@ -49,14 +49,32 @@ func Load(path string, env Env) (*Config, error) {
 }
 
 // Default returns the embedded default config. Its workspace zone is the
-// working directory.
+// working directory. It panics where LoadDefault fails.
 func Default(env Env) *Config {
-	c, err := Parse(DefaultName, defaultYAML, env.Cwd, env)
+	c, err := LoadDefault(env)
 	if err != nil {
-		// The embedded file is tested; reaching this is a build defect.
-		panic("rules: embedded default config: " + err.Error())
+		panic("rules: " + err.Error())
 	}
 	return c
+}
+
+// LoadDefault is Default with its error: the embedded file is tested, but
+// its workspace zone is the working directory, which may be one no zone
+// can be (/: the whole machine writable).
+func LoadDefault(env Env) (*Config, error) {
+	c, err := Parse(DefaultName, defaultYAML, env.Cwd, env)
+	if err != nil {
+		return nil, fmt.Errorf("embedded default config, whose workspace zone is the working directory %s: %w", env.Cwd, err)
+	}
+	// The working directory is wherever the agent's last cd left it; at
+	// or above the home directory it would make the person's own startup
+	// files and settings writable (~/.gitconfig, ~/.config), which
+	// programs outside the sandbox obey.
+	if filepath.IsAbs(env.Home) && filepath.IsAbs(env.Cwd) && Within(Resolve(env.Home, "/"), Resolve(env.Cwd, "/")) {
+		return nil, fmt.Errorf("embedded default config: its workspace zone is the working directory %s, which holds the home directory %s: "+
+			"its startup files and settings (~/.gitconfig, ~/.config) would be writable; run guardrun from a project directory, or name a config whose zones say what may be written", env.Cwd, env.Home)
+	}
+	return c, nil
 }
 
 // Parse validates config text. file names it in errors; dir is the base of

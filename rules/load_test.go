@@ -240,3 +240,19 @@ sandbox:
 		t.Errorf("ProtectPaths (-got +want):\n%s", d)
 	}
 }
+
+// TestLoadDefaultAtHome: the default's workspace zone is the working
+// directory, which an agent steers with cd; at the home directory or above
+// it, ~/.gitconfig and ~/.config would be writable, so there is no default.
+func TestLoadDefaultAtHome(t *testing.T) {
+	home := t.TempDir()
+	for _, cwd := range []string{home, filepath.Dir(home), "/"} {
+		_, err := LoadDefault(Env{Cwd: cwd, Home: home, StateDir: "/s"})
+		if err == nil || !strings.Contains(err.Error(), "working directory "+cwd) {
+			t.Errorf("LoadDefault from %s: %v; want an error naming it", cwd, err)
+		}
+	}
+	if _, err := LoadDefault(Env{Cwd: filepath.Join(home, "proj"), Home: home, StateDir: "/s"}); err != nil {
+		t.Errorf("LoadDefault from a project under home: %v", err)
+	}
+}

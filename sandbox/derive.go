@@ -257,8 +257,11 @@ func Derive(s Spec) (*Profile, error) {
 // in the same tree. Git runs hooks and obeys its config (core.fsmonitor,
 // core.hooksPath, diff.external, filter drivers) and .gitmodules; shells
 // source their startup files; direnv loads .envrc on cd; editors and
-// agents load their workspace settings (.vscode, .idea, .mcp.json); and
-// guardrun reads .guardrun.yaml.
+// agents load their workspace settings (.vscode, .idea, .zed, .mcp.json,
+// and the agents' own .claude, .cursor and .gemini, whose hooks and MCP
+// servers run in the agent's process, outside every sandbox); VS Code
+// runs a dev container's initializeCommand on the host; and guardrun
+// reads .guardrun.yaml.
 var DefaultProtect = []string{
 	".git/hooks",
 	".git/config",
@@ -277,6 +280,11 @@ var DefaultProtect = []string{
 	".vscode",
 	".idea",
 	".mcp.json",
+	".claude",
+	".cursor",
+	".gemini",
+	".zed",
+	".devcontainer",
 }
 
 // checkNames refuses names that are not bare file names (deny names) or
@@ -407,6 +415,9 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 		}
 		if isGit && len(protectNames) > 0 {
 			p.protectGitDir(full, dir, 0)
+		}
+		if len(protectNames) > 0 {
+			p.protectOtherGitDir(dir, e)
 		}
 		// Below a protected name everything is read-only already; a
 		// directory that only starts a longer name (docs of docs/x)
@@ -554,7 +565,18 @@ func (p *Profile) CreatedProtected() []string {
 		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir {
 			return false
 		}
-		for _, n := range first[e.Name()] {
+		names := first[e.Name()]
+		switch {
+		case e.Name() == ".git" && e.Type().IsRegular():
+			// A .git file sends git elsewhere (see protectOtherGitDir).
+			names = append(slices.Clone(names), ".git")
+		case e.Name() == "HEAD" && e.Type().IsRegular() && isGitDir(dir):
+			// A git directory's config, hooks and commondir, under any
+			// name: a bare repository, or a .git given a commondir.
+			// dir is itself the git directory here.
+			names = append(slices.Clone(names), gitDirCode...)
+		}
+		for _, n := range names {
 			path := filepath.Join(dir, n)
 			if _, err := os.Lstat(path); err != nil {
 				continue
@@ -580,27 +602,43 @@ func (p *Profile) CreatedProtected() []string {
 // and for more config (include.path, includeIf.*.path). depth bounds the
 // submodule recursion.
 func (p *Profile) protectGitDir(gitDir, workTree string, depth int) {
-	for _, n := range []string{"config", "config.worktree", "hooks"} {
+	for _, n := range gitDirCode {
 		if _, err := os.Lstat(filepath.Join(gitDir, n)); err == nil {
 			p.protectAt(filepath.Join(gitDir, n))
 		}
 	}
-	hooks, includes := gitConfigPaths(filepath.Join(gitDir, "config"))
-	for _, h := range hooks {
-		switch h = expandGitPath(h, workTree, p.Home); {
-		case h == "":
-		case Within(workTree, h):
-			// The work tree itself (hooksPath = .) cannot be made
-			// read-only without stopping all work; say so.
-			p.Warnings = append(p.Warnings, fmt.Sprintf(
-				"%s sets core.hooksPath to %s, which holds the work tree: hooks there are not protected", filepath.Join(gitDir, "config"), h))
-		default:
-			p.protectAt(h)
-		}
+	if c := readGitPointer(filepath.Join(gitDir, "commondir"), ""); c != "" && depth < 3 {
+		// Git takes the config and hooks from the common directory.
+		p.protectGitDir(expandGitPath(c, gitDir, ""), workTree, depth+1)
 	}
-	for _, inc := range includes {
-		if inc = expandGitPath(inc, gitDir, p.Home); inc != "" {
-			p.protectAt(inc)
+	// The person's global config counts too: a relative core.hooksPath
+	// there (.githooks) names a directory in every work tree.
+	files := []string{filepath.Join(gitDir, "config")}
+	if filepath.IsAbs(p.Home) {
+		files = append(files, filepath.Join(p.Home, ".gitconfig"), filepath.Join(p.Home, ".config", "git", "config"))
+	}
+	for i, file := range files {
+		hooks, includes := gitConfigPaths(file)
+		for _, h := range hooks {
+			switch h = expandGitPath(h, workTree, p.Home); {
+			case h == "":
+			case Within(workTree, h):
+				// The work tree itself (hooksPath = .) cannot be made
+				// read-only without stopping all work; say so.
+				p.Warnings = append(p.Warnings, fmt.Sprintf(
+					"%s sets core.hooksPath to %s, which holds the work tree: hooks there are not protected", file, h))
+			default:
+				p.protectAt(h)
+			}
+		}
+		base := gitDir
+		if i > 0 {
+			base = filepath.Dir(file)
+		}
+		for _, inc := range includes {
+			if inc = expandGitPath(inc, base, p.Home); inc != "" {
+				p.protectAt(inc)
+			}
 		}
 	}
 	if depth >= 3 {
@@ -621,6 +659,69 @@ func (p *Profile) protectGitDir(gitDir, workTree string, depth int) {
 			d := filepath.Join(gitDir, sub, e.Name())
 			p.protectGitDir(d, d, depth+1)
 		}
+	}
+}
+
+// gitDirCode are the entries of a git directory that make git run a
+// program or take its config from elsewhere: its config (and the
+// per-worktree one), its hooks, and commondir, which sends git to another
+// directory for both.
+var gitDirCode = []string{"config", "config.worktree", "hooks", "commondir"}
+
+// isGitDir says whether git would take dir for a git directory: a HEAD
+// file and either objects/ and refs/ (a repository, bare or not) or a
+// commondir file (a linked worktree's).
+func isGitDir(dir string) bool {
+	if fi, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "commondir")); err == nil {
+		return true
+	}
+	o, err1 := os.Stat(filepath.Join(dir, "objects"))
+	r, err2 := os.Stat(filepath.Join(dir, "refs"))
+	return err1 == nil && err2 == nil && o.IsDir() && r.IsDir()
+}
+
+// readGitPointer reads a one-line pointer file git follows: a commondir
+// (prefix "") or a .git file ("gitdir: "); "" when it is not one.
+func readGitPointer(file, prefix string) string {
+	fi, err := os.Lstat(file)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return ""
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	v, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), prefix)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(v)
+}
+
+// protectOtherGitDir protects the git directories git finds other than
+// a directory named .git, where a program outside the sandbox would run
+// git: a .git file (a submodule's or linked worktree's checkout; git
+// follows its "gitdir:" line anywhere, so a command could point it at a
+// directory of its own with a config) is read-only, as is what it points
+// to; and a directory shaped like a git directory (a bare repository
+// inside the tree, which git uses when run in it) has its config and
+// hooks protected as .git's are. e is an entry of dir met on the walk.
+func (p *Profile) protectOtherGitDir(dir string, e fs.DirEntry) {
+	switch {
+	case e.Name() == ".git" && e.Type().IsRegular():
+		full := filepath.Join(dir, e.Name())
+		p.protectAt(full)
+		if g := readGitPointer(full, "gitdir: "); g != "" {
+			if g = expandGitPath(g, dir, ""); isGitDir(g) {
+				p.protectGitDir(g, dir, 1)
+			}
+		}
+	case e.Name() == "HEAD" && e.Type().IsRegular() && filepath.Base(dir) != ".git" && isGitDir(dir):
+		p.protectGitDir(dir, dir, 1)
 	}
 }
 

@@ -458,6 +458,87 @@ func TestDeriveProtectGitDir(t *testing.T) {
 	}
 }
 
+// TestDeriveProtectOtherGitDirs: git directories not named .git are
+// protected as .git is: a bare repository inside the tree (git uses it
+// when run there), the directory a .git file points to (and the file),
+// and the common directory a commondir file names.
+func TestDeriveProtectOtherGitDirs(t *testing.T) {
+	d := tree(t,
+		"ws/bare/HEAD", "ws/bare/config", "ws/bare/objects/", "ws/bare/refs/", "ws/bare/hooks/",
+		"ws/sub/.git", "ws/store/HEAD", "ws/store/config", "ws/store/objects/", "ws/store/refs/",
+		"ws/.git/HEAD", "ws/.git/config", "ws/.git/objects/", "ws/.git/refs/", "ws/.git/commondir",
+		"ws/common/config", "ws/common/objects/", "ws/common/refs/",
+		"ws/notgit/config", "ws/notgit/HEAD",
+	)
+	ws := d + "/ws"
+	os.WriteFile(ws+"/sub/.git", []byte("gitdir: ../store\n"), 0o644)
+	os.WriteFile(ws+"/.git/commondir", []byte("../common\n"), 0o644)
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []string{
+		ws + "/bare/config", ws + "/bare/hooks/pre-receive", ws + "/sub/.git", ws + "/store/config",
+		ws + "/.git/commondir", ws + "/common/config",
+	} {
+		if _, w := p.Access(x); w {
+			t.Errorf("%s is writable", x)
+		}
+	}
+	for _, x := range []string{ws + "/notgit/config", ws + "/bare/objects/x", ws + "/store/refs/x"} {
+		if _, w := p.Access(x); !w {
+			t.Errorf("%s is not writable", x)
+		}
+	}
+	if got := p.CreatedProtected(); len(got) != 0 {
+		t.Errorf("nothing created yet, got %q", got)
+	}
+}
+
+// TestCreatedOtherGitDirs: what a command can create mid-run to send a
+// later git elsewhere, where nothing was masked in advance, is reported:
+// a commondir in .git, a .git file in a subdirectory, a bare repository.
+func TestCreatedOtherGitDirs(t *testing.T) {
+	d := tree(t, "ws/.git/HEAD", "ws/.git/config", "ws/.git/objects/", "ws/.git/refs/", "ws/sub/")
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{".git/commondir", "sub/.git", "bare/HEAD", "bare/config", "bare/objects/", "bare/refs/"} {
+		path := filepath.Join(ws, f)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if strings.HasSuffix(f, "/") {
+			os.MkdirAll(path, 0o755)
+		} else {
+			os.WriteFile(path, []byte("x"), 0o644)
+		}
+	}
+	want := []string{ws + "/.git/commondir", ws + "/bare/config", ws + "/sub/.git"}
+	if diff := cmp.Diff(p.CreatedProtected(), want); diff != "" {
+		t.Errorf("CreatedProtected (-got +want):\n%s", diff)
+	}
+}
+
+// TestDeriveProtectGlobalHooksPath: a relative core.hooksPath in the
+// person's global git config names a directory in every work tree; it is
+// protected in each repository found.
+func TestDeriveProtectGlobalHooksPath(t *testing.T) {
+	d := tree(t, "home/.gitconfig", "ws/.git/config", "ws/.githooks/pre-commit", "ws/src/a.go")
+	os.WriteFile(d+"/home/.gitconfig", []byte("[core]\n\thooksPath = .githooks\n"), 0o644)
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws, Home: d + "/home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, w := p.Access(ws + "/.githooks/pre-commit"); w {
+		t.Error("the hooks directory the global config names is writable")
+	}
+	if _, w := p.Access(ws + "/src/a.go"); !w {
+		t.Error("an ordinary file is not writable")
+	}
+}
+
 func TestGitConfigPaths(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "config")
 	os.WriteFile(f, []byte(`[Core]

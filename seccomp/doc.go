@@ -59,7 +59,10 @@
 //     cannot read the address a socket connects to, so the only way to
 //     keep host daemons (a docker.sock in a zone, the host's abstract
 //     sockets with the network on) out of reach is to refuse the socket.
-//     socketpair stays (a connected pair reaches nothing else). Programs
+//     socketpair stays for stream and seqpacket pairs (a connected pair
+//     reaches nothing else); a datagram pair is refused too, since sendto
+//     with an address (or a second connect) sends from it to any datagram
+//     socket the path reaches. Programs
 //     that talk to a local daemon (syslog's /dev/log, nscd) get EPERM and
 //     carry on; test suites that start their own unix-socket servers fail.
 //     With sockets listed, the filter opens AF_UNIX for everything: bwrap

@@ -80,6 +80,7 @@ const (
 	afVsock  = 40
 
 	sockTypeMask = 0xf // SOCK_TYPE_MASK: the flags (SOCK_CLOEXEC...) are above it
+	sockDgram    = 2
 	sockRaw      = 3
 	sockPacket   = 10
 
@@ -247,6 +248,14 @@ func rules(p sandbox.SeccompPolicy) []rule {
 		// a connected pair that reaches nothing else, and stays.
 		rs = append(rs, rule{name: "socket", errno: errnoEPERM,
 			cond: "domain (low 32 bits) is AF_UNIX and no unix_sockets are listed", any: []match{lowEq(0, afUnix)}})
+		// A datagram pair is not bound to its peer: sendto with an
+		// address, or a second connect, sends to any datagram socket
+		// the path reaches (and, with the network on, to the host's
+		// abstract ones). Stream and seqpacket pairs stay.
+		rs = append(rs, rule{name: "socketpair", errno: errnoEPERM,
+			cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is SOCK_DGRAM and no unix_sockets are listed",
+			any:  []match{lowEq(0, afUnix)},
+			with: []match{{arg: 1, op: opMaskedEq, mask: sockTypeMask, val: sockDgram}}})
 	}
 	if p.AllowNetwork {
 		// Packet and raw sockets see and forge other traffic on the

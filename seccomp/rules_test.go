@@ -65,15 +65,16 @@ func TestRulesNetwork(t *testing.T) {
 		t.Errorf("rules other than socket differ by network (-net +none):\n%s", diff)
 	}
 	unixRule := RuleDesc{Name: "socket", Action: "EPERM", Cond: "domain (low 32 bits) is AF_UNIX and no unix_sockets are listed"}
+	dgramPair := RuleDesc{Name: "socketpair", Action: "EPERM", Cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is SOCK_DGRAM and no unix_sockets are listed"}
 	if diff := cmp.Diff(noNetSock, []RuleDesc{
-		unixRule,
+		unixRule, dgramPair,
 		{Name: "socket", Action: "EAFNOSUPPORT", Cond: "domain is not AF_UNIX"},
 		{Name: "socketpair", Action: "EAFNOSUPPORT", Cond: "domain is not AF_UNIX"},
 	}); diff != "" {
 		t.Errorf("socket rules without network (-got +want):\n%s", diff)
 	}
 	if diff := cmp.Diff(netSock, []RuleDesc{
-		unixRule,
+		unixRule, dgramPair,
 		{Name: "socket", Action: "EPERM", Cond: "domain (low 32 bits) is AF_PACKET"},
 		{Name: "socket", Action: "EAFNOSUPPORT", Cond: "domain (low 32 bits) is AF_ALG, AF_VSOCK or AF_TIPC"},
 		{Name: "socket", Action: "EPERM", Cond: "domain is AF_INET or AF_INET6 and type (low 4 bits) is SOCK_RAW"},

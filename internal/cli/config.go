@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -28,7 +29,13 @@ type env struct {
 	// rw zones (SPEC §2, "Nothing the sandboxed side can write loosens
 	// guardrun").
 	stateVar, configVar, storeVar string
-	getenv                        func(string) string
+	// pwHome is the home directory of the user's account entry, which
+	// the environment cannot change; "" when it cannot be read. A $HOME
+	// that differs from it chose the user config and the state
+	// locations as the XDG_* variables do (`export HOME := ...` in a
+	// Makefile run with SHELL=guardrun).
+	pwHome string
+	getenv func(string) string
 }
 
 func newEnv() (*env, error) {
@@ -37,16 +44,23 @@ func newEnv() (*env, error) {
 		return nil, fmt.Errorf("working directory: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	e := &env{cwd: cwd, home: home, getenv: os.Getenv}
+	e := &env{cwd: cwd, home: home, getenv: os.Getenv, pwHome: accountHome()}
+	homeVar := ""
+	if home != "" && (e.pwHome == "" || filepath.Clean(home) != filepath.Clean(e.pwHome)) {
+		homeVar = "HOME"
+	}
 	e.configHome = os.Getenv("XDG_CONFIG_HOME")
 	if e.configHome != "" {
 		e.configVar = "XDG_CONFIG_HOME"
 	} else if home != "" {
 		e.configHome = filepath.Join(home, ".config")
+		e.configVar = homeVar
 	}
 	e.stateDir = approval.DefaultStateDir()
 	if filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) {
 		e.stateVar = "XDG_STATE_HOME"
+	} else if e.stateDir != "" {
+		e.stateVar = homeVar
 	}
 	e.storeDir = approval.DefaultStoreDir()
 	switch {
@@ -59,6 +73,16 @@ func newEnv() (*env, error) {
 	return e, nil
 }
 
+// accountHome is the home directory of the account guardrun runs as,
+// from the user database rather than the environment; "" when unknown.
+func accountHome() string {
+	u, err := user.Current()
+	if err != nil || !filepath.IsAbs(u.HomeDir) {
+		return ""
+	}
+	return filepath.Clean(u.HomeDir)
+}
+
 // clean is e with every location the environment chose replaced by its
 // default under the home directory, and $GUARDRUN_CONFIG unset: what
 // guardrun finds from the file system alone.
@@ -66,14 +90,21 @@ func (e *env) clean() *env {
 	c := *e
 	c.configVar, c.stateVar, c.storeVar = "", "", ""
 	c.configHome, c.stateDir, c.storeDir = "", "", ""
-	if filepath.IsAbs(e.home) {
-		c.configHome = filepath.Join(e.home, ".config")
-		c.stateDir = filepath.Join(e.home, ".local", "state", "guardrun")
+	if e.pwHome != e.home {
+		// $HOME too is the environment's choice.
+		c.home = e.pwHome
+	}
+	if filepath.IsAbs(c.home) {
+		c.configHome = filepath.Join(c.home, ".config")
+		c.stateDir = filepath.Join(c.home, ".local", "state", "guardrun")
 		c.storeDir = filepath.Join(c.stateDir, "sessions")
 	}
 	c.getenv = func(k string) string {
 		if k == "GUARDRUN_CONFIG" || strings.HasPrefix(k, "XDG_") {
 			return ""
+		}
+		if k == "HOME" {
+			return c.home
 		}
 		return e.getenv(k)
 	}
@@ -355,8 +386,8 @@ func userOrDefault(e *env, untrusted string) (*rules.Config, []configFile, error
 		}
 		out, ignored := rules.Tighten(base, cfg)
 		out.File = cfg.File
-		return out, append(chain, configFile{File: cfg.File, Origin: "user config ($XDG_CONFIG_HOME)", Why: untrusted, Ignored: ignored,
-			hint: "unset XDG_CONFIG_HOME or point it outside every rw zone"}), nil
+		return out, append(chain, configFile{File: cfg.File, Origin: "user config ($" + e.configVar + ")", Why: untrusted, Ignored: ignored,
+			hint: "unset " + e.configVar + " or point it outside every rw zone"}), nil
 	}
 	cfg, err := loadUser(e)
 	if err != nil {
@@ -369,7 +400,11 @@ func userOrDefault(e *env, untrusted string) (*rules.Config, []configFile, error
 		}
 		return cfg, []configFile{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
 	}
-	return rules.Default(e.rulesEnv()), []configFile{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
+	def, err := rules.LoadDefault(e.rulesEnv())
+	if err != nil {
+		return nil, nil, err
+	}
+	return def, []configFile{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
 }
 
 // loadUser loads the user config; nil when there is none.

@@ -336,3 +336,17 @@ func ignoredOf(rep checkReport) []string {
 	}
 	return out
 }
+
+// TestDefaultConfigAtRoot: with no config, the workspace zone is the
+// working directory; run from / (where an agent can cd) that zone is
+// invalid, and guardrun says so and refuses (125) instead of crashing.
+func TestDefaultConfigAtRoot(t *testing.T) {
+	newWorld(t)
+	t.Chdir("/")
+	for _, args := range [][]string{{"-c", "true"}, {"explain", "-c", "true"}} {
+		_, stderr, code := guardrun(t, args...)
+		if code != 125 || !strings.Contains(stderr, "working directory /") || !strings.Contains(stderr, "whole machine writable") {
+			t.Errorf("%q from /: exit %d, stderr %q; want 125 naming the working directory", args, code, stderr)
+		}
+	}
+}

@@ -230,6 +230,23 @@ func TestEscapes(t *testing.T) {
 			args: []string{"unix-path", sock.path}, host: noAccept(l)})
 	}
 
+	// A host daemon reading datagrams on a unix socket in a rw zone,
+	// reached from a socketpair (which stays allowed) by sendto.
+	dgPath := filepath.Join(f.ws, "dgram.sock")
+	dg, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: dgPath, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dg.Close()
+	attempts = append(attempts, escape{name: "send a datagram to a host unix socket from a socketpair",
+		args: []string{"dgram-pair", dgPath}, host: func(t *testing.T) {
+			dg.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			buf := make([]byte, 100)
+			if n, _, err := dg.ReadFrom(buf); err == nil {
+				t.Errorf("the host datagram socket got %q", buf[:n])
+			}
+		}})
+
 	var summary []string
 	defer func() {
 		// One line per attempt and the errno it met inside; the
@@ -318,7 +335,11 @@ func protectedEscapes(f *fixture, absent func(string) func(*testing.T), unchange
 		{"nested/.git/hooks/pre-commit", ""}, // its protected directory is missing too
 		{".bashrc", ""},
 		{".vscode/settings.json", ""},
-		{"nested/.envrc", ""}, // a repository's root is protected like the zone's
+		{".claude/settings.json", "{}\n"},     // an agent's hooks run outside every sandbox
+		{"nested/.envrc", ""},                 // a repository's root is protected like the zone's
+		{"bare/config", gitConfigText},        // a bare repository: git uses it when run there
+		{"wtree/.git", "gitdir: ../gstore\n"}, // a .git file: git follows it anywhere
+		{"gstore/config", gitConfigText},      // the git directory it points to
 	}
 	// The writable directory the probe makes its replacement in when the
 	// target's own directory takes none. Under landlock the workspace's

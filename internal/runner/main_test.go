@@ -171,7 +171,19 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 			filepath.Join(f.ws, ".husky/pre-commit"):                    "npx lint-staged\n",
 			filepath.Join(f.ws, ".git/modules/lib/config"):              gitConfigText,
 			filepath.Join(f.ws, ".git/modules/lib/hooks/README.sample"): "# sample\n",
-			filepath.Join(f.sys, "keep"):                                "system\n",
+			// Git directories not named .git: a bare repository, and
+			// the one a checkout's .git file points to.
+			filepath.Join(f.ws, "bare/HEAD"):               "ref: refs/heads/main\n",
+			filepath.Join(f.ws, "bare/config"):             gitConfigText,
+			filepath.Join(f.ws, "bare/objects/pack/.keep"): "",
+			filepath.Join(f.ws, "bare/refs/heads/.keep"):   "",
+			filepath.Join(f.ws, ".claude/settings.json"):   "{}\n",
+			filepath.Join(f.ws, "wtree/.git"):              "gitdir: ../gstore\n",
+			filepath.Join(f.ws, "gstore/HEAD"):             "ref: refs/heads/main\n",
+			filepath.Join(f.ws, "gstore/config"):           gitConfigText,
+			filepath.Join(f.ws, "gstore/objects/.keep"):    "",
+			filepath.Join(f.ws, "gstore/refs/.keep"):       "",
+			filepath.Join(f.sys, "keep"):                   "system\n",
 		}
 		for p, c := range files {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -213,6 +213,7 @@ var attempts = map[string]func([]string) error{
 	"hardlink":     attemptHardlink,
 	"move-away":    attemptMoveAway,
 	"unix-path":    attemptUnixPath,
+	"dgram-pair":   attemptDgramPair,
 }
 
 // write PATH: create or truncate PATH and write to it.
@@ -765,4 +766,20 @@ func attemptUnixPath(a []string) error {
 	defer c.Close()
 	fmt.Fprintln(c, "hello from inside the sandbox")
 	return allowed("connected to %s", arg(a, 0))
+}
+
+// dgram-pair PATH: send a datagram to the unix socket at PATH from one
+// end of a socketpair (no socket(AF_UNIX) needed: a datagram pair may
+// still name any peer with sendto).
+func attemptDgramPair(a []string) error {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	if err := unix.Sendto(fds[0], []byte("hello from inside the sandbox"), 0, &unix.SockaddrUnix{Name: arg(a, 0)}); err != nil {
+		return err
+	}
+	return allowed("sent a datagram to %s", arg(a, 0))
 }
