@@ -87,7 +87,7 @@ func Catalog() []Option {
 			walk(name+" "+sub, ss)
 		}
 	}
-	for name, s := range table {
+	for name, s := range specs() {
 		walk(name, s)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -138,7 +138,7 @@ func (s *spec) entry(name string, short byte, long string, a act) Option {
 // Commands lists the commands the table describes.
 func Commands() []string {
 	var out []string
-	for name := range table {
+	for name := range specs() {
 		out = append(out, name)
 	}
 	sort.Strings(out)

@@ -5,18 +5,6 @@ import "strings"
 // moreCommands adds "harmless" programs that write or run something
 // through an option or an operand (GTFOBins-style trampolines).
 func moreCommands() {
-	gnu := func(s *spec) *spec {
-		s.abbrev, s.strictLong, s.permute = true, true, true
-		s.long += " help version"
-		return s
-	}
-	readOps := func(r *result, ops []opnd) {
-		for _, o := range ops {
-			if o.Value != "-" {
-				r.file(Read, o, "", "reads the file")
-			}
-		}
-	}
 	// uniq IN OUT, xxd IN OUT: the second operand is written.
 	inOut := func(verb string) func(r *result, ops []opnd) {
 		return func(r *result, ops []opnd) {

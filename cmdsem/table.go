@@ -3,6 +3,7 @@ package cmdsem
 import (
 	"path"
 	"strings"
+	"sync"
 )
 
 // The table. Keep in sync with README.md ("What options mean") and the
@@ -32,21 +33,36 @@ func acts(pairs ...any) map[string]act {
 	return m
 }
 
+// table is built on first use (specs), not at start-up: most guardrun
+// runs never consult it. Only buildTable and what it calls write it.
 var table map[string]*spec
 
-func init() {
-	gnu := func(s *spec) *spec {
-		s.abbrev, s.strictLong, s.permute = true, true, true
-		s.long += " help version"
-		return s
-	}
-	readOps := func(r *result, ops []opnd) {
-		for _, o := range ops {
-			if o.Value != "-" {
-				r.file(Read, o, "", "reads the file")
-			}
+var tableOnce sync.Once
+
+// specs is the table, built on first use.
+func specs() map[string]*spec {
+	tableOnce.Do(buildTable)
+	return table
+}
+
+// gnu marks a GNU tool's spec: abbreviated long options, options after
+// operands, --help and --version.
+func gnu(s *spec) *spec {
+	s.abbrev, s.strictLong, s.permute = true, true, true
+	s.long += " help version"
+	return s
+}
+
+// readOps judges every operand but "-" as a read.
+func readOps(r *result, ops []opnd) {
+	for _, o := range ops {
+		if o.Value != "-" {
+			r.file(Read, o, "", "reads the file")
 		}
 	}
+}
+
+func buildTable() {
 	writeOps := func(why string) func(r *result, ops []opnd) {
 		return func(r *result, ops []opnd) {
 			for _, o := range ops {

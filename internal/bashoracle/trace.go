@@ -86,41 +86,16 @@ func parseTrace(r io.Reader, shellPath, cwd string) *Trace {
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	{
-		pending := map[int]string{}
-		for _, l := range lines {
-			m := lineRE.FindStringSubmatch(l)
-			if m == nil {
-				continue
-			}
-			pid, _ := strconv.Atoi(m[1])
-			rest := m[2]
-			if strings.HasSuffix(rest, "<unfinished ...>") {
-				pending[pid] = strings.TrimSuffix(rest, " <unfinished ...>")
-				continue
-			}
-			if rm := resumed.FindStringSubmatch(rest); rm != nil {
-				rest = pending[pid] + rm[2]
-				delete(pending, pid)
-			}
-			cm := callRE.FindStringSubmatch(rest)
-			if cm == nil {
-				continue
-			}
-			switch cm[1] {
-			case "clone", "clone3", "fork", "vfork":
-				ret := cm[3]
-				if cm[4] != "" {
-					ret = cm[4]
-				}
-				if n, err := strconv.Atoi(ret); err == nil && n > 0 {
-					parent[n] = pid
-				}
+	calls := joinCalls(lines)
+	for _, c := range calls {
+		switch c.name {
+		case "clone", "clone3", "fork", "vfork":
+			if n, err := strconv.Atoi(c.ret); err == nil && n > 0 {
+				parent[n] = c.pid
 			}
 		}
 	}
 	procs := map[int]*proc{}
-	pending := map[int]string{}
 	get := func(pid int) *proc {
 		p := procs[pid]
 		if p == nil {
@@ -132,29 +107,8 @@ func parseTrace(r io.Reader, shellPath, cwd string) *Trace {
 		}
 		return p
 	}
-	for _, line := range lines {
-		m := lineRE.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		pid, _ := strconv.Atoi(m[1])
-		rest := m[2]
-		if strings.HasSuffix(rest, "<unfinished ...>") {
-			pending[pid] = strings.TrimSuffix(rest, " <unfinished ...>")
-			continue
-		}
-		if rm := resumed.FindStringSubmatch(rest); rm != nil {
-			rest = pending[pid] + rm[2]
-			delete(pending, pid)
-		}
-		cm := callRE.FindStringSubmatch(rest)
-		if cm == nil {
-			continue
-		}
-		call, args, ret := cm[1], cm[2], cm[3]
-		if cm[4] != "" {
-			ret = cm[4]
-		}
+	for _, c := range calls {
+		pid, call, args, ret := c.pid, c.name, c.args, c.ret
 		ok := ret != "?" && !strings.HasPrefix(ret, "-")
 		p := get(pid)
 		switch call {
@@ -223,4 +177,43 @@ func abs(cwd, p string) string {
 		return path.Clean(p)
 	}
 	return path.Join(cwd, p)
+}
+
+// call is one system call of a trace, with an interrupted call
+// ("<unfinished ...>" then "<... NAME resumed>") joined back together.
+type call struct {
+	pid             int
+	name, args, ret string
+}
+
+// joinCalls parses strace's lines into calls, in the order they returned.
+func joinCalls(lines []string) []call {
+	var out []call
+	pending := map[int]string{}
+	for _, l := range lines {
+		m := lineRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		rest := m[2]
+		if strings.HasSuffix(rest, "<unfinished ...>") {
+			pending[pid] = strings.TrimSuffix(rest, " <unfinished ...>")
+			continue
+		}
+		if rm := resumed.FindStringSubmatch(rest); rm != nil {
+			rest = pending[pid] + rm[2]
+			delete(pending, pid)
+		}
+		cm := callRE.FindStringSubmatch(rest)
+		if cm == nil {
+			continue
+		}
+		ret := cm[3]
+		if cm[4] != "" {
+			ret = cm[4]
+		}
+		out = append(out, call{pid: pid, name: cm[1], args: cm[2], ret: ret})
+	}
+	return out
 }
