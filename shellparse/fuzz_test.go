@@ -43,7 +43,11 @@ func FuzzParse(f *testing.F) {
 			for _, a := range c.Assigns {
 				checkPos(t, src, "assignment "+a.Name, a.Pos)
 			}
-			if len(c.Via) == 0 && !strings.Contains(src, c.Text) {
+			// A $(( or (( that bash reads as a subshell is parsed with a
+			// space after its first parenthesis (parseBash): the text
+			// shown is the source with that space.
+			if len(c.Via) == 0 && !strings.Contains(src, c.Text) &&
+				!(strings.Contains(src, "((") && strings.Contains(src, strings.ReplaceAll(c.Text, "( (", "(("))) {
 				t.Fatalf("top-level command text %q is not in the source", c.Text)
 			}
 		}
