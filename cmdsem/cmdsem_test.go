@@ -206,7 +206,7 @@ func TestCatalogCoversTheBrief(t *testing.T) {
 		}
 	}
 	for _, sub := range []string{"status", "diff", "log", "show"} {
-		if gitSpec.sub[sub] == nil {
+		if specs()["git"].sub[sub] == nil {
 			t.Errorf("the table does not describe git %s", sub)
 		}
 	}

@@ -24,7 +24,10 @@ func gitDiffLogSpec() *spec {
 	}
 }
 
-var gitSpec = func() *spec {
+// gitSpec is built with the table (buildTable), not at start-up.
+var gitSpec *spec
+
+func newGitSpec() *spec {
 	rw := func(short string, do map[string]act) *spec {
 		return &spec{short: short, permute: true, abbrev: true, do: do}
 	}
@@ -94,4 +97,4 @@ var gitSpec = func() *spec {
 			"reflog": rw("", nil), "fsck": rw("", nil), "bundle": rw("", nil), "sparse-checkout": rw("", nil), "maintenance": rw("", nil),
 		},
 	}
-}()
+}

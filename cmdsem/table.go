@@ -63,6 +63,7 @@ func readOps(r *result, ops []opnd) {
 }
 
 func buildTable() {
+	gitSpec, npmSpec, pipSpec = newGitSpec(), newNpmSpec(), newPipSpec()
 	writeOps := func(why string) func(r *result, ops []opnd) {
 		return func(r *result, ops []opnd) {
 			for _, o := range ops {

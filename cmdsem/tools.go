@@ -218,7 +218,10 @@ var goSpec = &spec{
 	anySub: true,
 }
 
-var npmSpec = func() *spec {
+// npmSpec is built with the table (buildTable), not at start-up.
+var npmSpec *spec
+
+func newNpmSpec() *spec {
 	// Options before -- are npm configuration, any of which can name a
 	// program (--script-shell, --git, --node-gyp ...): they are read
 	// strictly; what follows -- goes to the script.
@@ -246,7 +249,7 @@ var npmSpec = func() *spec {
 			"why": safe, "explain": safe, "root": safe, "prefix": safe, "bin": safe, "version": safe, "audit": safe, "doctor": safe,
 		},
 	}
-}()
+}
 
 const npmLong = "json long parseable p global g depth= all a omit= include= production dev save save-dev D save-exact E no-save dry-run silent quiet loglevel= yes y no-audit no-fund workspace= w= workspaces ws if-present ignore-scripts legacy-peer-deps force f version v help h registry= prefix= C= userconfig= globalconfig= script-shell= node-options= shell= editor= browser= cache= call= c= package="
 
@@ -261,7 +264,10 @@ var npmDo = acts("", "script-shell", ex("runs scripts with the program"),
 	"", "prefix", act{chdir, ""}, "", "C", act{chdir, ""},
 	"", "cache", wr("writes its cache into the directory"))
 
-var pipSpec = func() *spec {
+// pipSpec is built with the table (buildTable), not at start-up.
+var pipSpec *spec
+
+func newPipSpec() *spec {
 	build := &spec{custom: func(s *spec, r *result, i int) {
 		r.exec(i-1, "", "builds and installs packages, which runs their build scripts")
 		ls := &spec{long: pipWriteLong, do: pipDo, permute: true, short: "r:c:t:d:e:"}
@@ -278,7 +284,7 @@ var pipSpec = func() *spec {
 			"list": safe, "show": safe, "freeze": safe, "check": safe, "inspect": safe, "help": safe, "--version": safe,
 		},
 	}
-}()
+}
 
 const pipWriteLong = "requirement= constraint= target= prefix= root= src= dest= log= cache-dir= editable="
 
