@@ -5,10 +5,14 @@ import (
 	"strings"
 )
 
-var sedOptions = &spec{
-	short: "ne:f:i::l:EnrsuzbE", allShort: true,
-	long:   "debug expression= file= follow-symlinks in-place[=] line-length= null-data zero-terminated posix quiet regexp-extended sandbox separate silent unbuffered binary help version",
-	abbrev: true, strictLong: true, permute: true,
+var sedOptions *spec // built with the table (buildTable)
+
+func buildSedOptions() {
+	sedOptions = &spec{
+		short: "ne:f:i::l:EnrsuzbE", allShort: true,
+		long:   "debug expression= file= follow-symlinks in-place[=] line-length= null-data zero-terminated posix quiet regexp-extended sandbox separate silent unbuffered binary help version",
+		abbrev: true, strictLong: true, permute: true,
+	}
 }
 
 // sedCmd reads sed's options, then its script (from -e, or the first
@@ -248,10 +252,14 @@ func (p *sedParser) subst() (string, bool) {
 	return p.s[start:p.i], true
 }
 
-var awkOptions = &spec{
-	short: "F:v:f:E:i:l:bcCdDeghLMnNoOpPrsStVW:", allShort: false,
-	long:   "field-separator= assign= file= exec= include= load= characters-as-bytes traditional copyright dump-variables[=] debug[=] source= gen-pot lint[=] bignum non-decimal-data optimize profile[=] pretty-print[=] posix re-interval no-optimize sandbox lint-old help version",
-	abbrev: true, strictLong: true,
+var awkOptions *spec // built with the table (buildTable)
+
+func buildAwkOptions() {
+	awkOptions = &spec{
+		short: "F:v:f:E:i:l:bcCdDeghLMnNoOpPrsStVW:", allShort: false,
+		long:   "field-separator= assign= file= exec= include= load= characters-as-bytes traditional copyright dump-variables[=] debug[=] source= gen-pot lint[=] bignum non-decimal-data optimize profile[=] pretty-print[=] posix re-interval no-optimize sandbox lint-old help version",
+		abbrev: true, strictLong: true,
+	}
 }
 
 // awkCmd reads awk's options and scans its program for what runs

@@ -63,6 +63,16 @@ func readOps(r *result, ops []opnd) {
 }
 
 func buildTable() {
+	buildNpmDo()
+	buildPipDo()
+	buildSedOptions()
+	buildAwkOptions()
+	buildTarSpec()
+	buildCurlSpec()
+	buildWgetSpec()
+	buildMakeSpec()
+	buildGoSpec()
+	buildPythonSpec()
 	gitSpec, npmSpec, pipSpec = newGitSpec(), newNpmSpec(), newPipSpec()
 	writeOps := func(why string) func(r *result, ops []opnd) {
 		return func(r *result, ops []opnd) {
