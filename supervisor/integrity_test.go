@@ -92,7 +92,7 @@ func TestDenyAllWaiting(t *testing.T) {
 func TestStageUndoesAndRestores(t *testing.T) {
 	var v vtState
 	v.feed([]byte("\x1b[?1003h\x1b[?10"))
-	v.feed([]byte("05h\x1b[?7l\x1b[4h\x1b[3;20r\x1b[?25l\x1b]0;guardrun: all pre-approved\x07\x1b]11;rgb:00/00/00\x1b\\"))
+	v.feed([]byte("05h\x1b[?7l\x1b[4h\x1b[3;20r\x1b[?25l\x1b]0;guardrun: all pre-approved\x07\x1b]11;rgb:00/00/00\x1b\\\x1b]4;2;rgb:00/00/00\x07"))
 	if !v.utf8Mouse() || !v.noWrap || !v.insert || v.region != "3;20" || !v.hidden || v.title != "guardrun: all pre-approved" {
 		t.Fatalf("state not followed: %+v", v)
 	}
@@ -100,12 +100,12 @@ func TestStageUndoesAndRestores(t *testing.T) {
 	if !strings.HasPrefix(open, "\x1b\\") {
 		t.Errorf("the stage does not start by ending a string left open: %q", open[:min(len(open), 20)])
 	}
-	for _, want := range []string{"\x1b[3g\x1b[9G\x1bH\x1b[17G\x1bH", "\x1b[?1049h", "\x1b[r", "\x1b[?7h", "\x1b[4l", "\x1b(B\x1b)B", "\x0f", "\x1b[0m", "\x1b]111\x07", "\x1b[?25h", "\x1b[?1003l", "\x1b]0;guardrun: approval needed\x07"} {
+	for _, want := range []string{"\x1b[3g\x1b[9G\x1bH\x1b[17G\x1bH", "\x1b[?1049h", "\x1b[r", "\x1b[?7h", "\x1b[4l", "\x1b(B\x1b)B", "\x0f", "\x1b[0m", "\x1b]111\x07", "\x1b]104\x07", "\x1b[?25h", "\x1b[?1003l", "\x1b]0;guardrun: approval needed\x07"} {
 		if !strings.Contains(open, want) {
 			t.Errorf("the stage does not reset with %q", want)
 		}
 	}
-	for _, want := range []string{"\x1b[?1049l", "\x1b[3;20r", "\x1b[?7l", "\x1b[4h", "\x1b[?25l", "\x1b[?1003h", "\x1b[?1005h", "\x1b]11;rgb:00/00/00\x07", "\x1b]0;guardrun: all pre-approved\x07"} {
+	for _, want := range []string{"\x1b[?1049l", "\x1b[3;20r", "\x1b[?7l", "\x1b[4h", "\x1b[?25l", "\x1b[?1003h", "\x1b[?1005h", "\x1b]11;rgb:00/00/00\x07", "\x1b]4;2;rgb:00/00/00\x07", "\x1b]0;guardrun: all pre-approved\x07"} {
 		if !strings.Contains(close, want) {
 			t.Errorf("the agent's %q is not put back", want)
 		}

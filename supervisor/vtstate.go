@@ -25,6 +25,7 @@ type vtState struct {
 	title    string            // payload of the last OSC 0 or 2
 	titleSet bool              // the agent set a title
 	osc      map[string]string // last OSC 10, 11, 12 (colours)
+	palette  []string          // OSC 4 payloads since the last OSC 104
 
 	st  int
 	buf []byte
@@ -41,6 +42,9 @@ const (
 	vtOSCEsc
 	vtSkip // the byte after ESC ( and friends
 )
+
+// maxPalette bounds the palette changes kept to put back after a prompt.
+const maxPalette = 256
 
 // maxSeq bounds a sequence kept for parsing; longer ones are not tracked.
 const maxSeq = 512
@@ -162,6 +166,12 @@ func (v *vtState) oscDone() {
 		v.osc[num] = s
 	case "110", "111", "112":
 		delete(v.osc, num[1:])
+	case "4":
+		if len(v.palette) < maxPalette {
+			v.palette = append(v.palette, s)
+		}
+	case "104":
+		v.palette = nil
 	}
 }
 
@@ -201,6 +211,7 @@ func (v *vtState) stageOpen() string {
 	b.WriteString("\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b[20l\x1b[?5l\x1b[?69l") // margins, origin, wrap, insert, newline, reverse video
 	b.WriteString("\x1b(B\x1b)B\x1b*B\x1b+B\x0f")                           // every charset ASCII, shifted in
 	b.WriteString("\x1b[0m\x1b]110\x07\x1b]111\x07\x1b]112\x07\x1b[?25h")   // attributes, colours, cursor
+	b.WriteString("\x1b]104\x07\x1b]8;;\x07")                               // the palette (OSC 4), a hyperlink left open
 	for _, m := range inputModes {
 		b.WriteString("\x1b[?" + strconv.Itoa(m) + "l")
 	}
@@ -240,6 +251,9 @@ func (v *vtState) stageClose() string {
 		if v.modes[m] {
 			b.WriteString("\x1b[?" + strconv.Itoa(m) + "h")
 		}
+	}
+	for _, p := range v.palette {
+		b.WriteString("\x1b]" + p + "\x07")
 	}
 	for _, k := range []string{"10", "11", "12"} {
 		if s, ok := v.osc[k]; ok {
