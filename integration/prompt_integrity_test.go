@@ -452,6 +452,7 @@ func TestIntegrityLeftoverStates(t *testing.T) {
 		{"partial UTF-8", `printf '\xe2\x80'`, "touch DANGEROUS", ""},
 		{"G2 locked shift", `printf '\e*0\en\e+0\eo'`, "touch DANGEROUS", ""},
 		{"8-bit CSI", `printf '\x9b8m\x9b?5h'`, "touch DANGEROUS", ""},
+		{"key encodings", `printf '\e[>4;2m\e[>15u\e[?1h\e=\e[?66h'`, "touch DANGEROUS", ""},
 	}
 	requireSandbox(t) // probed once, before the rows run in parallel
 	needTmux(t)
@@ -491,5 +492,17 @@ func TestIntegrityLeftoverStates(t *testing.T) {
 				t.Error("the approved request did not run")
 			}
 		})
+	}
+}
+
+// Row 15: a mode change inside a DCS string, which tmux takes as the
+// string's payload: the supervisor must not count it, or it draws the
+// prompt over the agent's own screen and does not give it back.
+func TestIntegrityModeInsideString(t *testing.T) {
+	w := integrityWorld(t)
+	m := attackAgent(t, w, nil, `echo agent-screen-marker; printf '\ePq\e[?1049h\e\\'`, "touch DANGEROUS")
+	m.approveVisible(`\$ touch DANGEROUS`)
+	if s := m.screen(false); !strings.Contains(s, "agent-screen-marker") {
+		t.Errorf("the agent's screen was not given back after the prompt:\n%s", s)
 	}
 }

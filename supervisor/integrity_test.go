@@ -116,6 +116,12 @@ func TestStageUndoesAndRestores(t *testing.T) {
 	if strings.Contains(v.stageOpen(), "\x1b[?1049h") || strings.Contains(v.stageClose(), "\x1b[?1049l") {
 		t.Error("the stage switches screens under an agent on the alternate screen")
 	}
+	// A mode change carried inside a DCS string is its payload.
+	var d vtState
+	d.feed([]byte("\x1bPq\x1b[?1049h\x1b\\\x1b_x\x1b\\\x1b[?7l"))
+	if d.alt || !d.noWrap {
+		t.Errorf("a DCS payload counted as a mode change, or what follows the strings did not: %+v", d)
+	}
 	v.feed([]byte("\x1bc"))
 	if v.alt || v.noWrap || v.title != "" {
 		t.Errorf("a full reset is not followed: %+v", v)

@@ -40,7 +40,12 @@ const (
 	vtCSI
 	vtOSC
 	vtOSCEsc
-	vtSkip // the byte after ESC ( and friends
+	vtSkip      // the byte after ESC ( and friends
+	vtDCSEnter  // DCS parameters, up to its final byte
+	vtDCS       // DCS payload: an ESC not followed by \ stays in it (tmux)
+	vtDCSEsc    //
+	vtString    // SOS, PM, APC payload, ended by ESC
+	vtStringEsc //
 )
 
 // maxPalette bounds the palette changes kept to put back after a prompt.
@@ -64,6 +69,10 @@ func (v *vtState) feed(p []byte) {
 				v.st, v.buf = vtOSC, v.buf[:0]
 			case '(', ')', '*', '+', '-', '.', '/', '#', '%', ' ':
 				v.st = vtSkip
+			case 'P':
+				v.st = vtDCSEnter
+			case 'X', '^', '_':
+				v.st = vtString
 			case 'c': // RIS: full reset
 				*v = vtState{st: vtText}
 			default:
@@ -71,6 +80,37 @@ func (v *vtState) feed(p []byte) {
 			}
 		case vtSkip:
 			v.st = vtText
+		// What a string carries is not the terminal's state: a mode
+		// change inside a DCS is its payload, not a mode change.
+		case vtDCSEnter:
+			switch {
+			case c >= 0x40 && c <= 0x7e:
+				v.st = vtDCS
+			case c == 0x1b:
+				v.st = vtEsc
+			case c == 0x18 || c == 0x1a:
+				v.st = vtText
+			}
+		case vtDCS:
+			if c == 0x1b {
+				v.st = vtDCSEsc
+			}
+		case vtDCSEsc:
+			if c == '\\' {
+				v.st = vtText
+			} else {
+				v.st = vtDCS
+			}
+		case vtString:
+			if c == 0x1b {
+				v.st = vtStringEsc
+			}
+		case vtStringEsc:
+			v.st = vtText
+			if c != '\\' {
+				v.st = vtEsc
+				v.feed([]byte{c})
+			}
 		case vtCSI:
 			switch {
 			case c >= 0x40 && c <= 0x7e:
