@@ -43,9 +43,9 @@ const (
 	vtSkip      // the byte after ESC ( and friends
 	vtDCSEnter  // DCS parameters, up to its final byte
 	vtDCS       // DCS payload: an ESC not followed by \ stays in it (tmux)
-	vtDCSEsc    //
+	vtDCSEsc    // ESC in a DCS payload
 	vtString    // SOS, PM, APC payload, ended by ESC
-	vtStringEsc //
+	vtStringEsc // ESC in one of those
 )
 
 // maxPalette bounds the palette changes kept to put back after a prompt.
