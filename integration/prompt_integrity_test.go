@@ -506,3 +506,15 @@ func TestIntegrityModeInsideString(t *testing.T) {
 		t.Errorf("the agent's screen was not given back after the prompt:\n%s", s)
 	}
 }
+
+// Row 16: the alternate screen entered by a sequence with a backspace
+// inside it, which the terminal acts on and goes on: the agent is still
+// on its alternate screen after the prompt.
+func TestIntegrityControlInsideSequence(t *testing.T) {
+	w := integrityWorld(t)
+	m := attackAgent(t, w, nil, `printf '\e[?10\b49h'`, "touch DANGEROUS")
+	m.approveVisible(`\$ touch DANGEROUS`)
+	if a := m.format("#{alternate_on}"); a != "1" {
+		t.Errorf("the agent was taken off its alternate screen (alternate_on %s)", a)
+	}
+}

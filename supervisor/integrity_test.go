@@ -122,6 +122,12 @@ func TestStageUndoesAndRestores(t *testing.T) {
 	if d.alt || !d.noWrap {
 		t.Errorf("a DCS payload counted as a mode change, or what follows the strings did not: %+v", d)
 	}
+	// A control inside a CSI acts and the sequence goes on.
+	var c vtState
+	c.feed([]byte("\x1b[?10\x0849h"))
+	if !c.alt {
+		t.Error("a control inside a CSI hid the mode change that followed")
+	}
 	v.feed([]byte("\x1bc"))
 	if v.alt || v.noWrap || v.title != "" {
 		t.Errorf("a full reset is not followed: %+v", v)

@@ -118,6 +118,9 @@ func (v *vtState) feed(p []byte) {
 				v.st = vtText
 			case c == 0x1b:
 				v.st = vtEsc
+			case c == 0x18 || c == 0x1a: // CAN, SUB: the sequence is dropped
+				v.st = vtText
+			case c < 0x20: // other controls act, and the sequence goes on
 			case len(v.buf) < maxSeq:
 				v.buf = append(v.buf, c)
 			}
