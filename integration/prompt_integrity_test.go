@@ -443,6 +443,7 @@ func TestIntegrityLeftoverStates(t *testing.T) {
 		{"palette", `for i in $(seq 0 15); do printf '\e]4;%d;rgb:00/00/00\a' $i; done`, "touch 'DANGEROUS'", ""},
 		{"hyperlink", `printf '\e]8;;https://example.com/\a'`, "touch DANGEROUS", ""},
 		{"unterminated DCS", `printf '\eP1$r'`, "touch DANGEROUS", ""},
+		{"unterminated DCS ending in ESC", `printf '\ePq\e'`, "touch DANGEROUS", ""},
 		{"unterminated DCS passthrough", `printf '\ePtmux;'`, "touch DANGEROUS", ""},
 		{"unterminated APC", `printf '\e_x'`, "touch DANGEROUS", ""},
 		{"unterminated PM", `printf '\e^x'`, "touch DANGEROUS", ""},

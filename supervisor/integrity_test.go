@@ -97,7 +97,7 @@ func TestStageUndoesAndRestores(t *testing.T) {
 		t.Fatalf("state not followed: %+v", v)
 	}
 	open, close := v.stageOpen(), v.stageClose()
-	if !strings.HasPrefix(open, "\x1b\\") {
+	if !strings.HasPrefix(open, "\x1b\\\x1b\\") {
 		t.Errorf("the stage does not start by ending a string left open: %q", open[:min(len(open), 20)])
 	}
 	for _, want := range []string{"\x1b[3g\x1b[9G\x1bH\x1b[17G\x1bH", "\x1b[?1049h", "\x1b[r", "\x1b[?7h", "\x1b[4l", "\x1b(B\x1b)B", "\x0f", "\x1b[0m", "\x1b]111\x07", "\x1b]104\x07", "\x1b[?25h", "\x1b[?1003l", "\x1b]0;guardrun: approval needed\x07"} {

@@ -245,8 +245,9 @@ var tabStops = func() string {
 func (v *vtState) stageOpen() string {
 	var b strings.Builder
 	// A string (DCS, OSC, APC, PM, SOS) the agent left open would take
-	// every byte of the prompt as its payload: ST ends it first.
-	b.WriteString("\x1b\\")
+	// every byte of the prompt as its payload: ST ends it first, twice,
+	// as a DCS left just after an ESC takes the first ESC as payload.
+	b.WriteString("\x1b\\\x1b\\")
 	b.WriteString("\x1b[?2026l") // end a synchronized update the agent left open
 	if !v.alt {
 		b.WriteString("\x1b[?1049h")
