@@ -448,6 +448,8 @@ func TestIntegrityLeftoverStates(t *testing.T) {
 		{"unterminated APC", `printf '\e_x'`, "touch DANGEROUS", ""},
 		{"unterminated PM", `printf '\e^x'`, "touch DANGEROUS", ""},
 		{"unterminated SOS", `printf '\eXx'`, "touch DANGEROUS", ""},
+		{"unterminated window name", `printf '\ekx\e'`, "touch DANGEROUS", ""},
+		{"unterminated OSC ending in ESC", `printf '\e]2;x\e'`, "touch DANGEROUS", ""},
 		{"unterminated OSC", `printf '\e]2;x'`, "touch DANGEROUS", ""},
 		{"partial CSI", `printf '\e[1;3'`, "touch DANGEROUS", ""},
 		{"partial UTF-8", `printf '\xe2\x80'`, "touch DANGEROUS", ""},
