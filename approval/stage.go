@@ -1,12 +1,15 @@
 package approval
 
-// StageReset undoes every state a program's output can leave a terminal
-// in that changes how text reads: an open synchronized update, scroll
-// margins, origin mode, autowrap off, insert mode, automatic newline,
-// reverse video, left/right margins, character sets and the shift state,
-// attributes (conceal, colours), default colours changed by OSC 10/11/12,
-// and a hidden cursor. A prompt writes it before drawing.
-const StageReset = "\x1b[?2026l" +
+// StageReset ends a string (DCS, OSC, APC) left open, which would take
+// the prompt as its payload (ST twice: a DCS left just after an ESC
+// takes the first one's ESC as payload), and undoes every state a
+// program's output can leave a terminal in that changes how text reads:
+// an open synchronized update, scroll margins, origin mode, autowrap
+// off, insert mode, automatic newline, reverse video, left/right
+// margins, character sets and the shift state, attributes (conceal,
+// colours), default colours changed by OSC 10/11/12, and a hidden
+// cursor. A prompt writes it before drawing.
+const StageReset = "\x1b\\\x1b\\\x1b[?2026l" +
 	"\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b[20l\x1b[?5l\x1b[?69l" +
 	"\x1b(B\x1b)B\x1b*B\x1b+B\x0f" +
 	"\x1b[0m\x1b]110\x07\x1b]111\x07\x1b]112\x07\x1b[?25h"

@@ -422,3 +422,102 @@ func TestIntegrityTitleAndCursor(t *testing.T) {
 	}
 	_ = os.Getpid
 }
+
+// Row 14: terminal states the stage reset may not cover, each left by
+// the agent's last output before its request: saved cursor and
+// attributes, margins, line sizes, rectangle fills, repeats, tab stops,
+// palette, hyperlinks, strings and sequences left open (which would
+// swallow the prompt's bytes), shifted character sets and 8-bit
+// controls. The dangerous request reads on one screen line, and y
+// approves it.
+func TestIntegrityLeftoverStates(t *testing.T) {
+	rows := []struct{ name, attack, request, want string }{
+		{"saved cursor and conceal", `printf '\e[8;30;40m\e[30;1H\e7\e[0m'`, "touch DANGEROUS", ""},
+		{"origin mode then region", `printf '\e[?6h\e[20;21r\e[2;1H'`, "touch DANGEROUS", ""},
+		{"left and right margins", `printf '\e[?69h\e[100;110s\e[1;1H'`, "touch DANGEROUS", ""},
+		{"double-width and height lines", `printf '\e#6\e[2;1H\e#3\e[3;1H\e#4\e[1;1H'`, "touch DANGEROUS", ""},
+		{"reverse screen", `printf '\e[?5h'`, "touch DANGEROUS", ""},
+		{"rectangle fill and erase", `printf '\e[35;1;1;30;120$x\e[1;1;30;120$z'`, "touch DANGEROUS", ""},
+		{"repeat", `printf 'X\e[500b\r\n'`, "touch DANGEROUS", ""},
+		{"tab stops cleared", `printf '\e[3g'`, "touch\tDANGEROUS", `touch\s+DANGEROUS`},
+		{"palette", `for i in $(seq 0 15); do printf '\e]4;%d;rgb:00/00/00\a' $i; done`, "touch 'DANGEROUS'", ""},
+		{"hyperlink", `printf '\e]8;;https://example.com/\a'`, "touch DANGEROUS", ""},
+		{"unterminated DCS", `printf '\eP1$r'`, "touch DANGEROUS", ""},
+		{"unterminated DCS ending in ESC", `printf '\ePq\e'`, "touch DANGEROUS", ""},
+		{"unterminated DCS passthrough", `printf '\ePtmux;'`, "touch DANGEROUS", ""},
+		{"unterminated APC", `printf '\e_x'`, "touch DANGEROUS", ""},
+		{"unterminated PM", `printf '\e^x'`, "touch DANGEROUS", ""},
+		{"unterminated SOS", `printf '\eXx'`, "touch DANGEROUS", ""},
+		{"unterminated window name", `printf '\ekx\e'`, "touch DANGEROUS", ""},
+		{"unterminated OSC ending in ESC", `printf '\e]2;x\e'`, "touch DANGEROUS", ""},
+		{"unterminated OSC", `printf '\e]2;x'`, "touch DANGEROUS", ""},
+		{"partial CSI", `printf '\e[1;3'`, "touch DANGEROUS", ""},
+		{"partial UTF-8", `printf '\xe2\x80'`, "touch DANGEROUS", ""},
+		{"G2 locked shift", `printf '\e*0\en\e+0\eo'`, "touch DANGEROUS", ""},
+		{"8-bit CSI", `printf '\x9b8m\x9b?5h'`, "touch DANGEROUS", ""},
+		{"key encodings", `printf '\e[>4;2m\e[>15u\e[?1h\e=\e[?66h'`, "touch DANGEROUS", ""},
+	}
+	requireSandbox(t) // probed once, before the rows run in parallel
+	needTmux(t)
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			w := integrityWorld(t)
+			m := attackAgent(t, w, nil, r.attack, r.request)
+			want := r.want
+			if want == "" {
+				want = regexp.QuoteMeta(strings.TrimPrefix(r.request, ""))
+				want = strings.ReplaceAll(want, "'", "'?")
+			}
+			rx := regexp.MustCompile(`(?m)^\$ ` + want + `\s*$`)
+			var s string
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				s = m.screen(false)
+				if rx.MatchString(s) && regexp.MustCompile(promptKeyLine).MatchString(s) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the request does not read on one line of the prompt:\n%s", s)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			line := visibleLine(m.screen(true), "DANGEROUS")
+			for _, p := range sgrParams(line) {
+				if p == "7" || p == "8" || p == "30" || p == "40" {
+					t.Errorf("the command line is drawn with SGR %s: %q", p, line)
+				}
+			}
+			settled()
+			m.keys("y")
+			m.waitScreen(`agent: status 0`)
+			if !fileIn(t, w, "DANGEROUS") {
+				t.Error("the approved request did not run")
+			}
+		})
+	}
+}
+
+// Row 15: a mode change inside a DCS string, which tmux takes as the
+// string's payload: the supervisor must not count it, or it draws the
+// prompt over the agent's own screen and does not give it back.
+func TestIntegrityModeInsideString(t *testing.T) {
+	w := integrityWorld(t)
+	m := attackAgent(t, w, nil, `echo agent-screen-marker; printf '\ePq\e[?1049h\e\\'`, "touch DANGEROUS")
+	m.approveVisible(`\$ touch DANGEROUS`)
+	if s := m.screen(false); !strings.Contains(s, "agent-screen-marker") {
+		t.Errorf("the agent's screen was not given back after the prompt:\n%s", s)
+	}
+}
+
+// Row 16: the alternate screen entered by a sequence with a backspace
+// inside it, which the terminal acts on and goes on: the agent is still
+// on its alternate screen after the prompt.
+func TestIntegrityControlInsideSequence(t *testing.T) {
+	w := integrityWorld(t)
+	m := attackAgent(t, w, nil, `printf '\e[?10\b49h'`, "touch DANGEROUS")
+	m.approveVisible(`\$ touch DANGEROUS`)
+	if a := m.format("#{alternate_on}"); a != "1" {
+		t.Errorf("the agent was taken off its alternate screen (alternate_on %s)", a)
+	}
+}

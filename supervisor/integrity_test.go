@@ -92,17 +92,20 @@ func TestDenyAllWaiting(t *testing.T) {
 func TestStageUndoesAndRestores(t *testing.T) {
 	var v vtState
 	v.feed([]byte("\x1b[?1003h\x1b[?10"))
-	v.feed([]byte("05h\x1b[?7l\x1b[4h\x1b[3;20r\x1b[?25l\x1b]0;guardrun: all pre-approved\x07\x1b]11;rgb:00/00/00\x1b\\"))
+	v.feed([]byte("05h\x1b[?7l\x1b[4h\x1b[3;20r\x1b[?25l\x1b]0;guardrun: all pre-approved\x07\x1b]11;rgb:00/00/00\x1b\\\x1b]4;2;rgb:00/00/00\x07"))
 	if !v.utf8Mouse() || !v.noWrap || !v.insert || v.region != "3;20" || !v.hidden || v.title != "guardrun: all pre-approved" {
 		t.Fatalf("state not followed: %+v", v)
 	}
 	open, close := v.stageOpen(), v.stageClose()
-	for _, want := range []string{"\x1b[?1049h", "\x1b[r", "\x1b[?7h", "\x1b[4l", "\x1b(B\x1b)B", "\x0f", "\x1b[0m", "\x1b]111\x07", "\x1b[?25h", "\x1b[?1003l", "\x1b]0;guardrun: approval needed\x07"} {
+	if !strings.HasPrefix(open, "\x1b\\\x1b\\") {
+		t.Errorf("the stage does not start by ending a string left open: %q", open[:min(len(open), 20)])
+	}
+	for _, want := range []string{"\x1b[3g\x1b[9G\x1bH\x1b[17G\x1bH", "\x1b[?1049h", "\x1b[r", "\x1b[?7h", "\x1b[4l", "\x1b(B\x1b)B", "\x0f", "\x1b[0m", "\x1b]111\x07", "\x1b]104\x07", "\x1b[?25h", "\x1b[?1003l", "\x1b]0;guardrun: approval needed\x07"} {
 		if !strings.Contains(open, want) {
 			t.Errorf("the stage does not reset with %q", want)
 		}
 	}
-	for _, want := range []string{"\x1b[?1049l", "\x1b[3;20r", "\x1b[?7l", "\x1b[4h", "\x1b[?25l", "\x1b[?1003h", "\x1b[?1005h", "\x1b]11;rgb:00/00/00\x07", "\x1b]0;guardrun: all pre-approved\x07"} {
+	for _, want := range []string{"\x1b[?1049l", "\x1b[3;20r", "\x1b[?7l", "\x1b[4h", "\x1b[?25l", "\x1b[?1003h", "\x1b[?1005h", "\x1b]11;rgb:00/00/00\x07", "\x1b]4;2;rgb:00/00/00\x07", "\x1b]0;guardrun: all pre-approved\x07"} {
 		if !strings.Contains(close, want) {
 			t.Errorf("the agent's %q is not put back", want)
 		}
@@ -112,6 +115,18 @@ func TestStageUndoesAndRestores(t *testing.T) {
 	v.feed([]byte("\x1b[?1049h"))
 	if strings.Contains(v.stageOpen(), "\x1b[?1049h") || strings.Contains(v.stageClose(), "\x1b[?1049l") {
 		t.Error("the stage switches screens under an agent on the alternate screen")
+	}
+	// A mode change carried inside a DCS string is its payload.
+	var d vtState
+	d.feed([]byte("\x1bPq\x1b[?1049h\x1b\\\x1b_x\x1b\\\x1b[?7l"))
+	if d.alt || !d.noWrap {
+		t.Errorf("a DCS payload counted as a mode change, or what follows the strings did not: %+v", d)
+	}
+	// A control inside a CSI acts and the sequence goes on.
+	var c vtState
+	c.feed([]byte("\x1b[?10\x0849h"))
+	if !c.alt {
+		t.Error("a control inside a CSI hid the mode change that followed")
 	}
 	v.feed([]byte("\x1bc"))
 	if v.alt || v.noWrap || v.title != "" {

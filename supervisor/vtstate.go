@@ -25,6 +25,7 @@ type vtState struct {
 	title    string            // payload of the last OSC 0 or 2
 	titleSet bool              // the agent set a title
 	osc      map[string]string // last OSC 10, 11, 12 (colours)
+	palette  []string          // OSC 4 payloads since the last OSC 104
 
 	st  int
 	buf []byte
@@ -39,8 +40,16 @@ const (
 	vtCSI
 	vtOSC
 	vtOSCEsc
-	vtSkip // the byte after ESC ( and friends
+	vtSkip      // the byte after ESC ( and friends
+	vtDCSEnter  // DCS parameters, up to its final byte
+	vtDCS       // DCS payload: an ESC not followed by \ stays in it (tmux)
+	vtDCSEsc    // ESC in a DCS payload
+	vtString    // SOS, PM, APC payload, ended by ESC
+	vtStringEsc // ESC in one of those
 )
+
+// maxPalette bounds the palette changes kept to put back after a prompt.
+const maxPalette = 256
 
 // maxSeq bounds a sequence kept for parsing; longer ones are not tracked.
 const maxSeq = 512
@@ -60,6 +69,10 @@ func (v *vtState) feed(p []byte) {
 				v.st, v.buf = vtOSC, v.buf[:0]
 			case '(', ')', '*', '+', '-', '.', '/', '#', '%', ' ':
 				v.st = vtSkip
+			case 'P':
+				v.st = vtDCSEnter
+			case 'X', '^', '_':
+				v.st = vtString
 			case 'c': // RIS: full reset
 				*v = vtState{st: vtText}
 			default:
@@ -67,6 +80,37 @@ func (v *vtState) feed(p []byte) {
 			}
 		case vtSkip:
 			v.st = vtText
+		// What a string carries is not the terminal's state: a mode
+		// change inside a DCS is its payload, not a mode change.
+		case vtDCSEnter:
+			switch {
+			case c >= 0x40 && c <= 0x7e:
+				v.st = vtDCS
+			case c == 0x1b:
+				v.st = vtEsc
+			case c == 0x18 || c == 0x1a:
+				v.st = vtText
+			}
+		case vtDCS:
+			if c == 0x1b {
+				v.st = vtDCSEsc
+			}
+		case vtDCSEsc:
+			if c == '\\' {
+				v.st = vtText
+			} else {
+				v.st = vtDCS
+			}
+		case vtString:
+			if c == 0x1b {
+				v.st = vtStringEsc
+			}
+		case vtStringEsc:
+			v.st = vtText
+			if c != '\\' {
+				v.st = vtEsc
+				v.feed([]byte{c})
+			}
 		case vtCSI:
 			switch {
 			case c >= 0x40 && c <= 0x7e:
@@ -74,6 +118,9 @@ func (v *vtState) feed(p []byte) {
 				v.st = vtText
 			case c == 0x1b:
 				v.st = vtEsc
+			case c == 0x18 || c == 0x1a: // CAN, SUB: the sequence is dropped
+				v.st = vtText
+			case c < 0x20: // other controls act, and the sequence goes on
 			case len(v.buf) < maxSeq:
 				v.buf = append(v.buf, c)
 			}
@@ -162,6 +209,12 @@ func (v *vtState) oscDone() {
 		v.osc[num] = s
 	case "110", "111", "112":
 		delete(v.osc, num[1:])
+	case "4":
+		if len(v.palette) < maxPalette {
+			v.palette = append(v.palette, s)
+		}
+	case "104":
+		v.palette = nil
 	}
 }
 
@@ -171,6 +224,19 @@ func (v *vtState) utf8Mouse() bool {
 	return v.modes[1005] && !v.modes[1006] && !v.modes[1015]
 }
 
+// tabStops clears the tab stops and sets one every 8 columns, as a
+// terminal starts, up to column 512 (a column past the screen's edge
+// lands on the last one): an agent that cleared or moved them would
+// otherwise push a tab in the request off to the edge.
+var tabStops = func() string {
+	var b strings.Builder
+	b.WriteString("\x1b[3g")
+	for c := 9; c <= 512; c += 8 {
+		b.WriteString("\x1b[" + strconv.Itoa(c) + "G\x1bH")
+	}
+	return b.String()
+}()
+
 // stageOpen is what a prompt writes before drawing: away from the
 // agent's screen (the alternate screen, unless the agent is there
 // already), every mode and attribute the agent can leave behind reset,
@@ -178,6 +244,10 @@ func (v *vtState) utf8Mouse() bool {
 // of the prompt is then erased before it is written.
 func (v *vtState) stageOpen() string {
 	var b strings.Builder
+	// A string (DCS, OSC, APC, PM, SOS) the agent left open would take
+	// every byte of the prompt as its payload: ST ends it first, twice,
+	// as a DCS left just after an ESC takes the first ESC as payload.
+	b.WriteString("\x1b\\\x1b\\")
 	b.WriteString("\x1b[?2026l") // end a synchronized update the agent left open
 	if !v.alt {
 		b.WriteString("\x1b[?1049h")
@@ -185,11 +255,13 @@ func (v *vtState) stageOpen() string {
 	b.WriteString("\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b[20l\x1b[?5l\x1b[?69l") // margins, origin, wrap, insert, newline, reverse video
 	b.WriteString("\x1b(B\x1b)B\x1b*B\x1b+B\x0f")                           // every charset ASCII, shifted in
 	b.WriteString("\x1b[0m\x1b]110\x07\x1b]111\x07\x1b]112\x07\x1b[?25h")   // attributes, colours, cursor
+	b.WriteString("\x1b]104\x07\x1b]8;;\x07")                               // the palette (OSC 4), a hyperlink left open
 	for _, m := range inputModes {
 		b.WriteString("\x1b[?" + strconv.Itoa(m) + "l")
 	}
 	b.WriteString("\x1b[22;0t") // the title as it was, onto the terminal's title stack
 	b.WriteString("\x1b]0;guardrun: approval needed\x07")
+	b.WriteString(tabStops)
 	b.WriteString("\x1b[H\x1b[2J")
 	return b.String()
 }
@@ -223,6 +295,9 @@ func (v *vtState) stageClose() string {
 		if v.modes[m] {
 			b.WriteString("\x1b[?" + strconv.Itoa(m) + "h")
 		}
+	}
+	for _, p := range v.palette {
+		b.WriteString("\x1b]" + p + "\x07")
 	}
 	for _, k := range []string{"10", "11", "12"} {
 		if s, ok := v.osc[k]; ok {
