@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -54,33 +55,21 @@ func requireSandbox(t testing.TB) {
 	}
 }
 
-var sandboxProbe struct {
-	done bool
-	ok   bool
-	why  string
-}
-
-func sandboxWorks() (bool, string) {
-	if sandboxProbe.done {
-		return sandboxProbe.ok, sandboxProbe.why
-	}
-	sandboxProbe.done = true
+// sandboxWorks reports whether bwrap can create namespaces here, checked
+// once: parallel tests may ask at the same time.
+var sandboxWorks = sync.OnceValues(func() (bool, string) {
 	if runtime.GOOS != "linux" {
-		sandboxProbe.why = "not linux"
-		return false, sandboxProbe.why
+		return false, "not linux"
 	}
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		sandboxProbe.why = "bubblewrap (bwrap) is not installed"
-		return false, sandboxProbe.why
+		return false, "bubblewrap (bwrap) is not installed"
 	}
 	out, err := exec.Command("bwrap", "--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc", "true").CombinedOutput()
 	if err != nil {
-		sandboxProbe.why = "bwrap cannot create namespaces: " + strings.TrimSpace(string(out))
-		return false, sandboxProbe.why
+		return false, "bwrap cannot create namespaces: " + strings.TrimSpace(string(out))
 	}
-	sandboxProbe.ok = true
 	return true, ""
-}
+})
 
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
