@@ -56,8 +56,35 @@ func startTmux(t testing.TB, w *world, env []string, script string) *tmuxScreen 
 	// The pane stays after the command ends, so its last screen can be
 	// read.
 	m.tmux("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30", "-s", "main", "env -i TERM=xterm-256color bash "+shq(run)+"; echo PANE-END; sleep 600")
-	t.Cleanup(func() { exec.Command("tmux", "-L", m.sock, "kill-server").Run() })
+	t.Cleanup(func() {
+		exec.Command("tmux", "-L", m.sock, "kill-server").Run()
+		// The agent's commands end on the hangup, and guardrun then
+		// removes what it made for the sandbox in the work directory:
+		// wait for them before the test's directory is removed.
+		waitNoProcessIn(t, w.work)
+	})
 	return m
+}
+
+// waitNoProcessIn waits (up to 20 s) until no process has its working
+// directory in dir or below.
+func waitNoProcessIn(t testing.TB, dir string) {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		busy := false
+		procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+		for _, p := range procs {
+			if cwd, err := os.Readlink(p); err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+				busy = true
+				break
+			}
+		}
+		if !busy {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("processes still work in %s after 20 s", dir)
 }
 
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
