@@ -1,10 +1,6 @@
 package shellparse
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -15,26 +11,11 @@ import (
 // nothing in its dependency graph may start processes, make raw system
 // calls or reach into the rest of guardrun.
 func TestDeps(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	if _, err := os.Stat(goBin); err != nil {
-		testenv.Missing(t, "no go command: %v", err)
-	}
-	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	const self = "github.com/guardrun/guardrun/shellparse"
 	forbidden := []string{"os/exec", "golang.org/x/sys/unix", "github.com/creack/pty"}
 	seen := false
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.SplitN(line, "\t", 3)
-		if len(fields) != 3 {
-			t.Fatalf("unexpected go list line %q", line)
-		}
-		pkg, std, imports := fields[0], fields[1] == "true", strings.Fields(fields[2])
+	for _, d := range testenv.Deps(t) {
+		pkg, std, imports := d.Path, d.Standard, d.Imports
 		if pkg == self {
 			seen = true
 		}
