@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/guardrun/guardrun/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -67,26 +67,12 @@ const landlockAccept = `  landlock_accept: [deny_create]
 // refusals still fail the build.
 func TestRunMakeShellLandlock(t *testing.T) {
 	pre := noNamespaces(t)
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("no make")
-	}
+	testenv.LookPath(t, "make")
 	proj := filepath.Join(t.TempDir(), "cproject")
 	copyTree(t, "testdata/cproject", proj)
 	w := runWorld(t, fmt.Sprintf(makeConfig, proj))
 	landlockWorks(t, w, proj)
-	makeRun := func(args ...string) (string, int) {
-		argv := append(append([]string{}, pre...), append([]string{"make", "SHELL=" + guardrunBin}, args...)...)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = proj
-		cmd.Env = append(append([]string{}, w.env...), "MAKEFLAGS=")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return string(out), cmd.ProcessState.ExitCode()
-	}
+	makeRun := func(args ...string) (string, int) { return makeWithGuardrun(t, w, proj, pre, args...) }
 	out, code := makeRun("-j2", "check")
 	if code != 0 {
 		t.Fatalf("make -j2 check: exit %d\n%s", code, out)

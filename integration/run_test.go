@@ -355,6 +355,24 @@ func copyTree(t *testing.T, src, dst string) {
 	}
 }
 
+// makeWithGuardrun runs make SHELL=guardrun in proj with w's environment,
+// prefixed by pre (a wrapper such as the no-namespace one), in a session
+// of its own; it returns the combined output and the exit status.
+func makeWithGuardrun(t *testing.T, w *world, proj string, pre []string, args ...string) (string, int) {
+	t.Helper()
+	argv := append(append([]string{}, pre...), append([]string{"make", "SHELL=" + guardrunBin}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = proj
+	cmd.Env = append(append([]string{}, w.env...), "MAKEFLAGS=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
 // TestRunMakeShell: make -j2 SHELL=guardrun builds a C project in strict
 // mode with the tools pre-approved, and the program runs; a recipe that
 // calls a blocked or an asking command fails the build with guardrun's
@@ -366,18 +384,7 @@ func TestRunMakeShell(t *testing.T) {
 	proj := filepath.Join(t.TempDir(), "cproject")
 	copyTree(t, "testdata/cproject", proj)
 	w := runWorld(t, fmt.Sprintf(makeConfig, proj))
-	makeRun := func(args ...string) (string, int) {
-		cmd := exec.Command("make", append([]string{"SHELL=" + guardrunBin}, args...)...)
-		cmd.Dir = proj
-		cmd.Env = append(append([]string{}, w.env...), "MAKEFLAGS=")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return string(out), cmd.ProcessState.ExitCode()
-	}
+	makeRun := func(args ...string) (string, int) { return makeWithGuardrun(t, w, proj, nil, args...) }
 	out, code := makeRun("-j2", "check")
 	if code != 0 {
 		t.Fatalf("make -j2 check: exit %d\n%s", code, out)
