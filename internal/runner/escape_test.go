@@ -150,6 +150,7 @@ func TestEscapes(t *testing.T) {
 			absent(filepath.Join(f.ws, "sub/dir/moved"))(t)
 			unchanged(f.secret, secretText)(t)
 		}},
+		{name: "hard-link a zone file out of the zones", args: []string{"link", filepath.Join(f.ws, "Makefile"), filepath.Join(f.outside, "linked")}, host: absent(filepath.Join(f.outside, "linked"))},
 		{name: "read ~/.ssh", args: []string{"read", filepath.Join(f.home, ".ssh/id_ed25519")}},
 		{name: "edit guardrun's config", args: []string{"append", f.config}, host: unchanged(f.config, "mode: strict\n")},
 		{name: "replace guardrun's config", args: []string{"write", f.config}, host: unchanged(f.config, "mode: strict\n")},
