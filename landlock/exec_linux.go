@@ -125,7 +125,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := filterProgram(p.Seccomp, nil); err != nil {
+	if _, _, err := filterProgram(p.Seccomp, MetadataCalls); err != nil {
 		return nil, err
 	}
 	var tmp string
@@ -160,6 +160,12 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	}
 	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: p.Seccomp,
 		finish: make(chan struct{}), ended: make(chan struct{})}
+	// File metadata: Landlock has no rights for it, so guardrun makes
+	// those calls for the command, where it may write.
+	if err := registerMetadata(c.Notify, p, rs); err != nil {
+		removeTmp(tmp)
+		return nil, err
+	}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = WaitDelay
 	return c, nil
@@ -519,6 +525,7 @@ var (
 // in notify routed to user space, and their numbers, built once per
 // process.
 func filterProgram(pol sandbox.SeccompPolicy, notify []string) ([]byte, map[int32]string, error) {
+	notify = slices.Sorted(slices.Values(notify))
 	key := filterKey{pol, strings.Join(notify, ",")}
 	filterMu.Lock()
 	defer filterMu.Unlock()

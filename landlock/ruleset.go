@@ -625,3 +625,24 @@ func AccessName(acc uint64, dir bool) string {
 	}
 	return fmt.Sprintf("%#x", acc)
 }
+
+// MetadataWritable reports whether the command may change the metadata
+// (mode, owner, timestamps, extended attributes) of the file at path,
+// the real path of the object it named (no symbolic links in it): the
+// judgement Landlock applies to writing it. That is the profile's
+// (sandbox.Profile.Access: inside a read-write zone, not denied, not
+// under a read-only zone, guardrun's own files or a protected name), or
+// inside the command's own $TMPDIR. Landlock has no rights for
+// metadata, so guardrun makes these calls itself after asking this
+// (metadata_linux.go). Devices and /proc, which the ruleset lets the
+// command write, are not writable here: their metadata is the host's.
+func (rs *Ruleset) MetadataWritable(p *sandbox.Profile, path string) bool {
+	if p == nil || !filepath.IsAbs(path) || filepath.Clean(path) != path || strings.ContainsRune(path, 0) {
+		return false
+	}
+	if rs != nil && rs.TmpDir != "" && sandbox.Within(path, rs.TmpDir) {
+		return true
+	}
+	_, w := p.Access(path)
+	return w
+}

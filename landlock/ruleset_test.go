@@ -467,3 +467,45 @@ func TestProtectedNamesWatched(t *testing.T) {
 		t.Errorf("a rule for the missing denied path")
 	}
 }
+
+// TestMetadataWritable: the judgement on metadata calls, from the
+// profile alone: what Landlock would let the command write.
+func TestMetadataWritable(t *testing.T) {
+	p := &sandbox.Profile{
+		ReadOnly:     []string{"/usr", "/home/u"},
+		ReadWrite:    []string{"/home/u/proj"},
+		Deny:         []string{"/home/u/proj/.env", "/home/u/.ssh"},
+		ReadOnlyOver: []string{"/home/u/proj/.guardrun.yml", "/home/u/proj/.git/config"},
+		Protected:    []string{"/home/u/proj/.guardrun.yml"},
+		Cwd:          "/home/u/proj",
+	}
+	rs := &Ruleset{TmpDir: "/tmp/guardrun-tmp-1"}
+	for path, want := range map[string]bool{
+		"/home/u/proj/src/a.c":       true,
+		"/home/u/proj":               true,
+		"/home/u/proj/.git/HEAD":     true,
+		"/home/u/proj/.env":          false, // denied
+		"/home/u/proj/.git/config":   false, // protected name
+		"/home/u/proj/.guardrun.yml": false, // guardrun's config
+		"/home/u/.bashrc":            false, // read-only zone
+		"/home/u/.ssh/id_ed25519":    false, // denied
+		"/usr/bin/ls":                false, // system
+		"/etc/passwd":                false, // in no zone
+		"/tmp/guardrun-tmp-1/x":      true,  // the command's $TMPDIR
+		"/tmp/guardrun-tmp-10/x":     false, // not it
+		"/home/u/proj/../.bashrc":    false, // not clean
+		"home/u/proj/a.c":            false, // relative
+		"/dev/null":                  false,
+		"/home/u/proj/a\x00b":        false,
+	} {
+		if got := rs.MetadataWritable(p, path); got != want {
+			t.Errorf("MetadataWritable(%q) = %v, want %v", path, got, want)
+		}
+	}
+	if !(*Ruleset)(nil).MetadataWritable(p, "/home/u/proj/a.c") {
+		t.Error("a nil ruleset does not judge by the profile")
+	}
+	if rs.MetadataWritable(nil, "/home/u/proj/a.c") {
+		t.Error("no profile: writable")
+	}
+}

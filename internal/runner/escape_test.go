@@ -212,6 +212,7 @@ func TestEscapes(t *testing.T) {
 		}},
 		{name: "a descriptor inherited from the parent", args: []string{"fds", strconv.Itoa(leakFD)}},
 	}
+	attempts = append(attempts, metadataEscapes(t, f)...)
 	attempts = append(attempts, protectedEscapes(f, absent, unchanged)...)
 
 	// Host daemons listening on unix sockets in a writable zone, a
@@ -474,6 +475,107 @@ func TestUnixSocketsListed(t *testing.T) {
 		if c, err := tc.l.Accept(); err == nil {
 			c.Close()
 			t.Errorf("%s: the host listener got a connection", tc.name)
+		}
+	}
+}
+
+// metadataEscapes are the attempts on file metadata (mode, owner,
+// times, extended attributes) of files the command may not write: out
+// of every zone, in a read-only zone, denied, system, guardrun's own
+// config, a protected name; by path, through a read-only descriptor,
+// through a symbolic link in the zone, and with another thread rewriting
+// the path while the call is judged. Landlock has no rights for
+// metadata: under landlock guardrun makes these calls itself after
+// judging the object (bwrap's read-only mounts refuse them). The host
+// check is the whole inode: mode, owner, times including ctime (which
+// any of these calls moves), and the extended attributes.
+func metadataEscapes(t *testing.T, f *fixture) []escape {
+	t.Helper()
+	keep := filepath.Join(f.outside, "keep")
+	if err := unix.Setxattr(keep, "user.guardrun-keep", []byte("host"), 0); err != nil {
+		t.Fatalf("setxattr on the fixture: %v", err)
+	}
+	// A link in the zone to a file out of every zone.
+	toOutside := filepath.Join(f.ws, "sub/dir/to-outside")
+	if err := os.Symlink(keep, toOutside); err != nil {
+		t.Fatal(err)
+	}
+	// The race's two paths have the same length: the zone file and the
+	// target out of the zones.
+	raceZone := filepath.Join(f.ws, "race-zone-file")
+	raceTarget := filepath.Join(f.outside, "race-file")
+	for _, p := range []string{raceZone, raceTarget} {
+		if err := os.WriteFile(p, []byte("race\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(raceZone) != len(raceTarget) {
+		t.Fatalf("race paths of different lengths: %s %s", raceZone, raceTarget)
+	}
+	bashrc := filepath.Join(f.home, ".bashrc")
+	key := filepath.Join(f.home, ".ssh/id_ed25519")
+	sysFile := filepath.Join(f.sys, "keep")
+	gitConfig := filepath.Join(f.ws, ".git/config")
+	same := map[string]func(*testing.T){}
+	for _, p := range []string{keep, bashrc, key, sysFile, f.config, gitConfig, raceTarget} {
+		same[p] = inodeUnchanged(t, p)
+	}
+	type row struct {
+		name   string
+		args   []string
+		victim string
+	}
+	rows := []row{
+		{"chmod a file out of every zone", []string{"chmod", keep}, keep},
+		{"chmod ~/.bashrc (read-only zone)", []string{"chmod", bashrc}, bashrc},
+		{"chmod a denied file", []string{"chmod", key}, key},
+		{"chmod a system file", []string{"chmod", sysFile}, sysFile},
+		{"chmod guardrun's config", []string{"chmod", f.config}, f.config},
+		{"chmod protected .git/config", []string{"chmod", gitConfig}, gitConfig},
+		{"fchmod through a read-only descriptor", []string{"fchmod-ro", bashrc}, bashrc},
+		{"chmod through a symlink in the zone", []string{"chmod", toOutside}, keep},
+		{"chmod while a thread rewrites the path", []string{"chmod-race", raceZone, raceTarget}, raceTarget},
+		{"chown a file out of every zone to another user", []string{"chown", keep}, keep},
+		{"chown a file out of every zone to its owner", []string{"chown-self", keep}, keep},
+		{"touch -d ~/.bashrc", []string{"utimes", bashrc}, bashrc},
+		{"touch -d a file out of every zone", []string{"utimes", keep}, keep},
+		{"setxattr on a file out of every zone", []string{"setxattr", keep}, keep},
+		{"setxattr on guardrun's config", []string{"setxattr", f.config}, f.config},
+		{"removexattr on a file out of every zone", []string{"removexattr", keep, "user.guardrun-keep"}, keep},
+	}
+	out := make([]escape, len(rows))
+	for i, r := range rows {
+		out[i] = escape{name: r.name, args: r.args, host: same[r.victim]}
+	}
+	return out
+}
+
+// inodeUnchanged records path's inode now (mode, owner, size,
+// modification and change times, extended attributes) and returns the
+// check that it is the same later.
+func inodeUnchanged(t *testing.T, path string) func(*testing.T) {
+	t.Helper()
+	snap := func() (string, error) {
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			return "", err
+		}
+		names := make([]byte, 4096)
+		n, err := unix.Llistxattr(path, names)
+		if err != nil {
+			n = 0
+		}
+		return fmt.Sprintf("mode %o uid %d gid %d size %d mtime %d.%d ctime %d.%d xattrs %q",
+			st.Mode, st.Uid, st.Gid, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec, names[:n]), nil
+	}
+	before, err := snap()
+	if err != nil {
+		t.Fatalf("stat %s: %v", path, err)
+	}
+	return func(t *testing.T) {
+		after, err := snap()
+		if err != nil || after != before {
+			t.Errorf("%s changed on the host:\n before %s\n after  %s (%v)", path, before, after, err)
 		}
 	}
 }

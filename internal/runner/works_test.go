@@ -106,6 +106,29 @@ func TestSandboxWorks(t *testing.T) {
 				t.Errorf("rename across directories: %v", err)
 			}
 		}},
+		// File metadata in the zone: under landlock guardrun makes
+		// these calls for the command (Landlock has no rights for them).
+		{"chmod +x a script", Script("/bin/sh", `printf '#!/bin/sh\necho script-ran\n' > s.sh && chmod +x s.sh && ./s.sh`), "script-ran", func(t *testing.T) {
+			wantMode(t, filepath.Join(dir, "s.sh"), 0o755)
+		}},
+		{"touch -d", Script("/bin/sh", `echo x > t.txt && touch -d '2000-06-15 12:00' t.txt && ls -l --time-style=+%Y t.txt`), "2000 t.txt", func(t *testing.T) {
+			wantYear(t, filepath.Join(dir, "t.txt"), 2000)
+		}},
+		{"cp -p", Script("/bin/sh", `echo x > src.txt && chmod 640 src.txt && touch -d '2001-06-15 12:00' src.txt && cp -p src.txt dst.txt && stat -c %a dst.txt`), "640", func(t *testing.T) {
+			wantMode(t, filepath.Join(dir, "dst.txt"), 0o640)
+			wantYear(t, filepath.Join(dir, "dst.txt"), 2001)
+		}},
+		{"tar x keeps modes and times", Script("/bin/sh", `mkdir -p tsrc && echo x > tsrc/run && chmod 751 tsrc/run && touch -d '2002-06-15 12:00' tsrc/run &&
+			tar cf t.tar tsrc && rm -rf tsrc && tar xpf t.tar && stat -c %a tsrc/run`), "751", func(t *testing.T) {
+			wantMode(t, filepath.Join(dir, "tsrc/run"), 0o751)
+			wantYear(t, filepath.Join(dir, "tsrc/run"), 2002)
+		}},
+		{"git checkout of an executable file", Script("/bin/sh", `git init -q gx && cd gx && git config core.filemode &&
+			printf '#!/bin/sh\necho checked-out\n' > run.sh && git add run.sh && git -c user.name=t -c user.email=t@t commit -qm a &&
+			chmod +x run.sh && git -c user.name=t -c user.email=t@t commit -qam x && git checkout -q HEAD~1 && test ! -x run.sh &&
+			git checkout -q - && ./run.sh`), "true\nchecked-out", func(t *testing.T) {
+			wantMode(t, filepath.Join(dir, "gx/run.sh"), 0o755)
+		}},
 		{"read /usr", Script("/bin/sh", "test -r /usr/include/stdio.h && ls /usr/bin/env && cat /etc/os-release | head -1"), "/usr/bin/env", nil},
 		{"read home", []string{"cat", filepath.Join(f.home, ".bashrc")}, "the user's bashrc", nil},
 		{"private tmp", tmpCase.argv, tmpCase.want, nil},
@@ -308,4 +331,22 @@ func TestHelperProcess(t *testing.T) {
 	f := fixtureAt(t, os.Getenv("GUARDRUN_TEST_HELPER_BASE"), false)
 	_, err := RunWith(context.Background(), f.opts(), f.profile, []string{probePath, "sleep", "300", os.Getenv("GUARDRUN_TEST_HELPER_MARKER")}, f.env, Stdio{})
 	t.Fatalf("Run returned, but the helper should have been killed: %v", err)
+}
+
+// wantMode checks the permission bits of path on the host.
+func wantMode(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != mode {
+		t.Errorf("%s: mode %v, want %v (%v)", path, fi.Mode(), mode, err)
+	}
+}
+
+// wantYear checks the year of path's modification time on the host.
+func wantYear(t *testing.T, path string, year int) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil || fi.ModTime().Year() != year {
+		t.Errorf("%s: modified %v, want in %d (%v)", path, fi.ModTime(), year, err)
+	}
 }

@@ -214,6 +214,13 @@ var attempts = map[string]func([]string) error{
 	"move-away":    attemptMoveAway,
 	"unix-path":    attemptUnixPath,
 	"dgram-pair":   attemptDgramPair,
+	"chmod":        attemptChmod,
+	"fchmod-ro":    attemptFchmodRO,
+	"chown-self":   attemptChownSelf,
+	"utimes":       attemptUtimes,
+	"setxattr":     attemptSetxattr,
+	"removexattr":  attemptRemovexattr,
+	"chmod-race":   attemptChmodRace,
 }
 
 // write PATH: create or truncate PATH and write to it.
@@ -782,4 +789,114 @@ func attemptDgramPair(a []string) error {
 		return err
 	}
 	return allowed("sent a datagram to %s", arg(a, 0))
+}
+
+// chmod PATH: make PATH setuid and writable by everyone (following a
+// symbolic link, as chmod does).
+func attemptChmod(a []string) error {
+	if err := os.Chmod(arg(a, 0), 0o4777); err != nil {
+		return err
+	}
+	return allowed("chmod 4777 %s", arg(a, 0))
+}
+
+// fchmod-ro PATH: open PATH read-only (which the sandbox may allow) and
+// change its mode through the descriptor.
+func attemptFchmodRO(a []string) error {
+	f, err := os.Open(arg(a, 0))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Chmod(0o777); err != nil {
+		return err
+	}
+	return allowed("fchmod 777 on a read-only descriptor of %s", arg(a, 0))
+}
+
+// chown-self PATH: chown PATH to its own owner, which the owner may do
+// (it still changes the inode: ctime, set-user-ID bits).
+func attemptChownSelf(a []string) error {
+	if err := os.Chown(arg(a, 0), os.Getuid(), os.Getgid()); err != nil {
+		return err
+	}
+	return allowed("chowned %s to %d:%d", arg(a, 0), os.Getuid(), os.Getgid())
+}
+
+// utimes PATH: set PATH's times to 2000-01-01 (touch -d).
+func attemptUtimes(a []string) error {
+	t := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(arg(a, 0), t, t); err != nil {
+		return err
+	}
+	return allowed("set the times of %s to %v", arg(a, 0), t)
+}
+
+// setxattr PATH: set the extended attribute user.guardrun-probe.
+func attemptSetxattr(a []string) error {
+	if err := unix.Setxattr(arg(a, 0), "user.guardrun-probe", []byte("set from inside the sandbox"), 0); err != nil {
+		return err
+	}
+	return allowed("set user.guardrun-probe on %s", arg(a, 0))
+}
+
+// removexattr PATH NAME: remove the extended attribute NAME.
+func attemptRemovexattr(a []string) error {
+	if err := unix.Removexattr(arg(a, 0), arg(a, 1)); err != nil {
+		return err
+	}
+	return allowed("removed %s from %s", arg(a, 1), arg(a, 0))
+}
+
+// chmod-race ZONE-FILE TARGET: chmod a file the sandbox may change while
+// another thread keeps rewriting the path buffer to TARGET, so that a
+// sandbox that checks the path and then lets the kernel read it again
+// would change TARGET. Allowed if TARGET's mode ever becomes the one
+// asked for.
+func attemptChmodRace(a []string) error {
+	zone, target := arg(a, 0), arg(a, 1)
+	if len(zone) != len(target) {
+		return setup("the two paths must have the same length (%q, %q)", zone, target)
+	}
+	var buf [4096]byte
+	copy(buf[:], zone)
+	stop := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		p := unsafe.Pointer(&buf[0])
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			src := zone
+			if i%2 == 1 {
+				src = target
+			}
+			for j := 0; j < len(src); j++ {
+				*(*byte)(unsafe.Add(p, j)) = src[j]
+			}
+		}
+	}()
+	defer close(stop)
+	var refused error
+	const mode = 0o4777
+	fdcwd := unix.AT_FDCWD
+	for i := 0; i < 3000; i++ {
+		_, _, e := syscall.Syscall6(unix.SYS_FCHMODAT, uintptr(fdcwd), uintptr(unsafe.Pointer(&buf[0])), mode, 0, 0, 0)
+		// Report the refusal of the target rather than a torn path's
+		// ENOENT, when there is one.
+		if e != 0 && (refused == nil || refused == syscall.ENOENT) {
+			refused = e
+		}
+		var st unix.Stat_t
+		if unix.Stat(target, &st) == nil && st.Mode&0o7777 == mode {
+			return allowed("the racing thread's path %s was changed (%d calls)", target, i+1)
+		}
+	}
+	if refused == nil {
+		return setup("the race never reached %s in 3000 calls", target)
+	}
+	return refused
 }
