@@ -227,7 +227,22 @@ func (m *metadata) chmod(r *notify.Request) notify.Response {
 	if o.link {
 		return notify.Fail(syscall.EOPNOTSUPP) // links have no mode of their own
 	}
-	return done(unix.Fchmodat(unix.AT_FDCWD, o.proc(), uint32(mode)&0o7777, 0))
+	return done(chmodFD(o, uint32(mode)&0o7777))
+}
+
+// chmodFD changes the mode of the object guardrun holds: fchmodat2 with
+// AT_EMPTY_PATH on the descriptor (Linux 6.6), else chmod of its
+// /proc/self/fd name, which reaches the same object.
+func chmodFD(o *object, mode uint32) error {
+	empty := []byte{0}
+	_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(o.fd), uintptr(unsafe.Pointer(&empty[0])), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
+	switch e {
+	case 0:
+		return nil
+	case unix.ENOSYS, unix.EINVAL:
+		return unix.Fchmodat(unix.AT_FDCWD, o.proc(), mode, 0)
+	}
+	return e
 }
 
 func (m *metadata) chown(r *notify.Request) notify.Response {

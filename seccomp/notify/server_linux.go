@@ -49,22 +49,28 @@ const MaxWorkers = 16
 // privilege than the command: root's CAP_CHOWN, CAP_FOWNER,
 // CAP_DAC_OVERRIDE and the rest are gone for it, and the kernel's
 // permission checks on what it does are the command's own (same user,
-// same groups). Workers are made on demand (at most MaxWorkers) and end
-// with the server.
+// same groups). A worker that could not drop them answers EPERM to
+// everything.
+//
+// The worker that receives a notification also serves it (no hand-off
+// between threads, which costs most on a loaded machine): one worker at a
+// time waits on the listener; when it takes a notification and no other
+// worker is free to wait, a new one is made (at most MaxWorkers), so a
+// slow handler does not hold up the others. Workers end with the server.
 type Server struct {
 	fd   int
 	reg  *Registry
 	nrs  map[int32]string
 	wake [2]int
 
-	work     chan *Request
-	quit     chan struct{}
-	loopDone chan struct{}
-	handlers sync.WaitGroup // workers
+	recv     sync.Mutex     // held by the worker waiting on the listener
+	workers  sync.WaitGroup // running workers
 	stopOnce sync.Once
 
 	mu      sync.Mutex
-	workers int
+	started int  // workers made
+	free    int  // workers not serving a notification
+	done    bool // stopped, or no task uses the filter any more
 	err     error
 }
 
@@ -77,12 +83,15 @@ func Serve(listener int, reg *Registry, nrs map[int32]string) (*Server, error) {
 	if listener < 0 || reg == nil {
 		return nil, errors.New("notify: Serve needs a listener and a registry")
 	}
-	s := &Server{fd: listener, reg: reg, nrs: nrs,
-		work: make(chan *Request), quit: make(chan struct{}), loopDone: make(chan struct{})}
+	s := &Server{fd: listener, reg: reg, nrs: nrs}
+	// Linux 6.6: wake the caller on the answering thread's CPU and the
+	// waiting worker on the caller's, which halves the round trip on a
+	// busy machine. Older kernels say EINVAL; it is only an optimisation.
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	if err := unix.Pipe2(s.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return nil, fmt.Errorf("notify: %w", err)
 	}
-	go s.loop()
+	s.spawn()
 	return s, nil
 }
 
@@ -92,10 +101,9 @@ func Serve(listener int, reg *Registry, nrs map[int32]string) (*Server, error) {
 // the error that ended the server early, if one did.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
+		// Level-triggered: every worker that polls from now on sees it.
 		_, _ = unix.Write(s.wake[1], []byte{0})
-		<-s.loopDone
-		close(s.quit)
-		s.handlers.Wait()
+		s.workers.Wait()
 		unix.Close(s.fd)
 		unix.Close(s.wake[0])
 		unix.Close(s.wake[1])
@@ -113,23 +121,81 @@ func (s *Server) fail(err error) {
 	s.mu.Unlock()
 }
 
-func (s *Server) loop() {
-	defer close(s.loopDone)
+// spawn starts a worker unless the server is done or has MaxWorkers.
+func (s *Server) spawn() {
+	s.mu.Lock()
+	if s.done || s.started >= MaxWorkers {
+		s.mu.Unlock()
+		return
+	}
+	s.started++
+	s.free++
+	s.mu.Unlock()
+	s.workers.Add(1)
+	go s.worker()
+}
+
+func (s *Server) worker() {
+	defer s.workers.Done()
+	// Never unlocked: the thread, which has given up its capabilities,
+	// ends with this goroutine.
+	runtime.LockOSThread()
+	capless := true
+	if err := dropThreadCaps(); err != nil {
+		s.fail(err)
+		capless = false
+	}
 	for {
+		r, ok := s.receive()
+		if !ok {
+			return
+		}
+		s.mu.Lock()
+		s.free--
+		alone := s.free == 0
+		s.mu.Unlock()
+		if alone {
+			s.spawn() // someone must wait on the listener meanwhile
+		}
+		if capless {
+			s.serve(r)
+		} else {
+			r.respond(Fail(syscall.EPERM))
+		}
+		s.mu.Lock()
+		s.free++
+		s.mu.Unlock()
+	}
+}
+
+// receive waits, as the one worker holding s.recv, for the next
+// notification. It reports false when the server is done.
+func (s *Server) receive() (*Request, bool) {
+	s.recv.Lock()
+	defer s.recv.Unlock()
+	for {
+		s.mu.Lock()
+		done := s.done
+		s.mu.Unlock()
+		if done {
+			return nil, false
+		}
 		fds := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}, {Fd: int32(s.wake[0]), Events: unix.POLLIN}}
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
-			s.fail(fmt.Errorf("notify: poll: %w", err))
-			return
+			s.finish(fmt.Errorf("notify: poll: %w", err))
+			return nil, false
 		}
 		if fds[1].Revents != 0 {
-			return
+			s.finish(nil)
+			return nil, false
 		}
 		if fds[0].Revents&unix.POLLIN == 0 {
 			if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-				return // no task uses the filter any more
+				s.finish(nil) // no task uses the filter any more
+				return nil, false
 			}
 			continue
 		}
@@ -138,54 +204,23 @@ func (s *Server) loop() {
 			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ENOENT) {
 				continue // interrupted, or the caller is gone
 			}
-			s.fail(fmt.Errorf("notify: receive: %w", err))
-			return
+			s.finish(fmt.Errorf("notify: receive: %w", err))
+			return nil, false
 		}
-		s.dispatch(&Request{ID: n.ID, Pid: int(n.Pid), Nr: n.Data.Nr, Syscall: s.nrs[n.Data.Nr],
-			Args: n.Data.Args, IP: n.Data.IP, Arch: n.Data.Arch, s: s})
+		return &Request{ID: n.ID, Pid: int(n.Pid), Nr: n.Data.Nr, Syscall: s.nrs[n.Data.Nr],
+			Args: n.Data.Args, IP: n.Data.IP, Arch: n.Data.Arch, s: s}, true
 	}
 }
 
-// dispatch hands r to an idle worker, or a new one, or waits for one.
-func (s *Server) dispatch(r *Request) {
-	select {
-	case s.work <- r:
-		return
-	default:
-	}
+// finish marks the server done (every worker then ends), with the error
+// that ended it, if any.
+func (s *Server) finish(err error) {
 	s.mu.Lock()
-	spawn := s.workers < MaxWorkers
-	if spawn {
-		s.workers++
+	s.done = true
+	if s.err == nil {
+		s.err = err
 	}
 	s.mu.Unlock()
-	if spawn {
-		s.handlers.Add(1)
-		go s.worker(r)
-		return
-	}
-	s.work <- r
-}
-
-func (s *Server) worker(first *Request) {
-	defer s.handlers.Done()
-	// Never unlocked: the thread, which has given up its capabilities,
-	// ends with this goroutine.
-	runtime.LockOSThread()
-	if err := dropThreadCaps(); err != nil {
-		s.fail(err)
-		first.respond(Fail(syscall.EPERM))
-		return
-	}
-	r := first
-	for {
-		s.serve(r)
-		select {
-		case r = <-s.work:
-		case <-s.quit:
-			return
-		}
-	}
 }
 
 func (s *Server) serve(r *Request) {
@@ -491,8 +526,8 @@ func splitLines(b []byte) []string {
 // caller's own process files (/proc/self, /proc/thread-self, /dev/fd/N,
 // /dev/stdin, /dev/stdout, /dev/stderr) are rewritten to the caller's
 // /proc/PID: resolved here as they are, they would reach guardrun's own.
-// An empty path is ENOENT. It checks afterwards that the call is still
-// waiting.
+// An empty path is ENOENT. What it looked up through /proc/PID is
+// checked to be the caller's (the call still waiting) afterwards.
 func (r *Request) Open(dirfd int32, path string, nofollow bool) (int, error) {
 	if path == "" {
 		return -1, syscall.ENOENT
@@ -502,8 +537,13 @@ func (r *Request) Open(dirfd int32, path string, nofollow bool) (int, error) {
 		flags |= unix.O_NOFOLLOW
 	}
 	dir := AtFDCWD
+	// Only what is looked up through /proc/PID depends on the pid still
+	// being the caller's: Dir has checked that for a relative path.
+	check := false
 	if path[0] == '/' {
-		path = r.ownFiles(path)
+		own := r.ownFiles(path)
+		check = own != path
+		path = own
 	} else {
 		d, err := r.Dir(dirfd)
 		if err != nil {
@@ -519,9 +559,11 @@ func (r *Request) Open(dirfd int32, path string, nofollow bool) (int, error) {
 		}
 		return -1, err
 	}
-	if err := r.Valid(); err != nil {
-		unix.Close(fd)
-		return -1, err
+	if check {
+		if err := r.Valid(); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
 	}
 	return fd, nil
 }
