@@ -338,9 +338,12 @@ func (c *Cmd) Wait() (int, error) {
 	c.mu.Unlock()
 	close(c.finish)
 	<-c.ended
-	// Every process of the command has ended (endDomain) or is on its
-	// own without guardrun: its routed calls fail from now on.
-	c.stopServer()
+	// Every process of the command has ended (endDomain): stop serving
+	// its calls. In the background: waiting for the idle worker to see
+	// it is not worth the command's time, and nothing is left to call.
+	if c.server != nil {
+		go c.stopServer()
+	}
 	// Every process of the command has ended (endDomain): put back
 	// what it changed among the watched paths.
 	c.Restored = restore(c.snaps, time.Now())
