@@ -47,6 +47,14 @@
 //     session of its own, and when the command exits every process left
 //     in its domain is killed from the restricted thread (kill(-1) limited
 //     by the signal scope);
+//   - file metadata (chmod, chown, utime, setxattr, removexattr and
+//     their f/l/at forms, MetadataCalls), for which Landlock has no
+//     rights: served by guardrun (metadata_linux.go), which reads the
+//     path once, opens the object itself (O_PATH, O_NOFOLLOW where the
+//     call does not follow), judges its real path with
+//     Ruleset.MetadataWritable (the profile's write access, or $TMPDIR)
+//     and makes the call on its own descriptor, on a thread without
+//     capabilities; refused with EACCES, as Landlock refuses writes;
 //   - network off: the seccomp filter, and TCP handled with no port
 //     allowed (ABI 4). Options.ConnectTCP is the hook for a local proxy:
 //     connect only to the listed ports.
@@ -92,6 +100,13 @@
 //   - If guardrun is killed with SIGKILL, the command gets SIGKILL
 //     (parent-death signal) but its own children are not ended: nobody is
 //     left to run kill(-1) in the domain.
+//   - Metadata calls cost a round trip to guardrun (tens of
+//     microseconds). Metadata of protected names cannot be changed during
+//     the run. Processes guardrun cannot read (undumpable, or out of its
+//     tree under Yama ptrace_scope 1) get EPERM for them; if guardrun
+//     dies they get ENOSYS. guardrun under another seccomp listener
+//     cannot use this backend (EBUSY, refused with a message), and the
+//     command cannot use seccomp user notification itself.
 //   - Rules are opened when the command starts: a path swapped for a
 //     symlink between Build and Start is skipped (never followed).
 //   - Before ABI 6 signals and abstract sockets are not scoped and

@@ -5,6 +5,10 @@
 // the terminal guardrun reads from. Rules lists the same content as data
 // for guardrun profile.
 //
+// BuildNotify is Build with some system calls routed to user space
+// (SECCOMP_RET_USER_NOTIF) for the landlock backend, which loads it with
+// a listener and serves them (package seccomp/notify).
+//
 // It does not install the filter. Build returns the program and File a
 // descriptor holding it; bwrap reads that with --seccomp and loads it
 // after it has set up the namespaces, right before it runs the command, so
