@@ -209,6 +209,16 @@ func (c *Cmd) Start() error {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: mark descriptors close-on-exec: %w", err)
 	}
+	// The restricted thread shares the command's Landlock domain, and
+	// Landlock lets a domain reach its own tasks through /proc: without
+	// this, the command could read guardrun's environment (the secrets
+	// env_deny keeps from it) and memory at /proc/PID/task/TID/environ
+	// and mem. Not dumpable, those need CAP_SYS_PTRACE, which the
+	// command does not have.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		removeTmp(c.Ruleset.TmpDir)
+		return fmt.Errorf("landlock: make guardrun not dumpable: %w", err)
+	}
 	snaps, err := take(c.Ruleset.Watch)
 	if err != nil {
 		removeTmp(c.Ruleset.TmpDir)
