@@ -2,6 +2,8 @@ package landlock
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -189,10 +191,19 @@ func moveAside(dir int, name string, now time.Time) (string, error) {
 	return moveTo(dir, name, name, now)
 }
 
-// moveTo renames from in dir to a fresh quarantine name for name.
+// moveTo renames from in dir to a fresh quarantine name for name. The
+// first 100 names are predictable, so the command may have taken them
+// all beforehand: then a random suffix, which it cannot foresee.
 func moveTo(dir int, from, name string, now time.Time) (string, error) {
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 200; i++ {
 		q := quarantineName(name, now, i)
+		if i >= 100 {
+			var b [8]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return "", err
+			}
+			q = quarantineName(name, now, 0) + "-" + hex.EncodeToString(b[:])
+		}
 		err := unix.Renameat2(dir, from, dir, q, unix.RENAME_NOREPLACE)
 		if err == nil {
 			return q, nil
