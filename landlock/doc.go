@@ -83,6 +83,22 @@
 //   - If guardrun is killed with SIGKILL, the command gets SIGKILL
 //     (parent-death signal) but its own children are not ended: nobody is
 //     left to run kill(-1) in the domain.
+//   - The thread that starts the command shares its Landlock domain, so
+//     the signal scope lets the command signal it: SIGKILL to that
+//     thread (its id is in /proc/PPID/task) ends guardrun before it
+//     restores protected names or writes the audit line. prlimit on
+//     guardrun's pid is not scoped either (RLIMIT_NOFILE 0 makes every
+//     restore fail). Both defeat the end-state enforcement of protected
+//     names (known gap; the fix is a nested domain for the command).
+//     guardrun is made non-dumpable, so its memory and environment are
+//     out of reach.
+//   - No IPC namespace: SysV shared memory, message queues and
+//     semaphores of the user's other processes are reachable, and
+//     inotify watches work on directories outside the zones (names
+//     only).
+//   - Run as an ordinary user, guardrun cannot restore a protected file
+//     whose directory the command made read-only (chmod 0555 .git):
+//     the restore says it could NOT restore it, and the change stays.
 //   - Rules are opened when the command starts: a path swapped for a
 //     symlink between Build and Start is skipped (never followed).
 //   - Before ABI 6 signals and abstract sockets are not scoped and
