@@ -32,7 +32,9 @@
 //     MaxWatchBytes, larger ones keep the rules), and after the command
 //     what was changed, replaced, removed or hard-linked is put back and
 //     what was created is moved aside to NAME.guardrun-quarantine-TIME,
-//     one stderr line each, without following any link;
+//     one stderr line each, without following any link (directories on
+//     the way the command made read-only or unsearchable are opened up
+//     for the restore and given their modes back);
 //   - private /tmp: a per-command directory as TMPDIR, removed after;
 //   - pid isolation: scoped signals and abstract unix sockets (ABI 6), a
 //     session of its own, and when the command exits every process left
@@ -96,9 +98,6 @@
 //     semaphores of the user's other processes are reachable, and
 //     inotify watches work on directories outside the zones (names
 //     only).
-//   - Run as an ordinary user, guardrun cannot restore a protected file
-//     whose directory the command made read-only (chmod 0555 .git):
-//     the restore says it could NOT restore it, and the change stays.
 //   - Rules are opened when the command starts: a path swapped for a
 //     symlink between Build and Start is skipped (never followed).
 //   - Before ABI 6 signals and abstract sockets are not scoped and

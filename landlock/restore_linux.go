@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -272,6 +273,7 @@ func restore(snaps []snap, now time.Time) []string {
 }
 
 func restoreOne(s snap, now time.Time) string {
+	defer unlock(s.w)()
 	fd, name, bad, err := openDirs(s.w)
 	if fd >= 0 {
 		defer unix.Close(fd)
@@ -365,4 +367,54 @@ func removeAt(dir int, name string) {
 	}
 	f.Close()
 	_ = unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+}
+
+// unlock gives the user back search, read and write permission on each
+// directory from w.Root to the parent of w.Path whose mode the command
+// took them from (chmod 0555 .git, chmod 0 .git): the restore runs as
+// the user, and without them could neither reach the protected name nor
+// put its copy next to it. The returned func puts the command's modes
+// back. Root needs none of this. Nothing is followed through a link.
+func unlock(w Watch) func() {
+	rel, err := filepath.Rel(w.Root, w.Path)
+	if os.Geteuid() == 0 || err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return func() {}
+	}
+	type changed struct {
+		fd   int
+		mode uint32
+	}
+	var undo []changed
+	parts := strings.Split(rel, "/")
+	fd, err := unix.Open(w.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	for i := 0; err == nil; i++ {
+		kept := false
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+			int(st.Uid) == os.Geteuid() && st.Mode&0o700 != 0o700 {
+			// An O_PATH descriptor takes no fchmod; its /proc name does.
+			if unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&0o7777|0o700) == nil {
+				undo = append(undo, changed{fd, st.Mode & 0o7777})
+				kept = true
+			}
+		}
+		if i == len(parts)-1 {
+			if !kept {
+				unix.Close(fd)
+			}
+			break
+		}
+		var next int
+		next, err = unix.Openat(fd, parts[i], unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if !kept {
+			unix.Close(fd)
+		}
+		fd = next
+	}
+	return func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			_ = unix.Chmod("/proc/self/fd/"+strconv.Itoa(undo[i].fd), undo[i].mode)
+			unix.Close(undo[i].fd)
+		}
+	}
 }

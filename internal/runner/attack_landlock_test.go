@@ -99,6 +99,7 @@ func TestAttacks(t *testing.T) {
 	nestedConfig := filepath.Join(f.ws, "nested/.git/config")
 	planted := filepath.Join(f.ws, "nested/.claude")
 	commondir := filepath.Join(f.ws, ".git/commondir")
+	envrc := filepath.Join(f.ws, "deep/x/.envrc")
 
 	rows := []attack{
 		{escape: escape{name: "read guardrun's environment and memory through its restricted thread",
@@ -154,17 +155,19 @@ func TestAttacks(t *testing.T) {
 			args: []string{"write", commondir}, host: absent(commondir), restored: commondir}},
 		{escape: escape{name: "create a protected name and take every quarantine name",
 			args: []string{"quarantine-fill", planted}, host: absent(planted), restored: planted}},
-		// Last: it leaves nested/.git read-only.
+		// Last: they leave nested/.git and deep/x read-only.
 		{escape: escape{name: "change a protected file and make its directory read-only",
 			args: []string{"chmod-dir", nestedConfig}, restored: nestedConfig,
 			host: func(t *testing.T) {
 				unchanged(nestedConfig, gitConfigText)(t)
 				os.Chmod(filepath.Dir(nestedConfig), 0o755)
 			}}},
-	}
-
-	if os.Geteuid() != 0 {
-		rows[len(rows)-1].gapLL = "the restore runs as the user, who cannot create its copy in a directory the command made read-only (or pass one it made unsearchable): the changed file stays"
+		{escape: escape{name: "change a protected file and make its directory unsearchable",
+			args: []string{"chmod-dir", envrc, "0"}, restored: envrc,
+			host: func(t *testing.T) {
+				os.Chmod(filepath.Dir(envrc), 0o755)
+				unchanged(envrc, "export A=1\n")(t)
+			}}},
 	}
 
 	var summary []string

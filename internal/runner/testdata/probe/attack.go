@@ -348,9 +348,10 @@ func attemptQuarantineFill(a []string) error {
 	return allowed("created %s and every quarantine name for 30 seconds", p)
 }
 
-// chmod-dir FILE: change the protected FILE, then make its directory
-// read-only, so that a restore by the (unprivileged) user cannot put a
-// copy next to it.
+// chmod-dir FILE [MODE]: change the protected FILE, then make its
+// directory read-only (MODE, octal, 555 by default; 0: not even
+// searchable), so that a restore by the (unprivileged) user cannot put
+// a copy next to it, or reach it.
 func attemptChmodDir(a []string) error {
 	p := arg(a, 0)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
@@ -362,8 +363,12 @@ func attemptChmodDir(a []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Chmod(filepath.Dir(p), 0o555); err != nil {
+	mode := uint64(0o555)
+	if m := arg(a, 1); m != "" {
+		mode, _ = strconv.ParseUint(m, 8, 32)
+	}
+	if err := os.Chmod(filepath.Dir(p), os.FileMode(mode)); err != nil {
 		return allowed("appended to %s (chmod: %v)", p, err)
 	}
-	return allowed("appended to %s and made %s read-only", p, filepath.Dir(p))
+	return allowed("appended to %s and made %s mode %o", p, filepath.Dir(p), mode)
 }
