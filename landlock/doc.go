@@ -94,10 +94,9 @@
 //     names (known gap; the fix is a nested domain for the command).
 //     guardrun is made non-dumpable, so its memory and environment are
 //     out of reach.
-//   - No IPC namespace: SysV shared memory, message queues and
-//     semaphores of the user's other processes are reachable, and
-//     inotify watches work on directories outside the zones (names
-//     only).
+//   - No IPC namespace: SysV IPC is refused outright (ENOSYS), so a
+//     program that needs it (PostgreSQL) fails under landlock. inotify
+//     watches work on directories outside the zones (names only).
 //   - Rules are opened when the command starts: a path swapped for a
 //     symlink between Build and Start is skipped (never followed).
 //   - Before ABI 6 signals and abstract sockets are not scoped and

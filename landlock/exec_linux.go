@@ -112,6 +112,10 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if p == nil {
 		return nil, errors.New("landlock: no profile")
 	}
+	// No IPC namespace: SysV IPC would reach the host's objects.
+	pc := *p
+	pc.Seccomp.NoSysVIPC = true
+	p = &pc
 	abi, err := ABI()
 	if err != nil {
 		return nil, err

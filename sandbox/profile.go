@@ -155,4 +155,9 @@ type SeccompPolicy struct {
 	// docker.sock in a zone) could otherwise be reached. Always off with
 	// Proxy: the proxy's own socket would be one connect away.
 	AllowUnix bool `json:"allow_unix"`
+	// NoSysVIPC refuses SysV IPC (shared memory, message queues,
+	// semaphores) with ENOSYS, as a kernel without it says. A backend
+	// without an IPC namespace (landlock) sets it: there these calls
+	// reach the objects of the user's host processes by key or id.
+	NoSysVIPC bool `json:"no_sysv_ipc,omitempty"`
 }

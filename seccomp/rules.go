@@ -228,6 +228,14 @@ func rules(p sandbox.SeccompPolicy) []rule {
 	}
 	rs = append(rs, rule{name: "mknodat", errno: errnoEPERM,
 		cond: "mode is S_IFCHR or S_IFBLK", any: devicesAt})
+	if p.NoSysVIPC {
+		// No IPC namespace of its own (landlock): the host's SysV
+		// objects are one key, or one id from /proc/sysvipc, away.
+		rs = append(rs, always(errnoENOSYS,
+			"shmget", "shmat", "shmctl", "shmdt",
+			"msgget", "msgsnd", "msgrcv", "msgctl",
+			"semget", "semop", "semtimedop", "semctl")...)
+	}
 	// Terminal injection: pushing input into a terminal guardrun (or the
 	// person's shell) reads from. The kernel takes the request as an
 	// unsigned int.
