@@ -88,10 +88,10 @@
 //   - The thread that starts the command shares its Landlock domain, so
 //     the signal scope lets the command signal it: SIGKILL to that
 //     thread (its id is in /proc/PPID/task) ends guardrun before it
-//     restores protected names or writes the audit line. prlimit on
-//     guardrun's pid is not scoped either (RLIMIT_NOFILE 0 makes every
-//     restore fail). Both defeat the end-state enforcement of protected
-//     names (known gap; the fix is a nested domain for the command).
+//     restores protected names or writes the audit line, which defeats
+//     the end-state enforcement of protected names (known gap; the fix
+//     is a nested domain for the command). prlimit on another process
+//     is refused by the filter for the same reason.
 //     guardrun is made non-dumpable, so its memory and environment are
 //     out of reach.
 //   - No IPC namespace: SysV IPC is refused outright (ENOSYS), so a

@@ -112,9 +112,9 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if p == nil {
 		return nil, errors.New("landlock: no profile")
 	}
-	// No IPC namespace: SysV IPC would reach the host's objects.
+	// No pid or IPC namespace: see SeccompPolicy.HostShared.
 	pc := *p
-	pc.Seccomp.NoSysVIPC = true
+	pc.Seccomp.HostShared = true
 	p = &pc
 	abi, err := ABI()
 	if err != nil {
