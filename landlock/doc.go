@@ -34,7 +34,9 @@
 //     what was created is moved aside to NAME.guardrun-quarantine-TIME,
 //     one stderr line each, without following any link (directories on
 //     the way the command made read-only or unsearchable are opened up
-//     for the restore and given their modes back);
+//     for the restore and given their modes back; when no copy can be
+//     put back, a full disk, the command's version is still moved
+//     aside and nothing is left at the path);
 //   - private /tmp: a per-command directory as TMPDIR, removed after;
 //   - pid isolation: scoped signals and abstract unix sockets (ABI 6), a
 //     session of its own, and when the command exits every process left

@@ -329,7 +329,7 @@ func restoreOne(s snap, now time.Time) string {
 		}
 		if !errors.Is(err, unix.EEXIST) || i > 100 {
 			removeAt(fd, tmp)
-			return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", s.w.Path, what, err)
+			return notRestored(fd, name, s.w.Path, what, exists, err, now)
 		}
 	}
 	if !exists {
@@ -342,13 +342,29 @@ func restoreOne(s snap, now time.Time) string {
 	// Swap the copy in atomically, then move the command's version aside.
 	if err := unix.Renameat2(fd, tmp, fd, name, unix.RENAME_EXCHANGE); err != nil {
 		removeAt(fd, tmp)
-		return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", s.w.Path, what, err)
+		return notRestored(fd, name, s.w.Path, what, exists, err, now)
 	}
 	q, err := moveTo(fd, tmp, name, now)
 	if err != nil {
 		return fmt.Sprintf("guardrun: protected %s was %s by the command; restored (its version is left at %s: %v)", s.w.Path, what, tmp, err)
 	}
 	return fmt.Sprintf("guardrun: protected %s was %s by the command; restored (its version moved aside to %s)", s.w.Path, what, filepath.Join(filepath.Dir(s.w.Path), q))
+}
+
+// notRestored is what restoreOne does when it cannot put its copy back
+// (a full disk, the command's own doing): the command's version must not
+// stay where git or a shell would obey it, so it is moved aside, and
+// nothing is left at the protected path.
+func notRestored(dir int, name, path, what string, exists bool, err error, now time.Time) string {
+	if !exists {
+		return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", path, what, err)
+	}
+	q, merr := moveAside(dir, name, now)
+	if merr != nil {
+		return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored (%v) nor moved aside: %v", path, what, err, merr)
+	}
+	return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored (%v); its version moved aside to %s, nothing is left at the path",
+		path, what, err, filepath.Join(filepath.Dir(path), q))
 }
 
 // removeAt removes name in dir, a tree guardrun made itself.
