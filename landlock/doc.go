@@ -41,7 +41,11 @@
 //     MaxWatchBytes, larger ones keep the rules), and after the command
 //     what was changed, replaced, removed or hard-linked is put back and
 //     what was created is moved aside to NAME.guardrun-quarantine-TIME,
-//     one stderr line each, without following any link;
+//     one stderr line each, without following any link (directories on
+//     the way the command made read-only or unsearchable are opened up
+//     for the restore and given their modes back; when no copy can be
+//     put back, a full disk, the command's version is still moved
+//     aside and nothing is left at the path);
 //   - private /tmp: a per-command directory as TMPDIR, removed after;
 //   - pid isolation: scoped signals and abstract unix sockets (ABI 6), a
 //     session of its own, and when the command exits every process left
@@ -107,6 +111,18 @@
 //     dies they get ENOSYS. guardrun under another seccomp listener
 //     cannot use this backend (EBUSY, refused with a message), and the
 //     command cannot use seccomp user notification itself.
+//   - The thread that starts the command shares its Landlock domain, so
+//     the signal scope lets the command signal it: SIGKILL to that
+//     thread (its id is in /proc/PPID/task) ends guardrun before it
+//     restores protected names or writes the audit line, which defeats
+//     the end-state enforcement of protected names (known gap; the fix
+//     is a nested domain for the command). prlimit on another process
+//     is refused by the filter for the same reason.
+//     guardrun is made non-dumpable, so its memory and environment are
+//     out of reach.
+//   - No IPC namespace: SysV IPC is refused outright (ENOSYS), so a
+//     program that needs it (PostgreSQL) fails under landlock. inotify
+//     watches work on directories outside the zones (names only).
 //   - Rules are opened when the command starts: a path swapped for a
 //     symlink between Build and Start is skipped (never followed).
 //   - Before ABI 6 signals and abstract sockets are not scoped and

@@ -121,6 +121,10 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if p == nil {
 		return nil, errors.New("landlock: no profile")
 	}
+	// No pid or IPC namespace: see SeccompPolicy.HostShared.
+	pc := *p
+	pc.Seccomp.HostShared = true
+	p = &pc
 	abi, err := ABI()
 	if err != nil {
 		return nil, err
@@ -223,6 +227,16 @@ func (c *Cmd) Start() error {
 	if err := cloexec.All(); err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: mark descriptors close-on-exec: %w", err)
+	}
+	// The restricted thread shares the command's Landlock domain, and
+	// Landlock lets a domain reach its own tasks through /proc: without
+	// this, the command could read guardrun's environment (the secrets
+	// env_deny keeps from it) and memory at /proc/PID/task/TID/environ
+	// and mem. Not dumpable, those need CAP_SYS_PTRACE, which the
+	// command does not have.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		removeTmp(c.Ruleset.TmpDir)
+		return fmt.Errorf("landlock: make guardrun not dumpable: %w", err)
 	}
 	var names []string
 	if c.Notify != nil {

@@ -2,12 +2,15 @@ package landlock
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -189,10 +192,19 @@ func moveAside(dir int, name string, now time.Time) (string, error) {
 	return moveTo(dir, name, name, now)
 }
 
-// moveTo renames from in dir to a fresh quarantine name for name.
+// moveTo renames from in dir to a fresh quarantine name for name. The
+// first 100 names are predictable, so the command may have taken them
+// all beforehand: then a random suffix, which it cannot foresee.
 func moveTo(dir int, from, name string, now time.Time) (string, error) {
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 200; i++ {
 		q := quarantineName(name, now, i)
+		if i >= 100 {
+			var b [8]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return "", err
+			}
+			q = quarantineName(name, now, 0) + "-" + hex.EncodeToString(b[:])
+		}
 		err := unix.Renameat2(dir, from, dir, q, unix.RENAME_NOREPLACE)
 		if err == nil {
 			return q, nil
@@ -261,6 +273,7 @@ func restore(snaps []snap, now time.Time) []string {
 }
 
 func restoreOne(s snap, now time.Time) string {
+	defer unlock(s.w)()
 	fd, name, bad, err := openDirs(s.w)
 	if fd >= 0 {
 		defer unix.Close(fd)
@@ -316,7 +329,7 @@ func restoreOne(s snap, now time.Time) string {
 		}
 		if !errors.Is(err, unix.EEXIST) || i > 100 {
 			removeAt(fd, tmp)
-			return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", s.w.Path, what, err)
+			return notRestored(fd, name, s.w.Path, what, exists, err, now)
 		}
 	}
 	if !exists {
@@ -329,13 +342,29 @@ func restoreOne(s snap, now time.Time) string {
 	// Swap the copy in atomically, then move the command's version aside.
 	if err := unix.Renameat2(fd, tmp, fd, name, unix.RENAME_EXCHANGE); err != nil {
 		removeAt(fd, tmp)
-		return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", s.w.Path, what, err)
+		return notRestored(fd, name, s.w.Path, what, exists, err, now)
 	}
 	q, err := moveTo(fd, tmp, name, now)
 	if err != nil {
 		return fmt.Sprintf("guardrun: protected %s was %s by the command; restored (its version is left at %s: %v)", s.w.Path, what, tmp, err)
 	}
 	return fmt.Sprintf("guardrun: protected %s was %s by the command; restored (its version moved aside to %s)", s.w.Path, what, filepath.Join(filepath.Dir(s.w.Path), q))
+}
+
+// notRestored is what restoreOne does when it cannot put its copy back
+// (a full disk, the command's own doing): the command's version must not
+// stay where git or a shell would obey it, so it is moved aside, and
+// nothing is left at the protected path.
+func notRestored(dir int, name, path, what string, exists bool, err error, now time.Time) string {
+	if !exists {
+		return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored: %v", path, what, err)
+	}
+	q, merr := moveAside(dir, name, now)
+	if merr != nil {
+		return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored (%v) nor moved aside: %v", path, what, err, merr)
+	}
+	return fmt.Sprintf("guardrun: protected %s was %s by the command and could NOT be restored (%v); its version moved aside to %s, nothing is left at the path",
+		path, what, err, filepath.Join(filepath.Dir(path), q))
 }
 
 // removeAt removes name in dir, a tree guardrun made itself.
@@ -354,4 +383,54 @@ func removeAt(dir int, name string) {
 	}
 	f.Close()
 	_ = unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+}
+
+// unlock gives the user back search, read and write permission on each
+// directory from w.Root to the parent of w.Path whose mode the command
+// took them from (chmod 0555 .git, chmod 0 .git): the restore runs as
+// the user, and without them could neither reach the protected name nor
+// put its copy next to it. The returned func puts the command's modes
+// back. Root needs none of this. Nothing is followed through a link.
+func unlock(w Watch) func() {
+	rel, err := filepath.Rel(w.Root, w.Path)
+	if os.Geteuid() == 0 || err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return func() {}
+	}
+	type changed struct {
+		fd   int
+		mode uint32
+	}
+	var undo []changed
+	parts := strings.Split(rel, "/")
+	fd, err := unix.Open(w.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	for i := 0; err == nil; i++ {
+		kept := false
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+			int(st.Uid) == os.Geteuid() && st.Mode&0o700 != 0o700 {
+			// An O_PATH descriptor takes no fchmod; its /proc name does.
+			if unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&0o7777|0o700) == nil {
+				undo = append(undo, changed{fd, st.Mode & 0o7777})
+				kept = true
+			}
+		}
+		if i == len(parts)-1 {
+			if !kept {
+				unix.Close(fd)
+			}
+			break
+		}
+		var next int
+		next, err = unix.Openat(fd, parts[i], unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if !kept {
+			unix.Close(fd)
+		}
+		fd = next
+	}
+	return func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			_ = unix.Chmod("/proc/self/fd/"+strconv.Itoa(undo[i].fd), undo[i].mode)
+			unix.Close(undo[i].fd)
+		}
+	}
 }

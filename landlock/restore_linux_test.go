@@ -137,3 +137,42 @@ func BenchmarkSnapshotRestore(b *testing.B) {
 		}
 	}
 }
+
+// TestRestoreCannotRebuild: when guardrun cannot put its copy back (here
+// a snapshot it cannot rebuild; in life a full disk), the command's
+// version is still moved aside, so that nothing obeys it.
+func TestRestoreCannotRebuild(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, ".git/config")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := take([]Watch{{Path: p, Root: root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps[0].node.kind = 0 // build refuses it
+	if err := os.WriteFile(p, []byte("[core]\n\tfsmonitor = evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := restore(snaps, time.Now())
+	if len(lines) != 1 || !strings.Contains(lines[0], "could NOT be restored") || !strings.Contains(lines[0], "moved aside to") {
+		t.Errorf("restore said %q", lines)
+	}
+	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command's version is still at %s: %v", p, err)
+	}
+	q, _ := filepath.Glob(p + ".guardrun-quarantine-*")
+	if len(q) != 1 {
+		t.Fatalf("quarantined: %v", q)
+	}
+	if b, _ := os.ReadFile(q[0]); !strings.Contains(string(b), "fsmonitor") {
+		t.Errorf("kept: %q", b)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(p)); len(ents) != 1 {
+		t.Errorf("left behind in .git: %v", ents)
+	}
+}

@@ -327,9 +327,23 @@ func specialKind(a netip.Addr) string {
 		return "shared (carrier-grade NAT)"
 	case a.Is4() && a.As4()[0] == 0, a.Is4() && a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		return "reserved"
+	case nat64.Contains(a):
+		// NAT64 (RFC 6052): a gateway on the way connects to the IPv4
+		// address in the last 32 bits, which is judged as itself.
+		b := a.As16()
+		if k := specialKind(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})); k != "" {
+			return k + " (through NAT64)"
+		}
+	case nat64Local.Contains(a):
+		return "local-use NAT64"
 	}
 	return ""
 }
+
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+)
 
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 

@@ -265,6 +265,9 @@ func Derive(s Spec) (*Profile, error) {
 var DefaultProtect = []string{
 	".git/hooks",
 	".git/config",
+	// A commondir file makes git take config and hooks from the
+	// directory it names (any directory the command can write).
+	".git/commondir",
 	".gitmodules",
 	".guardrun.yaml",
 	".bashrc",

@@ -497,13 +497,18 @@ func TestDeriveProtectOtherGitDirs(t *testing.T) {
 
 // TestCreatedOtherGitDirs: what a command can create mid-run to send a
 // later git elsewhere, where nothing was masked in advance, is reported:
-// a commondir in .git, a .git file in a subdirectory, a bare repository.
+// a .git file in a subdirectory, a bare repository. A commondir in an
+// existing .git is masked in advance (a protected name), so it is not
+// among them.
 func TestCreatedOtherGitDirs(t *testing.T) {
 	d := tree(t, "ws/.git/HEAD", "ws/.git/config", "ws/.git/objects/", "ws/.git/refs/", "ws/sub/")
 	ws := d + "/ws"
 	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r, w := p.Access(ws + "/.git/commondir"); !r || w {
+		t.Errorf(".git/commondir: read %v, write %v; want read-only where missing", r, w)
 	}
 	for _, f := range []string{".git/commondir", "sub/.git", "bare/HEAD", "bare/config", "bare/objects/", "bare/refs/"} {
 		path := filepath.Join(ws, f)
@@ -514,7 +519,7 @@ func TestCreatedOtherGitDirs(t *testing.T) {
 			os.WriteFile(path, []byte("x"), 0o644)
 		}
 	}
-	want := []string{ws + "/.git/commondir", ws + "/bare/config", ws + "/sub/.git"}
+	want := []string{ws + "/bare/config", ws + "/sub/.git"}
 	if diff := cmp.Diff(p.CreatedProtected(), want); diff != "" {
 		t.Errorf("CreatedProtected (-got +want):\n%s", diff)
 	}

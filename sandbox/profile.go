@@ -155,4 +155,12 @@ type SeccompPolicy struct {
 	// docker.sock in a zone) could otherwise be reached. Always off with
 	// Proxy: the proxy's own socket would be one connect away.
 	AllowUnix bool `json:"allow_unix"`
+	// HostShared says the command shares the host's pid and IPC
+	// namespaces (the landlock backend sets it): SysV IPC (shared
+	// memory, message queues, semaphores), which would reach the
+	// objects of the user's host processes by key or id, is refused
+	// with ENOSYS, as a kernel without it says; and prlimit on another
+	// process (guardrun's own, whose RLIMIT_NOFILE 0 would keep it from
+	// restoring protected names) with EPERM.
+	HostShared bool `json:"host_shared,omitempty"`
 }

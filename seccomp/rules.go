@@ -228,6 +228,20 @@ func rules(p sandbox.SeccompPolicy) []rule {
 	}
 	rs = append(rs, rule{name: "mknodat", errno: errnoEPERM,
 		cond: "mode is S_IFCHR or S_IFBLK", any: devicesAt})
+	if p.HostShared {
+		// No IPC namespace of its own (landlock): the host's SysV
+		// objects are one key, or one id from /proc/sysvipc, away.
+		rs = append(rs, always(errnoENOSYS,
+			"shmget", "shmat", "shmctl", "shmdt",
+			"msgget", "msgsnd", "msgrcv", "msgctl",
+			"semget", "semop", "semtimedop", "semctl")...)
+		// No pid namespace either: another process's limits include
+		// guardrun's (Landlock does not scope prlimit). pid 0 is the
+		// caller, which setrlimit and getrlimit use.
+		rs = append(rs, rule{name: "prlimit64", errno: errnoEPERM,
+			cond: "pid is not 0 (another process) and the command shares the host's pid namespace",
+			any:  []match{{arg: 0, op: opNotEqual, val: 0}}})
+	}
 	// Terminal injection: pushing input into a terminal guardrun (or the
 	// person's shell) reads from. The kernel takes the request as an
 	// unsigned int.

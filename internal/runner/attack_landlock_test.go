@@ -1,0 +1,210 @@
+//go:build linux
+
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// attack is an escape row of TestAttacks: an escape, and, when the
+// landlock backend does not hold against it yet, why (the row is then
+// skipped under landlock, and still made under bwrap).
+type attack struct {
+	escape
+	gapLL string
+}
+
+// TestAttacks makes attempts on what TestEscapes does not reach: guardrun
+// itself, seen from inside (its memory, its threads, its resource
+// limits, its restore of protected names after the command), and what
+// a backend without namespaces shares with the host (SysV IPC, inotify,
+// SIGIO, abstract names). Each runs in the probe, which first proves it
+// is inside the sandbox; each is checked on the host afterwards.
+//
+// In the tests guardrun's role (the process that starts the sandbox and
+// restores after it) is this test process: its pid is the one aimed at.
+func TestAttacks(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	self := strconv.Itoa(os.Getpid())
+
+	victim := exec.Command("sleep", "60")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { victim.Process.Kill(); victim.Wait() }()
+	vpid := strconv.Itoa(victim.Process.Pid)
+	alive := func(t *testing.T) {
+		st, _ := os.ReadFile("/proc/" + vpid + "/stat")
+		if len(st) == 0 || strings.Contains(string(st), ") Z ") {
+			t.Error("the host process was killed")
+		}
+	}
+
+	// A host segment of SysV shared memory, the user's only (0600).
+	const shmText = "host shared memory\x00"
+	key := int(0x6a000000 | time.Now().UnixNano()&0xffffff)
+	shmID, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	if err != nil {
+		t.Fatalf("shmget: %v", err)
+	}
+	shm, err := unix.SysvShmAttach(shmID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(shm, shmText)
+	defer func() {
+		unix.SysvShmDetach(shm)
+		unix.SysvShmCtl(shmID, unix.IPC_RMID, nil)
+	}()
+
+	// The secret guardrun drops from the command's environment
+	// (GITHUB_TOKEN in f.env), reversed for the probe's arguments.
+	secret := "GITHUB_TOKEN=host-secret"
+	rev := []byte(secret)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+
+	absent := func(p string) func(*testing.T) {
+		return func(t *testing.T) {
+			if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s exists on the host after the attempt (%v)", p, err)
+			}
+		}
+	}
+	unchanged := func(p, want string) func(*testing.T) {
+		return func(t *testing.T) {
+			if b, err := os.ReadFile(p); err != nil || string(b) != want {
+				t.Errorf("%s changed on the host: %q, %v", p, b, err)
+			}
+		}
+	}
+	var rlim unix.Rlimit
+	if err := unix.Prlimit(0, unix.RLIMIT_CORE, nil, &rlim); err != nil {
+		t.Fatal(err)
+	}
+	squat := "guardrun-squat-" + f.marker
+	nestedConfig := filepath.Join(f.ws, "nested/.git/config")
+	planted := filepath.Join(f.ws, "nested/.claude")
+	commondir := filepath.Join(f.ws, ".git/commondir")
+	envrc := filepath.Join(f.ws, "deep/x/.envrc")
+
+	rows := []attack{
+		{escape: escape{name: "read guardrun's environment and memory through its restricted thread",
+			args: []string{"parent-memory", self, string(rev)}}},
+		{escape: escape{name: "write guardrun's memory through /proc", args: []string{"proc-mem-write", self}}},
+		{escape: escape{name: "signal a thread of guardrun's process (SIGKILL would skip the restore)",
+			args: []string{"signal-thread", self}},
+			gapLL: "the thread that starts the command shares its Landlock domain, so the signal scope lets the command signal it; SIGKILL ends guardrun before it restores protected names or writes the audit line"},
+		{escape: escape{name: "change guardrun's resource limits (prlimit)", args: []string{"prlimit", self},
+			host: func(t *testing.T) {
+				var now unix.Rlimit
+				if unix.Prlimit(0, unix.RLIMIT_CORE, nil, &now) != nil || now != rlim {
+					t.Errorf("RLIMIT_CORE changed: %+v, was %+v", now, rlim)
+				}
+			}}},
+		{escape: escape{name: "write the host's SysV shared memory", args: []string{"sysv-shm", strconv.Itoa(key)},
+			host: func(t *testing.T) {
+				if got := string(shm[:len(shmText)]); got != shmText {
+					t.Errorf("the host's segment now holds %q", got)
+				}
+			}}},
+		{escape: escape{name: "SIGKILL a host process as its SIGIO", args: []string{"sigio", vpid}, host: alive}},
+		{escape: escape{name: "SIGKILL a host process through a pidfd", args: []string{"pidfd-kill", vpid}, host: alive}},
+		{escape: escape{name: "link an O_TMPFILE out of the zones",
+			args: []string{"tmpfile-link", filepath.Join(f.ws, "sub/dir"), filepath.Join(f.outside, "tmpfile")},
+			host: absent(filepath.Join(f.outside, "tmpfile"))}},
+		{escape: escape{name: "truncate a file outside every zone", args: []string{"truncate", filepath.Join(f.outside, "keep")},
+			host: unchanged(filepath.Join(f.outside, "keep"), "outside\n")}},
+		{escape: escape{name: "truncate guardrun's config", args: []string{"truncate", f.config},
+			host: unchanged(f.config, "mode: strict\n")}},
+		{escape: escape{name: "squat a host abstract socket name from a socketpair", args: []string{"bind-abstract", squat},
+			host: func(t *testing.T) {
+				// The name is free for a host daemon.
+				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unix.Close(fd)
+				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + squat}); err != nil {
+					t.Errorf("the host cannot bind @%s: %v", squat, err)
+				}
+			}}},
+		{escape: escape{name: "bind a socket outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock")},
+			host: absent(filepath.Join(f.outside, "s.sock"))}},
+		{escape: escape{name: "write through /proc/PID/root of guardrun",
+			args: []string{"proc-root-write", self, filepath.Join(f.outside, "viaroot")},
+			host: absent(filepath.Join(f.outside, "viaroot"))}},
+		{escape: escape{name: "watch a directory outside every zone (inotify)", args: []string{"inotify", f.outside}},
+			gapLL: "Landlock does not check inotify_add_watch: a command can watch which files are opened, written and created outside the zones (names only, no content)"},
+		{escape: escape{name: "create .git/commondir (git then takes its config from elsewhere)",
+			args: []string{"write", commondir}, host: absent(commondir), restored: commondir}},
+		{escape: escape{name: "create a protected name and take every quarantine name",
+			args: []string{"quarantine-fill", planted}, host: absent(planted), restored: planted}},
+		// Last: they leave nested/.git and deep/x read-only.
+		{escape: escape{name: "change a protected file and make its directory read-only",
+			args: []string{"chmod-dir", nestedConfig}, restored: nestedConfig,
+			host: func(t *testing.T) {
+				unchanged(nestedConfig, gitConfigText)(t)
+				os.Chmod(filepath.Dir(nestedConfig), 0o755)
+			}}},
+		{escape: escape{name: "change a protected file and make its directory unsearchable",
+			args: []string{"chmod-dir", envrc, "0"}, restored: envrc,
+			host: func(t *testing.T) {
+				os.Chmod(filepath.Dir(envrc), 0o755)
+				unchanged(envrc, "export A=1\n")(t)
+			}}},
+	}
+
+	var summary []string
+	defer func() { t.Logf("summary (uid %d):\n%s", os.Geteuid(), strings.Join(summary, "\n")) }()
+	for _, a := range rows {
+		t.Run(a.name, func(t *testing.T) {
+			if landlockTest() && a.gapLL != "" {
+				t.Skip("known gap: " + a.gapLL)
+			}
+			status, out := f.run(t, nil, append([]string{probePath}, a.args...)...)
+			m := resultRE.FindStringSubmatch(out)
+			switch {
+			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
+				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
+			case m == nil:
+				t.Fatalf("status %d, no result line:\n%s", status, out)
+			case strings.HasPrefix(m[2], "ALLOWED") && landlockTest() && a.restored != "":
+				if !restoredLine(out, a.restored) {
+					t.Errorf("allowed inside, and the output does not say %s was restored or moved aside:\n%s", a.restored, out)
+				}
+				summary = append(summary, fmt.Sprintf("  %-60s %s", a.name, "(restored after the command)"))
+			case strings.HasPrefix(m[2], "ALLOWED"):
+				t.Errorf("NOT REFUSED: %s", strings.TrimSpace(m[0]))
+			case strings.HasPrefix(m[2], "SETUP"):
+				t.Fatalf("the probe could not set up the attempt: %s", strings.TrimSpace(m[0]))
+			case status != 0:
+				t.Errorf("status %d:\n%s", status, out)
+			default:
+				summary = append(summary, fmt.Sprintf("  %-60s %s", a.name, m[3]))
+			}
+			if a.host != nil {
+				a.host(t)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the host process is gone: %v", err)
+	}
+}

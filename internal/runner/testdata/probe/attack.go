@@ -1,0 +1,374 @@
+package main
+
+// More attempts (internal/runner/attack_landlock_test.go): ways out that
+// go through guardrun itself (its memory, its threads, its limits, its
+// restore after the command) and through what a backend without
+// namespaces shares with the host (SysV IPC, inotify, SIGIO).
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	for name, f := range map[string]func([]string) error{
+		"parent-memory":   attemptParentMemory,
+		"signal-thread":   attemptSignalThread,
+		"prlimit":         attemptPrlimit,
+		"sysv-shm":        attemptSysvShm,
+		"sigio":           attemptSigio,
+		"pidfd-kill":      attemptPidfdKill,
+		"tmpfile-link":    attemptTmpfileLink,
+		"truncate":        attemptTruncate,
+		"bind-abstract":   attemptBindAbstract,
+		"bind-path":       attemptBindPath,
+		"proc-root-write": attemptProcRootWrite,
+		"proc-mem-write":  attemptProcMemWrite,
+		"inotify":         attemptInotify,
+		"quarantine-fill": attemptQuarantineFill,
+		"chmod-dir":       attemptChmodDir,
+	} {
+		attempts[name] = f
+	}
+}
+
+// tasks lists the thread ids of pid.
+func tasks(pid string) ([]string, error) {
+	ents, err := os.ReadDir("/proc/" + pid + "/task")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out, nil
+}
+
+func reverse(s string) string {
+	b := []byte(s)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
+}
+
+// parent-memory PID REVERSED: look for a secret of guardrun's (PID, the
+// process that started the sandbox) in the environment and memory of
+// each of its threads. The secret comes reversed, so that the probe's
+// own arguments do not hold it.
+func attemptParentMemory(a []string) error {
+	pid, secret := arg(a, 0), []byte(reverse(arg(a, 1)))
+	ts, err := tasks(pid)
+	if err != nil {
+		return err
+	}
+	var last error = syscall.EACCES
+	for _, tid := range ts {
+		dir := "/proc/" + pid + "/task/" + tid
+		if env, err := os.ReadFile(dir + "/environ"); err == nil {
+			if bytes.Contains(env, secret) {
+				return allowed("read the secret in %s/environ", dir)
+			}
+		} else {
+			last = err
+		}
+		maps, err := os.ReadFile(dir + "/maps")
+		if err != nil {
+			last = err
+			continue
+		}
+		mem, err := os.Open(dir + "/mem")
+		if err != nil {
+			last = err
+			continue
+		}
+		for _, l := range strings.Split(string(maps), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 2 || !strings.HasPrefix(f[1], "r") {
+				continue
+			}
+			lo, hi, _ := strings.Cut(f[0], "-")
+			s, _ := strconv.ParseUint(lo, 16, 64)
+			e, _ := strconv.ParseUint(hi, 16, 64)
+			if e-s > 64<<20 {
+				continue
+			}
+			buf := make([]byte, e-s)
+			n, _ := mem.ReadAt(buf, int64(s))
+			if bytes.Contains(buf[:n], secret) {
+				mem.Close()
+				return allowed("read the secret in %s/mem at %s", dir, f[0])
+			}
+		}
+		mem.Close()
+		return allowed("opened %s/mem for reading", dir)
+	}
+	return last
+}
+
+// signal-thread PID: find a thread of guardrun's process that accepts a
+// signal (signal 0: nothing is sent). SIGKILL to it would end guardrun
+// before it restores protected names and writes the audit line.
+func attemptSignalThread(a []string) error {
+	pid := arg(a, 0)
+	ts, err := tasks(pid)
+	if err != nil {
+		return err
+	}
+	p, _ := strconv.Atoi(pid)
+	var last error = syscall.EPERM
+	for _, tid := range ts {
+		t, _ := strconv.Atoi(tid)
+		if err := unix.Tgkill(p, t, 0); err == nil {
+			return allowed("thread %d of guardrun's process %d takes signals from the sandbox", t, p)
+		} else {
+			last = err
+		}
+	}
+	return last
+}
+
+// prlimit PID: change a resource limit of guardrun's process (to the
+// value it has: a write all the same). RLIMIT_NOFILE 0 would keep
+// guardrun from restoring anything after the command.
+func attemptPrlimit(a []string) error {
+	pid, err := strconv.Atoi(arg(a, 0))
+	if err != nil {
+		return setup("pid %q", arg(a, 0))
+	}
+	var cur unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_CORE, nil, &cur); err != nil {
+		return err
+	}
+	if err := unix.Prlimit(pid, unix.RLIMIT_CORE, &cur, nil); err != nil {
+		return err
+	}
+	return allowed("set RLIMIT_CORE of guardrun's process %d", pid)
+}
+
+// sysv-shm KEY: attach the host's SysV shared memory segment KEY and
+// write into it.
+func attemptSysvShm(a []string) error {
+	key, err := strconv.ParseInt(arg(a, 0), 0, 64)
+	if err != nil {
+		return setup("key %q", arg(a, 0))
+	}
+	id, err := unix.SysvShmGet(int(key), 0, 0)
+	if err != nil {
+		return err
+	}
+	mem, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.SysvShmDetach(mem)
+	copy(mem, "written from inside the sandbox")
+	return allowed("wrote into the host's shared memory segment %#x", key)
+}
+
+// sigio PID: make PID the owner of a socket's I/O signal, with SIGKILL
+// as that signal, and make the socket readable: the kernel, not the
+// sandbox, would send the signal.
+func attemptSigio(a []string) error {
+	pid, err := strconv.Atoi(arg(a, 0))
+	if err != nil {
+		return setup("pid %q", arg(a, 0))
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return setup("socketpair: %v", err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETOWN, pid); err != nil {
+		return err
+	}
+	if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETSIG, int(unix.SIGKILL)); err != nil {
+		return err
+	}
+	fl, _ := unix.FcntlInt(uintptr(fds[0]), unix.F_GETFL, 0)
+	if _, err := unix.FcntlInt(uintptr(fds[0]), unix.F_SETFL, fl|unix.O_ASYNC); err != nil {
+		return err
+	}
+	unix.Write(fds[1], []byte("x"))
+	time.Sleep(300 * time.Millisecond)
+	st, err := os.ReadFile("/proc/" + arg(a, 0) + "/stat")
+	if err != nil || strings.Contains(string(st), ") Z ") {
+		return allowed("SIGIO as SIGKILL ended process %d", pid)
+	}
+	return fmt.Errorf("the signal did not reach %d: %w", pid, syscall.EPERM)
+}
+
+// pidfd-kill PID: SIGKILL through a pidfd.
+func attemptPidfdKill(a []string) error {
+	pid, err := strconv.Atoi(arg(a, 0))
+	if err != nil {
+		return setup("pid %q", arg(a, 0))
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil {
+		return err
+	}
+	return allowed("sent SIGKILL to %d through a pidfd", pid)
+}
+
+// tmpfile-link DIR TARGET: an unnamed file made in DIR (writable), then
+// given the name TARGET outside every zone.
+func attemptTmpfileLink(a []string) error {
+	fd, err := unix.Open(arg(a, 0), unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return setup("O_TMPFILE in %s: %v", arg(a, 0), err)
+	}
+	defer unix.Close(fd)
+	unix.Write(fd, []byte("written from inside the sandbox\n"))
+	if err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, arg(a, 1), unix.AT_SYMLINK_FOLLOW); err != nil {
+		return err
+	}
+	return allowed("linked an unnamed file to %s", arg(a, 1))
+}
+
+// truncate PATH: cut a file to nothing by name.
+func attemptTruncate(a []string) error {
+	if err := unix.Truncate(arg(a, 0), 0); err != nil {
+		return err
+	}
+	return allowed("truncated %s", arg(a, 0))
+}
+
+// bind-abstract NAME: give one end of a socketpair the host's abstract
+// name @NAME (no socket(AF_UNIX) needed), squatting it for host clients.
+func attemptBindAbstract(a []string) error {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err // refused already
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	if err := unix.Bind(fds[0], &unix.SockaddrUnix{Name: "@" + arg(a, 0)}); err != nil {
+		return err
+	}
+	return allowed("bound @%s", arg(a, 0))
+}
+
+// bind-path PATH: the same with a path outside every zone.
+func attemptBindPath(a []string) error {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err // refused already
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	if err := unix.Bind(fds[0], &unix.SockaddrUnix{Name: arg(a, 0)}); err != nil {
+		return err
+	}
+	return allowed("bound a socket at %s", arg(a, 0))
+}
+
+// proc-root-write PID PATH: write PATH through /proc/PID/root, guardrun's
+// view of the file system.
+func attemptProcRootWrite(a []string) error {
+	p := "/proc/" + arg(a, 0) + "/root" + arg(a, 1)
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	unix.Write(fd, []byte("written from inside the sandbox\n"))
+	return allowed("wrote %s", p)
+}
+
+// proc-mem-write PID: open the memory of a thread of guardrun's process
+// for writing.
+func attemptProcMemWrite(a []string) error {
+	ts, err := tasks(arg(a, 0))
+	if err != nil {
+		return err
+	}
+	var last error = syscall.EACCES
+	for _, tid := range ts {
+		p := "/proc/" + arg(a, 0) + "/task/" + tid + "/mem"
+		fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+			return allowed("opened %s for writing", p)
+		}
+		last = err
+	}
+	return last
+}
+
+// inotify DIR: watch a directory outside every zone (which files the
+// person opens and writes there).
+func attemptInotify(a []string) error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, arg(a, 0), unix.IN_OPEN|unix.IN_MODIFY|unix.IN_CREATE); err != nil {
+		return err
+	}
+	return allowed("watching %s", arg(a, 0))
+}
+
+// quarantine-fill PATH: create the missing protected PATH, and take every
+// name guardrun would move it aside to (NAME.guardrun-quarantine-TIME
+// and -1 to -99) for the next 30 seconds.
+func attemptQuarantineFill(a []string) error {
+	p := arg(a, 0)
+	if err := os.WriteFile(p, []byte("planted from inside the sandbox\n"), 0o644); err != nil {
+		return err
+	}
+	now := time.Now()
+	for s := -1; s < 30; s++ {
+		t := now.Add(time.Duration(s) * time.Second).UTC().Format("20060102T150405Z")
+		for i := 0; i < 100; i++ {
+			q := p + ".guardrun-quarantine-" + t
+			if i > 0 {
+				q += "-" + strconv.Itoa(i)
+			}
+			if err := os.WriteFile(q, nil, 0o644); err != nil {
+				return allowed("created %s (then %v)", p, err)
+			}
+		}
+	}
+	return allowed("created %s and every quarantine name for 30 seconds", p)
+}
+
+// chmod-dir FILE [MODE]: change the protected FILE, then make its
+// directory read-only (MODE, octal, 555 by default; 0: not even
+// searchable), so that a restore by the (unprivileged) user cannot put
+// a copy next to it, or reach it.
+func attemptChmodDir(a []string) error {
+	p := arg(a, 0)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("# appended from inside the sandbox\n")
+	f.Close()
+	if err != nil {
+		return err
+	}
+	mode := uint64(0o555)
+	if m := arg(a, 1); m != "" {
+		mode, _ = strconv.ParseUint(m, 8, 32)
+	}
+	if err := os.Chmod(filepath.Dir(p), os.FileMode(mode)); err != nil {
+		return allowed("appended to %s (chmod: %v)", p, err)
+	}
+	return allowed("appended to %s and made %s mode %o", p, filepath.Dir(p), mode)
+}
