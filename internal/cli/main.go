@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/trace"
 	"github.com/guardrun/guardrun/netproxy"
 )
@@ -33,21 +34,13 @@ func usagef(format string, args ...any) error {
 
 // refusal is a command guardrun refused to run: exit 77. Line is printed
 // as is.
-type refusal struct{ line string }
-
-func (e *refusal) Error() string { return e.line }
+type refusal = request.Refusal
 
 // exitStatus carries a command's own exit status.
-type exitStatus struct{ code int }
-
-func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+type exitStatus = request.ExitStatus
 
 // IO is where a run reads and writes.
-type IO struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-}
+type IO = request.IO
 
 // Main runs guardrun with the given argv[0] and arguments and returns the
 // process exit status.
@@ -58,7 +51,7 @@ func Main(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer
 	}
 	trace.Begin()
 	defer trace.Print(stderr)
-	io := IO{stdin, stdout, stderr}
+	io := IO{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	err := dispatch(argv0, args, io)
 	return report(err, stderr)
 }
@@ -70,11 +63,11 @@ func report(err error, stderr io.Writer) int {
 	}
 	var st *exitStatus
 	if errors.As(err, &st) {
-		return st.code
+		return st.Code
 	}
 	var ref *refusal
 	if errors.As(err, &ref) {
-		fmt.Fprintln(stderr, ref.line)
+		fmt.Fprintln(stderr, ref.Line)
 		return exitRefused
 	}
 	var ue *usageError

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/guardrun/guardrun/internal/request"
 
 	"github.com/guardrun/guardrun/shellparse"
 )
@@ -11,18 +12,18 @@ import (
 // there: --config or $GUARDRUN_CONFIG, else the nearest .guardrun.yaml
 // (trusted, or only tightening the base), the user config, the embedded
 // default (whose workspace is dir).
-func (sh *shell) configFor(dir string) (*loaded, error) {
-	e := *sh.s.e
-	e.cwd = dir
-	l, err := load(sh.s.g, &e)
+func (sh *shell) configFor(dir string) (*request.Loaded, error) {
+	e := *sh.s.Env
+	e.Cwd = dir
+	l, err := request.Load(sh.s.Opts, &e)
 	if err != nil {
 		return nil, err
 	}
-	if !sh.s.sandboxed || sh.s.noSandbox != nil {
+	if !sh.s.Sandboxed || sh.s.NoSandbox != nil {
 		// Without an OS sandbox, what happens was settled at start from
 		// that config's require_os_sandbox and os_sandbox_fallback; a
 		// config that settles it otherwise needs a fresh start there.
-		was, now := sh.s.l.cfg.Sandbox, l.cfg.Sandbox
+		was, now := sh.s.Loaded.Cfg.Sandbox, l.Cfg.Sandbox
 		if was.RequireOSSandbox != now.RequireOSSandbox || was.Fallback != now.Fallback {
 			return nil, errors.New("its config treats running without an OS sandbox differently; start guardrun shell there")
 		}
@@ -32,13 +33,13 @@ func (sh *shell) configFor(dir string) (*loaded, error) {
 
 // useConfig makes l the config for the lines that follow, saying so when
 // it is another file, and what an untrusted one may not do.
-func (sh *shell) useConfig(l *loaded) {
-	old := sh.s.l
-	sh.s.l = l
-	sh.lang = shellparse.DialectFor(l.cfg.Shell.Program)
-	if old.cfg.File == l.cfg.File && old.project == l.project && old.projectTrusted == l.projectTrusted {
+func (sh *shell) useConfig(l *request.Loaded) {
+	old := sh.s.Loaded
+	sh.s.Loaded = l
+	sh.lang = shellparse.DialectFor(l.Cfg.Shell.Program)
+	if old.Cfg.File == l.Cfg.File && old.Project == l.Project && old.ProjectTrusted == l.ProjectTrusted {
 		return
 	}
-	fmt.Fprintf(sh.io.Stderr, "guardrun: config: %s (%s)\n", l.cfg.File, l.source)
-	l.warnIgnored(sh.io.Stderr)
+	fmt.Fprintf(sh.io.Stderr, "guardrun: config: %s (%s)\n", l.Cfg.File, l.Source)
+	l.WarnIgnored(sh.io.Stderr)
 }

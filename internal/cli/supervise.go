@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/guardrun/guardrun/internal/request"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -55,10 +56,10 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	}
 	// The agent's commands are separate guardrun processes: only the
 	// config can reach them (as $GUARDRUN_CONFIG).
-	if g.mode != "" {
+	if g.Mode != "" {
 		return usagef("--mode does not reach the agent's commands; set mode: in the config")
 	}
-	if g.session != "" {
+	if g.Session != "" {
 		return usagef("--session does not apply: the supervisor is the session")
 	}
 	in, okIn := io.Stdin.(*os.File)
@@ -69,12 +70,12 @@ func cmdSupervise(g *global, args []string, io IO) error {
 
 	// Fail before the agent starts if its commands would all fail: a bad
 	// config, or no sandbox under fail_fast.
-	s, err := prepare(g, io)
+	s, err := request.Open(g.Options, io)
 	if err != nil {
 		return err
 	}
-	if s.noSandbox != nil {
-		fmt.Fprintf(io.Stderr, "guardrun: warning: no OS sandbox (%v); every command the agent runs will be refused (os_sandbox_fallback: refuse_tools)\n", s.noSandbox)
+	if s.NoSandbox != nil {
+		fmt.Fprintf(io.Stderr, "guardrun: warning: no OS sandbox (%v); every command the agent runs will be refused (os_sandbox_fallback: refuse_tools)\n", s.NoSandbox)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -88,8 +89,8 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	env = setenv(env, "SHELL", exe)
 	env = setenv(env, "GUARDRUN_SESSION", id)
 	env = unsetenv(env, "GUARDRUN_SOCKET") // Run sets the new one
-	if g.config != "" {
-		abs, err := filepath.Abs(g.config)
+	if g.Config != "" {
+		abs, err := filepath.Abs(g.Config)
 		if err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
@@ -107,15 +108,15 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	case err == nil:
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		fmt.Fprintf(io.Stderr, "guardrun: supervise: %v\n", err)
-		return &exitStatus{127}
+		return &exitStatus{Code: 127}
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, exec.ErrDot):
 		fmt.Fprintf(io.Stderr, "guardrun: supervise: %v\n", err)
-		return &exitStatus{126}
+		return &exitStatus{Code: 126}
 	default:
 		return err
 	}
 	if status != 0 {
-		return &exitStatus{status}
+		return &exitStatus{Code: status}
 	}
 	return nil
 }

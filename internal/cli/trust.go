@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/guardrun/guardrun/internal/request"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,20 +34,20 @@ func cmdTrust(g *global, args []string, io IO) error {
 	if len(vf.args) > 1 || vf.dashes {
 		return usagef("trust takes at most one file")
 	}
-	e, err := newEnv()
+	e, err := request.NewEnv()
 	if err != nil {
 		return err
 	}
 	// The trust store must not be one an earlier sandboxed command could
 	// have written (SPEC §2): the same check as every run's.
-	ref := &loaded{}
-	if err := ref.discover(e.clean(), nil); err != nil {
+	ref := &request.Loaded{}
+	if err := ref.Discover(e.Clean(), nil); err != nil {
 		return err
 	}
-	if err := checkState(e, ref.cfg); err != nil {
+	if err := request.CheckState(e, ref.Cfg); err != nil {
 		return err
 	}
-	store := trust.Open(e.stateDir)
+	store := trust.Open(e.StateDir)
 	if vf.bools["--list"] {
 		if len(vf.args) > 0 || vf.bools["--revoke"] {
 			return usagef("--list takes no file")
@@ -75,10 +76,10 @@ func cmdTrust(g *global, args []string, io IO) error {
 		if err != nil {
 			return err
 		}
-	} else if fs := findProjects(e.cwd); len(fs) > 0 {
+	} else if fs := request.FindProjects(e.Cwd); len(fs) > 0 {
 		file = fs[0]
 	} else {
-		return fmt.Errorf("trust: no %s in %s or any parent directory", projectFile, e.cwd)
+		return fmt.Errorf("trust: no %s in %s or any parent directory", request.ProjectFile, e.Cwd)
 	}
 	if vf.bools["--revoke"] {
 		found, err := store.Revoke(file)
@@ -96,11 +97,11 @@ func cmdTrust(g *global, args []string, io IO) error {
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
-	proj, err := rules.Parse(file, data, filepath.Dir(file), e.rulesEnv())
+	proj, err := rules.Parse(file, data, filepath.Dir(file), e.RulesEnv())
 	if err != nil {
 		return err
 	}
-	base, chain, err := userOrDefault(e, "")
+	base, chain, err := request.UserOrDefault(e, "")
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func cmdTrust(g *global, args []string, io IO) error {
 	fmt.Fprint(tty, "Trust this file? [y/N] ")
 	answer, _ := bufio.NewReader(tty).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		return &refusal{"guardrun: trust: not trusted (declined)"}
+		return &refusal{Line: "guardrun: trust: not trusted (declined)"}
 	}
 	if err := store.Trust(file, data); err != nil {
 		return err

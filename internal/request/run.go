@@ -1,4 +1,4 @@
-package cli
+package request
 
 import (
 	"context"
@@ -21,54 +21,43 @@ import (
 	"github.com/guardrun/guardrun/sandbox"
 )
 
-// job is one thing to run: a script for the shell program, or an argv
+// Job is one thing to run: a script for the shell program, or an argv
 // executed directly.
-type job struct {
-	script    string
-	shellOpts []string // -e, -u, -x, -o NAME passed to the shell
-	posArgs   []string // ARGV0 ARG... after -c SCRIPT
-	argv      []string // set for `guardrun -- CMD`
-	// cwd and environ default to the process's own; `guardrun shell`
+type Job struct {
+	Script    string
+	ShellOpts []string // -e, -u, -x, -o NAME passed to the shell
+	PosArgs   []string // ARGV0 ARG... after -c SCRIPT
+	Argv      []string // set for `guardrun -- CMD`
+	// Cwd and environ default to the process's own; `guardrun shell`
 	// sets them to carry cd and export from one input to the next.
-	cwd     string
-	environ []string
+	Cwd     string
+	Environ []string
 }
 
-func (j *job) display() string {
-	if j.argv != nil {
-		return quoteArgv(j.argv)
+func (j *Job) Display() string {
+	if j.Argv != nil {
+		return QuoteArgv(j.Argv)
 	}
-	return j.script
-}
-
-func runScript(g *global, script string, shellOpts, posArgs []string, io IO) error {
-	return execute(g, &job{script: script, shellOpts: shellOpts, posArgs: posArgs}, io)
-}
-
-func runArgv(g *global, argv []string, io IO) error {
-	if len(argv) == 0 {
-		return usagef("-- needs a command")
-	}
-	return execute(g, &job{argv: argv}, io)
+	return j.Script
 }
 
 // session picks the session and opens its store; nil when there is no
 // session (no terminal, nothing set).
-func openSession(g *global, l *loaded, e *env) (string, *approval.Store) {
-	id, ok := approval.SessionID(g.session, e.getenv)
+func openSession(g Options, l *Loaded, e *Env) (string, *approval.Store) {
+	id, ok := approval.SessionID(g.Session, e.Getenv)
 	if !ok {
 		return "", nil
 	}
-	st, err := approval.OpenStore(approval.DefaultStoreDir(), id, l.cfg.Session.TTL)
+	st, err := approval.OpenStore(approval.DefaultStoreDir(), id, l.Cfg.Session.TTL)
 	if err != nil {
 		return id, nil
 	}
 	return id, st
 }
 
-// protected are guardrun's own files: config files read-only (and, where
+// Protected are guardrun's own files: config files read-only (and, where
 // they do not exist yet, uncreatable), state hidden.
-func protected(l *loaded, e *env, cwd string) []sandbox.Protected {
+func Protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	var out []sandbox.Protected
 	add := func(p string, hide bool) {
 		if p == "" {
@@ -84,30 +73,30 @@ func protected(l *loaded, e *env, cwd string) []sandbox.Protected {
 		}
 		out = append(out, sandbox.Protected{Path: p, Hide: hide})
 	}
-	for _, f := range l.files {
+	for _, f := range l.Files {
 		add(f, false)
 	}
-	if uc := e.userConfig(); uc != "" {
+	if uc := e.UserConfig(); uc != "" {
 		add(filepath.Dir(uc), false)
 	}
-	add(filepath.Join(cwd, projectFile), false)
-	for _, z := range l.cfg.Sandbox.Zones {
+	add(filepath.Join(cwd, ProjectFile), false)
+	for _, z := range l.Cfg.Sandbox.Zones {
 		if z.Mode == rules.ReadWrite {
-			add(filepath.Join(z.Root, projectFile), false)
+			add(filepath.Join(z.Root, ProjectFile), false)
 		}
 	}
-	add(e.stateDir, true)
+	add(e.StateDir, true)
 	add(approval.DefaultStoreDir(), true)
-	add(l.cfg.Audit.Path, true)
-	if s := e.getenv("GUARDRUN_SOCKET"); s != "" {
+	add(l.Cfg.Audit.Path, true)
+	if s := e.Getenv("GUARDRUN_SOCKET"); s != "" {
 		add(filepath.Dir(s), true)
 	}
 	return out
 }
 
-// profileFor derives the sandbox profile for a request run in cwd.
-func profileFor(l *loaded, e *env, cwd string, network bool) (*sandbox.Profile, error) {
-	spec := l.cfg.SandboxSpec(cwd, e.home, network, protected(l, e, cwd))
+// ProfileFor derives the sandbox profile for a request run in cwd.
+func ProfileFor(l *Loaded, e *Env, cwd string, network bool) (*sandbox.Profile, error) {
+	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, Protected(l, e, cwd))
 	p, err := sandbox.Derive(spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -118,9 +107,9 @@ func profileFor(l *loaded, e *env, cwd string, network bool) (*sandbox.Profile, 
 	return p, nil
 }
 
-func sandboxSummary(l *loaded, d *rules.Decision) string {
+func sandboxSummary(l *Loaded, d *rules.Decision) string {
 	var zs []string
-	for _, z := range l.cfg.Sandbox.Zones {
+	for _, z := range l.Cfg.Sandbox.Zones {
 		zs = append(zs, fmt.Sprintf("%s %s (%s)", z.Name, z.Root, z.Mode))
 	}
 	if len(zs) == 0 {
@@ -131,183 +120,175 @@ func sandboxSummary(l *loaded, d *rules.Decision) string {
 	case d.Network:
 		net = "network on"
 	case d.Proxy:
-		net = l.cfg.Sandbox.Domains.Summary()
+		net = l.Cfg.Sandbox.Domains.Summary()
 	}
 	return strings.Join(zs, ", ") + "; " + net
 }
 
-// backendFor is the OS sandbox backend asked for: --backend, else the
+// BackendFor is the OS sandbox backend asked for: --backend, else the
 // config's sandbox.backend.
-func backendFor(g *global, l *loaded) rules.Backend {
-	if g.backend != "" {
-		return g.backend
+func BackendFor(g Options, l *Loaded) rules.Backend {
+	if g.Backend != "" {
+		return g.Backend
 	}
-	return l.cfg.Sandbox.Backend
+	return l.Cfg.Sandbox.Backend
 }
 
-func execute(g *global, j *job, io IO) error {
-	s, err := prepare(g, io)
-	if err != nil {
-		return err
-	}
-	return s.run(context.Background(), j, io)
-}
-
-// runSession is everything that stays the same across the jobs of one
+// Session is everything that stays the same across the jobs of one
 // guardrun process: the config, the sandbox's availability, the session.
 // `guardrun -c` runs one job; `guardrun shell` runs one per input.
-type runSession struct {
-	g         *global
-	e         *env
-	l         *loaded
-	sandboxed bool
-	// backend is the OS sandbox that runs commands (bwrap, landlock,
+type Session struct {
+	Opts      Options
+	Env       *Env
+	Loaded    *Loaded
+	Sandboxed bool
+	// Backend is the OS sandbox that runs commands (bwrap, landlock,
 	// seatbelt) when sandboxed.
-	backend string
-	// noSandbox is why there is no OS sandbox (nil when there is one).
-	noSandbox error
-	sessionID string
-	store     *approval.Store
-	// prompter, when set, replaces the terminal prompter (the
+	Backend string
+	// NoSandbox is why there is no OS sandbox (nil when there is one).
+	NoSandbox error
+	ID        string
+	Store     *approval.Store
+	// Prompter, when set, replaces the terminal prompter (the
 	// supervisor's own shell asks on its terminal this way).
-	prompter approval.Prompter
+	Prompter approval.Prompter
 }
 
-// prepare loads the config and finds out whether the OS sandbox works.
+// Open loads the config and finds out whether the OS sandbox works.
 // With require_os_sandbox and fail_fast and no sandbox, it fails (125)
 // before anything is decided.
-func prepare(g *global, io IO) (*runSession, error) {
-	return prepareSession(g, io, true)
+func Open(g Options, io IO) (*Session, error) {
+	return OpenSession(g, io, true)
 }
 
-// prepareSession is prepare, with the OS sandbox check only when
+// OpenSession is prepare, with the OS sandbox check only when
 // checkSandbox is set: guardrun fs performs its operation itself, after
 // policy, so whether a sandbox could start changes nothing for it.
-func prepareSession(g *global, io IO, checkSandbox bool) (*runSession, error) {
+func OpenSession(g Options, io IO, checkSandbox bool) (*Session, error) {
 	end := trace.Phase("config")
-	e, err := newEnv()
+	e, err := NewEnv()
 	if err != nil {
 		return nil, err
 	}
-	l, err := load(g, e)
+	l, err := Load(g, e)
 	end()
 	if err != nil {
 		return nil, err
 	}
-	l.warnIgnored(io.Stderr)
-	s := &runSession{g: g, e: e, l: l, sandboxed: checkSandbox}
+	l.WarnIgnored(io.Stderr)
+	s := &Session{Opts: g, Env: e, Loaded: l, Sandboxed: checkSandbox}
 	if !checkSandbox {
 		// Fail closed: this session must never run a command.
-		s.noSandbox = errors.New("the OS sandbox was not checked for this operation")
-		s.sessionID, s.store = openSession(g, l, e)
+		s.NoSandbox = errors.New("the OS sandbox was not checked for this operation")
+		s.ID, s.Store = openSession(g, l, e)
 		return s, nil
 	}
 	end = trace.Phase("sandbox check")
-	backend, err := runner.Choose(string(backendFor(g, l)), filepath.Join(e.stateDir, "sandbox-ok"))
-	s.backend = backend
+	backend, err := runner.Choose(string(BackendFor(g, l)), filepath.Join(e.StateDir, "sandbox-ok"))
+	s.Backend = backend
 	end()
 	if err != nil {
-		cfg := l.cfg
+		cfg := l.Cfg
 		switch {
 		case !cfg.Sandbox.RequireOSSandbox:
 			fmt.Fprintf(io.Stderr, "guardrun: warning: running without an OS sandbox (require_os_sandbox: false): %v\n", err)
-			s.sandboxed = false
+			s.Sandboxed = false
 		case cfg.Sandbox.Fallback == rules.RefuseTools:
-			s.sandboxed, s.noSandbox = false, err
+			s.Sandboxed, s.NoSandbox = false, err
 		default:
 			return nil, fmt.Errorf("no OS sandbox can be applied: %v\n(require_os_sandbox is on with os_sandbox_fallback: fail_fast; fix the above, or set require_os_sandbox: false to run unsandboxed)", err)
 		}
 	}
 	// Compiled seccomp programs are kept in the state directory, which
 	// the sandbox hides.
-	bwrap.SetFilterCache(filepath.Join(e.stateDir, "cache"))
+	bwrap.SetFilterCache(filepath.Join(e.StateDir, "cache"))
 	end = trace.Phase("session")
-	s.sessionID, s.store = openSession(g, l, e)
+	s.ID, s.Store = openSession(g, l, e)
 	end()
 	return s, nil
 }
 
-// run decides, asks about, runs and audits one job. The error is a
+// Run decides, asks about, runs and audits one job. The error is a
 // *refusal, an *exitStatus, or guardrun's own failure.
-func (s *runSession) run(ctx context.Context, j *job, io IO) error {
+func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	start := time.Now()
-	l, e, cfg := s.l, s.e, s.l.cfg
-	cwd := j.cwd
+	l, e, cfg := s.Loaded, s.Env, s.Loaded.Cfg
+	cwd := j.Cwd
 	if cwd == "" {
-		cwd = e.cwd
+		cwd = e.Cwd
 	}
-	if s.noSandbox != nil {
-		rec := approval.Record{Verdict: "block", Outcome: "refused", DecidedBy: "sandbox", Reason: s.noSandbox.Error()}
+	if s.NoSandbox != nil {
+		rec := approval.Record{Verdict: "block", Outcome: "refused", DecidedBy: "sandbox", Reason: s.NoSandbox.Error()}
 		s.audit(j, cwd, rec, start, io)
-		return &refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.noSandbox)}
+		return &Refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.NoSandbox)}
 	}
-	if s.sandboxed && s.backend == runner.BackendLandlock && cfg.Sandbox.Proxy {
+	if s.Sandboxed && s.Backend == runner.BackendLandlock && cfg.Sandbox.Proxy {
 		// Refused before anything is decided or asked: every command of
 		// this config would reach the network through the proxy, which
 		// landlock cannot route yet (neither more nor less network than
 		// configured).
-		rec := approval.Record{Session: s.sessionID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.backend, Reason: runner.ErrLandlockProxy.Error()}
+		rec := approval.Record{Session: s.ID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.Backend, Reason: runner.ErrLandlockProxy.Error()}
 		s.audit(j, cwd, rec, start, io)
 		return runner.ErrLandlockProxy
 	}
 
 	end := trace.Phase("decide")
 	var d *rules.Decision
-	if j.argv != nil {
-		d = l.engine.Argv(j.argv, cwd)
+	if j.Argv != nil {
+		d = l.Engine.Argv(j.Argv, cwd)
 	} else {
-		d = l.engine.Script(j.script, cwd)
+		d = l.Engine.Script(j.Script, cwd)
 	}
 	end()
 	req := &approval.Request{
-		Display:  j.display(),
+		Display:  j.Display(),
 		Decision: d,
 		Cwd:      cwd,
 		Sandbox:  sandboxSummary(l, d),
-		Summary:  oneLineDisplay(j.display()),
+		Summary:  OneLineDisplay(j.Display()),
 	}
-	if s.store != nil {
-		req.Key = approval.RequestKey(d, j.script, cwd)
+	if s.Store != nil {
+		req.Key = approval.RequestKey(d, j.Script, cwd)
 	}
 	end = trace.Phase("approve")
-	out, err := s.ask(ctx, req, io, nil)
+	out, err := s.Ask(ctx, req, io, nil)
 	end()
 	if err != nil {
 		return err
 	}
 	rec := approval.Record{
-		Session: s.sessionID, Verdict: d.Decision.String(), DecidedBy: out.By,
+		Session: s.ID, Verdict: d.Decision.String(), DecidedBy: out.By,
 		Rule: firstRule(d), Reason: d.Reason, Note: out.Note,
 	}
 	if !out.Run {
 		rec.Outcome = "refused"
 		s.audit(j, cwd, rec, start, io)
-		return &refusal{out.Refusal}
+		return &Refusal{out.Refusal}
 	}
 
-	argv := j.argv
+	argv := j.Argv
 	if argv == nil {
-		argv = append([]string{cfg.Shell.Program}, j.shellOpts...)
-		argv = append(argv, "-c", j.script)
-		argv = append(argv, j.posArgs...)
+		argv = append([]string{cfg.Shell.Program}, j.ShellOpts...)
+		argv = append(argv, "-c", j.Script)
+		argv = append(argv, j.PosArgs...)
 	}
-	environ := j.environ
+	environ := j.Environ
 	if environ == nil {
 		environ = os.Environ()
 	}
 	childEnv := commandEnv(environ, cfg.Shell.Program)
 	stdio := runner.Stdio{Stdin: io.Stdin, Stdout: io.Stdout, Stderr: io.Stderr}
 	var status int
-	if s.sandboxed {
+	if s.Sandboxed {
 		end = trace.Phase("profile")
-		p, err := profileFor(l, e, cwd, d.Network)
+		p, err := ProfileFor(l, e, cwd, d.Network)
 		end()
 		if err != nil {
 			return err
 		}
-		rec.Sandbox = s.backend
-		opts := runner.Options{Backend: s.backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
-		if p.Proxy && runtime.GOOS == "linux" && s.backend != runner.BackendLandlock {
+		rec.Sandbox = s.Backend
+		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
+		if p.Proxy && runtime.GOOS == "linux" && s.Backend != runner.BackendLandlock {
 			jp, err := s.startProxy(j, cwd, io)
 			if err != nil {
 				rec.Outcome = "failed"
@@ -323,7 +304,7 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		// (runner.ErrLandlockProxy); run refused it before asking.
 		s.auditStart(j, cwd, rec, start, d, io)
 		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
-		if err == nil && status != 0 && s.backend == runner.BackendLandlock {
+		if err == nil && status != 0 && s.Backend == runner.BackendLandlock {
 			noteFixed(io, p, cfg.Sandbox.LandlockAccept)
 		}
 		if err != nil {
@@ -346,21 +327,21 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 	rec.Exit = &status
 	s.audit(j, cwd, rec, start, io)
 	if status != 0 {
-		return &exitStatus{status}
+		return &ExitStatus{status}
 	}
 	return nil
 }
 
-// ask resolves req through the gate: the mode, session memory, and a
+// Ask resolves req through the gate: the mode, session memory, and a
 // person on the supervisor's socket or the terminal. prepare, when set,
 // runs only when a person will be asked (to draw expensive detail such as
 // a diff into req).
-func (s *runSession) ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style)) (approval.Outcome, error) {
-	cfg := s.l.cfg
-	gate := &approval.Gate{Mode: cfg.Mode, Store: s.store, ConfigFile: configHint(s.l), Prompter: s.prompter}
+func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style)) (approval.Outcome, error) {
+	cfg := s.Loaded.Cfg
+	gate := &approval.Gate{Mode: cfg.Mode, Store: s.Store, ConfigFile: configHint(s.Loaded), Prompter: s.Prompter}
 	asks := req.Decision.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive
 	if asks && gate.Prompter == nil {
-		p, closeP := prompterFor(s.e)
+		p, closeP := prompterFor(s.Env)
 		if closeP != nil {
 			defer closeP()
 		}
@@ -372,7 +353,7 @@ func (s *runSession) ask(ctx context.Context, req *approval.Request, io IO, prep
 		}
 	}
 	if asks && gate.Prompter != nil && prepare != nil {
-		prepare(approval.Style{Color: approval.ColorWanted(s.e.getenv)})
+		prepare(approval.Style{Color: approval.ColorWanted(s.Env.Getenv)})
 	}
 	out, err := gate.Decide(ctx, req)
 	if out.Warning != "" {
@@ -399,11 +380,11 @@ func commandEnv(environ []string, program string) []string {
 	return append(out, "SHELL="+program)
 }
 
-func configHint(l *loaded) string {
+func configHint(l *Loaded) string {
 	// The last trusted file: a rule added to an untrusted one would be
 	// ignored.
-	for i := len(l.chain) - 1; i >= 0; i-- {
-		if f := l.chain[i]; f.Trusted && f.File != rules.DefaultName {
+	for i := len(l.Chain) - 1; i >= 0; i-- {
+		if f := l.Chain[i]; f.Trusted && f.File != rules.DefaultName {
 			return f.File
 		}
 	}
@@ -421,27 +402,27 @@ func firstRule(d *rules.Decision) string {
 	return ""
 }
 
-func (s *runSession) audit(j *job, cwd string, rec approval.Record, start time.Time, io IO) {
+func (s *Session) audit(j *Job, cwd string, rec approval.Record, start time.Time, io IO) {
 	rec.Time = start.UTC()
 	rec.Cwd = cwd
-	if j.argv != nil {
-		rec.Argv = j.argv
+	if j.Argv != nil {
+		rec.Argv = j.Argv
 	} else {
-		rec.Script = j.script
+		rec.Script = j.Script
 	}
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	rec.PID = os.Getpid()
 	rec.Run = runID(start)
 	if rec.Session == "" {
-		rec.Session = s.sessionID
+		rec.Session = s.ID
 	}
 	defer trace.Phase("audit")()
-	if err := approval.OpenAudit(s.l.cfg.Audit.Path).Append(rec); err != nil {
+	if err := approval.OpenAudit(s.Loaded.Cfg.Audit.Path).Append(rec); err != nil {
 		fmt.Fprintf(io.Stderr, "guardrun: warning: audit log: %v\n", err)
 	}
 }
 
-func oneLineDisplay(s string) string {
+func OneLineDisplay(s string) string {
 	s = approval.Sanitize(s)
 	s = strings.ReplaceAll(s, "\n", " ⏎ ")
 	if len(s) > 120 {
