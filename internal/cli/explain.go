@@ -3,11 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 	"runtime/debug"
 	"strings"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 )
 

@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/fsop"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -105,7 +104,7 @@ func cmdFS(g *global, args []string, io IO) error {
 	if paths[0] == "" {
 		return usagef("fs %s: empty PATH", verb)
 	}
-	s, err := request.OpenSession(g.Options, io, false)
+	s, err := request.OpenForFiles(g.Options, io)
 	if err != nil {
 		return err
 	}
@@ -188,7 +187,7 @@ func (f *fsRun) judge(op rules.Op) rules.Part {
 	if p.Decision == rules.Block {
 		return p
 	}
-	for _, pr := range request.Protected(s.Loaded, s.Env, s.Env.Cwd) {
+	for _, pr := range s.Protected(s.Env.Cwd) {
 		abs := pr.Path
 		if !filepath.IsAbs(abs) {
 			abs = filepath.Join(s.Env.Cwd, abs)
@@ -324,11 +323,8 @@ func (f *fsRun) audit(outcome, by, note string, n int64) {
 		Verdict: d.Decision.String(), Outcome: outcome, DecidedBy: by,
 		Reason: d.Reason, Note: note,
 		DurationMS: float64(time.Since(f.start).Microseconds()) / 1000,
-		PID:        os.Getpid(),
 	}
-	if err := approval.OpenAudit(s.Loaded.Cfg.Audit.Path).Append(rec); err != nil {
-		fmt.Fprintf(f.io.Stderr, "guardrun: warning: audit log: %v\n", err)
-	}
+	s.Audit(rec, f.io.Stderr)
 }
 
 func oneLine(s string) string {

@@ -3,14 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/fsop"
-	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -25,7 +23,7 @@ func (f *fsRun) refuseWithoutSandbox() error {
 		return nil
 	}
 	// The same choice of backend as for a command (auto: bwrap, else landlock).
-	_, err := runner.Choose(string(request.BackendFor(s.Opts, s.Loaded)), filepath.Join(s.Env.StateDir, "sandbox-ok"))
+	_, err := request.ChooseBackend(s.Opts, s.Loaded, s.Env)
 	if err == nil {
 		return nil
 	}

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 	"io/fs"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/request"
 )
 
 const logUsage = `Usage: guardrun log [--json] [-n N] [--session ID]

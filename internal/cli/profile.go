@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/runner"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
@@ -84,7 +84,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 	case "linux":
 		rep.Backend = string(request.BackendFor(g.Options, l))
 		if runtime.GOOS == "linux" {
-			b, berr := runner.Choose(rep.Backend, filepath.Join(e.StateDir, "sandbox-ok"))
+			b, berr := request.ChooseBackend(g.Options, l, e)
 			if berr != nil {
 				rep.BackendError = berr.Error()
 			} else {

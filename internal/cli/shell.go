@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 	"io"
 	"os"
 	"os/signal"
@@ -19,6 +18,7 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/shellparse"
 )
 

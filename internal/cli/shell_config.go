@@ -1,10 +1,9 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/shellparse"
 )
 
@@ -13,22 +12,7 @@ import (
 // (trusted, or only tightening the base), the user config, the embedded
 // default (whose workspace is dir).
 func (sh *shell) configFor(dir string) (*request.Loaded, error) {
-	e := *sh.s.Env
-	e.Cwd = dir
-	l, err := request.Load(sh.s.Opts, &e)
-	if err != nil {
-		return nil, err
-	}
-	if !sh.s.Sandboxed || sh.s.NoSandbox != nil {
-		// Without an OS sandbox, what happens was settled at start from
-		// that config's require_os_sandbox and os_sandbox_fallback; a
-		// config that settles it otherwise needs a fresh start there.
-		was, now := sh.s.Loaded.Cfg.Sandbox, l.Cfg.Sandbox
-		if was.RequireOSSandbox != now.RequireOSSandbox || was.Fallback != now.Fallback {
-			return nil, errors.New("its config treats running without an OS sandbox differently; start guardrun shell there")
-		}
-	}
-	return l, nil
+	return sh.s.ConfigFor(dir)
 }
 
 // useConfig makes l the config for the lines that follow, saying so when

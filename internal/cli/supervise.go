@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/supervisor"
 )
 

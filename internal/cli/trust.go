@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/request"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/trust"
 	"github.com/guardrun/guardrun/rules"
 )

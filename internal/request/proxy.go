@@ -165,14 +165,11 @@ func (s *Session) auditConnection(j *Job, cwd string, r netproxy.Record, io IO) 
 		Note:       r.Note,
 		Sandbox:    s.Backend,
 		DurationMS: float64(r.Duration.Microseconds()) / 1000,
-		PID:        os.Getpid(),
 	}
 	if j.Argv != nil {
 		rec.Argv = j.Argv
 	} else {
 		rec.Script = j.Script
 	}
-	if err := approval.OpenAudit(s.Loaded.Cfg.Audit.Path).Append(rec); err != nil {
-		fmt.Fprintf(io.Stderr, "guardrun: warning: audit log: %v\n", err)
-	}
+	s.Audit(rec, io.Stderr)
 }

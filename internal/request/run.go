@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +35,8 @@ type Job struct {
 	Environ []string
 }
 
+// Display is the job as the person is shown it and the audit log records
+// it: the script, or the argv quoted for a shell.
 func (j *Job) Display() string {
 	if j.Argv != nil {
 		return QuoteArgv(j.Argv)
@@ -41,8 +44,8 @@ func (j *Job) Display() string {
 	return j.Script
 }
 
-// session picks the session and opens its store; nil when there is no
-// session (no terminal, nothing set).
+// openSession picks the session and opens its store; nil when there is
+// no session (no terminal, nothing set).
 func openSession(g Options, l *Loaded, e *Env) (string, *approval.Store) {
 	id, ok := approval.SessionID(g.Session, e.Getenv)
 	if !ok {
@@ -55,9 +58,15 @@ func openSession(g Options, l *Loaded, e *Env) (string, *approval.Store) {
 	return id, st
 }
 
-// Protected are guardrun's own files: config files read-only (and, where
-// they do not exist yet, uncreatable), state hidden.
-func Protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
+// Protected are guardrun's own files for a request run in cwd: config
+// files read-only (and, where they do not exist yet, uncreatable), state
+// hidden. The sandbox enforces them on commands; guardrun fs, which runs
+// outside it, refuses them itself.
+func (s *Session) Protected(cwd string) []sandbox.Protected {
+	return protected(s.Loaded, s.Env, cwd)
+}
+
+func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	var out []sandbox.Protected
 	add := func(p string, hide bool) {
 		if p == "" {
@@ -94,9 +103,16 @@ func Protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	return out
 }
 
-// ProfileFor derives the sandbox profile for a request run in cwd.
+// Profile derives the sandbox profile for a request run in cwd, with or
+// without network.
+func (s *Session) Profile(cwd string, network bool) (*sandbox.Profile, error) {
+	return ProfileFor(s.Loaded, s.Env, cwd, network)
+}
+
+// ProfileFor derives the sandbox profile for a request run in cwd under
+// config l (guardrun profile shows it without a session).
 func ProfileFor(l *Loaded, e *Env, cwd string, network bool) (*sandbox.Profile, error) {
-	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, Protected(l, e, cwd))
+	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, protected(l, e, cwd))
 	p, err := sandbox.Derive(spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -134,37 +150,56 @@ func BackendFor(g Options, l *Loaded) rules.Backend {
 	return l.Cfg.Sandbox.Backend
 }
 
+// ChooseBackend is the OS sandbox backend that runs commands here
+// (bwrap, landlock, seatbelt), or why none can: the one asked for (see
+// BackendFor), with auto resolved to what works.
+func ChooseBackend(g Options, l *Loaded, e *Env) (string, error) {
+	return runner.Choose(string(BackendFor(g, l)), filepath.Join(e.StateDir, "sandbox-ok"))
+}
+
 // Session is everything that stays the same across the jobs of one
 // guardrun process: the config, the sandbox's availability, the session.
 // `guardrun -c` runs one job; `guardrun shell` runs one per input.
 type Session struct {
-	Opts      Options
-	Env       *Env
-	Loaded    *Loaded
+	Opts   Options
+	Env    *Env
+	Loaded *Loaded
+	// Sandboxed is set when commands run under the OS sandbox; unset
+	// when there is none and require_os_sandbox is false (they run
+	// unsandboxed) or none works (NoSandbox says why).
 	Sandboxed bool
 	// Backend is the OS sandbox that runs commands (bwrap, landlock,
 	// seatbelt) when sandboxed.
 	Backend string
 	// NoSandbox is why there is no OS sandbox (nil when there is one).
 	NoSandbox error
-	ID        string
-	Store     *approval.Store
+	// ID is the session of "approve for session" grants ("" for none),
+	// and Store their store (nil for none).
+	ID    string
+	Store *approval.Store
 	// Prompter, when set, replaces the terminal prompter (the
 	// supervisor's own shell asks on its terminal this way).
 	Prompter approval.Prompter
 }
 
-// Open loads the config and finds out whether the OS sandbox works.
-// With require_os_sandbox and fail_fast and no sandbox, it fails (125)
-// before anything is decided.
+// Open starts a session for commands: it loads and trusts the config
+// (warning on io.Stderr about untrusted files), finds out whether the OS
+// sandbox works, and opens the session's grant store. With
+// require_os_sandbox and fail_fast and no sandbox, it fails (125) before
+// anything is decided.
 func Open(g Options, io IO) (*Session, error) {
-	return OpenSession(g, io, true)
+	return open(g, io, true)
 }
 
-// OpenSession is prepare, with the OS sandbox check only when
-// checkSandbox is set: guardrun fs performs its operation itself, after
-// policy, so whether a sandbox could start changes nothing for it.
-func OpenSession(g Options, io IO, checkSandbox bool) (*Session, error) {
+// OpenForFiles is Open for guardrun fs, without the OS sandbox check:
+// fs performs its operation itself, after policy, so whether a sandbox
+// could start changes nothing for it. The session can never run a
+// command (Run refuses).
+func OpenForFiles(g Options, io IO) (*Session, error) {
+	return open(g, io, false)
+}
+
+func open(g Options, io IO, checkSandbox bool) (*Session, error) {
 	end := trace.Phase("config")
 	e, err := NewEnv()
 	if err != nil {
@@ -184,7 +219,7 @@ func OpenSession(g Options, io IO, checkSandbox bool) (*Session, error) {
 		return s, nil
 	}
 	end = trace.Phase("sandbox check")
-	backend, err := runner.Choose(string(BackendFor(g, l)), filepath.Join(e.StateDir, "sandbox-ok"))
+	backend, err := ChooseBackend(g, l, e)
 	s.Backend = backend
 	end()
 	if err != nil {
@@ -208,15 +243,34 @@ func OpenSession(g Options, io IO, checkSandbox bool) (*Session, error) {
 	return s, nil
 }
 
-// Run decides, asks about, runs and audits one job. The error is a
-// *refusal, an *exitStatus, or guardrun's own failure.
+// Dir is where j runs: its Cwd, else the process's working directory.
+func (s *Session) Dir(j *Job) string {
+	if j.Cwd != "" {
+		return j.Cwd
+	}
+	return s.Env.Cwd
+}
+
+// Decide is the policy's verdict on j (allow, ask or block, part by
+// part), in the directory it runs in. Nothing is asked, run or audited.
+func (s *Session) Decide(j *Job) *rules.Decision {
+	defer trace.Phase("decide")()
+	if j.Argv != nil {
+		return s.Loaded.Engine.Argv(j.Argv, s.Dir(j))
+	}
+	return s.Loaded.Engine.Script(j.Script, s.Dir(j))
+}
+
+// Run carries one job through the whole flow: refused at once without
+// an OS sandbox under refuse_tools; decided (Decide); put to the gate
+// (Ask); its sandbox profile derived and backend used; run; audited, with
+// a start record before it runs and an end record after. The error is a
+// *Refusal (exit 77), an *ExitStatus (the command's own non-zero status),
+// or guardrun's own failure; nil when the command ran and exited 0.
 func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	start := time.Now()
 	l, e, cfg := s.Loaded, s.Env, s.Loaded.Cfg
-	cwd := j.Cwd
-	if cwd == "" {
-		cwd = e.Cwd
-	}
+	cwd := s.Dir(j)
 	if s.NoSandbox != nil {
 		rec := approval.Record{Verdict: "block", Outcome: "refused", DecidedBy: "sandbox", Reason: s.NoSandbox.Error()}
 		s.audit(j, cwd, rec, start, io)
@@ -232,14 +286,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		return runner.ErrLandlockProxy
 	}
 
-	end := trace.Phase("decide")
-	var d *rules.Decision
-	if j.Argv != nil {
-		d = l.Engine.Argv(j.Argv, cwd)
-	} else {
-		d = l.Engine.Script(j.Script, cwd)
-	}
-	end()
+	d := s.Decide(j)
 	req := &approval.Request{
 		Display:  j.Display(),
 		Decision: d,
@@ -250,7 +297,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	if s.Store != nil {
 		req.Key = approval.RequestKey(d, j.Script, cwd)
 	}
-	end = trace.Phase("approve")
+	end := trace.Phase("approve")
 	out, err := s.Ask(ctx, req, io, nil)
 	end()
 	if err != nil {
@@ -333,9 +380,11 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 }
 
 // Ask resolves req through the gate: the mode, session memory, and a
-// person on the supervisor's socket or the terminal. prepare, when set,
-// runs only when a person will be asked (to draw expensive detail such as
-// a diff into req).
+// person on the supervisor's socket or the terminal (or s.Prompter).
+// prepare, when set, runs only when a person will be asked (to draw
+// expensive detail such as a diff into req). A warning from the gate is
+// printed on io.Stderr. Run asks this way for commands, guardrun fs for
+// file operations, the network proxy for hosts.
 func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style)) (approval.Outcome, error) {
 	cfg := s.Loaded.Cfg
 	gate := &approval.Gate{Mode: cfg.Mode, Store: s.Store, ConfigFile: configHint(s.Loaded), Prompter: s.Prompter}
@@ -411,14 +460,21 @@ func (s *Session) audit(j *Job, cwd string, rec approval.Record, start time.Time
 		rec.Script = j.Script
 	}
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-	rec.PID = os.Getpid()
 	rec.Run = runID(start)
+	defer trace.Phase("audit")()
+	s.Audit(rec, io.Stderr)
+}
+
+// Audit appends rec to the config's audit log, with this process's pid
+// and, when rec names none, the session. A log that cannot be written is
+// a warning on w, not a failure: what was decided stands.
+func (s *Session) Audit(rec approval.Record, w io.Writer) {
+	rec.PID = os.Getpid()
 	if rec.Session == "" {
 		rec.Session = s.ID
 	}
-	defer trace.Phase("audit")()
 	if err := approval.OpenAudit(s.Loaded.Cfg.Audit.Path).Append(rec); err != nil {
-		fmt.Fprintf(io.Stderr, "guardrun: warning: audit log: %v\n", err)
+		fmt.Fprintf(w, "guardrun: warning: audit log: %v\n", err)
 	}
 }
 
