@@ -75,12 +75,11 @@ func (g *global) take(args []string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		switch rules.Backend(v) {
-		case rules.BackendAuto, rules.BackendBwrap, rules.BackendLandlock:
-			g.Backend = rules.Backend(v)
-		default:
-			return 0, usagef("--backend wants auto, bwrap or landlock, got %q", v)
+		b, err := parseBackend("--backend", v)
+		if err != nil {
+			return 0, err
 		}
+		g.Backend = b
 		return n, nil
 	case "--session":
 		v, n, err := value()
@@ -108,6 +107,36 @@ func (g *global) take(args []string) (int, error) {
 		return 1, nil
 	}
 	return 0, nil
+}
+
+// parseBackend checks the name of a Linux OS sandbox backend given by
+// what (--backend or $GUARDRUN_BACKEND).
+func parseBackend(what, v string) (rules.Backend, error) {
+	switch rules.Backend(v) {
+	case rules.BackendAuto, rules.BackendBwrap, rules.BackendLandlock:
+		return rules.Backend(v), nil
+	}
+	if len(v) > 40 {
+		v = v[:40] + "…"
+	}
+	return "", usagef("%s wants auto, bwrap or landlock, got %q", what, v)
+}
+
+// backendFromEnv takes the backend from $GUARDRUN_BACKEND when no
+// --backend was given before the verb (one after it still overrides):
+// `guardrun supervise --backend NAME` sets it for the agent, so that the
+// agent's own guardrun runs use the backend the person chose.
+func (g *global) backendFromEnv(getenv func(string) string) error {
+	v := getenv("GUARDRUN_BACKEND")
+	if g.Backend != "" || v == "" {
+		return nil
+	}
+	b, err := parseBackend("$GUARDRUN_BACKEND", v)
+	if err != nil {
+		return err
+	}
+	g.Backend = b
+	return nil
 }
 
 // verbFlags parses a verb's arguments: common flags anywhere, the verb's

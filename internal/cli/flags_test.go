@@ -164,3 +164,44 @@ func TestReport(t *testing.T) {
 		})
 	}
 }
+
+// TestBackendFromEnv: $GUARDRUN_BACKEND (what `guardrun supervise
+// --backend` gives the agent) chooses the backend unless --backend was
+// given, with the same validation, its value shortened in the message.
+func TestBackendFromEnv(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "GUARDRUN_BACKEND" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		name, flag, env string
+		want            rules.Backend
+		err             string
+	}{
+		{name: "unset", want: ""},
+		{name: "from the environment", env: "landlock", want: rules.BackendLandlock},
+		{name: "the flag wins", flag: "bwrap", env: "landlock", want: rules.BackendBwrap},
+		{name: "bad value", env: "chroot", err: `$GUARDRUN_BACKEND wants auto, bwrap or landlock, got "chroot"`},
+		{name: "long bad value", env: strings.Repeat("x", 5000), err: `$GUARDRUN_BACKEND wants auto, bwrap or landlock, got "` + strings.Repeat("x", 40) + `…"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &global{}
+			g.Backend = rules.Backend(tc.flag)
+			err := g.backendFromEnv(env(tc.env))
+			if tc.err != "" {
+				var ue *usageError
+				if !errors.As(err, &ue) || err.Error() != tc.err {
+					t.Fatalf("err = %v, want the usage error %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || g.Backend != tc.want {
+				t.Errorf("backend %q, err %v; want %q", g.Backend, err, tc.want)
+			}
+		})
+	}
+}

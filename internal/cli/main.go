@@ -114,7 +114,8 @@ Flags (before or after the verb):
   --approve-all       same as --mode approve-all
   --strict            same as --mode strict
   --session ID        session for "approve for session" grants
-  --backend NAME      Linux OS sandbox: auto, bwrap or landlock (default: sandbox.backend)
+  --backend NAME      Linux OS sandbox: auto, bwrap or landlock (default:
+                      $GUARDRUN_BACKEND, else sandbox.backend)
 
 As a login shell (SHELL=guardrun) it accepts -c, -l/--login, -lc, -i, -e
 and an argv[0] starting with '-'.
@@ -126,6 +127,9 @@ failed; 2 usage error.
 func dispatch(argv0 string, args []string, io IO) error {
 	g, rest, err := parseGlobal(args)
 	if err != nil {
+		return err
+	}
+	if err := g.backendFromEnv(os.Getenv); err != nil {
 		return err
 	}
 	login := strings.HasPrefix(baseName(argv0), "-")

@@ -19,7 +19,7 @@ import (
 	"github.com/guardrun/guardrun/supervisor"
 )
 
-const superviseUsage = `Usage: guardrun supervise [--config FILE] -- AGENT [ARG...]
+const superviseUsage = `Usage: guardrun supervise [--config FILE] [--backend NAME] -- AGENT [ARG...]
 
 Runs AGENT in a pseudo-terminal on this terminal. The commands it runs
 through $SHELL (guardrun) ask for approval here: the prompt appears over
@@ -28,8 +28,9 @@ guardrun the agent starts, however nested, asks in the same place.
 "Approve for session" lasts as long as this supervisor.
 
 The agent's environment gets SHELL (this guardrun), GUARDRUN_SOCKET (where
-its commands ask), GUARDRUN_SESSION (the supervisor's session) and, with
---config, GUARDRUN_CONFIG. The config is checked before the agent starts.
+its commands ask), GUARDRUN_SESSION (the supervisor's session), with
+--config GUARDRUN_CONFIG, and with --backend GUARDRUN_BACKEND. The config
+is checked before the agent starts.
 
 Keys at a prompt: y approve once, s approve for session, n deny (then an
 optional note for the agent), v view in full. Keys typed in the first
@@ -89,6 +90,10 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	env = setenv(env, "SHELL", exe)
 	env = setenv(env, "GUARDRUN_SESSION", id)
 	env = unsetenv(env, "GUARDRUN_SOCKET") // Run sets the new one
+	if g.Backend != "" {
+		// The agent's guardrun runs use the backend chosen here.
+		env = setenv(env, "GUARDRUN_BACKEND", string(g.Backend))
+	}
 	if g.Config != "" {
 		abs, err := filepath.Abs(g.Config)
 		if err != nil {

@@ -21,8 +21,8 @@ type Options struct {
 	// Session is --session: the session for "approve for session"
 	// grants.
 	Session string
-	// Backend is --backend: the Linux OS sandbox, overriding the
-	// config's sandbox.backend.
+	// Backend is --backend (or $GUARDRUN_BACKEND, which the CLI reads):
+	// the Linux OS sandbox, overriding the config's sandbox.backend.
 	Backend rules.Backend
 }
 

@@ -141,8 +141,8 @@ func sandboxSummary(l *Loaded, d *rules.Decision) string {
 	return strings.Join(zs, ", ") + "; " + net
 }
 
-// BackendFor is the OS sandbox backend asked for: --backend, else the
-// config's sandbox.backend.
+// BackendFor is the OS sandbox backend asked for: Options.Backend
+// (--backend or $GUARDRUN_BACKEND), else the config's sandbox.backend.
 func BackendFor(g Options, l *Loaded) rules.Backend {
 	if g.Backend != "" {
 		return g.Backend
