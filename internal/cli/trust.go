@@ -3,8 +3,9 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -61,9 +62,9 @@ func cmdTrust(g *global, args []string, io IO) error {
 		}
 		for _, en := range list {
 			state := "trusted"
-			if data, err := os.ReadFile(en.Path); err != nil {
+			if data, err := rules.ReadFile(en.Path); errors.Is(err, fs.ErrNotExist) {
 				state = "missing"
-			} else if trust.Hash(data) != en.SHA256 {
+			} else if err != nil || trust.Hash(data) != en.SHA256 {
 				state = "changed since trusted (untrusted)"
 			}
 			fmt.Fprintf(io.Stdout, "%s  %s  %s\n", en.Trusted.Local().Format(time.DateTime), en.Path, state)
@@ -93,7 +94,8 @@ func cmdTrust(g *global, args []string, io IO) error {
 		fmt.Fprintf(io.Stdout, "%s is no longer trusted\n", file)
 		return nil
 	}
-	data, err := os.ReadFile(file)
+	// Size-checked before it is read, as every config file is.
+	data, err := rules.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
