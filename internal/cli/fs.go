@@ -177,71 +177,18 @@ func (f *fsRun) printJSON(r fsResult) {
 	enc.Encode(r)
 }
 
-// judge decides one operation on the path, and keeps guardrun's own
-// files out of reach: the sandbox never lets a command write them, and
-// fs, which runs outside the sandbox, must not be the way around that.
+// judge decides one operation on the path (request.DecideFile).
 func (f *fsRun) judge(op rules.Op) rules.Part {
-	s := f.s
-	p := s.Loaded.Engine.File(op, f.arg, s.Env.Cwd)
+	p := f.s.DecideFile(op, f.arg)
 	f.path = p.Path
-	if p.Decision == rules.Block {
-		return p
-	}
-	for _, pr := range s.Protected(s.Env.Cwd) {
-		abs := pr.Path
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(s.Env.Cwd, abs)
-		}
-		if !rules.Within(p.Path, filepath.Clean(abs)) && !rules.Within(p.Path, rules.Resolve(abs, "/")) {
-			continue
-		}
-		if op != rules.OpRead {
-			p.Decision = rules.Block
-			p.Reason = fmt.Sprintf("%s %s: guardrun's own config and state (%s) cannot be changed through guardrun fs", op, f.arg, pr.Path)
-			return p
-		}
-		if pr.Hide {
-			p.Decision = rules.Block
-			p.Reason = fmt.Sprintf("read %s: guardrun's own state (%s) is not readable through guardrun fs", f.arg, pr.Path)
-			return p
-		}
-	}
 	return p
 }
 
 // decide combines the parts of one operation (edit is a read and a
 // write) into one decision: the strictest verdict and its reason.
 func (f *fsRun) decide(parts ...rules.Part) *rules.Decision {
-	d := &rules.Decision{Parts: parts}
-	for _, p := range parts {
-		d.Decision = max(d.Decision, p.Decision)
-	}
-	for _, p := range parts {
-		if p.Decision == d.Decision {
-			d.Reason = p.Reason
-			break
-		}
-	}
-	f.d = d
-	return d
-}
-
-// sessionKey is the grant key of the asking parts: zone, operation and
-// path, never content. An edit asking for both its read and its write
-// gets one key for the pair, so a grant for either alone never covers it.
-func sessionKey(d *rules.Decision) string {
-	asking := d.Asking()
-	switch len(asking) {
-	case 0:
-		return ""
-	case 1:
-		return approval.FileKey(asking[0].Zone, asking[0].Op, asking[0].Path)
-	}
-	ops := make([]string, len(asking))
-	for i, p := range asking {
-		ops[i] = p.Op
-	}
-	return approval.FileKey(asking[0].Zone, strings.Join(ops, "+"), asking[0].Path)
+	f.d = request.Combine(parts...)
+	return f.d
 }
 
 // gate resolves the decision as run does for commands: allow runs,
@@ -261,7 +208,7 @@ func (f *fsRun) gate(detail func(approval.Style) string) (approval.Outcome, erro
 		Summary:  request.OneLineDisplay(summary),
 	}
 	if s.Store != nil {
-		req.Key = sessionKey(d)
+		req.Key = request.FileGrantKey(d)
 	}
 	var prepare func(approval.Style)
 	if detail != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/fsop"
-	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -18,12 +17,7 @@ import (
 // config that refuses tools without one means all of them.
 func (f *fsRun) refuseWithoutSandbox() error {
 	s := f.s
-	sb := s.Loaded.Cfg.Sandbox
-	if !sb.RequireOSSandbox || sb.Fallback != rules.RefuseTools {
-		return nil
-	}
-	// The same choice of backend as for a command (auto: bwrap, else landlock).
-	_, err := request.ChooseBackend(s.Opts, s.Loaded, s.Env)
+	err := s.ToolsRefused()
 	if err == nil {
 		return nil
 	}
