@@ -25,11 +25,11 @@ import (
 // Job is one thing to run: a script for the shell program, or an argv
 // executed directly.
 type Job struct {
-	Script    string
+	Script    string   // run by the config's shell.program with -c
 	ShellOpts []string // -e, -u, -x, -o NAME passed to the shell
 	PosArgs   []string // ARGV0 ARG... after -c SCRIPT
-	Argv      []string // set for `guardrun -- CMD`
-	// Cwd and environ default to the process's own; `guardrun shell`
+	Argv      []string // set for `guardrun -- CMD`: executed directly
+	// Cwd and Environ default to the process's own; `guardrun shell`
 	// sets them to carry cd and export from one input to the next.
 	Cwd     string
 	Environ []string
@@ -161,8 +161,12 @@ func ChooseBackend(g Options, l *Loaded, e *Env) (string, error) {
 // guardrun process: the config, the sandbox's availability, the session.
 // `guardrun -c` runs one job; `guardrun shell` runs one per input.
 type Session struct {
-	Opts   Options
-	Env    *Env
+	// Opts are the caller's choices over the config (the common flags).
+	Opts Options
+	// Env is where config and state are found.
+	Env *Env
+	// Loaded is the config in force and where it came from; `guardrun
+	// shell` replaces it after cd (ConfigFor).
 	Loaded *Loaded
 	// Sandboxed is set when commands run under the OS sandbox; unset
 	// when there is none and require_os_sandbox is false (they run
