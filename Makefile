@@ -44,7 +44,7 @@ build:
 
 vet:
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags guardrun_testhooks ./internal/cli
+	$(GO) vet -tags guardrun_testhooks ./internal/cli ./internal/request
 	GOOS=darwin $(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -644,5 +646,69 @@ func TestTrustSymlinkZoneNarrowing(t *testing.T) {
 	}
 	if !strings.Contains(warns[0], `zone "workspace"`) || !strings.Contains(warns[0], "guardrun trust "+tr.file) {
 		t.Errorf("the symlinked root was not reported as ignored:\n%s", warns[0])
+	}
+}
+
+// TestTrustTooLarge: guardrun trust checks the file's size before it
+// reads it: a file over the config limit, or a FIFO that never ends, is
+// refused (125) at once, with a short message, before any terminal is
+// needed.
+func TestTrustTooLarge(t *testing.T) {
+	tr := newTrustTree(t)
+	dir := filepath.Join(tr.root, "elsewhere") // not above the working directory
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte("# "+strings.Repeat("x", 200<<10)+"\nmode: strict\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "endless.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The writer offers 64 MiB; guardrun must stop reading (the pipe
+	// breaks) long before that, near the limit.
+	const offered = 64 << 20
+	written := make(chan int64, 1)
+	go func() {
+		var n int64
+		defer func() { written <- n }()
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		chunk := bytes.Repeat([]byte("# filler\n"), 4096)
+		for n < offered {
+			m, err := f.Write(chunk)
+			n += int64(m)
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for _, file := range []string{big, fifo} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, guardrunBin, "trust", file)
+		cmd.Dir, cmd.Env = tr.proj, tr.env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		cmd.Run()
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Fatalf("trust %s: still reading after 20s", file)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 125 || !strings.Contains(errb.String(), "a config file may be at most 128 KiB") || errb.Len() > 4096 {
+			t.Errorf("trust %s: exit %d, stderr (%d bytes) %.300q; want 125 and the size limit", filepath.Base(file), code, errb.Len(), errb.String())
+		}
+	}
+	if n := <-written; n > 8<<20 {
+		t.Errorf("guardrun read %d bytes of the FIFO before refusing it; a bounded read stops near 128 KiB", n)
+	}
+	if _, err := os.Stat(tr.trustStore()); err == nil {
+		t.Error("a refused file was recorded in the trust store")
 	}
 }

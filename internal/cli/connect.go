@@ -40,7 +40,7 @@ func cmdConnect(g *global, args []string, io IO) error {
 		return usagef("connect: no proxy: HTTPS_PROXY is not set (it is inside a sandbox with network: proxy)")
 	}
 	if err := netproxy.Connect(proxy, vf.args[0], port, io.Stdin, io.Stdout); err != nil {
-		return &refusal{"guardrun: connect " + vf.args[0] + ":" + vf.args[1] + ": " + err.Error()}
+		return &refusal{Line: "guardrun: connect " + vf.args[0] + ":" + vf.args[1] + ": " + err.Error()}
 	}
 	return nil
 }

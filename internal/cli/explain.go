@@ -6,9 +6,8 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"mvdan.cc/sh/v3/syntax"
-
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -35,16 +34,16 @@ func cmdExplain(g *global, args []string, io IO) error {
 	case len(vf.args) > 0:
 		return usagef("unexpected argument %q", vf.args[0])
 	}
-	e, l, err := loadConfig(g)
+	e, l, err := request.LoadConfig(g.Options)
 	if err != nil {
 		return err
 	}
-	l.warnIgnored(io.Stderr)
+	l.WarnIgnored(io.Stderr)
 	var d *rules.Decision
 	if hasScript {
-		d = l.engine.Script(script, e.cwd)
+		d = l.Engine.Script(script, e.Cwd)
 	} else {
-		d = l.engine.Argv(vf.rest, e.cwd)
+		d = l.Engine.Argv(vf.rest, e.Cwd)
 	}
 	if g.json {
 		enc := json.NewEncoder(io.Stdout)
@@ -83,18 +82,6 @@ func writeDecision(io IO, d *rules.Decision) {
 	}
 }
 
-func quoteArgv(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		q, err := syntax.Quote(a, syntax.LangBash)
-		if err != nil {
-			q = fmt.Sprintf("%q", a)
-		}
-		parts[i] = q
-	}
-	return strings.Join(parts, " ")
-}
-
 const checkUsage = `Usage: guardrun check [--json]
 
 Validates the config in force, names the file it came from and whether it
@@ -113,15 +100,15 @@ type exampleResult struct {
 }
 
 type checkReport struct {
-	Config   string          `json:"config"`
-	Source   string          `json:"source"`
-	Trusted  bool            `json:"trusted"`
-	Files    []configFile    `json:"files"`
-	Rules    int             `json:"rules"`
-	Zones    int             `json:"zones"`
-	Examples []exampleResult `json:"examples"`
-	Passed   int             `json:"passed"`
-	Failed   int             `json:"failed"`
+	Config   string               `json:"config"`
+	Source   string               `json:"source"`
+	Trusted  bool                 `json:"trusted"`
+	Files    []request.ConfigFile `json:"files"`
+	Rules    int                  `json:"rules"`
+	Zones    int                  `json:"zones"`
+	Examples []exampleResult      `json:"examples"`
+	Passed   int                  `json:"passed"`
+	Failed   int                  `json:"failed"`
 }
 
 func cmdCheck(g *global, args []string, io IO) error {
@@ -132,22 +119,22 @@ func cmdCheck(g *global, args []string, io IO) error {
 	if len(vf.args) > 0 || vf.dashes {
 		return usagef("check takes no arguments")
 	}
-	_, l, err := loadConfig(g)
+	_, l, err := request.LoadConfig(g.Options)
 	if err != nil {
 		return err
 	}
 	rep := checkReport{
-		Config: l.cfg.File, Source: l.source, Trusted: l.project == "" || l.projectTrusted,
-		Files: l.chain, Rules: len(l.cfg.Shell.Rules), Zones: len(l.cfg.Sandbox.Zones),
+		Config: l.Cfg.File, Source: l.Source, Trusted: l.Project == "" || l.ProjectTrusted,
+		Files: l.Chain, Rules: len(l.Cfg.Shell.Rules), Zones: len(l.Cfg.Sandbox.Zones),
 		Examples: []exampleResult{},
 	}
-	ex := l.cfg.Shell.Examples
+	ex := l.Cfg.Shell.Examples
 	for _, set := range []struct {
 		want rules.Verdict
 		list []rules.Example
 	}{{rules.Allow, ex.Allow}, {rules.Ask, ex.Ask}, {rules.Block, ex.Block}} {
 		for _, x := range set.list {
-			d := l.engine.Script(x.Script, l.cfg.Dir)
+			d := l.Engine.Script(x.Script, l.Cfg.Dir)
 			r := exampleResult{Script: x.Script, Expected: set.want, Got: d.Decision, OK: d.Decision == set.want, At: x.At, Reason: d.Reason}
 			rep.Examples = append(rep.Examples, r)
 			if r.OK {
@@ -172,7 +159,7 @@ func cmdCheck(g *global, args []string, io IO) error {
 		// Every file of the config in force, base first: where it came
 		// from and why it is or is not trusted. The embedded default
 		// alone is named once, above.
-		for _, f := range l.chain {
+		for _, f := range l.Chain {
 			if f.Trusted && f.File == rules.DefaultName {
 				continue
 			}
@@ -180,22 +167,22 @@ func cmdCheck(g *global, args []string, io IO) error {
 				fmt.Fprintf(io.Stdout, "trust:  %s is trusted (%s: %s)\n", f.File, f.Origin, f.Why)
 				continue
 			}
-			fmt.Fprintf(io.Stdout, "trust:  %s is NOT trusted (%s: %s); it only tightens the base (to apply it in full, %s)\n", f.File, f.Origin, f.Why, f.hint)
+			fmt.Fprintf(io.Stdout, "trust:  %s is NOT trusted (%s: %s); it only tightens the base (to apply it in full, %s)\n", f.File, f.Origin, f.Why, f.Hint)
 			for _, s := range f.Ignored {
 				fmt.Fprintf(io.Stdout, "        ignored: %s\n", s)
 			}
 		}
-		fmt.Fprintf(io.Stdout, "rules:  %d, zones: %d, mode: %s\n", rep.Rules, rep.Zones, l.cfg.Mode)
+		fmt.Fprintf(io.Stdout, "rules:  %d, zones: %d, mode: %s\n", rep.Rules, rep.Zones, l.Cfg.Mode)
 		for _, r := range rep.Examples {
 			if !r.OK {
 				fmt.Fprintf(io.Stdout, "FAIL %s: example %s: expected %s, got %s: %s\n",
-					r.At, quoteArgv([]string{r.Script}), r.Expected, r.Got, approval.Sanitize(r.Reason))
+					r.At, request.QuoteArgv([]string{r.Script}), r.Expected, r.Got, approval.Sanitize(r.Reason))
 			}
 		}
 		fmt.Fprintf(io.Stdout, "examples: %d passed, %d failed\n", rep.Passed, rep.Failed)
 	}
 	if rep.Failed > 0 {
-		return &exitStatus{1}
+		return &exitStatus{Code: 1}
 	}
 	return nil
 }

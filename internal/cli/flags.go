@@ -4,19 +4,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 )
 
 // global holds the flags common to every verb. They may stand before or
 // after the verb.
 type global struct {
-	config  string
-	mode    rules.Mode
-	session string
-	json    bool
-	// backend is --backend: the Linux OS sandbox, overriding the
-	// config's sandbox.backend.
-	backend rules.Backend
+	request.Options
+	json bool
 }
 
 // parseGlobal takes the common flags from the front of args and returns
@@ -60,7 +56,7 @@ func (g *global) take(args []string) (int, error) {
 		if v == "" {
 			return 0, usagef("--config needs a file")
 		}
-		g.config = v
+		g.Config = v
 		return n, nil
 	case "--mode":
 		v, n, err := value()
@@ -69,7 +65,7 @@ func (g *global) take(args []string) (int, error) {
 		}
 		switch rules.Mode(v) {
 		case rules.ModeInteractive, rules.ModeApproveAll, rules.ModeStrict:
-			g.mode = rules.Mode(v)
+			g.Mode = rules.Mode(v)
 		default:
 			return 0, usagef("--mode wants interactive, approve-all or strict, got %q", v)
 		}
@@ -79,12 +75,11 @@ func (g *global) take(args []string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		switch rules.Backend(v) {
-		case rules.BackendAuto, rules.BackendBwrap, rules.BackendLandlock:
-			g.backend = rules.Backend(v)
-		default:
-			return 0, usagef("--backend wants auto, bwrap or landlock, got %q", v)
+		b, err := parseBackend("--backend", v)
+		if err != nil {
+			return 0, err
 		}
+		g.Backend = b
 		return n, nil
 	case "--session":
 		v, n, err := value()
@@ -94,7 +89,7 @@ func (g *global) take(args []string) (int, error) {
 		if v == "" {
 			return 0, usagef("--session needs an id")
 		}
-		g.session = v
+		g.Session = v
 		return n, nil
 	}
 	if hasVal {
@@ -102,16 +97,46 @@ func (g *global) take(args []string) (int, error) {
 	}
 	switch a {
 	case "--approve-all":
-		g.mode = rules.ModeApproveAll
+		g.Mode = rules.ModeApproveAll
 		return 1, nil
 	case "--strict":
-		g.mode = rules.ModeStrict
+		g.Mode = rules.ModeStrict
 		return 1, nil
 	case "--interactive":
-		g.mode = rules.ModeInteractive
+		g.Mode = rules.ModeInteractive
 		return 1, nil
 	}
 	return 0, nil
+}
+
+// parseBackend checks the name of a Linux OS sandbox backend given by
+// what (--backend or $GUARDRUN_BACKEND).
+func parseBackend(what, v string) (rules.Backend, error) {
+	switch rules.Backend(v) {
+	case rules.BackendAuto, rules.BackendBwrap, rules.BackendLandlock:
+		return rules.Backend(v), nil
+	}
+	if len(v) > 40 {
+		v = v[:40] + "…"
+	}
+	return "", usagef("%s wants auto, bwrap or landlock, got %q", what, v)
+}
+
+// backendFromEnv takes the backend from $GUARDRUN_BACKEND when no
+// --backend was given before the verb (one after it still overrides):
+// `guardrun supervise --backend NAME` sets it for the agent, so that the
+// agent's own guardrun runs use the backend the person chose.
+func (g *global) backendFromEnv(getenv func(string) string) error {
+	v := getenv("GUARDRUN_BACKEND")
+	if g.Backend != "" || v == "" {
+		return nil
+	}
+	b, err := parseBackend("$GUARDRUN_BACKEND", v)
+	if err != nil {
+		return err
+	}
+	g.Backend = b
+	return nil
 }
 
 // verbFlags parses a verb's arguments: common flags anywhere, the verb's

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -21,14 +22,14 @@ func TestParseGlobal(t *testing.T) {
 	}{
 		{"nothing", nil, global{}, nil, ""},
 		{"verb first", []string{"explain", "--strict"}, global{}, []string{"explain", "--strict"}, ""},
-		{"config with a space", []string{"--config", "c.yaml", "check"}, global{config: "c.yaml"}, []string{"check"}, ""},
-		{"config with =", []string{"--config=c.yaml", "check"}, global{config: "c.yaml"}, []string{"check"}, ""},
-		{"mode", []string{"--mode", "strict", "--", "ls"}, global{mode: rules.ModeStrict}, []string{"--", "ls"}, ""},
-		{"mode with =", []string{"--mode=approve-all", "-c", "ls"}, global{mode: rules.ModeApproveAll}, []string{"-c", "ls"}, ""},
-		{"the last mode wins", []string{"--approve-all", "--strict", "--interactive"}, global{mode: rules.ModeInteractive}, nil, ""},
-		{"session", []string{"--session", "s1", "log"}, global{session: "s1"}, []string{"log"}, ""},
-		{"a value that looks like a flag", []string{"--config", "--strict"}, global{config: "--strict"}, nil, ""},
-		{"stops at --", []string{"--strict", "--", "--approve-all"}, global{mode: rules.ModeStrict}, []string{"--", "--approve-all"}, ""},
+		{"config with a space", []string{"--config", "c.yaml", "check"}, global{Options: request.Options{Config: "c.yaml"}}, []string{"check"}, ""},
+		{"config with =", []string{"--config=c.yaml", "check"}, global{Options: request.Options{Config: "c.yaml"}}, []string{"check"}, ""},
+		{"mode", []string{"--mode", "strict", "--", "ls"}, global{Options: request.Options{Mode: rules.ModeStrict}}, []string{"--", "ls"}, ""},
+		{"mode with =", []string{"--mode=approve-all", "-c", "ls"}, global{Options: request.Options{Mode: rules.ModeApproveAll}}, []string{"-c", "ls"}, ""},
+		{"the last mode wins", []string{"--approve-all", "--strict", "--interactive"}, global{Options: request.Options{Mode: rules.ModeInteractive}}, nil, ""},
+		{"session", []string{"--session", "s1", "log"}, global{Options: request.Options{Session: "s1"}}, []string{"log"}, ""},
+		{"a value that looks like a flag", []string{"--config", "--strict"}, global{Options: request.Options{Config: "--strict"}}, nil, ""},
+		{"stops at --", []string{"--strict", "--", "--approve-all"}, global{Options: request.Options{Mode: rules.ModeStrict}}, []string{"--", "--approve-all"}, ""},
 		{"boolean flag with a value is not a common flag", []string{"--strict=yes"}, global{}, []string{"--strict=yes"}, ""},
 		{"config without a value", []string{"--config"}, global{}, nil, "--config needs a value"},
 		{"empty config", []string{"--config="}, global{}, nil, "--config needs a file"},
@@ -73,14 +74,14 @@ func TestParseVerb(t *testing.T) {
 	}{
 		{name: "empty"},
 		{name: "common flags after the verb", args: []string{"--strict", "--session=s", "--json"},
-			g: global{mode: rules.ModeStrict, session: "s", json: true}},
+			g: global{Options: request.Options{Mode: rules.ModeStrict, Session: "s"}, json: true}},
 		{name: "values both ways", args: []string{"-c", "ls -l", "-n=5"}, values: map[string]string{"-c": "ls -l", "-n": "5"}},
 		{name: "a value may start with a dash", args: []string{"-c", "--strict"}, values: map[string]string{"-c": "--strict"}},
 		{name: "booleans and words", args: []string{"a", "--list", "-", "b"}, bools: map[string]bool{"--list": true}, pos: []string{"a", "-", "b"}},
 		{name: "help", args: []string{"-h"}, bools: map[string]bool{"help": true}},
 		{name: "long help", args: []string{"x", "--help"}, bools: map[string]bool{"help": true}, pos: []string{"x"}},
 		{name: "-- ends flags", args: []string{"--approve-all", "--", "rm", "--strict", "-c"},
-			g: global{mode: rules.ModeApproveAll}, rest: []string{"rm", "--strict", "-c"}, dashes: true},
+			g: global{Options: request.Options{Mode: rules.ModeApproveAll}}, rest: []string{"rm", "--strict", "-c"}, dashes: true},
 		{name: "-- with nothing after", args: []string{"--"}, dashes: true},
 		{name: "unknown flag", args: []string{"--frob"}, err: "unknown flag --frob"},
 		{name: "unknown short flag", args: []string{"-x"}, err: "unknown flag -x"},
@@ -144,9 +145,9 @@ func TestReport(t *testing.T) {
 		stderr string
 	}{
 		{"ok", nil, 0, ""},
-		{"the command's own status", &exitStatus{3}, 3, ""},
-		{"wrapped status", errors.Join(errors.New("x"), &exitStatus{130}), 130, ""},
-		{"refused", &refusal{"guardrun: blocked: rm -rf /"}, 77, "guardrun: blocked: rm -rf /\n"},
+		{"the command's own status", &exitStatus{Code: 3}, 3, ""},
+		{"wrapped status", errors.Join(errors.New("x"), &exitStatus{Code: 130}), 130, ""},
+		{"refused", &refusal{Line: "guardrun: blocked: rm -rf /"}, 77, "guardrun: blocked: rm -rf /\n"},
 		{"usage", usagef("unknown flag --x"), 2, "guardrun: unknown flag --x\nRun 'guardrun --help' for usage.\n"},
 		{"help shown", errHelpShown, 0, ""},
 		{"internal", errors.New("config: boom"), 125, "guardrun: config: boom\n"},
@@ -159,6 +160,47 @@ func TestReport(t *testing.T) {
 			}
 			if b.String() != tc.stderr {
 				t.Errorf("stderr %q, want %q", b.String(), tc.stderr)
+			}
+		})
+	}
+}
+
+// TestBackendFromEnv: $GUARDRUN_BACKEND (what `guardrun supervise
+// --backend` gives the agent) chooses the backend unless --backend was
+// given, with the same validation, its value shortened in the message.
+func TestBackendFromEnv(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "GUARDRUN_BACKEND" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		name, flag, env string
+		want            rules.Backend
+		err             string
+	}{
+		{name: "unset", want: ""},
+		{name: "from the environment", env: "landlock", want: rules.BackendLandlock},
+		{name: "the flag wins", flag: "bwrap", env: "landlock", want: rules.BackendBwrap},
+		{name: "bad value", env: "chroot", err: `$GUARDRUN_BACKEND wants auto, bwrap or landlock, got "chroot"`},
+		{name: "long bad value", env: strings.Repeat("x", 5000), err: `$GUARDRUN_BACKEND wants auto, bwrap or landlock, got "` + strings.Repeat("x", 40) + `…"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &global{}
+			g.Backend = rules.Backend(tc.flag)
+			err := g.backendFromEnv(env(tc.env))
+			if tc.err != "" {
+				var ue *usageError
+				if !errors.As(err, &ue) || err.Error() != tc.err {
+					t.Fatalf("err = %v, want the usage error %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || g.Backend != tc.want {
+				t.Errorf("backend %q, err %v; want %q", g.Backend, err, tc.want)
 			}
 		})
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/fsop"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -104,7 +104,7 @@ func cmdFS(g *global, args []string, io IO) error {
 	if paths[0] == "" {
 		return usagef("fs %s: empty PATH", verb)
 	}
-	s, err := prepareSession(g, io, false)
+	s, err := request.OpenForFiles(g.Options, io)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func cmdFS(g *global, args []string, io IO) error {
 	// which is reported and cleaned up, instead of killing guardrun with
 	// its temporary file left behind.
 	ignoreFileSizeSignal()
-	f := &fsRun{s: s, io: io, verb: verb, arg: paths[0], start: time.Now()}
+	f := &fsRun{g: g, s: s, io: io, verb: verb, arg: paths[0], start: time.Now()}
 	if err := f.refuseWithoutSandbox(); err != nil {
 		return err
 	}
@@ -132,7 +132,8 @@ func cmdFS(g *global, args []string, io IO) error {
 // fsRun is one guardrun fs operation: decided, asked about, done and
 // audited.
 type fsRun struct {
-	s     *runSession
+	g     *global
+	s     *request.Session
 	io    IO
 	verb  string // read, write, edit, ls or rm
 	arg   string // the path as given
@@ -164,7 +165,7 @@ type fsResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-func (f *fsRun) json() bool { return f.s.g.json }
+func (f *fsRun) json() bool { return f.g.json }
 
 func (f *fsRun) printJSON(r fsResult) {
 	r.Op = f.verb
@@ -176,71 +177,18 @@ func (f *fsRun) printJSON(r fsResult) {
 	enc.Encode(r)
 }
 
-// judge decides one operation on the path, and keeps guardrun's own
-// files out of reach: the sandbox never lets a command write them, and
-// fs, which runs outside the sandbox, must not be the way around that.
+// judge decides one operation on the path (request.DecideFile).
 func (f *fsRun) judge(op rules.Op) rules.Part {
-	s := f.s
-	p := s.l.engine.File(op, f.arg, s.e.cwd)
+	p := f.s.DecideFile(op, f.arg)
 	f.path = p.Path
-	if p.Decision == rules.Block {
-		return p
-	}
-	for _, pr := range protected(s.l, s.e, s.e.cwd) {
-		abs := pr.Path
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(s.e.cwd, abs)
-		}
-		if !rules.Within(p.Path, filepath.Clean(abs)) && !rules.Within(p.Path, rules.Resolve(abs, "/")) {
-			continue
-		}
-		if op != rules.OpRead {
-			p.Decision = rules.Block
-			p.Reason = fmt.Sprintf("%s %s: guardrun's own config and state (%s) cannot be changed through guardrun fs", op, f.arg, pr.Path)
-			return p
-		}
-		if pr.Hide {
-			p.Decision = rules.Block
-			p.Reason = fmt.Sprintf("read %s: guardrun's own state (%s) is not readable through guardrun fs", f.arg, pr.Path)
-			return p
-		}
-	}
 	return p
 }
 
 // decide combines the parts of one operation (edit is a read and a
 // write) into one decision: the strictest verdict and its reason.
 func (f *fsRun) decide(parts ...rules.Part) *rules.Decision {
-	d := &rules.Decision{Parts: parts}
-	for _, p := range parts {
-		d.Decision = max(d.Decision, p.Decision)
-	}
-	for _, p := range parts {
-		if p.Decision == d.Decision {
-			d.Reason = p.Reason
-			break
-		}
-	}
-	f.d = d
-	return d
-}
-
-// sessionKey is the grant key of the asking parts: zone, operation and
-// path, never content. An edit asking for both its read and its write
-// gets one key for the pair, so a grant for either alone never covers it.
-func sessionKey(d *rules.Decision) string {
-	asking := d.Asking()
-	switch len(asking) {
-	case 0:
-		return ""
-	case 1:
-		return approval.FileKey(asking[0].Zone, asking[0].Op, asking[0].Path)
-	}
-	ops := make([]string, len(asking))
-	for i, p := range asking {
-		ops[i] = p.Op
-	}
-	return approval.FileKey(asking[0].Zone, strings.Join(ops, "+"), asking[0].Path)
+	f.d = request.Combine(parts...)
+	return f.d
 }
 
 // gate resolves the decision as run does for commands: allow runs,
@@ -254,19 +202,19 @@ func (f *fsRun) gate(detail func(approval.Style) string) (approval.Outcome, erro
 		summary += fmt.Sprintf(" (zone %s)", d.Parts[0].Zone)
 	}
 	req := &approval.Request{
-		Display:  quoteArgv([]string{"guardrun", "fs", f.verb, f.arg}),
+		Display:  request.QuoteArgv([]string{"guardrun", "fs", f.verb, f.arg}),
 		Decision: d,
-		Cwd:      s.e.cwd,
-		Summary:  oneLineDisplay(summary),
+		Cwd:      s.Env.Cwd,
+		Summary:  request.OneLineDisplay(summary),
 	}
-	if s.store != nil {
-		req.Key = sessionKey(d)
+	if s.Store != nil {
+		req.Key = request.FileGrantKey(d)
 	}
 	var prepare func(approval.Style)
 	if detail != nil {
 		prepare = func(st approval.Style) { req.Detail = detail(st) }
 	}
-	return s.ask(context.Background(), req, f.io, prepare)
+	return s.Ask(context.Background(), req, f.io, prepare)
 }
 
 // refuse audits and reports an operation that does not happen.
@@ -279,7 +227,7 @@ func (f *fsRun) refuse(out approval.Outcome) error {
 		}
 		f.printJSON(fsResult{Decision: f.d.Decision.String(), Reason: reason, DecidedBy: out.By, Note: out.Note})
 	}
-	return &refusal{out.Refusal}
+	return &refusal{Line: out.Refusal}
 }
 
 // fail audits and reports an operation that was allowed but could not be
@@ -293,7 +241,7 @@ func (f *fsRun) fail(out approval.Outcome, err error) error {
 		if f.json() {
 			f.printJSON(fsResult{Decision: "block", Reason: strings.TrimPrefix(line, "guardrun: "), DecidedBy: "policy"})
 		}
-		return &refusal{line}
+		return &refusal{Line: line}
 	}
 	err = fmt.Errorf("fs %s: %w", f.verb, err)
 	if f.json() {
@@ -317,16 +265,13 @@ func (f *fsRun) audit(outcome, by, note string, n int64) {
 	s := f.s
 	d := f.d
 	rec := approval.Record{
-		Time: f.start.UTC(), Session: s.sessionID, Cwd: s.e.cwd,
+		Time: f.start.UTC(), Session: s.ID, Cwd: s.Env.Cwd,
 		Op: f.verb, Path: f.path, Bytes: n,
 		Verdict: d.Decision.String(), Outcome: outcome, DecidedBy: by,
 		Reason: d.Reason, Note: note,
 		DurationMS: float64(time.Since(f.start).Microseconds()) / 1000,
-		PID:        os.Getpid(),
 	}
-	if err := approval.OpenAudit(s.l.cfg.Audit.Path).Append(rec); err != nil {
-		fmt.Fprintf(f.io.Stderr, "guardrun: warning: audit log: %v\n", err)
-	}
+	s.Audit(rec, f.io.Stderr)
 }
 
 func oneLine(s string) string {
@@ -559,10 +504,10 @@ func (f *fsRun) rm() error {
 	} else {
 		parent = "."
 	}
-	if fi, err := fsop.Lstat(filepath.Join(rules.Resolve(parent, f.s.e.cwd), base)); err == nil && fi.Kind == fsop.Symlink {
+	if fi, err := fsop.Lstat(filepath.Join(rules.Resolve(parent, f.s.Env.Cwd), base)); err == nil && fi.Kind == fsop.Symlink {
 		return f.failEarly(fmt.Errorf("%s is a symbolic link; fs rm removes files and empty directories, not links", f.arg))
 	}
-	if z, ok := f.s.l.cfg.ZoneByName(d.Parts[0].Zone); ok && rules.Resolve(z.Root, "/") == f.path {
+	if z, ok := f.s.Loaded.Cfg.ZoneByName(d.Parts[0].Zone); ok && rules.Resolve(z.Root, "/") == f.path {
 		d.Decision = rules.Block
 		d.Reason = fmt.Sprintf("delete %s: it is the root of zone %q", f.arg, z.Name)
 		d.Parts[0].Decision, d.Parts[0].Reason = d.Decision, d.Reason

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/fsop"
-	"github.com/guardrun/guardrun/internal/runner"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -19,16 +17,11 @@ import (
 // config that refuses tools without one means all of them.
 func (f *fsRun) refuseWithoutSandbox() error {
 	s := f.s
-	sb := s.l.cfg.Sandbox
-	if !sb.RequireOSSandbox || sb.Fallback != rules.RefuseTools {
-		return nil
-	}
-	// The same choice of backend as for a command (auto: bwrap, else landlock).
-	_, err := runner.Choose(string(backendFor(s.g, s.l)), filepath.Join(s.e.stateDir, "sandbox-ok"))
+	err := s.ToolsRefused()
 	if err == nil {
 		return nil
 	}
-	f.path = rules.Resolve(f.arg, s.e.cwd)
+	f.path = rules.Resolve(f.arg, s.Env.Cwd)
 	f.d = &rules.Decision{Decision: rules.Block, Reason: "no OS sandbox is available (os_sandbox_fallback: refuse_tools): " + err.Error()}
 	return f.refuse(approval.Outcome{By: "sandbox", Refusal: "guardrun: refused: " + oneLine(f.d.Reason)})
 }
@@ -43,7 +36,7 @@ func (f *fsRun) parentsToCreate(err error) ([]string, bool) {
 		return nil, false
 	}
 	zone := f.d.Parts[0].Zone
-	z, ok := f.s.l.cfg.ZoneByName(zone)
+	z, ok := f.s.Loaded.Cfg.ZoneByName(zone)
 	if zone == "" || !ok || z.Mode != rules.ReadWrite {
 		return nil, false
 	}
@@ -52,7 +45,7 @@ func (f *fsRun) parentsToCreate(err error) ([]string, bool) {
 		return nil, false
 	}
 	for _, d := range dirs {
-		p := f.s.l.engine.File(rules.OpWrite, d, f.s.e.cwd)
+		p := f.s.Loaded.Engine.File(rules.OpWrite, d, f.s.Env.Cwd)
 		if p.Zone != zone || d == z.Root || p.Path == z.Root || p.Path != d {
 			return nil, false
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/request"
 )
 
 const logUsage = `Usage: guardrun log [--json] [-n N] [--session ID]
@@ -33,20 +34,20 @@ func cmdLog(g *global, args []string, io IO) error {
 			return usagef("-n wants a number of entries, got %q", s)
 		}
 	}
-	_, l, err := loadConfig(g)
+	_, l, err := request.LoadConfig(g.Options)
 	if err != nil {
 		return err
 	}
 	// A command is two records, its start and its end: read twice as
 	// many, join them, keep n.
-	recs, err := approval.ReadAudit(l.cfg.Audit.Path, approval.Filter{Session: g.session, Last: 2 * n})
+	recs, err := approval.ReadAudit(l.Cfg.Audit.Path, approval.Filter{Session: g.Session, Last: 2 * n})
 	recs = approval.JoinRuns(recs)
 	if n > 0 && len(recs) > n {
 		recs = recs[len(recs)-n:]
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if !g.json {
-			fmt.Fprintf(io.Stdout, "no audit log yet at %s\n", l.cfg.Audit.Path)
+			fmt.Fprintf(io.Stdout, "no audit log yet at %s\n", l.Cfg.Audit.Path)
 		}
 		return nil
 	}
@@ -68,7 +69,7 @@ func cmdLog(g *global, args []string, io IO) error {
 	for _, r := range recs {
 		what := r.Script
 		if r.Argv != nil {
-			what = quoteArgv(r.Argv)
+			what = request.QuoteArgv(r.Argv)
 		}
 		if r.Op != "" {
 			what = r.Op + " " + r.Path
@@ -81,9 +82,9 @@ func cmdLog(g *global, args []string, io IO) error {
 		if r.Exit != nil {
 			status += " " + strconv.Itoa(*r.Exit)
 		}
-		line := fmt.Sprintf("%s  %-5s %-7s %-9s %s", r.Time.Local().Format(time.DateTime), r.Verdict, r.DecidedBy, status, oneLineDisplay(what))
+		line := fmt.Sprintf("%s  %-5s %-7s %-9s %s", r.Time.Local().Format(time.DateTime), r.Verdict, r.DecidedBy, status, request.OneLineDisplay(what))
 		if r.Note != "" {
-			line += "  # " + oneLineDisplay(r.Note)
+			line += "  # " + request.OneLineDisplay(r.Note)
 		}
 		fmt.Fprintln(io.Stdout, strings.TrimRight(line, " "))
 	}
@@ -110,12 +111,12 @@ func cmdSession(g *global, args []string, io IO) error {
 		}
 		return nil
 	}
-	e, l, err := loadConfig(g)
+	e, l, err := request.LoadConfig(g.Options)
 	if err != nil {
 		return err
 	}
 	dir := approval.DefaultStoreDir()
-	id, hasID := approval.SessionID(g.session, e.getenv)
+	id, hasID := approval.SessionID(g.Session, e.Getenv)
 	switch vf.args[0] {
 	case "list":
 		if len(vf.args) > 1 {
@@ -130,7 +131,7 @@ func cmdSession(g *global, args []string, io IO) error {
 		}
 		var grants []approval.Grant
 		if hasID {
-			if st, err := approval.OpenStore(dir, id, l.cfg.Session.TTL); err == nil {
+			if st, err := approval.OpenStore(dir, id, l.Cfg.Session.TTL); err == nil {
 				grants, _ = st.List()
 			}
 		}
@@ -172,7 +173,7 @@ func cmdSession(g *global, args []string, io IO) error {
 		default:
 			return usagef("session revoke needs a grant key or --all")
 		}
-		st, err := approval.OpenStore(dir, id, l.cfg.Session.TTL)
+		st, err := approval.OpenStore(dir, id, l.Cfg.Session.TTL)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/trace"
 	"github.com/guardrun/guardrun/netproxy"
 )
@@ -33,21 +34,13 @@ func usagef(format string, args ...any) error {
 
 // refusal is a command guardrun refused to run: exit 77. Line is printed
 // as is.
-type refusal struct{ line string }
-
-func (e *refusal) Error() string { return e.line }
+type refusal = request.Refusal
 
 // exitStatus carries a command's own exit status.
-type exitStatus struct{ code int }
-
-func (e *exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+type exitStatus = request.ExitStatus
 
 // IO is where a run reads and writes.
-type IO struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-}
+type IO = request.IO
 
 // Main runs guardrun with the given argv[0] and arguments and returns the
 // process exit status.
@@ -58,7 +51,7 @@ func Main(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer
 	}
 	trace.Begin()
 	defer trace.Print(stderr)
-	io := IO{stdin, stdout, stderr}
+	io := IO{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	err := dispatch(argv0, args, io)
 	return report(err, stderr)
 }
@@ -70,11 +63,11 @@ func report(err error, stderr io.Writer) int {
 	}
 	var st *exitStatus
 	if errors.As(err, &st) {
-		return st.code
+		return st.Code
 	}
 	var ref *refusal
 	if errors.As(err, &ref) {
-		fmt.Fprintln(stderr, ref.line)
+		fmt.Fprintln(stderr, ref.Line)
 		return exitRefused
 	}
 	var ue *usageError
@@ -121,7 +114,8 @@ Flags (before or after the verb):
   --approve-all       same as --mode approve-all
   --strict            same as --mode strict
   --session ID        session for "approve for session" grants
-  --backend NAME      Linux OS sandbox: auto, bwrap or landlock (default: sandbox.backend)
+  --backend NAME      Linux OS sandbox: auto, bwrap or landlock (default:
+                      $GUARDRUN_BACKEND, else sandbox.backend)
 
 As a login shell (SHELL=guardrun) it accepts -c, -l/--login, -lc, -i, -e
 and an argv[0] starting with '-'.
@@ -133,6 +127,9 @@ failed; 2 usage error.
 func dispatch(argv0 string, args []string, io IO) error {
 	g, rest, err := parseGlobal(args)
 	if err != nil {
+		return err
+	}
+	if err := g.backendFromEnv(os.Getenv); err != nil {
 		return err
 	}
 	login := strings.HasPrefix(baseName(argv0), "-")

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/runner"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
@@ -70,20 +71,20 @@ func cmdProfile(g *global, args []string, io IO) error {
 	if osName != "linux" && osName != "darwin" {
 		return usagef("--os wants linux or darwin, got %q", osName)
 	}
-	e, l, err := loadConfig(g)
+	e, l, err := request.LoadConfig(g.Options)
 	if err != nil {
 		return err
 	}
-	p, err := profileFor(l, e, e.cwd, l.cfg.Sandbox.Network)
+	p, err := request.ProfileFor(l, e, e.Cwd, l.Cfg.Sandbox.Network)
 	if err != nil {
 		return err
 	}
-	rep := profileReport{OS: osName, Config: l.cfg.File, Profile: p}
+	rep := profileReport{OS: osName, Config: l.Cfg.File, Profile: p}
 	switch osName {
 	case "linux":
-		rep.Backend = string(backendFor(g, l))
+		rep.Backend = string(request.BackendFor(g.Options, l))
 		if runtime.GOOS == "linux" {
-			b, berr := runner.Choose(rep.Backend, filepath.Join(e.stateDir, "sandbox-ok"))
+			b, berr := request.ChooseBackend(g.Options, l, e)
 			if berr != nil {
 				rep.BackendError = berr.Error()
 			} else {
@@ -91,7 +92,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 			}
 		}
 		if rep.Backend == runner.BackendLandlock {
-			rep.Landlock, rep.Unenforceable, err = landlockReport(p, l.cfg.Sandbox.LandlockAccept)
+			rep.Landlock, rep.Unenforceable, err = landlockReport(p, l.Cfg.Sandbox.LandlockAccept)
 			if p.Proxy && rep.BackendError == "" {
 				rep.BackendError = runner.ErrLandlockProxy.Error()
 			}
@@ -139,7 +140,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 	list("pinned", p.Pinned)
 	fmt.Fprintf(w, "network:    %v\n", p.Network)
 	if p.Proxy {
-		fmt.Fprintf(w, "proxy:      %s\n", l.cfg.Sandbox.Domains.Summary())
+		fmt.Fprintf(w, "proxy:      %s\n", l.Cfg.Sandbox.Domains.Summary())
 	}
 	if len(p.UnixSockets) == 0 {
 		fmt.Fprintf(w, "unix sockets: none (socket(AF_UNIX) refused; socketpair allowed)\n")
@@ -162,11 +163,11 @@ func cmdProfile(g *global, args []string, io IO) error {
 			printLandlock(w, rep.Landlock, rep.Unenforceable)
 			break
 		}
-		fmt.Fprintf(w, "\nbwrap %s -- CMD...\n", quoteArgv(rep.Bwrap))
+		fmt.Fprintf(w, "\nbwrap %s -- CMD...\n", request.QuoteArgv(rep.Bwrap))
 		fmt.Fprintf(w, "(fd %d holds the seccomp filter, fd %d the status pipe)\n", bwrap.SeccompFD, bwrap.StatusFD)
 		if p.Proxy {
 			fmt.Fprintf(w, "with the proxy, CMD is run as: %s CMD...\n(fd %d holds the command's own seccomp filter, which refuses unix sockets)\n",
-				quoteArgv(bwrap.BridgeArgv(nil)), bwrap.CommandFilterFD)
+				request.QuoteArgv(bwrap.BridgeArgv(nil)), bwrap.CommandFilterFD)
 		}
 	case "darwin":
 		fmt.Fprintln(w, "\nsandbox-exec -p PROFILE with:")

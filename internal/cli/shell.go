@@ -18,6 +18,7 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/shellparse"
 )
 
@@ -45,7 +46,7 @@ Exit status: that of the last command, or N from exit N.
 
 // shell is the state `guardrun shell` carries from one input to the next.
 type shell struct {
-	s           *runSession
+	s           *request.Session
 	io          IO
 	interactive bool
 	lang        syntax.LangVariant
@@ -64,15 +65,15 @@ func runShell(g *global, args []string, io IO) error {
 	if len(vf.args) > 0 || vf.dashes {
 		return usagef("shell takes no arguments (to run one script: guardrun -c 'SCRIPT')")
 	}
-	s, err := prepare(g, io)
+	s, err := request.Open(g.Options, io)
 	if err != nil {
 		return err
 	}
 	sh := &shell{
 		s: s, io: io,
-		lang:    shellparse.DialectFor(s.l.cfg.Shell.Program),
+		lang:    shellparse.DialectFor(s.Loaded.Cfg.Shell.Program),
 		in:      &lineReader{r: io.Stdin},
-		cwd:     s.e.cwd,
+		cwd:     s.Env.Cwd,
 		environ: os.Environ(),
 	}
 	if f, ok := io.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -146,12 +147,12 @@ func statusError(code int) error {
 	if code == 0 {
 		return nil
 	}
-	return &exitStatus{code}
+	return &exitStatus{Code: code}
 }
 
 func (sh *shell) ps1() string {
 	dir := sh.cwd
-	if home := sh.s.e.home; home != "" && (dir == home || strings.HasPrefix(dir, home+"/")) {
+	if home := sh.s.Env.Home; home != "" && (dir == home || strings.HasPrefix(dir, home+"/")) {
 		dir = "~" + dir[len(home):]
 	}
 	return "guardrun:" + dir + "$ "
@@ -183,8 +184,8 @@ func (sh *shell) execute(src string) (exit bool, code int) {
 		src = "cd -- " + q
 		b.args, b.show = []string{"--", old}, true
 	}
-	j := &job{script: src, cwd: sh.cwd, environ: sh.environ}
-	err := sh.s.run(context.Background(), j, sh.io)
+	j := &request.Job{Script: src, Cwd: sh.cwd, Environ: sh.environ}
+	err := sh.s.Run(context.Background(), j, sh.io)
 	sh.status = report(err, sh.io.Stderr)
 	if note != "" {
 		fmt.Fprintf(sh.io.Stderr, "guardrun: note: %s\n", note)
@@ -449,9 +450,9 @@ func (sh *shell) cd(args []string, show bool) int {
 		fmt.Fprintf(sh.io.Stderr, "guardrun: cd: %s: %v\n", dirs0(dirs, target), err)
 		return 1
 	}
-	if sh.s.sandboxed {
+	if sh.s.Sandboxed {
 		// Every later command would fail to start there; say so now.
-		if _, err := profileFor(l, sh.s.e, target, false); err != nil {
+		if _, err := request.ProfileFor(l, sh.s.Env, target, false); err != nil {
 			if inner := errors.Unwrap(err); inner != nil {
 				err = inner
 			}

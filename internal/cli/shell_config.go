@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/shellparse"
 )
 
@@ -11,34 +11,19 @@ import (
 // there: --config or $GUARDRUN_CONFIG, else the nearest .guardrun.yaml
 // (trusted, or only tightening the base), the user config, the embedded
 // default (whose workspace is dir).
-func (sh *shell) configFor(dir string) (*loaded, error) {
-	e := *sh.s.e
-	e.cwd = dir
-	l, err := load(sh.s.g, &e)
-	if err != nil {
-		return nil, err
-	}
-	if !sh.s.sandboxed || sh.s.noSandbox != nil {
-		// Without an OS sandbox, what happens was settled at start from
-		// that config's require_os_sandbox and os_sandbox_fallback; a
-		// config that settles it otherwise needs a fresh start there.
-		was, now := sh.s.l.cfg.Sandbox, l.cfg.Sandbox
-		if was.RequireOSSandbox != now.RequireOSSandbox || was.Fallback != now.Fallback {
-			return nil, errors.New("its config treats running without an OS sandbox differently; start guardrun shell there")
-		}
-	}
-	return l, nil
+func (sh *shell) configFor(dir string) (*request.Loaded, error) {
+	return sh.s.ConfigFor(dir)
 }
 
 // useConfig makes l the config for the lines that follow, saying so when
 // it is another file, and what an untrusted one may not do.
-func (sh *shell) useConfig(l *loaded) {
-	old := sh.s.l
-	sh.s.l = l
-	sh.lang = shellparse.DialectFor(l.cfg.Shell.Program)
-	if old.cfg.File == l.cfg.File && old.project == l.project && old.projectTrusted == l.projectTrusted {
+func (sh *shell) useConfig(l *request.Loaded) {
+	old := sh.s.Loaded
+	sh.s.Loaded = l
+	sh.lang = shellparse.DialectFor(l.Cfg.Shell.Program)
+	if old.Cfg.File == l.Cfg.File && old.Project == l.Project && old.ProjectTrusted == l.ProjectTrusted {
 		return
 	}
-	fmt.Fprintf(sh.io.Stderr, "guardrun: config: %s (%s)\n", l.cfg.File, l.source)
-	l.warnIgnored(sh.io.Stderr)
+	fmt.Fprintf(sh.io.Stderr, "guardrun: config: %s (%s)\n", l.Cfg.File, l.Source)
+	l.WarnIgnored(sh.io.Stderr)
 }

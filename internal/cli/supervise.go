@@ -15,10 +15,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/supervisor"
 )
 
-const superviseUsage = `Usage: guardrun supervise [--config FILE] -- AGENT [ARG...]
+const superviseUsage = `Usage: guardrun supervise [--config FILE] [--backend NAME] -- AGENT [ARG...]
 
 Runs AGENT in a pseudo-terminal on this terminal. The commands it runs
 through $SHELL (guardrun) ask for approval here: the prompt appears over
@@ -27,8 +28,9 @@ guardrun the agent starts, however nested, asks in the same place.
 "Approve for session" lasts as long as this supervisor.
 
 The agent's environment gets SHELL (this guardrun), GUARDRUN_SOCKET (where
-its commands ask), GUARDRUN_SESSION (the supervisor's session) and, with
---config, GUARDRUN_CONFIG. The config is checked before the agent starts.
+its commands ask), GUARDRUN_SESSION (the supervisor's session), with
+--config GUARDRUN_CONFIG, and with --backend GUARDRUN_BACKEND. The config
+is checked before the agent starts.
 
 Keys at a prompt: y approve once, s approve for session, n deny (then an
 optional note for the agent), v view in full. Keys typed in the first
@@ -55,10 +57,10 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	}
 	// The agent's commands are separate guardrun processes: only the
 	// config can reach them (as $GUARDRUN_CONFIG).
-	if g.mode != "" {
+	if g.Mode != "" {
 		return usagef("--mode does not reach the agent's commands; set mode: in the config")
 	}
-	if g.session != "" {
+	if g.Session != "" {
 		return usagef("--session does not apply: the supervisor is the session")
 	}
 	in, okIn := io.Stdin.(*os.File)
@@ -69,12 +71,12 @@ func cmdSupervise(g *global, args []string, io IO) error {
 
 	// Fail before the agent starts if its commands would all fail: a bad
 	// config, or no sandbox under fail_fast.
-	s, err := prepare(g, io)
+	s, err := request.Open(g.Options, io)
 	if err != nil {
 		return err
 	}
-	if s.noSandbox != nil {
-		fmt.Fprintf(io.Stderr, "guardrun: warning: no OS sandbox (%v); every command the agent runs will be refused (os_sandbox_fallback: refuse_tools)\n", s.noSandbox)
+	if s.NoSandbox != nil {
+		fmt.Fprintf(io.Stderr, "guardrun: warning: no OS sandbox (%v); every command the agent runs will be refused (os_sandbox_fallback: refuse_tools)\n", s.NoSandbox)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -88,8 +90,12 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	env = setenv(env, "SHELL", exe)
 	env = setenv(env, "GUARDRUN_SESSION", id)
 	env = unsetenv(env, "GUARDRUN_SOCKET") // Run sets the new one
-	if g.config != "" {
-		abs, err := filepath.Abs(g.config)
+	if g.Backend != "" {
+		// The agent's guardrun runs use the backend chosen here.
+		env = setenv(env, "GUARDRUN_BACKEND", string(g.Backend))
+	}
+	if g.Config != "" {
+		abs, err := filepath.Abs(g.Config)
 		if err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
@@ -107,15 +113,15 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	case err == nil:
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		fmt.Fprintf(io.Stderr, "guardrun: supervise: %v\n", err)
-		return &exitStatus{127}
+		return &exitStatus{Code: 127}
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, exec.ErrDot):
 		fmt.Fprintf(io.Stderr, "guardrun: supervise: %v\n", err)
-		return &exitStatus{126}
+		return &exitStatus{Code: 126}
 	default:
 		return err
 	}
 	if status != 0 {
-		return &exitStatus{status}
+		return &exitStatus{Code: status}
 	}
 	return nil
 }

@@ -3,13 +3,15 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/trust"
 	"github.com/guardrun/guardrun/rules"
 )
@@ -33,20 +35,20 @@ func cmdTrust(g *global, args []string, io IO) error {
 	if len(vf.args) > 1 || vf.dashes {
 		return usagef("trust takes at most one file")
 	}
-	e, err := newEnv()
+	e, err := request.NewEnv()
 	if err != nil {
 		return err
 	}
 	// The trust store must not be one an earlier sandboxed command could
 	// have written (SPEC §2): the same check as every run's.
-	ref := &loaded{}
-	if err := ref.discover(e.clean(), nil); err != nil {
+	ref := &request.Loaded{}
+	if err := ref.Discover(e.Clean(), nil); err != nil {
 		return err
 	}
-	if err := checkState(e, ref.cfg); err != nil {
+	if err := request.CheckState(e, ref.Cfg); err != nil {
 		return err
 	}
-	store := trust.Open(e.stateDir)
+	store := trust.Open(e.StateDir)
 	if vf.bools["--list"] {
 		if len(vf.args) > 0 || vf.bools["--revoke"] {
 			return usagef("--list takes no file")
@@ -60,9 +62,9 @@ func cmdTrust(g *global, args []string, io IO) error {
 		}
 		for _, en := range list {
 			state := "trusted"
-			if data, err := os.ReadFile(en.Path); err != nil {
+			if data, err := rules.ReadFile(en.Path); errors.Is(err, fs.ErrNotExist) {
 				state = "missing"
-			} else if trust.Hash(data) != en.SHA256 {
+			} else if err != nil || trust.Hash(data) != en.SHA256 {
 				state = "changed since trusted (untrusted)"
 			}
 			fmt.Fprintf(io.Stdout, "%s  %s  %s\n", en.Trusted.Local().Format(time.DateTime), en.Path, state)
@@ -75,10 +77,10 @@ func cmdTrust(g *global, args []string, io IO) error {
 		if err != nil {
 			return err
 		}
-	} else if fs := findProjects(e.cwd); len(fs) > 0 {
+	} else if fs := request.FindProjects(e.Cwd); len(fs) > 0 {
 		file = fs[0]
 	} else {
-		return fmt.Errorf("trust: no %s in %s or any parent directory", projectFile, e.cwd)
+		return fmt.Errorf("trust: no %s in %s or any parent directory", request.ProjectFile, e.Cwd)
 	}
 	if vf.bools["--revoke"] {
 		found, err := store.Revoke(file)
@@ -92,15 +94,16 @@ func cmdTrust(g *global, args []string, io IO) error {
 		fmt.Fprintf(io.Stdout, "%s is no longer trusted\n", file)
 		return nil
 	}
-	data, err := os.ReadFile(file)
+	// Size-checked before it is read, as every config file is.
+	data, err := rules.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
-	proj, err := rules.Parse(file, data, filepath.Dir(file), e.rulesEnv())
+	proj, err := rules.Parse(file, data, filepath.Dir(file), e.RulesEnv())
 	if err != nil {
 		return err
 	}
-	base, chain, err := userOrDefault(e, "")
+	base, chain, err := request.UserOrDefault(e, "")
 	if err != nil {
 		return err
 	}
@@ -127,7 +130,7 @@ func cmdTrust(g *global, args []string, io IO) error {
 	fmt.Fprint(tty, "Trust this file? [y/N] ")
 	answer, _ := bufio.NewReader(tty).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		return &refusal{"guardrun: trust: not trusted (declined)"}
+		return &refusal{Line: "guardrun: trust: not trusted (declined)"}
 	}
 	if err := store.Trust(file, data); err != nil {
 		return err

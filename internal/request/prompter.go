@@ -1,4 +1,4 @@
-package cli
+package request
 
 import (
 	"github.com/guardrun/guardrun/approval"
@@ -13,8 +13,8 @@ import (
 // stale variable behind) falls back to the terminal rather than failing:
 // it is the same person either way, and with no terminal nobody is asked
 // and interactive mode acts as strict.
-func prompterFor(e *env) (approval.Prompter, func()) {
-	if sock := e.getenv("GUARDRUN_SOCKET"); sock != "" {
+func prompterFor(e *Env) (approval.Prompter, func()) {
+	if sock := e.Getenv("GUARDRUN_SOCKET"); sock != "" {
 		if c, err := supervisor.Dial(sock); err == nil {
 			return c, func() { c.Close() }
 		}
@@ -25,7 +25,7 @@ func prompterFor(e *env) (approval.Prompter, func()) {
 	}
 	p := &approval.TTYPrompter{
 		TTY:   tty,
-		Style: approval.Style{Color: approval.ColorWanted(e.getenv)},
+		Style: approval.Style{Color: approval.ColorWanted(e.Getenv)},
 	}
 	if approval.InjectionPossible() {
 		p.Confirm = 3

@@ -1,4 +1,4 @@
-package cli
+package request
 
 import (
 	"fmt"
@@ -19,8 +19,8 @@ func runID(start time.Time) string {
 // who made it, the sandbox. Written before the command starts, it stays
 // in the log if guardrun is killed while the command runs; the record of
 // the end (audit) follows with the status and duration.
-func (s *runSession) auditStart(j *job, cwd string, rec approval.Record, start time.Time, d *rules.Decision, io IO) {
+func (s *Session) auditStart(j *Job, cwd string, rec approval.Record, start time.Time, d *rules.Decision, io IO) {
 	rec.Outcome = approval.OutcomeStarted
-	rec.Zones = sandboxSummary(s.l, d)
+	rec.Zones = sandboxSummary(s.Loaded, d)
 	s.audit(j, cwd, rec, start, io)
 }

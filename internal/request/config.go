@@ -1,4 +1,4 @@
-package cli
+package request
 
 import (
 	"errors"
@@ -15,14 +15,14 @@ import (
 	"github.com/guardrun/guardrun/rules"
 )
 
-// env is the process's view of the world that config and state depend on.
-type env struct {
-	cwd        string
-	home       string
-	stateDir   string
-	configHome string
-	// storeDir is the session store's directory.
-	storeDir string
+// Env is the process's view of the world that config and state depend on.
+type Env struct {
+	Cwd        string
+	Home       string
+	StateDir   string
+	ConfigHome string
+	// StoreDir is the session store's directory.
+	StoreDir string
 	// The variables, when set, that chose stateDir, configHome and
 	// storeDir: the environment can be shaped by what guardrun ran
 	// before (a Makefile's export), so these are checked against the
@@ -35,37 +35,37 @@ type env struct {
 	// locations as the XDG_* variables do (`export HOME := ...` in a
 	// Makefile run with SHELL=guardrun).
 	pwHome string
-	getenv func(string) string
+	Getenv func(string) string
 }
 
-func newEnv() (*env, error) {
+func NewEnv() (*Env, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("working directory: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	e := &env{cwd: cwd, home: home, getenv: os.Getenv, pwHome: accountHome()}
+	e := &Env{Cwd: cwd, Home: home, Getenv: os.Getenv, pwHome: accountHome()}
 	homeVar := ""
 	if home != "" && (e.pwHome == "" || filepath.Clean(home) != filepath.Clean(e.pwHome)) {
 		homeVar = "HOME"
 	}
-	e.configHome = os.Getenv("XDG_CONFIG_HOME")
-	if e.configHome != "" {
+	e.ConfigHome = os.Getenv("XDG_CONFIG_HOME")
+	if e.ConfigHome != "" {
 		e.configVar = "XDG_CONFIG_HOME"
 	} else if home != "" {
-		e.configHome = filepath.Join(home, ".config")
+		e.ConfigHome = filepath.Join(home, ".config")
 		e.configVar = homeVar
 	}
-	e.stateDir = approval.DefaultStateDir()
+	e.StateDir = approval.DefaultStateDir()
 	if filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) {
 		e.stateVar = "XDG_STATE_HOME"
-	} else if e.stateDir != "" {
+	} else if e.StateDir != "" {
 		e.stateVar = homeVar
 	}
-	e.storeDir = approval.DefaultStoreDir()
+	e.StoreDir = approval.DefaultStoreDir()
 	switch {
-	case e.storeDir == "":
-	case filepath.Dir(filepath.Dir(e.storeDir)) == filepath.Clean(os.Getenv("XDG_RUNTIME_DIR")):
+	case e.StoreDir == "":
+	case filepath.Dir(filepath.Dir(e.StoreDir)) == filepath.Clean(os.Getenv("XDG_RUNTIME_DIR")):
 		e.storeVar = "XDG_RUNTIME_DIR"
 	case e.stateVar != "":
 		e.storeVar = e.stateVar
@@ -83,83 +83,83 @@ func accountHome() string {
 	return filepath.Clean(u.HomeDir)
 }
 
-// clean is e with every location the environment chose replaced by its
+// Clean is e with every location the environment chose replaced by its
 // default under the home directory, and $GUARDRUN_CONFIG unset: what
 // guardrun finds from the file system alone.
-func (e *env) clean() *env {
+func (e *Env) Clean() *Env {
 	c := *e
 	c.configVar, c.stateVar, c.storeVar = "", "", ""
-	c.configHome, c.stateDir, c.storeDir = "", "", ""
-	if e.pwHome != e.home {
+	c.ConfigHome, c.StateDir, c.StoreDir = "", "", ""
+	if e.pwHome != e.Home {
 		// $HOME too is the environment's choice.
-		c.home = e.pwHome
+		c.Home = e.pwHome
 	}
-	if filepath.IsAbs(c.home) {
-		c.configHome = filepath.Join(c.home, ".config")
-		c.stateDir = filepath.Join(c.home, ".local", "state", "guardrun")
-		c.storeDir = filepath.Join(c.stateDir, "sessions")
+	if filepath.IsAbs(c.Home) {
+		c.ConfigHome = filepath.Join(c.Home, ".config")
+		c.StateDir = filepath.Join(c.Home, ".local", "state", "guardrun")
+		c.StoreDir = filepath.Join(c.StateDir, "sessions")
 	}
-	c.getenv = func(k string) string {
+	c.Getenv = func(k string) string {
 		if k == "GUARDRUN_CONFIG" || strings.HasPrefix(k, "XDG_") {
 			return ""
 		}
 		if k == "HOME" {
-			return c.home
+			return c.Home
 		}
-		return e.getenv(k)
+		return e.Getenv(k)
 	}
 	return &c
 }
 
-func (e *env) rulesEnv() rules.Env {
-	return rules.Env{Cwd: e.cwd, Home: e.home, StateDir: e.stateDir}
+func (e *Env) RulesEnv() rules.Env {
+	return rules.Env{Cwd: e.Cwd, Home: e.Home, StateDir: e.StateDir}
 }
 
-// userConfig is $XDG_CONFIG_HOME/guardrun/config.yaml.
-func (e *env) userConfig() string {
-	if e.configHome == "" {
+// UserConfig is $XDG_CONFIG_HOME/guardrun/config.yaml.
+func (e *Env) UserConfig() string {
+	if e.ConfigHome == "" {
 		return ""
 	}
-	return filepath.Join(e.configHome, "guardrun", "config.yaml")
+	return filepath.Join(e.ConfigHome, "guardrun", "config.yaml")
 }
 
-// loaded is the config in force for one run and where it came from.
-type loaded struct {
-	cfg    *rules.Config
-	engine *rules.Engine
-	// source says how the config was found: --config, $GUARDRUN_CONFIG,
+// Loaded is the config in force for one run and where it came from.
+type Loaded struct {
+	Cfg    *rules.Config
+	Engine *rules.Engine
+	// Source says how the config was found: --config, $GUARDRUN_CONFIG,
 	// project, user config or embedded default.
-	source string
-	// project is the nearest .guardrun.yaml found by walking up, if any.
-	project        string
-	projectTrusted bool
-	// chain are the files that made the config, base first: the trusted
+	Source string
+	// Project is the nearest .guardrun.yaml found by walking up, if any.
+	Project        string
+	ProjectTrusted bool
+	// Chain are the files that made the config, base first: the trusted
 	// one, then each untrusted file that tightens it.
-	chain []configFile
-	// files are every config file read, to be protected in the sandbox.
-	files []string
+	Chain []ConfigFile
+	// Files are every config file read, to be protected in the sandbox.
+	Files []string
 }
 
-// configFile is one file of the config in force, where it came from and
+// ConfigFile is one file of the config in force, where it came from and
 // why it is or is not trusted (`guardrun check` shows them all).
-type configFile struct {
+type ConfigFile struct {
 	File    string   `json:"file"`
 	Origin  string   `json:"origin"`
 	Trusted bool     `json:"trusted"`
 	Why     string   `json:"why"`
 	Ignored []string `json:"ignored,omitempty"`
-	// hint is what to do to apply an untrusted file in full.
-	hint string
+	// Hint is what to do to apply an untrusted file in full.
+	Hint string
 }
 
-const projectFile = ".guardrun.yaml"
+const ProjectFile = ".guardrun.yaml"
 
-// findProjects lists the .guardrun.yaml files from dir up to /, nearest
+// FindProjects lists the .guardrun.yaml files from dir up to /, nearest
 // first.
-func findProjects(dir string) []string {
+func FindProjects(dir string) []string {
 	var out []string
 	for {
-		p := filepath.Join(dir, projectFile)
+		p := filepath.Join(dir, ProjectFile)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			out = append(out, p)
 		}
@@ -193,13 +193,13 @@ func insideRW(path string, cfgs ...*rules.Config) string {
 	return ""
 }
 
-// checkState refuses a state location an environment variable chose
+// CheckState refuses a state location an environment variable chose
 // inside an rw zone: forged session grants or trust entries written there
 // by an earlier command would approve.
-func checkState(e *env, cfgs ...*rules.Config) error {
+func CheckState(e *Env, cfgs ...*rules.Config) error {
 	for _, x := range []struct{ v, dir, what string }{
-		{e.stateVar, e.stateDir, "trust store and audit log"},
-		{e.storeVar, e.storeDir, "session grants"},
+		{e.stateVar, e.StateDir, "trust store and audit log"},
+		{e.storeVar, e.StoreDir, "session grants"},
 	} {
 		if x.v == "" || x.dir == "" {
 			continue
@@ -211,24 +211,24 @@ func checkState(e *env, cfgs ...*rules.Config) error {
 	return nil
 }
 
-// load discovers and loads the config: --config, $GUARDRUN_CONFIG, the
+// Load discovers and loads the config: --config, $GUARDRUN_CONFIG, the
 // .guardrun.yaml files above the working directory (the nearest trusted
 // one, tightened by each untrusted one below it), the user config, then
 // the embedded default. What the environment chose ($GUARDRUN_CONFIG,
 // XDG_*) is trusted only outside every rw zone of the config found
 // without it.
-func load(g *global, e *env) (*loaded, error) {
-	l := &loaded{}
-	if g.config != "" {
-		cfg, err := rules.Load(g.config, e.rulesEnv())
+func Load(g Options, e *Env) (*Loaded, error) {
+	l := &Loaded{}
+	if g.Config != "" {
+		cfg, err := rules.Load(g.Config, e.RulesEnv())
 		if err != nil {
 			return nil, err
 		}
-		if err := checkState(e, cfg); err != nil {
+		if err := CheckState(e, cfg); err != nil {
 			return nil, err
 		}
-		l.cfg, l.source = cfg, "--config"
-		l.chain = []configFile{{File: cfg.File, Origin: "--config", Trusted: true, Why: "named on guardrun's own command line"}}
+		l.Cfg, l.Source = cfg, "--config"
+		l.Chain = []ConfigFile{{File: cfg.File, Origin: "--config", Trusted: true, Why: "named on guardrun's own command line"}}
 	} else {
 		// The config found from the file system alone: its rw zones say
 		// where nothing of guardrun's may come from. Without XDG_*
@@ -236,42 +236,42 @@ func load(g *global, e *env) (*loaded, error) {
 		chosen := e.configVar != "" || e.stateVar != "" || e.storeVar != ""
 		ref := l
 		if chosen {
-			ref = &loaded{}
-			if err := ref.discover(e.clean(), nil); err != nil {
+			ref = &Loaded{}
+			if err := ref.Discover(e.Clean(), nil); err != nil {
 				return nil, err
 			}
-			if err := checkState(e, ref.cfg); err != nil {
+			if err := CheckState(e, ref.Cfg); err != nil {
 				return nil, err
 			}
 		}
 		var userWhy string
 		if e.configVar != "" {
-			userWhy = insideRW(e.userConfig(), ref.cfg)
+			userWhy = insideRW(e.UserConfig(), ref.Cfg)
 		}
-		if err := l.discover(e, func() (*rules.Config, []configFile, error) {
-			return userOrDefault(e, userWhy)
+		if err := l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
+			return UserOrDefault(e, userWhy)
 		}); err != nil {
 			return nil, err
 		}
-		if gc := e.getenv("GUARDRUN_CONFIG"); gc != "" {
-			if err := l.fromEnv(e, gc, ref.cfg); err != nil {
+		if gc := e.Getenv("GUARDRUN_CONFIG"); gc != "" {
+			if err := l.fromEnv(e, gc, ref.Cfg); err != nil {
 				return nil, err
 			}
 		}
-		if err := checkState(e, l.cfg); err != nil {
+		if err := CheckState(e, l.Cfg); err != nil {
 			return nil, err
 		}
 	}
-	for _, f := range l.chain {
+	for _, f := range l.Chain {
 		if f.File != rules.DefaultName {
-			l.files = append(l.files, f.File)
+			l.Files = append(l.Files, f.File)
 		}
 	}
-	if g.mode != "" {
-		l.cfg.Mode = g.mode
+	if g.Mode != "" {
+		l.Cfg.Mode = g.Mode
 	}
 	var err error
-	l.engine, err = rules.New(l.cfg, e.home)
+	l.Engine, err = rules.New(l.Cfg, e.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -281,41 +281,41 @@ func load(g *global, e *env) (*loaded, error) {
 // fromEnv applies $GUARDRUN_CONFIG: trusted outside every rw zone of ref
 // and of the config discovered so far; inside one, an untrusted file that
 // only tightens the latter.
-func (l *loaded) fromEnv(e *env, gc string, ref *rules.Config) error {
+func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config) error {
 	abs, err := filepath.Abs(gc)
 	if err != nil {
 		return err
 	}
-	cfg, err := rules.Load(abs, e.rulesEnv())
+	cfg, err := rules.Load(abs, e.RulesEnv())
 	if err != nil {
 		return err
 	}
-	why := insideRW(abs, ref, l.cfg)
+	why := insideRW(abs, ref, l.Cfg)
 	if why == "" {
-		l.cfg, l.source = cfg, "$GUARDRUN_CONFIG"
-		l.chain = []configFile{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
+		l.Cfg, l.Source = cfg, "$GUARDRUN_CONFIG"
+		l.Chain = []ConfigFile{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
 		return nil
 	}
-	out, ignored := rules.Tighten(l.cfg, cfg)
+	out, ignored := rules.Tighten(l.Cfg, cfg)
 	out.File = cfg.File
-	l.chain = append(l.chain, configFile{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Why: why, Ignored: ignored,
-		hint: "move it outside every rw zone, or name it with --config"})
-	l.cfg, l.source = out, fmt.Sprintf("$GUARDRUN_CONFIG (untrusted: only tightens %s)", l.source)
+	l.Chain = append(l.Chain, ConfigFile{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Why: why, Ignored: ignored,
+		Hint: "move it outside every rw zone, or name it with --config"})
+	l.Cfg, l.Source = out, fmt.Sprintf("$GUARDRUN_CONFIG (untrusted: only tightens %s)", l.Source)
 	return nil
 }
 
-// discover finds the config from the file system: the nearest trusted
+// Discover finds the config from the file system: the nearest trusted
 // .guardrun.yaml above the working directory, else the base (user config
 // or embedded default), then each untrusted .guardrun.yaml below that,
 // outermost first, tightening it. So an untrusted file tightens the
 // config in force for its parent directory, and a trusted ancestor's
 // rules stay. base nil means the user config at its default place.
-func (l *loaded) discover(e *env, base func() (*rules.Config, []configFile, error)) error {
+func (l *Loaded) Discover(e *Env, base func() (*rules.Config, []ConfigFile, error)) error {
 	if base == nil {
-		base = func() (*rules.Config, []configFile, error) { return userOrDefault(e, "") }
+		base = func() (*rules.Config, []ConfigFile, error) { return UserOrDefault(e, "") }
 	}
-	files := findProjects(e.cwd)
-	store := trust.Open(e.stateDir)
+	files := FindProjects(e.Cwd)
+	store := trust.Open(e.StateDir)
 	datas := make([][]byte, len(files))
 	nearestTrusted := -1
 	for i, f := range files {
@@ -330,7 +330,7 @@ func (l *loaded) discover(e *env, base func() (*rules.Config, []configFile, erro
 			return err
 		}
 		if i == 0 {
-			l.project, l.projectTrusted = f, ok
+			l.Project, l.ProjectTrusted = f, ok
 		}
 		if ok {
 			nearestTrusted = i
@@ -339,12 +339,12 @@ func (l *loaded) discover(e *env, base func() (*rules.Config, []configFile, erro
 	}
 	if nearestTrusted >= 0 {
 		f := files[nearestTrusted]
-		cfg, err := rules.Parse(f, datas[nearestTrusted], filepath.Dir(f), e.rulesEnv())
+		cfg, err := rules.Parse(f, datas[nearestTrusted], filepath.Dir(f), e.RulesEnv())
 		if err != nil {
 			return err
 		}
-		l.cfg, l.source = cfg, "project (trusted)"
-		l.chain = []configFile{{File: f, Origin: "project (.guardrun.yaml above the working directory)", Trusted: true,
+		l.Cfg, l.Source = cfg, "project (trusted)"
+		l.Chain = []ConfigFile{{File: f, Origin: "project (.guardrun.yaml above the working directory)", Trusted: true,
 			Why: "trusted with guardrun trust (its content hash is in the trust store)"}}
 		files = files[:nearestTrusted]
 	} else {
@@ -352,31 +352,31 @@ func (l *loaded) discover(e *env, base func() (*rules.Config, []configFile, erro
 		if err != nil {
 			return err
 		}
-		l.cfg, l.chain = cfg, chain
-		l.source = chain[len(chain)-1].Origin
+		l.Cfg, l.Chain = cfg, chain
+		l.Source = chain[len(chain)-1].Origin
 	}
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
-		proj, err := rules.Parse(f, datas[i], filepath.Dir(f), e.rulesEnv())
+		proj, err := rules.Parse(f, datas[i], filepath.Dir(f), e.RulesEnv())
 		if err != nil {
 			return err
 		}
-		out, ignored := rules.Tighten(l.cfg, proj)
+		out, ignored := rules.Tighten(l.Cfg, proj)
 		out.File = f
-		l.chain = append(l.chain, configFile{File: f, Origin: "project (.guardrun.yaml above the working directory)",
-			Why: "not trusted: project files come with the repository; it only tightens " + l.cfg.File, Ignored: ignored,
-			hint: "review it and run: guardrun trust " + f})
-		l.cfg, l.source = out, fmt.Sprintf("project (untrusted: only tightens %s)", l.source)
+		l.Chain = append(l.Chain, ConfigFile{File: f, Origin: "project (.guardrun.yaml above the working directory)",
+			Why: "not trusted: project files come with the repository; it only tightens " + l.Cfg.File, Ignored: ignored,
+			Hint: "review it and run: guardrun trust " + f})
+		l.Cfg, l.Source = out, fmt.Sprintf("project (untrusted: only tightens %s)", l.Source)
 	}
 	return nil
 }
 
-// userOrDefault is the user config, or the embedded default. untrusted,
+// UserOrDefault is the user config, or the embedded default. untrusted,
 // when set, says why the user config (chosen by $XDG_CONFIG_HOME) is not
 // trusted: it then only tightens the user config at its default place.
-func userOrDefault(e *env, untrusted string) (*rules.Config, []configFile, error) {
+func UserOrDefault(e *Env, untrusted string) (*rules.Config, []ConfigFile, error) {
 	if untrusted != "" {
-		base, chain, err := userOrDefault(e.clean(), "")
+		base, chain, err := UserOrDefault(e.Clean(), "")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -386,8 +386,8 @@ func userOrDefault(e *env, untrusted string) (*rules.Config, []configFile, error
 		}
 		out, ignored := rules.Tighten(base, cfg)
 		out.File = cfg.File
-		return out, append(chain, configFile{File: cfg.File, Origin: "user config ($" + e.configVar + ")", Why: untrusted, Ignored: ignored,
-			hint: "unset " + e.configVar + " or point it outside every rw zone"}), nil
+		return out, append(chain, ConfigFile{File: cfg.File, Origin: "user config ($" + e.configVar + ")", Why: untrusted, Ignored: ignored,
+			Hint: "unset " + e.configVar + " or point it outside every rw zone"}), nil
 	}
 	cfg, err := loadUser(e)
 	if err != nil {
@@ -398,22 +398,22 @@ func userOrDefault(e *env, untrusted string) (*rules.Config, []configFile, error
 		if e.configVar != "" {
 			origin += " ($" + e.configVar + ")"
 		}
-		return cfg, []configFile{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
+		return cfg, []ConfigFile{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
 	}
-	def, err := rules.LoadDefault(e.rulesEnv())
+	def, err := rules.LoadDefault(e.RulesEnv())
 	if err != nil {
 		return nil, nil, err
 	}
-	return def, []configFile{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
+	return def, []ConfigFile{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
 }
 
 // loadUser loads the user config; nil when there is none.
-func loadUser(e *env) (*rules.Config, error) {
-	uc := e.userConfig()
+func loadUser(e *Env) (*rules.Config, error) {
+	uc := e.UserConfig()
 	if uc == "" {
 		return nil, nil
 	}
-	cfg, err := rules.Load(uc, e.rulesEnv())
+	cfg, err := rules.Load(uc, e.RulesEnv())
 	if err == nil {
 		return cfg, nil
 	}
@@ -425,11 +425,11 @@ func loadUser(e *env) (*rules.Config, error) {
 	return nil, err
 }
 
-// warnIgnored says once per run, for each untrusted file of the config
+// WarnIgnored says once per run, for each untrusted file of the config
 // in force, why it is not trusted, what it asked for and did not get, and
 // how to apply it in full.
-func (l *loaded) warnIgnored(w interface{ Write([]byte) (int, error) }) {
-	for _, f := range l.chain {
+func (l *Loaded) WarnIgnored(w interface{ Write([]byte) (int, error) }) {
+	for _, f := range l.Chain {
 		if f.Trusted {
 			continue
 		}
@@ -443,19 +443,43 @@ func (l *loaded) warnIgnored(w interface{ Write([]byte) (int, error) }) {
 		for _, s := range f.Ignored {
 			fmt.Fprintf(w, "guardrun:   - %s\n", s)
 		}
-		fmt.Fprintf(w, "guardrun: to apply it in full, %s\n", f.hint)
+		fmt.Fprintf(w, "guardrun: to apply it in full, %s\n", f.Hint)
 	}
 }
 
-// loadConfig finds and loads the config in force for this process.
-func loadConfig(g *global) (*env, *loaded, error) {
-	e, err := newEnv()
+// LoadConfig finds and loads the config in force for this process.
+func LoadConfig(g Options) (*Env, *Loaded, error) {
+	e, err := NewEnv()
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := load(g, e)
+	l, err := Load(g, e)
 	if err != nil {
 		return nil, nil, err
 	}
 	return e, l, nil
+}
+
+// ConfigFor loads the config in force in dir, as guardrun would starting
+// there: --config or $GUARDRUN_CONFIG, else the nearest .guardrun.yaml
+// (trusted, or only tightening the base), the user config, the embedded
+// default (whose workspace is dir). A session without an OS sandbox
+// settled what happens from its config's require_os_sandbox and
+// os_sandbox_fallback; a config in dir that settles it otherwise is an
+// error (it needs a fresh session there). `guardrun shell` calls it on
+// cd, then sets s.Loaded to the result.
+func (s *Session) ConfigFor(dir string) (*Loaded, error) {
+	e := *s.Env
+	e.Cwd = dir
+	l, err := Load(s.Opts, &e)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Sandboxed || s.NoSandbox != nil {
+		was, now := s.Loaded.Cfg.Sandbox, l.Cfg.Sandbox
+		if was.RequireOSSandbox != now.RequireOSSandbox || was.Fallback != now.Fallback {
+			return nil, errors.New("its config treats running without an OS sandbox differently; start guardrun shell there")
+		}
+	}
+	return l, nil
 }

@@ -1,4 +1,4 @@
-package cli
+package request
 
 import (
 	"context"
@@ -38,7 +38,7 @@ type jobProxy struct {
 // socket in a fresh 0700 directory, each host judged by sandbox.domains
 // and, where they ask, through the same gate and prompt as commands,
 // every connection one audit line.
-func (s *runSession) startProxy(j *job, cwd string, io IO) (*jobProxy, error) {
+func (s *Session) startProxy(j *Job, cwd string, io IO) (*jobProxy, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("proxy: where is guardrun's own binary: %w", err)
@@ -46,7 +46,7 @@ func (s *runSession) startProxy(j *job, cwd string, io IO) (*jobProxy, error) {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return nil, fmt.Errorf("proxy: where is guardrun's own binary: %w", err)
 	}
-	base := s.e.getenv("XDG_RUNTIME_DIR")
+	base := s.Env.Getenv("XDG_RUNTIME_DIR")
 	if fi, err := os.Stat(base); base == "" || err != nil || !fi.IsDir() {
 		base = os.TempDir()
 	}
@@ -59,7 +59,7 @@ func (s *runSession) startProxy(j *job, cwd string, io IO) (*jobProxy, error) {
 	// connection gave up waiting and its prompt is still up.
 	var askMu sync.Mutex
 	p := &netproxy.Proxy{
-		Domains:     s.l.cfg.Sandbox.Domains,
+		Domains:     s.Loaded.Cfg.Sandbox.Domains,
 		AskTimeout:  proxyAskTimeout,
 		LookupNetIP: proxyLookup,
 		Ask: func(ctx context.Context, q netproxy.Query) netproxy.Answer {
@@ -87,7 +87,7 @@ func (jp *jobProxy) close() {
 // askHost puts an unlisted host to the gate: the mode, session memory and
 // the person, as for a command. The prompt names the command that asked
 // and the host and port.
-func (s *runSession) askHost(ctx context.Context, askMu *sync.Mutex, j *job, cwd string, q netproxy.Query, io IO) netproxy.Answer {
+func (s *Session) askHost(ctx context.Context, askMu *sync.Mutex, j *Job, cwd string, q netproxy.Query, io IO) netproxy.Answer {
 	hp := q.Host + ":" + strconv.Itoa(q.Port)
 	var addrs []string
 	for _, a := range q.Addrs {
@@ -103,13 +103,13 @@ func (s *runSession) askHost(ctx context.Context, askMu *sync.Mutex, j *job, cwd
 		}},
 	}
 	req := &approval.Request{
-		Display:  j.display(),
+		Display:  j.Display(),
 		Decision: d,
 		Cwd:      cwd,
-		Sandbox:  "this command wants to reach " + hp + "; " + s.l.cfg.Sandbox.Domains.Summary(),
+		Sandbox:  "this command wants to reach " + hp + "; " + s.Loaded.Cfg.Sandbox.Domains.Summary(),
 		Summary:  "connect to " + hp,
 	}
-	if s.store != nil {
+	if s.Store != nil {
 		req.Key = approval.CommandKey([][]string{{"network", q.Host, strconv.Itoa(q.Port)}}, []string{""})
 	}
 	type result struct {
@@ -124,7 +124,7 @@ func (s *runSession) askHost(ctx context.Context, askMu *sync.Mutex, j *job, cwd
 			done <- result{err: ctx.Err()}
 			return
 		}
-		out, err := s.ask(ctx, req, io, nil)
+		out, err := s.Ask(ctx, req, io, nil)
 		done <- result{out, err}
 	}()
 	select {
@@ -144,10 +144,10 @@ func (s *runSession) askHost(ctx context.Context, askMu *sync.Mutex, j *job, cwd
 // auditConnection writes one audit line for a connection through the
 // proxy: host, port, verdict, who decided, bytes and duration, with the
 // command that made it.
-func (s *runSession) auditConnection(j *job, cwd string, r netproxy.Record, io IO) {
+func (s *Session) auditConnection(j *Job, cwd string, r netproxy.Record, io IO) {
 	rec := approval.Record{
 		Time:       r.Start.UTC(),
-		Session:    s.sessionID,
+		Session:    s.ID,
 		Cwd:        cwd,
 		Op:         "connect",
 		Path:       r.Host + ":" + strconv.Itoa(r.Port),
@@ -163,16 +163,13 @@ func (s *runSession) auditConnection(j *job, cwd string, r netproxy.Record, io I
 		DecidedBy:  r.DecidedBy,
 		Reason:     r.Reason,
 		Note:       r.Note,
-		Sandbox:    s.backend,
+		Sandbox:    s.Backend,
 		DurationMS: float64(r.Duration.Microseconds()) / 1000,
-		PID:        os.Getpid(),
 	}
-	if j.argv != nil {
-		rec.Argv = j.argv
+	if j.Argv != nil {
+		rec.Argv = j.Argv
 	} else {
-		rec.Script = j.script
+		rec.Script = j.Script
 	}
-	if err := approval.OpenAudit(s.l.cfg.Audit.Path).Append(rec); err != nil {
-		fmt.Fprintf(io.Stderr, "guardrun: warning: audit log: %v\n", err)
-	}
+	s.Audit(rec, io.Stderr)
 }

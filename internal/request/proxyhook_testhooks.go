@@ -1,6 +1,6 @@
 //go:build guardrun_testhooks
 
-package cli
+package request
 
 import (
 	"context"

@@ -1,0 +1,528 @@
+package request
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/internal/trace"
+	"github.com/guardrun/guardrun/landlock"
+	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// Job is one thing to run: a script for the shell program, or an argv
+// executed directly.
+type Job struct {
+	Script    string   // run by the config's shell.program with -c
+	ShellOpts []string // -e, -u, -x, -o NAME passed to the shell
+	PosArgs   []string // ARGV0 ARG... after -c SCRIPT
+	Argv      []string // set for `guardrun -- CMD`: executed directly
+	// Cwd and Environ default to the process's own; `guardrun shell`
+	// sets them to carry cd and export from one input to the next.
+	Cwd     string
+	Environ []string
+}
+
+// Display is the job as the person is shown it and the audit log records
+// it: the script, or the argv quoted for a shell.
+func (j *Job) Display() string {
+	if j.Argv != nil {
+		return QuoteArgv(j.Argv)
+	}
+	return j.Script
+}
+
+// openSession picks the session and opens its store; nil when there is
+// no session (no terminal, nothing set).
+func openSession(g Options, l *Loaded, e *Env) (string, *approval.Store) {
+	id, ok := approval.SessionID(g.Session, e.Getenv)
+	if !ok {
+		return "", nil
+	}
+	st, err := approval.OpenStore(approval.DefaultStoreDir(), id, l.Cfg.Session.TTL)
+	if err != nil {
+		return id, nil
+	}
+	return id, st
+}
+
+// Protected are guardrun's own files for a request run in cwd: config
+// files read-only (and, where they do not exist yet, uncreatable), state
+// hidden. The sandbox enforces them on commands; guardrun fs, which runs
+// outside it, refuses them itself.
+func (s *Session) Protected(cwd string) []sandbox.Protected {
+	return protected(s.Loaded, s.Env, cwd)
+}
+
+func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
+	var out []sandbox.Protected
+	add := func(p string, hide bool) {
+		if p == "" {
+			return
+		}
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			hide = true // a path that does not exist is masked so it cannot be created
+		}
+		for _, o := range out {
+			if o.Path == p {
+				return
+			}
+		}
+		out = append(out, sandbox.Protected{Path: p, Hide: hide})
+	}
+	for _, f := range l.Files {
+		add(f, false)
+	}
+	if uc := e.UserConfig(); uc != "" {
+		add(filepath.Dir(uc), false)
+	}
+	add(filepath.Join(cwd, ProjectFile), false)
+	for _, z := range l.Cfg.Sandbox.Zones {
+		if z.Mode == rules.ReadWrite {
+			add(filepath.Join(z.Root, ProjectFile), false)
+		}
+	}
+	add(e.StateDir, true)
+	add(approval.DefaultStoreDir(), true)
+	add(l.Cfg.Audit.Path, true)
+	if s := e.Getenv("GUARDRUN_SOCKET"); s != "" {
+		add(filepath.Dir(s), true)
+	}
+	return out
+}
+
+// Profile derives the sandbox profile for a request run in cwd, with or
+// without network.
+func (s *Session) Profile(cwd string, network bool) (*sandbox.Profile, error) {
+	return ProfileFor(s.Loaded, s.Env, cwd, network)
+}
+
+// ProfileFor derives the sandbox profile for a request run in cwd under
+// config l (guardrun profile shows it without a session).
+func ProfileFor(l *Loaded, e *Env, cwd string, network bool) (*sandbox.Profile, error) {
+	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, protected(l, e, cwd))
+	p, err := sandbox.Derive(spec)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return p, nil
+}
+
+func sandboxSummary(l *Loaded, d *rules.Decision) string {
+	var zs []string
+	for _, z := range l.Cfg.Sandbox.Zones {
+		zs = append(zs, fmt.Sprintf("%s %s (%s)", z.Name, z.Root, z.Mode))
+	}
+	if len(zs) == 0 {
+		zs = []string{"no zones"}
+	}
+	net := "network off"
+	switch {
+	case d.Network:
+		net = "network on"
+	case d.Proxy:
+		net = l.Cfg.Sandbox.Domains.Summary()
+	}
+	return strings.Join(zs, ", ") + "; " + net
+}
+
+// BackendFor is the OS sandbox backend asked for: Options.Backend
+// (--backend or $GUARDRUN_BACKEND), else the config's sandbox.backend.
+func BackendFor(g Options, l *Loaded) rules.Backend {
+	if g.Backend != "" {
+		return g.Backend
+	}
+	return l.Cfg.Sandbox.Backend
+}
+
+// ChooseBackend is the OS sandbox backend that runs commands here
+// (bwrap, landlock, seatbelt), or why none can: the one asked for (see
+// BackendFor), with auto resolved to what works.
+func ChooseBackend(g Options, l *Loaded, e *Env) (string, error) {
+	return runner.Choose(string(BackendFor(g, l)), filepath.Join(e.StateDir, "sandbox-ok"))
+}
+
+// Session is everything that stays the same across the jobs of one
+// guardrun process: the config, the sandbox's availability, the session.
+// `guardrun -c` runs one job; `guardrun shell` runs one per input.
+type Session struct {
+	// Opts are the caller's choices over the config (the common flags).
+	Opts Options
+	// Env is where config and state are found.
+	Env *Env
+	// Loaded is the config in force and where it came from; `guardrun
+	// shell` replaces it after cd (ConfigFor).
+	Loaded *Loaded
+	// Sandboxed is set when commands run under the OS sandbox; unset
+	// when there is none and require_os_sandbox is false (they run
+	// unsandboxed) or none works (NoSandbox says why).
+	Sandboxed bool
+	// Backend is the OS sandbox that runs commands (bwrap, landlock,
+	// seatbelt) when sandboxed.
+	Backend string
+	// NoSandbox is why there is no OS sandbox (nil when there is one).
+	NoSandbox error
+	// ID is the session of "approve for session" grants ("" for none),
+	// and Store their store (nil for none).
+	ID    string
+	Store *approval.Store
+	// Prompter, when set, replaces the terminal prompter (the
+	// supervisor's own shell asks on its terminal this way).
+	Prompter approval.Prompter
+}
+
+// Open starts a session for commands: it loads and trusts the config
+// (warning on io.Stderr about untrusted files), finds out whether the OS
+// sandbox works, and opens the session's grant store. With
+// require_os_sandbox and fail_fast and no sandbox, it fails (125) before
+// anything is decided.
+func Open(g Options, io IO) (*Session, error) {
+	return open(g, io, true)
+}
+
+// OpenForFiles is Open for guardrun fs, without the OS sandbox check:
+// fs performs its operation itself, after policy, so whether a sandbox
+// could start changes nothing for it. The session can never run a
+// command (Run refuses).
+func OpenForFiles(g Options, io IO) (*Session, error) {
+	return open(g, io, false)
+}
+
+func open(g Options, io IO, checkSandbox bool) (*Session, error) {
+	end := trace.Phase("config")
+	e, err := NewEnv()
+	if err != nil {
+		return nil, err
+	}
+	l, err := Load(g, e)
+	end()
+	if err != nil {
+		return nil, err
+	}
+	l.WarnIgnored(io.Stderr)
+	s := &Session{Opts: g, Env: e, Loaded: l, Sandboxed: checkSandbox}
+	if !checkSandbox {
+		// Fail closed: this session must never run a command.
+		s.NoSandbox = errors.New("the OS sandbox was not checked for this operation")
+		s.ID, s.Store = openSession(g, l, e)
+		return s, nil
+	}
+	end = trace.Phase("sandbox check")
+	backend, err := ChooseBackend(g, l, e)
+	s.Backend = backend
+	end()
+	if err != nil {
+		cfg := l.Cfg
+		switch {
+		case !cfg.Sandbox.RequireOSSandbox:
+			fmt.Fprintf(io.Stderr, "guardrun: warning: running without an OS sandbox (require_os_sandbox: false): %v\n", err)
+			s.Sandboxed = false
+		case cfg.Sandbox.Fallback == rules.RefuseTools:
+			s.Sandboxed, s.NoSandbox = false, err
+		default:
+			return nil, fmt.Errorf("no OS sandbox can be applied: %v\n(require_os_sandbox is on with os_sandbox_fallback: fail_fast; fix the above, or set require_os_sandbox: false to run unsandboxed)", err)
+		}
+	}
+	// Compiled seccomp programs are kept in the state directory, which
+	// the sandbox hides.
+	bwrap.SetFilterCache(filepath.Join(e.StateDir, "cache"))
+	end = trace.Phase("session")
+	s.ID, s.Store = openSession(g, l, e)
+	end()
+	return s, nil
+}
+
+// Dir is where j runs: its Cwd, else the process's working directory.
+func (s *Session) Dir(j *Job) string {
+	if j.Cwd != "" {
+		return j.Cwd
+	}
+	return s.Env.Cwd
+}
+
+// Decide is the policy's verdict on j (allow, ask or block, part by
+// part), in the directory it runs in. Nothing is asked, run or audited.
+func (s *Session) Decide(j *Job) *rules.Decision {
+	defer trace.Phase("decide")()
+	if j.Argv != nil {
+		return s.Loaded.Engine.Argv(j.Argv, s.Dir(j))
+	}
+	return s.Loaded.Engine.Script(j.Script, s.Dir(j))
+}
+
+// Run carries one job through the whole flow: refused at once without
+// an OS sandbox under refuse_tools; decided (Decide); put to the gate
+// (Ask); its sandbox profile derived and backend used; run; audited, with
+// a start record before it runs and an end record after. The error is a
+// *Refusal (exit 77), an *ExitStatus (the command's own non-zero status),
+// or guardrun's own failure; nil when the command ran and exited 0.
+func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
+	start := time.Now()
+	l, e, cfg := s.Loaded, s.Env, s.Loaded.Cfg
+	cwd := s.Dir(j)
+	if s.NoSandbox != nil {
+		rec := approval.Record{Verdict: "block", Outcome: "refused", DecidedBy: "sandbox", Reason: s.NoSandbox.Error()}
+		s.audit(j, cwd, rec, start, io)
+		return &Refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.NoSandbox)}
+	}
+	if s.Sandboxed && s.Backend == runner.BackendLandlock && cfg.Sandbox.Proxy {
+		// Refused before anything is decided or asked: every command of
+		// this config would reach the network through the proxy, which
+		// landlock cannot route yet (neither more nor less network than
+		// configured).
+		rec := approval.Record{Session: s.ID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.Backend, Reason: runner.ErrLandlockProxy.Error()}
+		s.audit(j, cwd, rec, start, io)
+		return runner.ErrLandlockProxy
+	}
+
+	d := s.Decide(j)
+	req := &approval.Request{
+		Display:  j.Display(),
+		Decision: d,
+		Cwd:      cwd,
+		Sandbox:  sandboxSummary(l, d),
+		Summary:  OneLineDisplay(j.Display()),
+	}
+	if s.Store != nil {
+		req.Key = approval.RequestKey(d, j.Script, cwd)
+	}
+	end := trace.Phase("approve")
+	out, err := s.Ask(ctx, req, io, nil)
+	end()
+	if err != nil {
+		return err
+	}
+	rec := approval.Record{
+		Session: s.ID, Verdict: d.Decision.String(), DecidedBy: out.By,
+		Rule: firstRule(d), Reason: d.Reason, Note: out.Note,
+	}
+	if !out.Run {
+		rec.Outcome = "refused"
+		s.audit(j, cwd, rec, start, io)
+		return &Refusal{out.Refusal}
+	}
+
+	argv := j.Argv
+	if argv == nil {
+		argv = append([]string{cfg.Shell.Program}, j.ShellOpts...)
+		argv = append(argv, "-c", j.Script)
+		argv = append(argv, j.PosArgs...)
+	}
+	environ := j.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	childEnv := commandEnv(environ, cfg.Shell.Program)
+	stdio := runner.Stdio{Stdin: io.Stdin, Stdout: io.Stdout, Stderr: io.Stderr}
+	var status int
+	if s.Sandboxed {
+		end = trace.Phase("profile")
+		p, err := ProfileFor(l, e, cwd, d.Network)
+		end()
+		if err != nil {
+			return err
+		}
+		rec.Sandbox = s.Backend
+		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
+		if p.Proxy && runtime.GOOS == "linux" && s.Backend != runner.BackendLandlock {
+			jp, err := s.startProxy(j, cwd, io)
+			if err != nil {
+				rec.Outcome = "failed"
+				s.audit(j, cwd, rec, start, io)
+				return err
+			}
+			defer jp.close()
+			opts.Proxy = jp.route
+		} else if p.Proxy && runtime.GOOS != "linux" {
+			fmt.Fprintln(io.Stderr, "guardrun: warning: network: proxy is not available with this sandbox yet; the command runs without network")
+		}
+		// Under landlock, RunWith refuses a profile with the proxy
+		// (runner.ErrLandlockProxy); run refused it before asking.
+		s.auditStart(j, cwd, rec, start, d, io)
+		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
+		if err == nil && status != 0 && s.Backend == runner.BackendLandlock {
+			noteFixed(io, p, cfg.Sandbox.LandlockAccept)
+		}
+		if err != nil {
+			rec.Outcome = "failed"
+			s.audit(j, cwd, rec, start, io)
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		warnCreatedProtected(p, io)
+	} else {
+		rec.Sandbox = "none"
+		s.auditStart(j, cwd, rec, start, d, io)
+		status, err = runner.RunUnsandboxed(ctx, cwd, argv, childEnv, stdio)
+		if err != nil {
+			rec.Outcome = "failed"
+			s.audit(j, cwd, rec, start, io)
+			return err
+		}
+	}
+	rec.Outcome = "ran"
+	rec.Exit = &status
+	s.audit(j, cwd, rec, start, io)
+	if status != 0 {
+		return &ExitStatus{status}
+	}
+	return nil
+}
+
+// Ask resolves req through the gate: the mode, session memory, and a
+// person on the supervisor's socket or the terminal (or s.Prompter).
+// prepare, when set, runs only when a person will be asked (to draw
+// expensive detail such as a diff into req). A warning from the gate is
+// printed on io.Stderr. Run asks this way for commands, guardrun fs for
+// file operations, the network proxy for hosts.
+func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style)) (approval.Outcome, error) {
+	cfg := s.Loaded.Cfg
+	gate := &approval.Gate{Mode: cfg.Mode, Store: s.Store, ConfigFile: configHint(s.Loaded), Prompter: s.Prompter}
+	asks := req.Decision.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive
+	if asks && gate.Prompter == nil {
+		p, closeP := prompterFor(s.Env)
+		if closeP != nil {
+			defer closeP()
+		}
+		gate.Prompter = p
+		if sp, ok := p.(sessionKeeper); ok && sp.KeepsSessions() {
+			// The supervisor remembers grants for its lifetime; it gets
+			// the key and decides itself.
+			gate.Store = nil
+		}
+	}
+	if asks && gate.Prompter != nil && prepare != nil {
+		prepare(approval.Style{Color: approval.ColorWanted(s.Env.Getenv)})
+	}
+	out, err := gate.Decide(ctx, req)
+	if out.Warning != "" {
+		fmt.Fprintln(io.Stderr, out.Warning)
+	}
+	return out, err
+}
+
+// sessionKeeper is a Prompter that keeps session grants itself (the
+// supervisor).
+type sessionKeeper interface{ KeepsSessions() bool }
+
+// commandEnv is the environment a sandboxed command starts with: the
+// caller's, with SHELL pointing at the real shell so that programs inside
+// (make, git) do not try to start guardrun within its own sandbox.
+func commandEnv(environ []string, program string) []string {
+	out := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "SHELL=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "SHELL="+program)
+}
+
+func configHint(l *Loaded) string {
+	// The last trusted file: a rule added to an untrusted one would be
+	// ignored.
+	for i := len(l.Chain) - 1; i >= 0; i-- {
+		if f := l.Chain[i]; f.Trusted && f.File != rules.DefaultName {
+			return f.File
+		}
+	}
+	return "a config file (see guardrun check)"
+}
+
+func firstRule(d *rules.Decision) string {
+	for _, v := range []rules.Verdict{rules.Block, rules.Ask, rules.Allow} {
+		for _, p := range d.Parts {
+			if p.Decision == v && p.Rule != "" {
+				return p.Rule
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Session) audit(j *Job, cwd string, rec approval.Record, start time.Time, io IO) {
+	rec.Time = start.UTC()
+	rec.Cwd = cwd
+	if j.Argv != nil {
+		rec.Argv = j.Argv
+	} else {
+		rec.Script = j.Script
+	}
+	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	rec.Run = runID(start)
+	defer trace.Phase("audit")()
+	s.Audit(rec, io.Stderr)
+}
+
+// Audit appends rec to the config's audit log, with this process's pid
+// and, when rec names none, the session. A log that cannot be written is
+// a warning on w, not a failure: what was decided stands.
+func (s *Session) Audit(rec approval.Record, w io.Writer) {
+	rec.PID = os.Getpid()
+	if rec.Session == "" {
+		rec.Session = s.ID
+	}
+	if err := approval.OpenAudit(s.Loaded.Cfg.Audit.Path).Append(rec); err != nil {
+		fmt.Fprintf(w, "guardrun: warning: audit log: %v\n", err)
+	}
+}
+
+func OneLineDisplay(s string) string {
+	s = approval.Sanitize(s)
+	s = strings.ReplaceAll(s, "\n", " ⏎ ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+// noteFixed tells, after a command failed under landlock, that its
+// working directory could not get new entries (it holds a denied or
+// protected name; see docs/backends.md), which is the likely reason for
+// an EACCES there that bwrap would not give.
+func noteFixed(io IO, p *sandbox.Profile, accept []string) {
+	abi, err := landlock.ABI()
+	if err != nil {
+		return
+	}
+	rs, err := landlock.Build(p, landlock.Options{ABI: abi, Accept: accept})
+	if err != nil || !slices.Contains(rs.Fixed, p.Cwd) {
+		return
+	}
+	var names []string
+	for _, d := range append(slices.Clone(p.Deny), p.ReadOnlyOver...) {
+		if sandbox.Within(d, p.Cwd) && d != p.Cwd {
+			if _, err := os.Lstat(d); err == nil && len(names) < 3 {
+				names = append(names, d)
+			}
+		}
+	}
+	fmt.Fprintf(io.Stderr, "guardrun: note: under the landlock backend nothing can be created, removed or renamed directly in %s: it holds denied or protected names (%s); see guardrun profile\n",
+		p.Cwd, strings.Join(names, ", "))
+}
+
+// warnCreatedProtected says which protected names the command created
+// where the sandbox could not make them read-only in advance (mounts are
+// fixed when it starts): a repository it initialised, an .envrc in a
+// directory that was not a repository's root. Something outside guardrun
+// would run or obey them next (git hooks and config, direnv, an editor).
+func warnCreatedProtected(p *sandbox.Profile, io IO) {
+	for _, c := range p.CreatedProtected() {
+		fmt.Fprintf(io.Stderr, "guardrun: warning: the command created %s, which guardrun protects (sandbox.protect); it was writable during this command because it did not exist when the sandbox started: review it before git, a shell or an editor outside guardrun uses it\n", c)
+	}
+}
