@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -409,21 +410,51 @@ func portOf(a net.Addr) string {
 }
 
 // BenchmarkProxyStartup times, alternating within one loop, `guardrun -c
-// true` without network and with network: proxy (the proxy started for
-// the command, the bridge run as the sandbox's first process, the
-// listener handed over, the command's filter applied). extra-ms is what
-// the proxy adds per command with bwrap.
+// true` without network, with network: proxy and a proxy of its own (the
+// proxy started for the command, the bridge run as the sandbox's first
+// process, the listener handed over, the command's filter applied), and
+// with the supervisor's shared proxy ($GUARDRUN_PROXY: registration
+// instead of a proxy start). extra-ms and shared-extra-ms are what the
+// proxy adds per command with bwrap.
 //
 //	go test -run '^$' -bench ProxyStartup -benchtime 50x ./integration
 func BenchmarkProxyStartup(b *testing.B) {
 	requireSandbox(b)
 	plain := runWorld(b, runConfig, "GUARDRUN_SESSION=bench")
 	proxied := runWorld(b, runConfig+"  network: proxy\n", "GUARDRUN_SESSION=bench")
+	shared := sharedProxyWorld(b, runConfig+"  network: proxy\n", "")
+	benchStartup(b, plain, proxied, shared, "")
+}
+
+// sharedProxyWorld is a world whose commands find a supervisor's shared
+// proxy in $GUARDRUN_PROXY (a `guardrun supervise` kept running on a pty
+// for the benchmark's duration).
+func sharedProxyWorld(b *testing.B, config, backend string, extraEnv ...string) *world {
+	w := runWorld(b, config, append([]string{"GUARDRUN_SESSION=bench"}, extraEnv...)...)
+	argv := []string{guardrunBin}
+	if backend != "" {
+		argv = append(argv, "--backend", backend)
+	}
+	argv = append(argv, "supervise", "--", "sh", "-c", `echo "proxy=$GUARDRUN_PROXY="; exec sleep 600`)
+	tt := startOnTTY(b, w, argv...)
+	end := tt.waitFor(0, `proxy=\S+=`)
+	m := regexp.MustCompile(`proxy=(\S+)=`).FindStringSubmatch(tt.screen()[:end])
+	w.env = append(w.env, "GUARDRUN_PROXY="+m[1])
+	return w
+}
+
+// benchStartup runs the startup comparison; backend, when set, is
+// passed as --backend.
+func benchStartup(b *testing.B, plain, proxied, shared *world, backend string) {
 	// Wall time, and CPU time of guardrun and everything it waited for
 	// (bwrap, the bridge, the command): on a busy machine the second
 	// says more about the cost than the first.
 	run := func(w *world) (wall, cpu time.Duration) {
-		c := exec.Command(guardrunBin, "--approve-all", "-c", "true")
+		args := []string{"--approve-all", "-c", "true"}
+		if backend != "" {
+			args = append([]string{"--backend", backend}, args...)
+		}
+		c := exec.Command(guardrunBin, args...)
 		c.Dir, c.Env = w.work, w.env
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		t0 := time.Now()
@@ -434,20 +465,26 @@ func BenchmarkProxyStartup(b *testing.B) {
 	}
 	run(plain)
 	run(proxied)
-	var tp, tx, cp, cx time.Duration
+	run(shared)
+	var tp, tx, ts, cp, cx, cs time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		w, c := run(plain)
 		tp, cp = tp+w, cp+c
 		w, c = run(proxied)
 		tx, cx = tx+w, cx+c
+		w, c = run(shared)
+		ts, cs = ts+w, cs+c
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(ms(tp), "plain-ms")
 	b.ReportMetric(ms(tx), "proxy-ms")
+	b.ReportMetric(ms(ts), "shared-ms")
 	b.ReportMetric(ms(tx)-ms(tp), "extra-ms")
+	b.ReportMetric(ms(ts)-ms(tp), "shared-extra-ms")
 	b.ReportMetric(ms(cx)-ms(cp), "extra-cpu-ms")
+	b.ReportMetric(ms(cs)-ms(cp), "shared-extra-cpu-ms")
 }
 
 // TestProxyConnectHelper: `guardrun connect HOST PORT`, run inside the
@@ -494,6 +531,21 @@ func TestProxyUnderSupervisor(t *testing.T) {
 	tt := startOnTTY(t, w.world, guardrunBin, "supervise", "--", "sh", fakeAgent(t))
 	at := tt.waitFor(0, "fakeagent: ready")
 	curl := w.curl("unlisted.test") + "\n"
+
+	// The session's one proxy: its control socket is the agent's, and
+	// out of the commands' sight.
+	tt.typ("proxy\n")
+	end := tt.waitFor(at, `agent proxy: \S+\r\n`)
+	ctl := regexp.MustCompile(`agent proxy: (\S+)\r\n`).FindStringSubmatch(tt.screen()[at:end])[1]
+	at = end
+	if fi, err := os.Stat(ctl); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("GUARDRUN_PROXY=%s: %v", ctl, err)
+	}
+	tt.typ("test -e " + ctl + " && echo VISIBLE || echo HIDDEN\n")
+	at = tt.waitFor(at, `agent saw: (VISIBLE|HIDDEN)`)
+	if strings.Contains(tt.screen(), "agent saw: VISIBLE") {
+		t.Error("the shared proxy's control socket is visible inside the sandbox")
+	}
 
 	tt.typ(curl)
 	at = tt.answer(at, "y")

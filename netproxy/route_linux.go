@@ -24,19 +24,29 @@ import (
 // can enter (0700): whoever connects can hand the proxy a listener.
 // Close (of the Proxy) or the returned stop ends it.
 func (p *Proxy) ServeUnix(path string) (stop func() error, err error) {
+	return p.ServeUnixFor(path, nil)
+}
+
+// ServeUnixFor is ServeUnix for one client of a shared proxy: the
+// connections on the listeners handed over on path belong to c (nil: the
+// proxy's own client). Closing c closes those listeners too.
+func (p *Proxy) ServeUnixFor(path string, cl *Client) (stop func() error, err error) {
 	p.init()
+	if cl == nil {
+		cl = p.def
+	}
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	untrack := p.track(&listenerConn{l})
+	untrack := cl.track(&listenerConn{l})
 	go func() {
 		for {
 			c, err := l.AcceptUnix()
 			if err != nil {
 				return
 			}
-			go p.takeListener(c)
+			go p.takeListener(c, cl)
 		}
 	}()
 	return func() error { untrack(); return l.Close() }, nil
@@ -44,7 +54,7 @@ func (p *Proxy) ServeUnix(path string) (stop func() error, err error) {
 
 // listenerConn lets Close reach the unix listener through the set of
 // tracked connections.
-type listenerConn struct{ *net.UnixListener }
+type listenerConn struct{ net.Listener }
 
 func (l *listenerConn) Read([]byte) (int, error)         { return 0, io.EOF }
 func (l *listenerConn) Write([]byte) (int, error)        { return 0, io.EOF }
@@ -55,7 +65,7 @@ func (l *listenerConn) SetReadDeadline(time.Time) error  { return nil }
 func (l *listenerConn) SetWriteDeadline(time.Time) error { return nil }
 
 // takeListener reads one handed-over listener from a bridge and serves it.
-func (p *Proxy) takeListener(c *net.UnixConn) {
+func (p *Proxy) takeListener(c *net.UnixConn, cl *Client) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := checkPeer(c); err != nil {
@@ -90,7 +100,15 @@ func (p *Proxy) takeListener(c *net.UnixConn) {
 		p.logf("guardrun: proxy: the bridge sent a %T, not a TCP listener", l)
 		return
 	}
-	go p.Serve(l)
+	untrack := cl.track(&listenerConn{l})
+	go func() {
+		defer untrack()
+		if cl == p.def {
+			p.Serve(l)
+		} else {
+			p.ServeClient(l, cl)
+		}
+	}()
 	c.Write([]byte{'K'})
 }
 
@@ -110,6 +128,27 @@ func rights(oob []byte) ([]int, error) {
 		return nil, errors.New("the bridge sent no descriptor")
 	}
 	return fds, nil
+}
+
+// PeerPID is the process at the other end of c, which must be of this
+// user: a shared proxy's control socket accepts only those.
+func PeerPID(c *net.UnixConn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if cerr != nil {
+		return 0, fmt.Errorf("peer credentials: %w", cerr)
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return 0, fmt.Errorf("refused a client of uid %d", cred.Uid)
+	}
+	return int(cred.Pid), nil
 }
 
 // checkPeer accepts only a process of this user (the sandbox's user

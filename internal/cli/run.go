@@ -102,6 +102,9 @@ func protected(l *loaded, e *env, cwd string) []sandbox.Protected {
 	if s := e.getenv("GUARDRUN_SOCKET"); s != "" {
 		add(filepath.Dir(s), true)
 	}
+	if s := e.getenv(proxyEnvVar); s != "" {
+		add(filepath.Dir(s), true)
+	}
 	return out
 }
 
@@ -307,15 +310,16 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		}
 		rec.Sandbox = s.backend
 		opts := runner.Options{Backend: s.backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
-		if p.Proxy && runtime.GOOS == "linux" && s.backend != runner.BackendLandlock {
-			jp, err := s.startProxy(j, cwd, io)
+		if p.Proxy && runtime.GOOS == "linux" {
+			jp, err := s.proxyFor(j, cwd, io)
 			if err != nil {
 				rec.Outcome = "failed"
 				s.audit(j, cwd, rec, start, io)
 				return err
 			}
 			defer jp.close()
-			opts.Proxy = jp.route
+			opts.Proxy, opts.ConnectTCP = jp.route, jp.connectTCP
+			childEnv = append(childEnv, jp.env...)
 		} else if p.Proxy && runtime.GOOS != "linux" {
 			fmt.Fprintln(io.Stderr, "guardrun: warning: network: proxy is not available with this sandbox yet; the command runs without network")
 		}

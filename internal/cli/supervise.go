@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"golang.org/x/term"
@@ -27,8 +28,9 @@ guardrun the agent starts, however nested, asks in the same place.
 "Approve for session" lasts as long as this supervisor.
 
 The agent's environment gets SHELL (this guardrun), GUARDRUN_SOCKET (where
-its commands ask), GUARDRUN_SESSION (the supervisor's session) and, with
---config, GUARDRUN_CONFIG. The config is checked before the agent starts.
+its commands ask), GUARDRUN_SESSION (the supervisor's session), with
+network: proxy GUARDRUN_PROXY (the session's one proxy, which its commands
+share) and, with --config, GUARDRUN_CONFIG. The config is checked before the agent starts.
 
 Keys at a prompt: y approve once, s approve for session, n deny (then an
 optional note for the agent), v view in full. Keys typed in the first
@@ -94,6 +96,17 @@ func cmdSupervise(g *global, args []string, io IO) error {
 			return fmt.Errorf("config: %w", err)
 		}
 		env = setenv(env, "GUARDRUN_CONFIG", abs)
+	}
+	env = unsetenv(env, proxyEnvVar)
+	if s.sandboxed && s.l.cfg.Sandbox.Proxy && runtime.GOOS == "linux" {
+		// One proxy for the session: the agent's commands register with
+		// it instead of each starting their own.
+		sp, err := startSharedProxy(s, id, io)
+		if err != nil {
+			return err
+		}
+		defer sp.close()
+		env = setenv(env, proxyEnvVar, sp.path())
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
