@@ -38,7 +38,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 125
 	}
-	if err := restrictThread(&rs, filter); err != nil {
+	if _, err := restrictThread(&rs, filter, false); err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 125
 	}
@@ -88,7 +88,7 @@ func BenchmarkStart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	filter, err := filterProgram(p.Seccomp)
+	filter, _, err := filterProgram(p.Seccomp, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

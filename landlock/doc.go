@@ -16,6 +16,15 @@
 // knows is handled in one ruleset, so what no rule grants is refused and
 // renames across directories are judged by both sides (REFER).
 //
+// System calls Landlock cannot judge are served by guardrun in user
+// space: Cmd.Notify is the command's notification registry (package
+// seccomp/notify); every name it holds when Start runs is routed to
+// user space by the command's seccomp filter, which is then loaded with
+// a listener, and answered by its handler, in guardrun, until Wait.
+// To add one, call Cmd.Notify.Handle("name", handler) between Command and
+// Start; the handler emulates the call (never lets the kernel carry on
+// with arguments the caller could change) and returns its result.
+//
 // How the profile maps (docs/backends.md has the full table):
 //
 //   - read-only trees: execute, read, list; read-write zones: every right

@@ -21,6 +21,7 @@ import (
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp"
+	"github.com/guardrun/guardrun/seccomp/notify"
 )
 
 // WaitDelay is how long a cancelled command has, after SIGTERM, before
@@ -92,8 +93,16 @@ type Cmd struct {
 	// aside after the command (Ruleset.Watch); set by Wait.
 	Restored []string
 
+	// Notify is the notification registry: the system calls of the
+	// command that guardrun serves in user space, with their handlers
+	// (see package seccomp/notify). Add handlers before Start; Start
+	// routes every name it holds to user space in the command's filter
+	// and serves them until Wait. Empty, no listener is made.
+	Notify *notify.Registry
+
 	snaps  []snap
-	filter []byte
+	policy sandbox.SeccompPolicy
+	server *notify.Server
 	finish chan struct{} // closed when the command has been waited for
 	ended  chan struct{} // closed when the restricted thread is gone
 	mu     sync.Mutex
@@ -116,8 +125,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if err != nil {
 		return nil, err
 	}
-	filter, err := filterProgram(p.Seccomp)
-	if err != nil {
+	if _, _, err := filterProgram(p.Seccomp, nil); err != nil {
 		return nil, err
 	}
 	var tmp string
@@ -150,7 +158,8 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 		// has been waited for: if guardrun dies, so does the command.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	c := &Cmd{Cmd: cmd, Ruleset: rs, filter: filter, finish: make(chan struct{}), ended: make(chan struct{})}
+	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: p.Seccomp,
+		finish: make(chan struct{}), ended: make(chan struct{})}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = WaitDelay
 	return c, nil
@@ -209,6 +218,15 @@ func (c *Cmd) Start() error {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: mark descriptors close-on-exec: %w", err)
 	}
+	var names []string
+	if c.Notify != nil {
+		names = c.Notify.Names()
+	}
+	filter, nrs, err := filterProgram(c.policy, names)
+	if err != nil {
+		removeTmp(c.Ruleset.TmpDir)
+		return err
+	}
 	snaps, err := take(c.Ruleset.Watch)
 	if err != nil {
 		removeTmp(c.Ruleset.TmpDir)
@@ -220,9 +238,22 @@ func (c *Cmd) Start() error {
 		// Never unlocked: the thread dies with this goroutine.
 		runtime.LockOSThread()
 		defer close(c.ended)
-		if err := restrictThread(c.Ruleset, c.filter); err != nil {
+		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0)
+		if err != nil {
 			errc <- err
 			return
+		}
+		if listener >= 0 {
+			// Served by guardrun's other threads, which are not
+			// restricted; close-on-exec (the kernel makes it so), so
+			// the command never holds it.
+			srv, err := notify.Serve(listener, c.Notify, nrs)
+			if err != nil {
+				unix.Close(listener)
+				errc <- err
+				return
+			}
+			c.server = srv
 		}
 		if err := c.Cmd.Start(); err != nil {
 			errc <- fmt.Errorf("landlock: start %s: %w", c.Cmd.Args[0], err)
@@ -237,9 +268,18 @@ func (c *Cmd) Start() error {
 	err = <-errc
 	if err != nil {
 		<-c.ended
+		c.stopServer()
 		removeTmp(c.Ruleset.TmpDir)
 	}
 	return err
+}
+
+// stopServer stops serving notifications: from then on a routed call
+// fails with ENOSYS.
+func (c *Cmd) stopServer() {
+	if c.server != nil {
+		_ = c.server.Stop()
+	}
 }
 
 // endDomain ends every process in the calling thread's Landlock domain
@@ -292,6 +332,9 @@ func (c *Cmd) Wait() (int, error) {
 	c.mu.Unlock()
 	close(c.finish)
 	<-c.ended
+	// Every process of the command has ended (endDomain) or is on its
+	// own without guardrun: its routed calls fail from now on.
+	c.stopServer()
 	// Every process of the command has ended (endDomain): put back
 	// what it changed among the watched paths.
 	c.Restored = restore(c.snaps, time.Now())
@@ -339,42 +382,64 @@ func removeTmp(dir string) {
 // restrictThread applies rs and the filter to the calling thread only:
 // no_new_privs, the Landlock domain and the seccomp filter are per
 // thread unless asked otherwise (TSYNC), and this asks nothing else.
-func restrictThread(rs *Ruleset, filter []byte) error {
+// With listen, the filter is loaded with a listener for its user-space
+// system calls (SECCOMP_FILTER_FLAG_NEW_LISTENER) whose descriptor is
+// returned (else -1).
+func restrictThread(rs *Ruleset, filter []byte, listen bool) (int, error) {
 	attr := rulesetAttr{handledFS: rs.HandledFS, handledNet: rs.HandledNet, scoped: rs.Scoped}
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if e != 0 {
-		return fmt.Errorf("landlock: create ruleset: %w", e)
+		return -1, fmt.Errorf("landlock: create ruleset: %w", e)
 	}
 	defer unix.Close(int(fd))
 	for _, r := range rs.Rules {
 		if err := addPathRule(int(fd), r); err != nil {
-			return err
+			return -1, err
 		}
 	}
 	for _, port := range rs.ConnectTCP {
 		na := netPortAttr{allowed: NetConnectTCP, port: uint64(port)}
 		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); e != 0 {
-			return fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
+			return -1, fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
 		}
 	}
 	if err := dropCaps(); err != nil {
-		return err
+		return -1, err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("landlock: no_new_privs: %w", err)
+		return -1, fmt.Errorf("landlock: no_new_privs: %w", err)
 	}
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
-		return fmt.Errorf("landlock: restrict: %w", e)
+		return -1, fmt.Errorf("landlock: restrict: %w", e)
 	}
 	if len(filter) == 0 || len(filter)%8 != 0 {
-		return errors.New("landlock: no seccomp program")
+		return -1, errors.New("landlock: no seccomp program")
 	}
 	prog := unix.SockFprog{Len: uint16(len(filter) / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&filter[0]))}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); e != 0 {
-		return fmt.Errorf("landlock: load the seccomp filter: %w", e)
+	defer runtime.KeepAlive(filter)
+	if !listen {
+		if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); e != 0 {
+			return -1, fmt.Errorf("landlock: load the seccomp filter: %w", e)
+		}
+		return -1, nil
 	}
-	runtime.KeepAlive(filter)
-	return nil
+	// WAIT_KILLABLE_RECV (Linux 5.19): once guardrun has received a
+	// call, only a fatal signal interrupts it, so a Go program's
+	// preemption signals do not make it start over.
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	lfd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
+	if e == unix.EINVAL {
+		lfd, _, e = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&prog)))
+	}
+	switch e {
+	case 0:
+		return int(lfd), nil
+	case unix.EBUSY:
+		return -1, errors.New("landlock: guardrun already runs under a seccomp filter with a listener (inside another sandbox that serves system calls, such as guardrun's own landlock backend); the backend needs its own listener to serve file metadata calls: run guardrun outside it, or use the bwrap backend")
+	case unix.EINVAL:
+		return -1, errors.New("landlock: the kernel cannot hand system calls to guardrun (seccomp user notification needs Linux 5.0 or later): file metadata calls cannot be confined; use the bwrap backend")
+	}
+	return -1, fmt.Errorf("landlock: load the seccomp filter with a listener: %w", e)
 }
 
 // dropCaps drops every capability of the calling thread, as bwrap's
@@ -435,27 +500,47 @@ func addPathRule(rsfd int, r Rule) error {
 	return nil
 }
 
+type filterKey struct {
+	pol    sandbox.SeccompPolicy
+	notify string
+}
+
+type program struct {
+	prog []byte
+	nrs  map[int32]string
+}
+
 var (
 	filterMu sync.Mutex
-	filters  = map[sandbox.SeccompPolicy][]byte{}
+	filters  = map[filterKey]program{}
 )
 
-// filterProgram returns the BPF program for pol, built once per process.
-func filterProgram(pol sandbox.SeccompPolicy) ([]byte, error) {
+// filterProgram returns the BPF program for pol with the system calls
+// in notify routed to user space, and their numbers, built once per
+// process.
+func filterProgram(pol sandbox.SeccompPolicy, notify []string) ([]byte, map[int32]string, error) {
+	key := filterKey{pol, strings.Join(notify, ",")}
 	filterMu.Lock()
 	defer filterMu.Unlock()
-	if prog, ok := filters[pol]; ok {
-		return prog, nil
+	if p, ok := filters[key]; ok {
+		return p.prog, p.nrs, nil
 	}
-	f, err := seccomp.Build(pol)
+	var f *seccomp.Filter
+	var nrs map[int32]string
+	var err error
+	if len(notify) == 0 {
+		f, err = seccomp.Build(pol)
+	} else {
+		f, nrs, err = seccomp.BuildNotify(pol, notify)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("landlock: seccomp filter: %w", err)
+		return nil, nil, fmt.Errorf("landlock: seccomp filter: %w", err)
 	}
 	defer f.Release()
 	prog, err := f.BPF()
 	if err != nil {
-		return nil, fmt.Errorf("landlock: seccomp filter: %w", err)
+		return nil, nil, fmt.Errorf("landlock: seccomp filter: %w", err)
 	}
-	filters[pol] = prog
-	return prog, nil
+	filters[key] = program{prog, nrs}
+	return prog, nrs, nil
 }

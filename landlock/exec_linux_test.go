@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/guardrun/guardrun/sandbox"
+	"github.com/guardrun/guardrun/seccomp/notify"
 )
 
 func requireLandlock(t *testing.T) {
@@ -118,5 +121,55 @@ func TestTmpDirRemoved(t *testing.T) {
 	}
 	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
 		t.Errorf("TMPDIR %s", dir)
+	}
+}
+
+// TestNotifyRegistry: a handler added to Cmd.Notify before Start serves
+// the command's calls of that name: it reads the path the command passed
+// and its answer is what the command's call returns.
+func TestNotifyRegistry(t *testing.T) {
+	requireLandlock(t)
+	p := workspace(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Command(ctx, p, []string{"/usr/bin/python3", "-c", `
+import os
+try:
+    os.getxattr("served/by/guardrun", "user.x")
+except OSError as e:
+    print("errno", e.errno)
+`}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var paths []string
+	if err := c.Notify.Handle("getxattr", func(r *notify.Request) notify.Response {
+		path, err := r.ReadPath(r.Args[0])
+		if err != nil {
+			return notify.Fail(syscall.EFAULT)
+		}
+		mu.Lock()
+		paths = append(paths, path)
+		mu.Unlock()
+		return notify.Fail(syscall.ENOTSUP)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c.Cmd.Stdout, c.Cmd.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Wait(); err != nil || st != 0 {
+		t.Fatalf("status %d, %v\n%s", st, err, out.String())
+	}
+	if got := strings.TrimSpace(out.String()); got != "errno "+strconv.Itoa(int(syscall.ENOTSUP)) {
+		t.Errorf("the command saw %q, want the handler's ENOTSUP", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paths) != 1 || paths[0] != "served/by/guardrun" {
+		t.Errorf("the handler read %q", paths)
 	}
 }

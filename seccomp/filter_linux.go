@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
@@ -30,39 +31,97 @@ const maxInsns = 4096
 
 // Build compiles the filter for p for the native architecture.
 func Build(p sandbox.SeccompPolicy) (*Filter, error) {
+	f, _, err := build(p, nil)
+	return f, err
+}
+
+// BuildNotify is Build with the system calls named in notify routed to
+// user space (SECCOMP_RET_USER_NOTIF) instead of allowed: whoever holds
+// the listener descriptor the kernel returns when the program is loaded
+// with SECCOMP_FILTER_FLAG_NEW_LISTENER answers them (package
+// seccomp/notify). Without a listener, or once it is closed, those calls
+// fail with ENOSYS. It returns the program and the system call number of
+// each routed name on this architecture (names the architecture does not
+// have, chmod on arm64, are left out). A name the deny rules already
+// refuse is an error: a call is refused or served, never both.
+func BuildNotify(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
+	if len(notify) == 0 {
+		return nil, nil, errors.New("seccomp: no system calls to route to user space")
+	}
+	return build(p, notify)
+}
+
+// lateCalls are system calls added to Linux after libseccomp 2.5 (the
+// oldest this builds with), by number: since Linux 5.1 a new call has the
+// same number on every architecture Build accepts.
+var lateCalls = map[string]int{
+	"fchmodat2":     452,
+	"setxattrat":    463,
+	"getxattrat":    464,
+	"listxattrat":   465,
+	"removexattrat": 466,
+}
+
+func build(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
 	arch, err := libseccomp.GetNativeArch()
 	if err != nil {
-		return nil, fmt.Errorf("seccomp: native architecture: %w", err)
+		return nil, nil, fmt.Errorf("seccomp: native architecture: %w", err)
 	}
 	if !archs[arch] {
-		return nil, fmt.Errorf("seccomp: architecture %s is not supported: the rules are written for amd64, arm64 and riscv64", arch)
+		return nil, nil, fmt.Errorf("seccomp: architecture %s is not supported: the rules are written for amd64, arm64 and riscv64", arch)
 	}
 	sf, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
-		return nil, fmt.Errorf("seccomp: %w", err)
+		return nil, nil, fmt.Errorf("seccomp: %w", err)
 	}
 	defer sf.Release()
 	// Only the native architecture is in the filter, so this also
 	// catches the x32 ABI on amd64: libseccomp sends system call numbers
 	// with __X32_SYSCALL_BIT to the bad-arch action.
 	if err := sf.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
-		return nil, fmt.Errorf("seccomp: the kill-process action needs Linux 4.14 and libseccomp 2.4 or later: %w", err)
+		return nil, nil, fmt.Errorf("seccomp: the kill-process action needs Linux 4.14 and libseccomp 2.4 or later: %w", err)
 	}
 	// bwrap sets no_new_privs itself before loading the program; this
 	// covers a filter loaded through libseccomp instead.
 	if err := sf.SetNoNewPrivsBit(true); err != nil {
-		return nil, fmt.Errorf("seccomp: no_new_privs: %w", err)
+		return nil, nil, fmt.Errorf("seccomp: no_new_privs: %w", err)
 	}
-	for _, r := range rules(p) {
+	rs := rules(p)
+	for _, r := range rs {
 		if err := addRule(sf, r); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+	}
+	var nrs map[int32]string
+	if notify != nil {
+		nrs = map[int32]string{}
+		for _, name := range notify {
+			if slices.ContainsFunc(rs, func(r rule) bool { return r.name == name }) {
+				return nil, nil, fmt.Errorf("seccomp: %s is refused by the filter and cannot also be routed to user space", name)
+			}
+			nr, err := libseccomp.GetSyscallFromName(name)
+			if err != nil {
+				late, ok := lateCalls[name]
+				if !ok {
+					maj, mnr, mic := libseccomp.GetLibraryVersion()
+					return nil, nil, fmt.Errorf("seccomp: libseccomp %d.%d.%d does not know the system call %s: install a newer libseccomp", maj, mnr, mic, name)
+				}
+				nr = libseccomp.ScmpSyscall(late)
+			}
+			if nr < 0 {
+				continue // not on this architecture
+			}
+			if err := sf.AddRuleExact(nr, libseccomp.ActNotify); err != nil {
+				return nil, nil, fmt.Errorf("seccomp: route %s to user space (it needs Linux 5.0 and libseccomp 2.5 or later): %w", name, err)
+			}
+			nrs[int32(nr)] = name
 		}
 	}
 	prog, err := export(sf)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &Filter{prog: prog}, nil
+	return &Filter{prog: prog}, nrs, nil
 }
 
 func addRule(sf *libseccomp.ScmpFilter, r rule) error {

@@ -30,3 +30,8 @@ func Supported() error {
 func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
 	return nil, errUnsupported
 }
+
+// BuildNotify fails: see Build.
+func BuildNotify(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
+	return nil, nil, errUnsupported
+}

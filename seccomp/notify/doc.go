@@ -1,0 +1,88 @@
+// Package notify serves system calls of a sandboxed command in guardrun:
+// seccomp user notifications (SECCOMP_RET_USER_NOTIF). The landlock
+// backend uses it for what neither Landlock nor a deny-list filter can
+// judge, because the answer depends on the path or object behind a
+// pointer: the file metadata calls (chmod, chown, utimensat, setxattr
+// and their relatives, package landlock's metadata handlers).
+//
+// The pieces, in the order they are used:
+//
+//   - Registry: the system calls routed to user space and the Handler
+//     for each. A command has one (landlock.Cmd.Notify).
+//   - seccomp.BuildNotify(policy, registry.Names()): the command's
+//     filter, with those calls answered SECCOMP_RET_USER_NOTIF, and their
+//     numbers.
+//   - The filter is loaded on the restricted thread with
+//     SECCOMP_FILTER_FLAG_NEW_LISTENER; the kernel returns the listener
+//     descriptor, close-on-exec, so the command never holds it.
+//   - Serve(listener, registry, numbers): a Server reads notifications in
+//     guardrun (unrestricted) and runs each Handler on a worker thread
+//     that has no capabilities, as the command has none; Stop ends it
+//     when the command has been waited for.
+//
+// # Adding a handler
+//
+// Register the system call by name before the command starts:
+//
+//	err := cmd.Notify.Handle("connect", func(r *notify.Request) notify.Response {
+//		fd, err := r.GetFD(r.FDArg(0)) // the caller's socket, as guardrun's own
+//		...
+//		return notify.Value(0) // or notify.Fail(syscall.ECONNREFUSED)
+//	})
+//
+// The handler must do the call itself and return its result: Response
+// has no way to let the kernel carry on with the original call
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE), because the kernel would read the
+// arguments again from the caller's memory, which another thread of the
+// caller can change between the handler's look and the kernel's
+// (TOCTOU). Read what is behind a pointer once, with the Request's
+// helpers, and act on that copy:
+//
+//   - ReadPath, ReadString, ReadBytes copy from the caller's memory
+//     (process_vm_readv, else /proc/PID/mem), bounded (PathMax, MaxRead),
+//     and check afterwards that the call is still waiting
+//     (SECCOMP_IOCTL_NOTIF_ID_VALID), so that what was read is the
+//     caller's and not a recycled pid's;
+//   - Dir (the caller's working directory or a dirfd), PathFD (the
+//     object behind a descriptor argument) and Open (a path as the
+//     caller's kernel would resolve it, /proc/self rewritten to the
+//     caller's) return guardrun's own O_PATH descriptors through
+//     /proc/PID, without pidfd_getfd;
+//   - GetFD duplicates a caller's descriptor (pidfd_getfd), for a handler
+//     that needs the open file description itself (a socket).
+//
+// A handler that fails must fail the call (Fail; EPERM when unsure). A
+// name can have only one handler, and a name the deny rules of package
+// seccomp refuse cannot be routed (BuildNotify says so). Handlers run
+// concurrently (at most MaxWorkers at once) and must not block for long:
+// the caller waits, and Stop waits for them.
+//
+// # Limitations
+//
+//   - A task can be under only one filter with a listener: if guardrun
+//     itself already is (run inside another sandbox that serves system
+//     calls, such as guardrun's own landlock backend), the kernel refuses
+//     the listener (EBUSY) and the landlock backend refuses to start; and
+//     a command inside cannot use seccomp notifications itself (its
+//     NEW_LISTENER fails with EBUSY).
+//   - If guardrun stops serving (Stop, or guardrun killed), every routed
+//     call fails with ENOSYS. Processes the command left behind that
+//     outlive guardrun get ENOSYS for them.
+//   - Reading the caller's memory and descriptors needs ptrace access to
+//     it: the handlers have the command's user and no capabilities, which
+//     is enough for the command's own processes unless one has made itself
+//     undumpable (then its calls fail with EPERM). Under Yama's
+//     ptrace_scope 1, only descendants of guardrun can be read: a process
+//     the command detached and that was reparented out of guardrun's tree
+//     gets EPERM. ptrace_scope 3 makes every routed call fail with EPERM.
+//   - pidfd_getfd (GetFD) is refused by Docker's default seccomp profile
+//     unless the container has CAP_SYS_PTRACE; process_vm_readv and
+//     /proc/PID are allowed there (kernel 4.8 and later), so the path
+//     helpers work in Docker and GetFD says why it fails.
+//   - A caller interrupted by a signal before guardrun answers makes the
+//     call again (the kernel restarts it) while the handler may already
+//     have acted: handlers should do what is idempotent, as the metadata
+//     calls are. With SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19,
+//     used where available) only fatal signals interrupt a call guardrun
+//     has received.
+package notify
