@@ -121,6 +121,9 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if p == nil {
 		return nil, errors.New("landlock: no profile")
 	}
+	if p.Proxy && connectTCP == nil {
+		return nil, errors.New("landlock: a profile with the proxy needs CommandProxy")
+	}
 	abi, err := ABI()
 	if err != nil {
 		return nil, err
@@ -158,7 +161,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 		// has been waited for: if guardrun dies, so does the command.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: p.Seccomp,
+	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: commandPolicy(p),
 		finish: make(chan struct{}), ended: make(chan struct{})}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = WaitDelay

@@ -155,4 +155,11 @@ type SeccompPolicy struct {
 	// docker.sock in a zone) could otherwise be reached. Always off with
 	// Proxy: the proxy's own socket would be one connect away.
 	AllowUnix bool `json:"allow_unix"`
+	// InetStreamOnly, with AllowNetwork, narrows sockets to TCP:
+	// socket() only for AF_INET and AF_INET6, SOCK_STREAM, protocol 0
+	// or IPPROTO_TCP, and no MSG_FASTOPEN (which connects from sendto
+	// and sendmsg). The landlock backend's route to the proxy, where
+	// Landlock limits TCP to the proxy's port and nothing limits UDP,
+	// ICMP, SCTP or netlink.
+	InetStreamOnly bool `json:"inet_stream_only,omitempty"`
 }

@@ -93,7 +93,9 @@ func cmdProfile(g *global, args []string, io IO) error {
 		if rep.Backend == runner.BackendLandlock {
 			rep.Landlock, rep.Unenforceable, err = landlockReport(p, l.cfg.Sandbox.LandlockAccept)
 			if p.Proxy && rep.BackendError == "" {
-				rep.BackendError = runner.ErrLandlockProxy.Error()
+				if err := landlockProxyABI(); err != nil {
+					rep.BackendError = err.Error()
+				}
 			}
 		} else {
 			opts := bwrap.Options{SeccompFD: bwrap.SeccompFD, StatusFD: bwrap.StatusFD}

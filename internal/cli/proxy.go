@@ -14,6 +14,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/sandbox"
@@ -32,11 +33,11 @@ var proxyLookup func(ctx context.Context, host string) ([]netip.Addr, error)
 type jobProxy struct {
 	// route is the bwrap sandbox's way to the proxy (nil under landlock).
 	route *runner.ProxyRoute
-	// connectTCP is the port a landlock sandbox may connect to; env the
+	// addr is where a landlock sandbox connects to the proxy; env the
 	// proxy variables it gets (with the token in the URL).
-	connectTCP []uint16
-	env        []string
-	close      func()
+	addr  netip.AddrPort
+	env   []string
+	close func()
 }
 
 // proxyFor gives job j the proxy: the supervisor's, shared by every
@@ -47,6 +48,27 @@ func (s *runSession) proxyFor(j *job, cwd string, io IO) (*jobProxy, error) {
 		return jp, err
 	}
 	return s.startProxy(j, cwd, io)
+}
+
+// landlockProxyError says why commands with the proxy cannot run under
+// this session's landlock backend, or nil.
+func landlockProxyError(s *runSession) error {
+	if !s.sandboxed || s.backend != runner.BackendLandlock || !s.l.cfg.Sandbox.Proxy {
+		return nil
+	}
+	return landlockProxyABI()
+}
+
+// landlockProxyABI: the landlock route to the proxy needs TCP rules.
+func landlockProxyABI() error {
+	abi, err := landlock.ABI()
+	if err != nil {
+		return err
+	}
+	if abi < landlock.ProxyABI {
+		return fmt.Errorf("network: proxy under the landlock backend needs Landlock ABI %d (Linux 6.7) to limit TCP to the proxy's port; this kernel has ABI %d. Use the bwrap backend (sandbox.backend: bwrap, where user namespaces work) or set sandbox.network to true or false", landlock.ProxyABI, abi)
+	}
+	return nil
 }
 
 // guardrunExe is guardrun's own binary, which the bwrap bridge runs.
@@ -107,11 +129,11 @@ func (s *runSession) startProxy(j *job, cwd string, io IO) (*jobProxy, error) {
 			return nil, err
 		}
 		go p.ServeTokens(l)
-		addr := l.Addr().(*net.TCPAddr)
+		addr := l.Addr().(*net.TCPAddr).AddrPort()
 		return &jobProxy{
-			connectTCP: []uint16{uint16(addr.Port)},
-			env:        sandbox.ProxyEnv(netproxy.TokenAddr(tok, addr.String())),
-			close:      func() { cl.Close(); p.Close() },
+			addr:  addr,
+			env:   sandbox.ProxyEnv(netproxy.TokenAddr(tok, addr.String())),
+			close: func() { cl.Close(); p.Close() },
 		}, nil
 	}
 	exe, err := guardrunExe()

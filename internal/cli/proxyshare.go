@@ -321,7 +321,7 @@ func (s *runSession) joinSharedProxy(j *job, cwd string, io IO) (jp *jobProxy, o
 		if err != nil || !ap.Addr().IsLoopback() {
 			return fail(fmt.Errorf("not a loopback address: %q", rep.Addr))
 		}
-		jp.connectTCP = []uint16{ap.Port()}
+		jp.addr = ap
 		jp.env = sandbox.ProxyEnv(netproxy.TokenAddr(rep.Token, rep.Addr))
 	default:
 		return fail(errors.New("an empty answer to the registration"))

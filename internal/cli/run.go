@@ -244,14 +244,14 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		s.audit(j, cwd, rec, start, io)
 		return &refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.noSandbox)}
 	}
-	if s.sandboxed && s.backend == runner.BackendLandlock && cfg.Sandbox.Proxy {
+	if err := landlockProxyError(s); err != nil {
 		// Refused before anything is decided or asked: every command of
 		// this config would reach the network through the proxy, which
-		// landlock cannot route yet (neither more nor less network than
-		// configured).
-		rec := approval.Record{Session: s.sessionID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.backend, Reason: runner.ErrLandlockProxy.Error()}
+		// this kernel's landlock cannot route (neither more nor less
+		// network than configured).
+		rec := approval.Record{Session: s.sessionID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.backend, Reason: err.Error()}
 		s.audit(j, cwd, rec, start, io)
-		return runner.ErrLandlockProxy
+		return err
 	}
 
 	end := trace.Phase("decide")
@@ -311,20 +311,20 @@ func (s *runSession) run(ctx context.Context, j *job, io IO) error {
 		rec.Sandbox = s.backend
 		opts := runner.Options{Backend: s.backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
 		if p.Proxy && runtime.GOOS == "linux" {
+			end = trace.Phase("proxy")
 			jp, err := s.proxyFor(j, cwd, io)
+			end()
 			if err != nil {
 				rec.Outcome = "failed"
 				s.audit(j, cwd, rec, start, io)
 				return err
 			}
 			defer jp.close()
-			opts.Proxy, opts.ConnectTCP = jp.route, jp.connectTCP
+			opts.Proxy, opts.ProxyAddr = jp.route, jp.addr
 			childEnv = append(childEnv, jp.env...)
 		} else if p.Proxy && runtime.GOOS != "linux" {
 			fmt.Fprintln(io.Stderr, "guardrun: warning: network: proxy is not available with this sandbox yet; the command runs without network")
 		}
-		// Under landlock, RunWith refuses a profile with the proxy
-		// (runner.ErrLandlockProxy); run refused it before asking.
 		s.auditStart(j, cwd, rec, start, d, io)
 		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
 		if err == nil && status != 0 && s.backend == runner.BackendLandlock {
