@@ -450,11 +450,11 @@ func sharedProxyWorld(b *testing.B, pre []string, config, backend string, extraE
 	if backend != "" {
 		argv = append(argv, "--backend", backend)
 	}
-	argv = append(argv, "supervise", "--", "sh", "-c", `echo "proxy=$GUARDRUN_PROXY="; exec sleep 600`)
+	argv = append(argv, "supervise", "--", "sh", "-c", `echo "proxy=$GUARDRUN_PROXY=$GUARDRUN_PROXY_ADDR="; exec sleep 600`)
 	tt := startOnTTY(b, w, argv...)
-	end := tt.waitFor(0, `proxy=\S+=`)
-	m := regexp.MustCompile(`proxy=(\S+)=`).FindStringSubmatch(tt.screen()[:end])
-	w.env = append(w.env, "GUARDRUN_PROXY="+m[1])
+	end := tt.waitFor(0, `proxy=\S+=\S*=`)
+	m := regexp.MustCompile(`proxy=(\S+?)=(\S*)=`).FindStringSubmatch(tt.screen()[:end])
+	w.env = append(w.env, "GUARDRUN_PROXY="+m[1], "GUARDRUN_PROXY_ADDR="+m[2])
 	return w
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Client is one command served by a proxy that several commands share
@@ -46,25 +47,89 @@ func (c *Client) initMaps() {
 	c.conns = map[net.Conn]struct{}{}
 }
 
-// Register adds c to the proxy and returns its token, for the proxy URL
-// of a command that connects over TCP (ServeTokens). Close c when its
-// command ends: its token stops working and its connections end.
+// Register adds c to the proxy with a new token and returns it, for the
+// proxy URL of a command that connects over TCP (ServeTokens). Close c
+// when its command ends: its token stops working and its connections
+// end.
 func (p *Proxy) Register(c *Client) (string, error) {
-	p.init()
+	tok, err := NewToken()
+	if err != nil {
+		return "", err
+	}
+	return tok, p.RegisterToken(c, tok)
+}
+
+// NewToken is a fresh secret for a client (128 random bits, hex).
+func NewToken() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	tok := hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:]), nil
+}
+
+// ValidToken reports whether tok has NewToken's form.
+func ValidToken(tok string) bool {
+	if len(tok) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(tok)
+	return err == nil
+}
+
+// RegisterToken adds c to the proxy under tok, a token the command made
+// (NewToken), so that the command need not wait for the proxy's answer
+// before it starts: a request naming a token that is not registered yet
+// waits for it a moment (TokenWait). A token in use is refused.
+func (p *Proxy) RegisterToken(c *Client, tok string) error {
+	if !ValidToken(tok) {
+		return errors.New("proxy: malformed token")
+	}
+	p.init()
 	c.initMaps()
 	c.p, c.token = p, tok
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return "", errors.New("proxy: closed")
+		return errors.New("proxy: closed")
+	}
+	if _, ok := p.clients[tok]; ok {
+		return errors.New("proxy: token in use")
 	}
 	p.clients[tok] = c
-	return tok, nil
+	close(p.registered)
+	p.registered = make(chan struct{})
+	return nil
+}
+
+// TokenWait is how long a request with an unknown token waits for its
+// command's registration, which may still be on its way.
+var TokenWait = 5 * time.Second
+
+// lookup finds the client of tok, waiting up to TokenWait for it to be
+// registered.
+func (p *Proxy) lookup(tok string) *Client {
+	deadline := time.NewTimer(TokenWait)
+	defer deadline.Stop()
+	for {
+		p.mu.Lock()
+		var found *Client
+		for k, c := range p.clients {
+			if subtle.ConstantTimeCompare([]byte(k), []byte(tok)) == 1 {
+				found = c
+			}
+		}
+		wake, closed := p.registered, p.closed
+		p.mu.Unlock()
+		if found != nil || closed || !ValidToken(tok) {
+			return found
+		}
+		select {
+		case <-wake:
+		case <-deadline.C:
+			return nil
+		}
+	}
 }
 
 // Token is the client's secret, as Register returned it.
@@ -185,14 +250,7 @@ func (p *Proxy) clientOf(r *http.Request) (*Client, *refusal) {
 	if tok == "" {
 		return nil, refuse(http.StatusProxyAuthRequired, "guardrun: refused: a connection to the proxy without its token (use the proxy URL from HTTPS_PROXY, with its user and password)")
 	}
-	p.mu.Lock()
-	var found *Client
-	for k, c := range p.clients {
-		if subtle.ConstantTimeCompare([]byte(k), []byte(tok)) == 1 {
-			found = c
-		}
-	}
-	p.mu.Unlock()
+	found := p.lookup(tok)
 	if found == nil {
 		return nil, refuse(http.StatusProxyAuthRequired, "guardrun: refused: a connection to the proxy with a token that is not (or no longer) valid")
 	}

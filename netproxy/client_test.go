@@ -20,6 +20,9 @@ import (
 // records go to its own Audit, and a "yes" to one command does not hold
 // for another.
 func TestTokens(t *testing.T) {
+	old := TokenWait
+	TokenWait = 200 * time.Millisecond
+	defer func() { TokenWait = old }()
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -122,5 +125,49 @@ func TestTokens(t *testing.T) {
 	}
 	if refused != 5 {
 		t.Errorf("the proxy audited %d refusals without a valid token, want 5: %+v", refused, f.records)
+	}
+}
+
+// TestTokenRegisteredLate: a command starts before its registration has
+// reached the proxy; its first request waits for it, and a token nobody
+// registers is refused after TokenWait.
+func TestTokenRegisteredLate(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go f.proxy.ServeTokens(l)
+	tok, _ := NewToken()
+	get := func(tok string) int {
+		pu := &url.URL{Scheme: "http", Host: l.Addr().String(), User: url.UserPassword(ProxyUser, tok)}
+		hc := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: f.ca.Pool}}, Timeout: 10 * time.Second}
+		resp, err := hc.Get("https://allowed.test:" + f.tlsPort + "/")
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	done := make(chan int)
+	go func() { done <- get(tok) }()
+	time.Sleep(100 * time.Millisecond)
+	cl := &Client{}
+	if err := f.proxy.RegisterToken(cl, tok); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 200 {
+		t.Errorf("a request that came before its registration: %d", code)
+	}
+	if err := f.proxy.RegisterToken(&Client{}, tok); err == nil {
+		t.Error("a token in use was registered again")
+	}
+	old := TokenWait
+	TokenWait = 200 * time.Millisecond
+	defer func() { TokenWait = old }()
+	other, _ := NewToken()
+	t0 := time.Now()
+	if code := get(other); code == 200 || time.Since(t0) > 5*time.Second {
+		t.Errorf("an unregistered token: %d after %v", code, time.Since(t0))
 	}
 }

@@ -90,9 +90,11 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	clients map[string]*Client // by token (Register)
-	conns   map[net.Conn]struct{}
-	closed  bool
-	active  sync.WaitGroup // requests being handled; Close waits for their records
+	// registered is closed (and replaced) at each registration.
+	registered chan struct{}
+	conns      map[net.Conn]struct{}
+	closed     bool
+	active     sync.WaitGroup // requests being handled; Close waits for their records
 }
 
 type pendingAsk struct {
@@ -113,6 +115,7 @@ func (p *Proxy) init() {
 	p.once.Do(func() {
 		p.conns = map[net.Conn]struct{}{}
 		p.clients = map[string]*Client{}
+		p.registered = make(chan struct{})
 		p.def = &Client{Ask: p.Ask, Audit: p.Audit, Logf: p.Logf, p: p}
 		p.def.initMaps()
 		p.transport = &http.Transport{
@@ -164,6 +167,8 @@ func (p *Proxy) Close() error {
 	p.init()
 	p.mu.Lock()
 	p.closed = true
+	close(p.registered) // lookups waiting for a token give up
+	p.registered = make(chan struct{})
 	conns := make([]net.Conn, 0, len(p.conns))
 	for c := range p.conns {
 		conns = append(conns, c)

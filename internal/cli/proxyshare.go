@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -23,28 +22,43 @@ import (
 // The supervisor's shared proxy. `guardrun supervise` with network: proxy
 // runs one netproxy.Proxy for its lifetime and puts its control socket in
 // the agent's environment ($GUARDRUN_PROXY, in a 0700 directory that
-// sandboxes hide). Each guardrun the agent starts, for a command that
-// needs the proxy, registers there and keeps the connection open while
-// the command runs:
+// sandboxes hide; under landlock also $GUARDRUN_PROXY_ADDR, the proxy's
+// loopback TCP address). Each guardrun the agent starts, for a command
+// that needs the proxy, makes a secret token, registers it there and
+// keeps the connection open while the command runs:
 //
-//	child → {"v":1,"type":"register","argv":[...]|"script":"...","cwd":"...","session":"...","backend":"bwrap"}
-//	proxy ← {"socket":"/run/user/1000/guardrun-proxy-X/cmd-3.sock"}          bwrap: the bridge's hand-over socket
-//	proxy ← {"addr":"127.0.0.1:41234","token":"..."}                        landlock: TCP port and token
+//	child → {"v":1,"type":"register","token":"...","argv":[...]|"script":"...","cwd":"...","session":"...","backend":"bwrap"}
 //	proxy ← {"type":"ask","id":1,"host":"h","port":443,"addrs":[...],"reason":"..."}
 //	child → {"type":"answer","id":1,"allow":true,"by":"person","note":"","refusal":""}
 //	proxy ← {"type":"log","line":"guardrun: blocked: ..."}
+//	proxy ← {"error":"..."}                       the registration was refused
+//
+// The child does not wait for an answer before it starts the command (a
+// round trip to another process costs milliseconds on a busy machine):
+// the proxy holds a request or a bridge that names a token not yet
+// registered for a moment (netproxy.TokenWait).
 //
 // Which command a connection belongs to is never taken from the
-// connection's word: under bwrap a listener handed over on the command's
-// own socket, under landlock the command's secret token (known only to
-// the command, in its proxy URL); no valid token, 407. Hosts that ask go
-// to the child, which asks through its gate (mode, session memory, the
-// supervisor's prompt) exactly as for a command; the child hanging up
-// ends the command's registration, token and connections. The proxy
-// writes the audit lines itself, with the command the child registered.
+// connection's word: under bwrap the bridge hands its listener over on
+// the proxy's bridge socket with the command's token (the command itself
+// cannot open a unix socket), under landlock each request carries the
+// token (known only to the command, in its proxy URL; none or a wrong
+// one, 407). Hosts that ask go to the child, which asks through its gate
+// (mode, session memory, the supervisor's prompt) exactly as for a
+// command; the child hanging up ends the command's registration, token
+// and connections. The proxy writes the audit lines itself, with the
+// command the child registered.
 
-// proxyEnvVar names the shared proxy's control socket.
-const proxyEnvVar = "GUARDRUN_PROXY"
+// proxyEnvVar names the shared proxy's control socket, proxyAddrEnvVar
+// its loopback TCP address (landlock).
+const (
+	proxyEnvVar     = "GUARDRUN_PROXY"
+	proxyAddrEnvVar = "GUARDRUN_PROXY_ADDR"
+)
+
+// bridgeSockName is the shared proxy's socket for bwrap bridges, next to
+// its control socket.
+const bridgeSockName = "bridge.sock"
 
 type shareMsg struct {
 	V       int      `json:"v,omitempty"`
@@ -113,8 +127,6 @@ type sharedProxy struct {
 	ctl *net.UnixListener
 	tcp net.Listener // landlock: where commands connect, with their token
 	io  IO
-	n   int64
-	mu  sync.Mutex
 }
 
 // startSharedProxy starts the supervisor's proxy and its control socket.
@@ -139,18 +151,32 @@ func startSharedProxy(s *runSession, session string, io IO) (*sharedProxy, error
 	}
 	if s.backend == runner.BackendLandlock {
 		sp.tcp, err = net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			sp.ctl.Close()
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("proxy: %w", err)
+		if err == nil {
+			go sp.p.ServeTokens(sp.tcp)
 		}
-		go sp.p.ServeTokens(sp.tcp)
+	} else {
+		_, err = sp.p.ServeUnixTokens(filepath.Join(dir, bridgeSockName))
+	}
+	if err != nil {
+		sp.ctl.Close()
+		sp.p.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	go sp.serve()
 	return sp, nil
 }
 
 func (sp *sharedProxy) path() string { return filepath.Join(sp.dir, "control.sock") }
+
+// env are the agent's variables that lead its commands here.
+func (sp *sharedProxy) env() []string {
+	out := []string{proxyEnvVar + "=" + sp.path()}
+	if sp.tcp != nil {
+		out = append(out, proxyAddrEnvVar+"="+sp.tcp.Addr().String())
+	}
+	return out
+}
 
 func (sp *sharedProxy) close() {
 	sp.ctl.Close()
@@ -223,37 +249,11 @@ func (sp *sharedProxy) handle(c *net.UnixConn) {
 			}
 		},
 	}
-	tok, err := sp.p.Register(cl)
-	if err != nil {
+	if err := sp.p.RegisterToken(cl, reg.Token); err != nil {
 		sc.send(shareMsg{Error: err.Error()})
 		return
 	}
 	defer cl.Close()
-	switch reg.Backend {
-	case runner.BackendLandlock:
-		if sp.tcp == nil {
-			sc.send(shareMsg{Error: "the supervisor's proxy has no TCP port (its backend is not landlock)"})
-			return
-		}
-		if sc.send(shareMsg{Addr: sp.tcp.Addr().String(), Token: tok}) != nil {
-			return
-		}
-	default:
-		sp.mu.Lock()
-		sp.n++
-		sock := filepath.Join(sp.dir, "cmd-"+strconv.FormatInt(sp.n, 10)+".sock")
-		sp.mu.Unlock()
-		stop, err := sp.p.ServeUnixFor(sock, cl)
-		if err != nil {
-			sc.send(shareMsg{Error: err.Error()})
-			return
-		}
-		defer os.Remove(sock)
-		defer stop()
-		if sc.send(shareMsg{Socket: sock}) != nil {
-			return
-		}
-	}
 	defer close(gone)
 	for {
 		m, err := sc.read()
@@ -293,38 +293,32 @@ func (s *runSession) joinSharedProxy(j *job, cwd string, io IO) (jp *jobProxy, o
 		c.Close()
 		return nil, true, fmt.Errorf("proxy: the supervisor's proxy: %w", err)
 	}
-	reg := shareMsg{V: 1, Type: "register", Argv: j.argv, Cwd: cwd, Session: s.sessionID, Backend: s.backend}
+	tok, err := netproxy.NewToken()
+	if err != nil {
+		return fail(err)
+	}
+	jp = &jobProxy{close: func() { c.Close() }}
+	if s.backend == runner.BackendLandlock {
+		ap, err := netip.ParseAddrPort(s.e.getenv(proxyAddrEnvVar))
+		if err != nil || !ap.Addr().IsLoopback() {
+			return fail(fmt.Errorf("$%s is not a loopback address and port: %q", proxyAddrEnvVar, s.e.getenv(proxyAddrEnvVar)))
+		}
+		jp.addr = ap
+		jp.env = sandbox.ProxyEnv(netproxy.TokenAddr(tok, ap.String()))
+	} else {
+		exe, err := guardrunExe()
+		if err != nil {
+			return fail(err)
+		}
+		jp.route = &runner.ProxyRoute{Exe: exe, Socket: filepath.Join(filepath.Dir(path), bridgeSockName), Token: tok}
+	}
+	// Sent, not waited for: see the protocol above.
+	reg := shareMsg{V: 1, Type: "register", Token: tok, Argv: j.argv, Cwd: cwd, Session: s.sessionID, Backend: s.backend}
 	if j.argv == nil {
 		reg.Script = j.script
 	}
 	if err := sc.send(reg); err != nil {
 		return fail(err)
-	}
-	uc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	rep, err := sc.read()
-	if err != nil {
-		return fail(err)
-	}
-	uc.SetReadDeadline(time.Time{})
-	jp = &jobProxy{close: func() { c.Close() }}
-	switch {
-	case rep.Error != "":
-		return fail(errors.New(rep.Error))
-	case rep.Socket != "":
-		exe, err := guardrunExe()
-		if err != nil {
-			return fail(err)
-		}
-		jp.route = &runner.ProxyRoute{Exe: exe, Socket: rep.Socket}
-	case rep.Addr != "" && rep.Token != "":
-		ap, err := netip.ParseAddrPort(rep.Addr)
-		if err != nil || !ap.Addr().IsLoopback() {
-			return fail(fmt.Errorf("not a loopback address: %q", rep.Addr))
-		}
-		jp.addr = ap
-		jp.env = sandbox.ProxyEnv(netproxy.TokenAddr(rep.Token, rep.Addr))
-	default:
-		return fail(errors.New("an empty answer to the registration"))
 	}
 	var askMu sync.Mutex
 	go func() {
@@ -334,6 +328,10 @@ func (s *runSession) joinSharedProxy(j *job, cwd string, io IO) (jp *jobProxy, o
 				return
 			}
 			switch m.Type {
+			case "":
+				if m.Error != "" {
+					fmt.Fprintf(io.Stderr, "guardrun: the supervisor's proxy refused this command: %s\n", m.Error)
+				}
 			case "log":
 				fmt.Fprintln(io.Stderr, m.Line)
 			case "ask":

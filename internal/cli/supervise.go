@@ -97,7 +97,7 @@ func cmdSupervise(g *global, args []string, io IO) error {
 		}
 		env = setenv(env, "GUARDRUN_CONFIG", abs)
 	}
-	env = unsetenv(env, proxyEnvVar)
+	env = unsetenv(unsetenv(env, proxyEnvVar), proxyAddrEnvVar)
 	if s.sandboxed && s.l.cfg.Sandbox.Proxy && runtime.GOOS == "linux" {
 		// One proxy for the session: the agent's commands register with
 		// it instead of each starting their own.
@@ -106,7 +106,10 @@ func cmdSupervise(g *global, args []string, io IO) error {
 			return err
 		}
 		defer sp.close()
-		env = setenv(env, proxyEnvVar, sp.path())
+		for _, kv := range sp.env() {
+			k, v, _ := strings.Cut(kv, "=")
+			env = setenv(env, k, v)
+		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
