@@ -313,7 +313,7 @@ func rules(p sandbox.SeccompPolicy) []rule {
 			// listen on an unbound socket binds it to a free port
 			// (autobind), past Landlock's bind rule: the command would
 			// take connections from outside.
-			rule{name: "listen", errno: errnoEPERM},
+			rule{name: "listen", errno: errnoEPERM, cond: "always (TCP only: no local servers)"},
 			// TCP Fast Open connects from sendto/sendmsg, past connect().
 			rule{name: "sendto", errno: errnoEPERM,
 				cond: "flags has MSG_FASTOPEN", any: []match{hasBits(3, msgFastOpen)}},

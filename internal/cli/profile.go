@@ -148,8 +148,15 @@ func cmdProfile(g *global, args []string, io IO) error {
 	} else {
 		list("unix sockets", p.UnixSockets)
 	}
-	for _, r := range seccomp.Rules(p.Seccomp) {
-		if r.Name == "socket" || r.Name == "socketpair" {
+	pol := p.Seccomp
+	if p.Proxy && rep.Backend == runner.BackendLandlock {
+		// landlock.CommandProxy: TCP sockets only, connect served by
+		// guardrun.
+		pol.InetStreamOnly = true
+		fmt.Fprintf(w, "            (landlock: TCP only, to the proxy's port (Landlock) and address (connect served by guardrun); a token in the proxy URL)\n")
+	}
+	for _, r := range seccomp.Rules(pol) {
+		if r.Name == "socket" || r.Name == "socketpair" || pol.InetStreamOnly && (r.Name == "listen" || strings.HasPrefix(r.Name, "send")) {
 			fmt.Fprintf(w, "  refused: %s (%s) when %s\n", r.Name, r.Action, r.Cond)
 		}
 	}
