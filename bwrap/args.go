@@ -46,13 +46,24 @@ type ProxyRoute struct {
 	// Socket is the proxy's unix socket on the host, in a directory only
 	// this user can enter.
 	Socket string
+	// Token, for a proxy shared by several commands (the supervisor's),
+	// names the command the bridge hands its listener over for.
+	Token string
 }
 
 // BridgeArgv is the command line that runs argv behind the bridge.
 func BridgeArgv(argv []string) []string {
-	return append([]string{BridgeExe, BridgeVerb,
-		"--socket", BridgeSocket, "--listen", ProxyAddr,
-		"--filter-fd", strconv.Itoa(CommandFilterFD), "--"}, argv...)
+	return BridgeArgvToken(argv, "")
+}
+
+// BridgeArgvToken is BridgeArgv for a route with a token.
+func BridgeArgvToken(argv []string, token string) []string {
+	out := []string{BridgeExe, BridgeVerb, "--socket", BridgeSocket, "--listen", ProxyAddr}
+	if token != "" {
+		out = append(out, "--token", token)
+	}
+	out = append(out, "--filter-fd", strconv.Itoa(CommandFilterFD), "--")
+	return append(out, argv...)
 }
 
 // Options are the parts of a bwrap invocation that are not policy: the

@@ -104,7 +104,11 @@ func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, ar
 			end()
 			return nil, err
 		}
-		argv = BridgeArgv(argv)
+		token := ""
+		if route != nil {
+			token = route.Token
+		}
+		argv = BridgeArgvToken(argv, token)
 	}
 	c.seccomp, err = filterFile(outer)
 	end()

@@ -4,7 +4,6 @@ package integration
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -409,45 +410,114 @@ func portOf(a net.Addr) string {
 }
 
 // BenchmarkProxyStartup times, alternating within one loop, `guardrun -c
-// true` without network and with network: proxy (the proxy started for
-// the command, the bridge run as the sandbox's first process, the
-// listener handed over, the command's filter applied). extra-ms is what
-// the proxy adds per command with bwrap.
+// true` without network, with network: proxy and a proxy of its own (the
+// proxy started for the command, the bridge run as the sandbox's first
+// process, the listener handed over, the command's filter applied), and
+// with the supervisor's shared proxy ($GUARDRUN_PROXY: registration
+// instead of a proxy start). extra-ms and shared-extra-ms are what the
+// proxy adds per command with bwrap.
 //
 //	go test -run '^$' -bench ProxyStartup -benchtime 50x ./integration
 func BenchmarkProxyStartup(b *testing.B) {
 	requireSandbox(b)
 	plain := runWorld(b, runConfig, "GUARDRUN_SESSION=bench")
 	proxied := runWorld(b, runConfig+"  network: proxy\n", "GUARDRUN_SESSION=bench")
+	shared := sharedProxyWorld(b, nil, runConfig+"  network: proxy\n", "")
+	benchStartup(b, nil, plain, proxied, shared, "")
+}
+
+// BenchmarkProxyStartupLandlock is BenchmarkProxyStartup under the
+// landlock backend (where user namespaces are unavailable): the proxy
+// is a loopback TCP port, the command connects to it directly. With the
+// shared proxy a command pays for the registration and the variables.
+//
+//	go test -run '^$' -bench ProxyStartupLandlock -benchtime 50x ./integration
+func BenchmarkProxyStartupLandlock(b *testing.B) {
+	pre := noNamespaces(b)
+	plain := runWorld(b, runConfig, "GUARDRUN_SESSION=bench")
+	landlockWorks(b, plain, plain.work)
+	proxied := runWorld(b, runConfig+"  network: proxy\n", "GUARDRUN_SESSION=bench")
+	shared := sharedProxyWorld(b, pre, runConfig+"  network: proxy\n", "landlock")
+	benchStartup(b, pre, plain, proxied, shared, "landlock")
+}
+
+// sharedProxyWorld is a world whose commands find a supervisor's shared
+// proxy in $GUARDRUN_PROXY (a `guardrun supervise` kept running on a pty
+// for the benchmark's duration).
+func sharedProxyWorld(b *testing.B, pre []string, config, backend string, extraEnv ...string) *world {
+	w := runWorld(b, config, append([]string{"GUARDRUN_SESSION=bench"}, extraEnv...)...)
+	argv := append(append([]string{}, pre...), guardrunBin)
+	if backend != "" {
+		argv = append(argv, "--backend", backend)
+	}
+	argv = append(argv, "supervise", "--", "sh", "-c", `echo "proxy=$GUARDRUN_PROXY=$GUARDRUN_PROXY_ADDR="; exec sleep 600`)
+	tt := startOnTTY(b, w, argv...)
+	end := tt.waitFor(0, `proxy=\S+=\S*=`)
+	m := regexp.MustCompile(`proxy=(\S+?)=(\S*)=`).FindStringSubmatch(tt.screen()[:end])
+	w.env = append(w.env, "GUARDRUN_PROXY="+m[1], "GUARDRUN_PROXY_ADDR="+m[2])
+	return w
+}
+
+// benchStartup runs the startup comparison; backend, when set, is
+// passed as --backend.
+func benchStartup(b *testing.B, pre []string, plain, proxied, shared *world, backend string) {
 	// Wall time, and CPU time of guardrun and everything it waited for
 	// (bwrap, the bridge, the command): on a busy machine the second
 	// says more about the cost than the first.
+	// The shared world's commands trace their phases: "proxy" is the
+	// registration with the supervisor's proxy, measured inside.
+	shared.env = append(shared.env, "GUARDRUN_TRACE=1")
+	traceProxy := regexp.MustCompile(`guardrun: trace: proxy +\+ *[0-9.]+ms +([0-9.]+)ms`)
+	var register float64
 	run := func(w *world) (wall, cpu time.Duration) {
-		c := exec.Command(guardrunBin, "--approve-all", "-c", "true")
+		args := []string{"--approve-all", "-c", "true"}
+		if backend != "" {
+			args = append([]string{"--backend", backend}, args...)
+		}
+		argv := append(append(append([]string{}, pre...), guardrunBin), args...)
+		c := exec.Command(argv[0], argv[1:]...)
 		c.Dir, c.Env = w.work, w.env
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		t0 := time.Now()
-		if out, err := c.CombinedOutput(); err != nil {
+		out, err := c.CombinedOutput()
+		if err != nil {
 			b.Fatalf("%v: %s", err, out)
 		}
-		return time.Since(t0), c.ProcessState.UserTime() + c.ProcessState.SystemTime()
+		wall = time.Since(t0)
+		if w == shared {
+			m := traceProxy.FindSubmatch(out)
+			if m == nil {
+				b.Fatalf("no proxy phase in the trace:\n%s", out)
+			}
+			v, _ := strconv.ParseFloat(string(m[1]), 64)
+			register += v
+		}
+		return wall, c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 	}
 	run(plain)
 	run(proxied)
-	var tp, tx, cp, cx time.Duration
+	run(shared)
+	var tp, tx, ts, cp, cx, cs time.Duration
+	register = 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		w, c := run(plain)
 		tp, cp = tp+w, cp+c
 		w, c = run(proxied)
 		tx, cx = tx+w, cx+c
+		w, c = run(shared)
+		ts, cs = ts+w, cs+c
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(ms(tp), "plain-ms")
 	b.ReportMetric(ms(tx), "proxy-ms")
+	b.ReportMetric(ms(ts), "shared-ms")
 	b.ReportMetric(ms(tx)-ms(tp), "extra-ms")
+	b.ReportMetric(ms(ts)-ms(tp), "shared-extra-ms")
 	b.ReportMetric(ms(cx)-ms(cp), "extra-cpu-ms")
+	b.ReportMetric(ms(cs)-ms(cp), "shared-extra-cpu-ms")
+	b.ReportMetric(register/float64(b.N), "register-ms")
 }
 
 // TestProxyConnectHelper: `guardrun connect HOST PORT`, run inside the
@@ -495,6 +565,21 @@ func TestProxyUnderSupervisor(t *testing.T) {
 	at := tt.waitFor(0, "fakeagent: ready")
 	curl := w.curl("unlisted.test") + "\n"
 
+	// The session's one proxy: its control socket is the agent's, and
+	// out of the commands' sight.
+	tt.typ("proxy\n")
+	end := tt.waitFor(at, `agent proxy: \S+\r\n`)
+	ctl := regexp.MustCompile(`agent proxy: (\S+)\r\n`).FindStringSubmatch(tt.screen()[at:end])[1]
+	at = end
+	if fi, err := os.Stat(ctl); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("GUARDRUN_PROXY=%s: %v", ctl, err)
+	}
+	tt.typ("test -e " + ctl + " && echo VISIBLE || echo HIDDEN\n")
+	at = tt.waitFor(at, `agent saw: (VISIBLE|HIDDEN)`)
+	if strings.Contains(tt.screen(), "agent saw: VISIBLE") {
+		t.Error("the shared proxy's control socket is visible inside the sandbox")
+	}
+
 	tt.typ(curl)
 	at = tt.answer(at, "y")
 	at = tt.waitFor(at, `page for unlisted.test[\s\S]*>>> end \d+: status 0`)
@@ -514,37 +599,4 @@ func TestProxyUnderSupervisor(t *testing.T) {
 	}
 	tt.typ("quit\n")
 	tt.wait()
-}
-
-// TestProxyLandlockRefused: the landlock backend has no route to the
-// proxy yet, so with network: proxy guardrun refuses to run the command
-// (125, saying why) rather than run it with the network open or shut;
-// guardrun profile says so too, and the audit log has the failure.
-func TestProxyLandlockRefused(t *testing.T) {
-	plain := runWorld(t, "sandbox:\n  paths:\n    work: {root: ., mode: rw}\n")
-	landlockWorks(t, plain, plain.work)
-	w := runWorld(t, fmt.Sprintf(proxyConfigFmt, "allowed.test"))
-	cmd := exec.Command(guardrunBin, "--backend", "landlock", "-c", "echo ran > ran")
-	cmd.Dir, cmd.Env = w.work, w.env
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 125 {
-		t.Fatalf("exit: %v, want 125\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "the landlock backend does not support network: proxy yet") {
-		t.Errorf("the refusal does not say why:\n%s", out)
-	}
-	if _, err := os.Stat(filepath.Join(w.work, "ran")); err == nil {
-		t.Error("the command ran")
-	}
-	audit, _ := os.ReadFile(filepath.Join(w.getenv("XDG_STATE_HOME"), "guardrun", "audit.jsonl"))
-	if !strings.Contains(string(audit), `"outcome":"failed"`) || strings.Contains(string(audit), `"outcome":"ran"`) {
-		t.Errorf("audit log:\n%s", audit)
-	}
-	cmd = exec.Command(guardrunBin, "--backend", "landlock", "profile")
-	cmd.Dir, cmd.Env = w.work, w.env
-	out, err = cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "does not support network: proxy yet") {
-		t.Errorf("profile: %v\n%s", err, out)
-	}
 }

@@ -98,7 +98,8 @@
 //     be a terminal.
 //   - Landlock matches ports, not addresses: ConnectTCP allows the port
 //     on every host; with the network off the seccomp filter refuses
-//     non-unix sockets anyway.
+//     non-unix sockets anyway, and with the proxy (CommandProxy) guardrun
+//     serves connect(2) itself and lets only the proxy's address through.
 //   - Pathname unix sockets visible in a zone can be connected to (Landlock
 //     ABI 7 has no right for it); the seccomp policy decides.
 //   - If guardrun is killed with SIGKILL, the command gets SIGKILL

@@ -121,6 +121,9 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if p == nil {
 		return nil, errors.New("landlock: no profile")
 	}
+	if p.Proxy && connectTCP == nil {
+		return nil, errors.New("landlock: a profile with the proxy needs CommandProxy")
+	}
 	// No pid or IPC namespace: see SeccompPolicy.HostShared.
 	pc := *p
 	pc.Seccomp.HostShared = true
@@ -162,7 +165,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 		// has been waited for: if guardrun dies, so does the command.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: p.Seccomp,
+	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: commandPolicy(p),
 		finish: make(chan struct{}), ended: make(chan struct{})}
 	// File metadata: Landlock has no rights for it, so guardrun makes
 	// those calls for the command, where it may write.

@@ -5,6 +5,7 @@ package landlock
 import (
 	"context"
 	"errors"
+	"net/netip"
 
 	"github.com/guardrun/guardrun/sandbox"
 )
@@ -22,5 +23,10 @@ type Cmd struct{ Ruleset *Ruleset }
 
 // Command fails: there is no Landlock here.
 func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, connectTCP []uint16) (*Cmd, error) {
+	return nil, errUnsupported
+}
+
+// CommandProxy fails: there is no Landlock here.
+func CommandProxy(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, proxy netip.AddrPort) (*Cmd, error) {
 	return nil, errUnsupported
 }

@@ -187,6 +187,10 @@ const (
 	MaxWatchBytes   = 4 << 20
 )
 
+// ProxyABI is the Landlock ABI the route to guardrun's proxy needs: TCP
+// rules (ABI 4, Linux 6.7).
+const ProxyABI = 4
+
 // Options are the inputs to Build beyond the profile.
 type Options struct {
 	// ABI is the kernel's Landlock ABI version (1 or later).

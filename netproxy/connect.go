@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"bufio"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +29,13 @@ func Connect(proxyURL, host string, port int, stdin io.Reader, stdout io.Writer)
 	}
 	defer c.Close()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
-	if _, err := fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target); err != nil {
+	auth := ""
+	if u.User != nil {
+		// The command's token (landlock, or a shared proxy).
+		pass, _ := u.User.Password()
+		auth = "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass)) + "\r\n"
+	}
+	if _, err := fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", target, target, auth); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
 	br := bufio.NewReader(c)

@@ -4,8 +4,8 @@
 // a person through the same gate as commands; strict refuses) and
 // writing one audit record per connection.
 //
-// It does not terminate TLS, cache, rewrite bodies or authenticate
-// clients: it reads the TLS ClientHello of a tunnel only to compare its
+// It does not terminate TLS, cache or rewrite bodies; it authenticates
+// clients only by the per-command token of a shared proxy. It reads the TLS ClientHello of a tunnel only to compare its
 // server name (SNI) with the CONNECT host, then passes the bytes on
 // unchanged. It speaks no SOCKS.
 //
@@ -30,16 +30,24 @@
 // but loopback port 3128.
 //
 // landlock (no network namespace): the proxy listens on a loopback TCP
-// port of the host (Serve on a net.Listener) and the command may connect
-// to that port only (Landlock's TCP connect rule) with other socket kinds
-// refused by seccomp. The proxy needs nothing else; that backend sets the
-// same variables (sandbox.ProxyEnv).
+// port of the host (ServeTokens) and every request must carry the
+// command's token (Proxy-Authorization: Basic, from the proxy URL's
+// userinfo; 407 without). The command may open TCP sockets only, Landlock
+// lets it connect to the proxy's port only, and guardrun performs each
+// connect itself, to the proxy's address only (landlock.CommandProxy).
+//
+// Shared: one Proxy serves several commands (the supervisor's session),
+// each a Client with its own gate, audit and "yes" memory, told apart by
+// the listener its bridge handed over with its token (ServeUnixTokens) or
+// by the token on each request (ServeTokens). A token may be registered
+// (RegisterToken) after the command started: requests wait TokenWait.
 //
 // # Limitations
 //
-//   - A person's "yes" (not "for session") holds for the proxy's lifetime,
-//     that is for the rest of one command (or the supervisor's session
-//     where it runs the proxy), for that host and port.
+//   - A person's "yes" (not "for session") holds for the rest of one
+//     command (its Client), for that host and port.
+//   - Whoever knows a command's token can use its approvals while it
+//     runs; the token lives in the command's environment.
 //   - Tunnels that do not start with TLS are passed through on ports
 //     other than 443 (ssh for git, for example); on 443 they are refused.
 //     A tunnel to an allowed host can carry any protocol to that host.

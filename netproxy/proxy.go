@@ -84,13 +84,17 @@ type Proxy struct {
 	srv       *http.Server
 	transport *http.Transport
 
-	mu       sync.Mutex
-	approved map[string]Answer // host:port a person answered for this proxy's lifetime
-	pending  map[string]*pendingAsk
-	conns    map[net.Conn]struct{}
-	closed   bool
-	askMu    sync.Mutex     // one prompt at a time
-	active   sync.WaitGroup // requests being handled; Close waits for their records
+	// def is the client of connections that name none (Serve,
+	// ServeUnix): the proxy's own Ask, Audit and Logf.
+	def *Client
+
+	mu      sync.Mutex
+	clients map[string]*Client // by token (Register)
+	// registered is closed (and replaced) at each registration.
+	registered chan struct{}
+	conns      map[net.Conn]struct{}
+	closed     bool
+	active     sync.WaitGroup // requests being handled; Close waits for their records
 }
 
 type pendingAsk struct {
@@ -109,9 +113,11 @@ var peekTimeout = 30 * time.Second
 
 func (p *Proxy) init() {
 	p.once.Do(func() {
-		p.approved = map[string]Answer{}
-		p.pending = map[string]*pendingAsk{}
 		p.conns = map[net.Conn]struct{}{}
+		p.clients = map[string]*Client{}
+		p.registered = make(chan struct{})
+		p.def = &Client{Ask: p.Ask, Audit: p.Audit, Logf: p.Logf, p: p}
+		p.def.initMaps()
 		p.transport = &http.Transport{
 			Proxy:              nil,
 			DialContext:        p.dialFromContext,
@@ -134,6 +140,12 @@ func (p *Proxy) init() {
 					delete(p.conns, c)
 				}
 			},
+			ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+				if t, ok := c.(*taggedConn); ok {
+					return context.WithValue(ctx, connKey{}, t)
+				}
+				return ctx
+			},
 			ErrorLog: nil,
 		}
 	})
@@ -155,6 +167,8 @@ func (p *Proxy) Close() error {
 	p.init()
 	p.mu.Lock()
 	p.closed = true
+	close(p.registered) // lookups waiting for a token give up
+	p.registered = make(chan struct{})
 	conns := make([]net.Conn, 0, len(p.conns))
 	for c := range p.conns {
 		conns = append(conns, c)
@@ -216,7 +230,7 @@ type judged struct {
 // judge decides host:port: sandbox.domains first (a denied name is never
 // even resolved), then the addresses it resolves to, then a person for a
 // host that is not listed. rec is filled in for the audit either way.
-func (p *Proxy) judge(ctx context.Context, rawHost string, port int, rec *Record) (*judged, *refusal) {
+func (p *Proxy) judge(ctx context.Context, cl *Client, rawHost string, port int, rec *Record) (*judged, *refusal) {
 	rec.Host, rec.Port = rawHost, port
 	host, err := rules.NormalizeHost(rawHost)
 	if err != nil {
@@ -242,7 +256,7 @@ func (p *Proxy) judge(ctx context.Context, rawHost string, port int, rec *Record
 		return nil, rf
 	}
 	if v == rules.Ask {
-		ans := p.ask(ctx, Query{Host: host, Port: port, Addrs: addrs, Reason: why})
+		ans := cl.ask(ctx, Query{Host: host, Port: port, Addrs: addrs, Reason: why})
 		rec.DecidedBy, rec.Note = ans.By, ans.Note
 		if !ans.Allow {
 			msg := ans.Refusal
@@ -347,22 +361,23 @@ var (
 
 var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
-// ask asks once per host:port at a time: concurrent connections to the
-// same host wait for the same answer, and a person's yes holds for the
-// proxy's lifetime (one command, or the supervisor's session).
-func (p *Proxy) ask(ctx context.Context, q Query) Answer {
+// ask asks once per host:port at a time: concurrent connections of the
+// command to the same host wait for the same answer, and a person's yes
+// holds for the rest of the command (the client's lifetime).
+func (c *Client) ask(ctx context.Context, q Query) Answer {
+	p := c.p
 	key := net.JoinHostPort(q.Host, strconv.Itoa(q.Port))
-	p.mu.Lock()
-	if a, ok := p.approved[key]; ok {
-		p.mu.Unlock()
+	c.mu.Lock()
+	if a, ok := c.approved[key]; ok {
+		c.mu.Unlock()
 		return a
 	}
-	pa, waiting := p.pending[key]
+	pa, waiting := c.pending[key]
 	if !waiting {
 		pa = &pendingAsk{done: make(chan struct{})}
-		p.pending[key] = pa
+		c.pending[key] = pa
 	}
-	p.mu.Unlock()
+	c.mu.Unlock()
 
 	timeout := p.AskTimeout
 	if timeout <= 0 {
@@ -371,25 +386,25 @@ func (p *Proxy) ask(ctx context.Context, q Query) Answer {
 	if !waiting {
 		go func() {
 			var a Answer
-			if p.Ask == nil {
+			if c.Ask == nil {
 				a = Answer{By: "mode", Refusal: fmt.Sprintf("guardrun: denied (strict mode): %s needs approval", key)}
 			} else {
 				actx, cancel := context.WithTimeout(context.Background(), timeout)
-				p.askMu.Lock()
-				a = p.Ask(actx, q)
-				p.askMu.Unlock()
+				c.askMu.Lock()
+				a = c.Ask(actx, q)
+				c.askMu.Unlock()
 				if actx.Err() != nil && !a.Allow && a.Refusal == "" {
 					a.Refusal = fmt.Sprintf("guardrun: denied: no answer about %s within %s", key, timeout)
 				}
 				cancel()
 			}
-			p.mu.Lock()
+			c.mu.Lock()
 			pa.ans = a
 			if a.Allow {
-				p.approved[key] = a
+				c.approved[key] = a
 			}
-			delete(p.pending, key)
-			p.mu.Unlock()
+			delete(c.pending, key)
+			c.mu.Unlock()
 			close(pa.done)
 		}()
 	}
@@ -419,12 +434,20 @@ func (p *Proxy) dial(ctx context.Context, j *judged) (net.Conn, error) {
 	return nil, errors.Join(errs...)
 }
 
-func (p *Proxy) audit(r Record) {
-	if r.Outcome == "refused" && p.Logf != nil {
-		p.Logf("%s", r.Reason)
+// refuseUnknown answers and audits a request that names no client.
+func (p *Proxy) refuseUnknown(w http.ResponseWriter, r *http.Request, rf *refusal) {
+	rec := Record{Method: r.Method, Start: time.Now(), Host: r.Host, Verdict: "block",
+		DecidedBy: "policy", Outcome: "refused", Reason: rf.msg}
+	if r.Method != http.MethodConnect && r.URL != nil && r.URL.Host != "" {
+		rec.Host = r.URL.Host
 	}
+	if h, port, err := splitHostPort(rec.Host, 80); err == nil {
+		rec.Host, rec.Port = h, port
+	}
+	writeRefusal(w, rf)
+	rec.Duration = time.Since(rec.Start)
 	if p.Audit != nil {
-		p.Audit(r)
+		p.Audit(rec)
 	}
 }
 
@@ -440,11 +463,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.active.Add(1)
 	p.mu.Unlock()
 	defer p.active.Done()
-	if r.Method == http.MethodConnect {
-		p.connect(w, r)
+	cl, rf := p.clientOf(r)
+	if rf != nil {
+		p.refuseUnknown(w, r, rf)
 		return
 	}
-	p.plain(w, r)
+	if r.Method == http.MethodConnect {
+		p.connect(w, r, cl)
+		return
+	}
+	p.plain(w, r, cl)
 }
 
 func splitHostPort(hostport string, defPort int) (string, int, error) {
@@ -462,7 +490,7 @@ func splitHostPort(hostport string, defPort int) (string, int, error) {
 	return host, port, nil
 }
 
-func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, cl *Client) {
 	rec := Record{Method: "CONNECT", Start: time.Now()}
 	finish := func(outcome, reason string) {
 		rec.Outcome = outcome
@@ -470,7 +498,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 			rec.Reason = reason
 		}
 		rec.Duration = time.Since(rec.Start)
-		p.audit(rec)
+		cl.audit(rec)
 	}
 	host, port, err := splitHostPort(r.Host, 0)
 	if err != nil {
@@ -480,7 +508,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		finish("refused", msg)
 		return
 	}
-	j, rf := p.judge(r.Context(), host, port, &rec)
+	j, rf := p.judge(r.Context(), cl, host, port, &rec)
 	if rf != nil {
 		writeRefusal(w, rf)
 		finish("refused", rf.msg)
@@ -495,7 +523,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	defer up.Close()
 	rec.Addr = up.RemoteAddr().String()
-	untrackUp := p.track(up)
+	untrackUp := cl.track(up)
 	defer untrackUp()
 
 	hj, ok := w.(http.Hijacker)
@@ -509,8 +537,9 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		finish("failed", err.Error())
 		return
 	}
+	client = unwrap(client)
 	defer client.Close()
-	untrack := p.track(client)
+	untrack := cl.track(client)
 	defer untrack()
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		finish("failed", err.Error())
@@ -620,8 +649,14 @@ func writeRefusal(w http.ResponseWriter, rf *refusal) {
 		return r
 	}, rf.msg)
 	body := rf.msg + "\n"
-	fmt.Fprintf(brw, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		rf.status, reason, len(body), body)
+	challenge := ""
+	if rf.status == http.StatusProxyAuthRequired {
+		// Clients that wait for a challenge before sending credentials
+		// (git's libcurl) need it.
+		challenge = "Proxy-Authenticate: Basic realm=\"guardrun\"\r\n"
+	}
+	fmt.Fprintf(brw, "HTTP/1.1 %d %s\r\n%sContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		rf.status, reason, challenge, len(body), body)
 	brw.Flush()
 }
 
@@ -647,7 +682,7 @@ func (p *Proxy) dialFromContext(ctx context.Context, network, _ string) (net.Con
 type recKey struct{}
 
 // plain forwards an absolute-form http:// request.
-func (p *Proxy) plain(w http.ResponseWriter, r *http.Request) {
+func (p *Proxy) plain(w http.ResponseWriter, r *http.Request, cl *Client) {
 	rec := Record{Method: r.Method, Start: time.Now()}
 	finish := func(outcome, reason string) {
 		rec.Outcome = outcome
@@ -655,7 +690,7 @@ func (p *Proxy) plain(w http.ResponseWriter, r *http.Request) {
 			rec.Reason = reason
 		}
 		rec.Duration = time.Since(rec.Start)
-		p.audit(rec)
+		cl.audit(rec)
 	}
 	if !r.URL.IsAbs() || r.URL.Host == "" {
 		rec.Host, rec.Verdict, rec.DecidedBy = r.Host, "block", "policy"
@@ -679,7 +714,7 @@ func (p *Proxy) plain(w http.ResponseWriter, r *http.Request) {
 		finish("refused", msg)
 		return
 	}
-	j, rf := p.judge(r.Context(), host, port, &rec)
+	j, rf := p.judge(r.Context(), cl, host, port, &rec)
 	if rf != nil {
 		http.Error(w, rf.msg, rf.status)
 		finish("refused", rf.msg)

@@ -24,19 +24,47 @@ import (
 // can enter (0700): whoever connects can hand the proxy a listener.
 // Close (of the Proxy) or the returned stop ends it.
 func (p *Proxy) ServeUnix(path string) (stop func() error, err error) {
+	return p.ServeUnixFor(path, nil)
+}
+
+// ServeUnixFor is ServeUnix for one client of a shared proxy: the
+// connections on the listeners handed over on path belong to c (nil: the
+// proxy's own client). Closing c closes those listeners too.
+func (p *Proxy) ServeUnixFor(path string, cl *Client) (stop func() error, err error) {
 	p.init()
+	if cl == nil {
+		cl = p.def
+	}
+	return p.serveUnix(path, cl)
+}
+
+// ServeUnixTokens is ServeUnix for a shared proxy: each bridge names its
+// command by the token it was given (Bridge's token), and the listener it
+// hands over belongs to that client (waiting, as ServeTokens does, for a
+// registration still on its way). A bridge without a valid token is
+// turned away.
+func (p *Proxy) ServeUnixTokens(path string) (stop func() error, err error) {
+	p.init()
+	return p.serveUnix(path, nil)
+}
+
+func (p *Proxy) serveUnix(path string, cl *Client) (stop func() error, err error) {
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	untrack := p.track(&listenerConn{l})
+	owner := cl
+	if owner == nil {
+		owner = p.def
+	}
+	untrack := owner.track(&listenerConn{l})
 	go func() {
 		for {
 			c, err := l.AcceptUnix()
 			if err != nil {
 				return
 			}
-			go p.takeListener(c)
+			go p.takeListener(c, cl)
 		}
 	}()
 	return func() error { untrack(); return l.Close() }, nil
@@ -44,7 +72,7 @@ func (p *Proxy) ServeUnix(path string) (stop func() error, err error) {
 
 // listenerConn lets Close reach the unix listener through the set of
 // tracked connections.
-type listenerConn struct{ *net.UnixListener }
+type listenerConn struct{ net.Listener }
 
 func (l *listenerConn) Read([]byte) (int, error)         { return 0, io.EOF }
 func (l *listenerConn) Write([]byte) (int, error)        { return 0, io.EOF }
@@ -55,17 +83,17 @@ func (l *listenerConn) SetReadDeadline(time.Time) error  { return nil }
 func (l *listenerConn) SetWriteDeadline(time.Time) error { return nil }
 
 // takeListener reads one handed-over listener from a bridge and serves it.
-func (p *Proxy) takeListener(c *net.UnixConn) {
+func (p *Proxy) takeListener(c *net.UnixConn, cl *Client) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := checkPeer(c); err != nil {
 		p.logf("guardrun: proxy: %v", err)
 		return
 	}
-	buf := make([]byte, 1)
+	buf := make([]byte, 1+64)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
-	if err != nil || n != 1 || buf[0] != 'L' {
+	if err != nil || n < 1 || buf[0] != 'L' {
 		return
 	}
 	fds, err := rights(oob[:oobn])
@@ -78,6 +106,18 @@ func (p *Proxy) takeListener(c *net.UnixConn) {
 			unix.Close(fd)
 		}
 	}()
+	if cl == nil {
+		// The listener's command, by the token the bridge was given.
+		tok := string(buf[1:n])
+		if cl = p.lookup(tok); cl == nil {
+			unix.Close(fds[0])
+			p.logf("guardrun: proxy: a bridge without a valid token was turned away")
+			return
+		}
+	} else if n != 1 {
+		unix.Close(fds[0])
+		return
+	}
 	f := os.NewFile(uintptr(fds[0]), "sandbox listener")
 	l, err := net.FileListener(f)
 	f.Close()
@@ -90,7 +130,15 @@ func (p *Proxy) takeListener(c *net.UnixConn) {
 		p.logf("guardrun: proxy: the bridge sent a %T, not a TCP listener", l)
 		return
 	}
-	go p.Serve(l)
+	untrack := cl.track(&listenerConn{l})
+	go func() {
+		defer untrack()
+		if cl == p.def {
+			p.Serve(l)
+		} else {
+			p.ServeClient(l, cl)
+		}
+	}()
 	c.Write([]byte{'K'})
 }
 
@@ -110,6 +158,27 @@ func rights(oob []byte) ([]int, error) {
 		return nil, errors.New("the bridge sent no descriptor")
 	}
 	return fds, nil
+}
+
+// PeerPID is the process at the other end of c, which must be of this
+// user: a shared proxy's control socket accepts only those.
+func PeerPID(c *net.UnixConn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if cerr != nil {
+		return 0, fmt.Errorf("peer credentials: %w", cerr)
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return 0, fmt.Errorf("refused a client of uid %d", cred.Uid)
+	}
+	return int(cred.Pid), nil
 }
 
 // checkPeer accepts only a process of this user (the sandbox's user
@@ -146,7 +215,7 @@ func (p *Proxy) logf(format string, args ...any) {
 // filterFD: refusing unix sockets, so the proxy's socket is out of the
 // command's reach) and executes argv in its place. It returns only on
 // failure, with the exit status to use.
-func Bridge(socket, listen string, filterFD int, argv []string, stderr io.Writer) int {
+func Bridge(socket, listen, token string, filterFD int, argv []string, stderr io.Writer) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "guardrun: proxy bridge: "+format+"\n", args...)
 		return 125
@@ -158,7 +227,7 @@ func Bridge(socket, listen string, filterFD int, argv []string, stderr io.Writer
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := handOver(socket, listen); err != nil {
+	if err := handOver(socket, listen, token); err != nil {
 		return fail("%v", err)
 	}
 	path, err := exec.LookPath(argv[0])
@@ -194,7 +263,7 @@ func readFilter(fd int) ([]byte, error) {
 }
 
 // handOver makes the listener and passes it to the proxy.
-func handOver(socket, listen string) error {
+func handOver(socket, listen, token string) error {
 	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", listen, err)
@@ -211,7 +280,7 @@ func handOver(socket, listen string) error {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, _, err := c.WriteMsgUnix([]byte{'L'}, unix.UnixRights(int(lf.Fd())), nil); err != nil {
+	if _, _, err := c.WriteMsgUnix(append([]byte{'L'}, token...), unix.UnixRights(int(lf.Fd())), nil); err != nil {
 		return fmt.Errorf("hand the listener to the proxy: %w", err)
 	}
 	ack := make([]byte, 1)
@@ -239,16 +308,16 @@ func installFilter(prog []byte) error {
 }
 
 // BridgeMain parses the hidden verb's arguments:
-// --socket PATH --listen ADDR --filter-fd N -- CMD [ARG...].
+// --socket PATH --listen ADDR [--token TOKEN] --filter-fd N -- CMD [ARG...].
 func BridgeMain(args []string, stderr io.Writer) int {
-	var socket, listen string
+	var socket, listen, token string
 	fd := -1
 loop:
 	for len(args) > 0 {
 		switch a := args[0]; a {
 		case "--":
-			return Bridge(socket, listen, fd, args[1:], stderr)
-		case "--socket", "--listen", "--filter-fd":
+			return Bridge(socket, listen, token, fd, args[1:], stderr)
+		case "--socket", "--listen", "--token", "--filter-fd":
 			if len(args) < 2 {
 				break loop
 			}
@@ -257,6 +326,12 @@ loop:
 				socket = args[1]
 			case "--listen":
 				listen = args[1]
+			case "--token":
+				if !ValidToken(args[1]) {
+					fmt.Fprintln(stderr, "guardrun: proxy bridge: bad --token")
+					return 125
+				}
+				token = args[1]
 			case "--filter-fd":
 				n, err := strconv.Atoi(args[1])
 				if err != nil || n < 3 {
@@ -270,6 +345,6 @@ loop:
 		}
 		break loop
 	}
-	fmt.Fprintln(stderr, "guardrun: proxy bridge: usage: --socket PATH --listen ADDR --filter-fd N -- CMD [ARG...]")
+	fmt.Fprintln(stderr, "guardrun: proxy bridge: usage: --socket PATH --listen ADDR [--token TOKEN] --filter-fd N -- CMD [ARG...]")
 	return 125
 }

@@ -72,6 +72,7 @@ var DefaultEnvDeny = []string{
 	"SSH_AUTH_SOCK",
 	"GPG_AGENT_INFO",
 	"GUARDRUN_SOCKET",
+	"GUARDRUN_PROXY",
 }
 
 // MaxWalkEntries bounds the search for DenyNames across all zones of one

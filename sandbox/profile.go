@@ -163,4 +163,11 @@ type SeccompPolicy struct {
 	// process (guardrun's own, whose RLIMIT_NOFILE 0 would keep it from
 	// restoring protected names) with EPERM.
 	HostShared bool `json:"host_shared,omitempty"`
+	// InetStreamOnly, with AllowNetwork, narrows sockets to TCP:
+	// socket() only for AF_INET and AF_INET6, SOCK_STREAM, protocol 0
+	// or IPPROTO_TCP, and no MSG_FASTOPEN (which connects from sendto
+	// and sendmsg). The landlock backend's route to the proxy, where
+	// Landlock limits TCP to the proxy's port and nothing limits UDP,
+	// ICMP, SCTP or netlink.
+	InetStreamOnly bool `json:"inet_stream_only,omitempty"`
 }

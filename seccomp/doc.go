@@ -72,6 +72,9 @@
 //     With sockets listed, the filter opens AF_UNIX for everything: bwrap
 //     exposes only the listed sockets and masks the others Derive found,
 //     and sandbox.Derive never lists them with the network on.
+//   - With InetStreamOnly (the landlock backend's route to the proxy),
+//     socket() only for AF_INET/AF_INET6 SOCK_STREAM with protocol 0 or
+//     TCP; listen, and sends with MSG_FASTOPEN, refused.
 //   - With network, AF_PACKET, AF_ALG, AF_VSOCK, AF_TIPC, raw and
 //     SOCK_PACKET sockets of AF_INET/AF_INET6 and MPTCP
 //     (IPPROTO_MPTCP, answered EPROTONOSUPPORT so programs fall back to

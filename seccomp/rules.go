@@ -1,6 +1,10 @@
 package seccomp
 
-import "github.com/guardrun/guardrun/sandbox"
+import (
+	"slices"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
 
 // DefaultAction is what the filter does with a system call no rule
 // matches: the filter is a deny-list.
@@ -80,11 +84,14 @@ const (
 	afVsock  = 40
 
 	sockTypeMask = 0xf // SOCK_TYPE_MASK: the flags (SOCK_CLOEXEC...) are above it
+	sockStream   = 1
 	sockDgram    = 2
 	sockRaw      = 3
 	sockPacket   = 10
 
+	ipprotoTCP   = 6
 	ipprotoMPTCP = 262
+	msgFastOpen  = 0x20000000
 
 	low32 = 0xffffffff
 )
@@ -303,7 +310,65 @@ func rules(p sandbox.SeccompPolicy) []rule {
 		rs = append(rs, rule{name: "socket", errno: errnoEAFNOSUPPORT,
 			cond: "domain is not AF_UNIX", any: notUnix})
 	}
+	if p.AllowNetwork && p.InetStreamOnly {
+		// TCP only: Landlock limits TCP connect to the proxy's port,
+		// and nothing else limits UDP (DNS to anywhere), ICMP echo,
+		// SCTP or netlink, so they are refused here.
+		rs = append(rs,
+			rule{name: "socket", errno: errnoEAFNOSUPPORT,
+				cond: "domain (low 32 bits) is neither AF_INET nor AF_INET6 (TCP only)",
+				any:  lowNotIn(0, afInet, afInet6)},
+			rule{name: "socket", errno: errnoEPERM,
+				cond: "type (low 4 bits) is not SOCK_STREAM (TCP only)",
+				any:  maskedNotIn(1, sockTypeMask, sockStream)},
+			rule{name: "socket", errno: errnoEPROTONOSUPPORT,
+				cond: "protocol (low 32 bits) is neither 0 nor IPPROTO_TCP (TCP only)",
+				any:  lowNotIn(2, 0, ipprotoTCP)},
+			// listen on an unbound socket binds it to a free port
+			// (autobind), past Landlock's bind rule: the command would
+			// take connections from outside.
+			rule{name: "listen", errno: errnoEPERM, cond: "always (TCP only: no local servers)"},
+			// TCP Fast Open connects from sendto/sendmsg, past connect().
+			rule{name: "sendto", errno: errnoEPERM,
+				cond: "flags has MSG_FASTOPEN", any: []match{hasBits(3, msgFastOpen)}},
+			rule{name: "sendmsg", errno: errnoEPERM,
+				cond: "flags has MSG_FASTOPEN", any: []match{hasBits(2, msgFastOpen)}},
+			rule{name: "sendmmsg", errno: errnoEPERM,
+				cond: "flags has MSG_FASTOPEN", any: []match{hasBits(3, msgFastOpen)}},
+		)
+	}
 	rs = append(rs, rule{name: "socketpair", errno: errnoEAFNOSUPPORT,
 		cond: "domain is not AF_UNIX", any: notUnix})
 	return rs
+}
+
+// lowNotIn matches an argument whose low 32 bits are none of vals: a bit
+// set that no value has, or else exactly one of the other combinations
+// of the values' bits.
+func lowNotIn(arg uint, vals ...uint64) []match {
+	return maskedNotIn(arg, low32, vals...)
+}
+
+// maskedNotIn matches an argument whose bits under mask are none of vals.
+func maskedNotIn(arg uint, mask uint64, vals ...uint64) []match {
+	var union uint64
+	for _, v := range vals {
+		union |= v
+	}
+	var ms []match
+	for b := uint64(1); b != 0 && b <= mask; b <<= 1 {
+		if mask&b != 0 && union&b == 0 {
+			ms = append(ms, match{arg: arg, op: opMaskedEq, mask: b, val: b})
+		}
+	}
+	// Every subset of the union's bits that is not a value.
+	for sub := union; ; sub = (sub - 1) & union {
+		if !slices.Contains(vals, sub) {
+			ms = append(ms, match{arg: arg, op: opMaskedEq, mask: mask, val: sub})
+		}
+		if sub == 0 {
+			break
+		}
+	}
+	return ms
 }

@@ -120,3 +120,30 @@ func TestPersonalityRing(t *testing.T) {
 		}
 	}
 }
+
+// TestNotIn checks the unions that stand for "none of these values"
+// (TCP only: the domain, the type, the protocol), without a kernel.
+func TestNotIn(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		mask uint64
+		vals []uint64
+	}{
+		{low32, []uint64{afInet, afInet6}},
+		{low32, []uint64{0, ipprotoTCP}},
+		{sockTypeMask, []uint64{sockStream}},
+	} {
+		ms := maskedNotIn(0, tc.mask, tc.vals...)
+		values := []uint64{0, 1, 2, 3, 6, 8, 10, 11, 17, 0x802, 0x80002, 0xffffffff, 0x100000002, 0xffffffff0000000a}
+		for range 20000 {
+			values = append(values, rnd.Uint64()&0xff, rnd.Uint64())
+		}
+		for _, x := range values {
+			want := !slices.Contains(tc.vals, x&tc.mask)
+			got := slices.ContainsFunc(ms, func(m match) bool { return m.holds([6]uint64{x}) })
+			if got != want {
+				t.Errorf("mask %#x, values %v: %#x refused %v, want %v", tc.mask, tc.vals, x, got, want)
+			}
+		}
+	}
+}

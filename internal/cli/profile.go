@@ -94,7 +94,9 @@ func cmdProfile(g *global, args []string, io IO) error {
 		if rep.Backend == runner.BackendLandlock {
 			rep.Landlock, rep.Unenforceable, err = landlockReport(p, l.Cfg.Sandbox.LandlockAccept)
 			if p.Proxy && rep.BackendError == "" {
-				rep.BackendError = runner.ErrLandlockProxy.Error()
+				if err := request.LandlockProxyABI(); err != nil {
+					rep.BackendError = err.Error()
+				}
 			}
 		} else {
 			opts := bwrap.Options{SeccompFD: bwrap.SeccompFD, StatusFD: bwrap.StatusFD}
@@ -147,8 +149,15 @@ func cmdProfile(g *global, args []string, io IO) error {
 	} else {
 		list("unix sockets", p.UnixSockets)
 	}
-	for _, r := range seccomp.Rules(p.Seccomp) {
-		if r.Name == "socket" || r.Name == "socketpair" {
+	pol := p.Seccomp
+	if p.Proxy && rep.Backend == runner.BackendLandlock {
+		// landlock.CommandProxy: TCP sockets only, connect served by
+		// guardrun.
+		pol.InetStreamOnly = true
+		fmt.Fprintf(w, "            (landlock: TCP only, to the proxy's port (Landlock) and address (connect served by guardrun); a token in the proxy URL)\n")
+	}
+	for _, r := range seccomp.Rules(pol) {
+		if r.Name == "socket" || r.Name == "socketpair" || pol.InetStreamOnly && (r.Name == "listen" || strings.HasPrefix(r.Name, "send")) {
 			fmt.Fprintf(w, "  refused: %s (%s) when %s\n", r.Name, r.Action, r.Cond)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"golang.org/x/term"
@@ -29,8 +30,9 @@ guardrun the agent starts, however nested, asks in the same place.
 
 The agent's environment gets SHELL (this guardrun), GUARDRUN_SOCKET (where
 its commands ask), GUARDRUN_SESSION (the supervisor's session), with
---config GUARDRUN_CONFIG, and with --backend GUARDRUN_BACKEND. The config
-is checked before the agent starts.
+network: proxy GUARDRUN_PROXY (the session's one proxy, which its commands
+share), with --config GUARDRUN_CONFIG, and with --backend GUARDRUN_BACKEND.
+The config is checked before the agent starts.
 
 Keys at a prompt: y approve once, s approve for session, n deny (then an
 optional note for the agent), v view in full. Keys typed in the first
@@ -100,6 +102,20 @@ func cmdSupervise(g *global, args []string, io IO) error {
 			return fmt.Errorf("config: %w", err)
 		}
 		env = setenv(env, "GUARDRUN_CONFIG", abs)
+	}
+	env = unsetenv(unsetenv(env, request.ProxyEnvVar), request.ProxyAddrEnvVar)
+	if s.Sandboxed && s.Loaded.Cfg.Sandbox.Proxy && runtime.GOOS == "linux" {
+		// One proxy for the session: the agent's commands register with
+		// it instead of each starting their own.
+		sp, err := request.StartSharedProxy(s, id, io)
+		if err != nil {
+			return err
+		}
+		defer sp.Close()
+		for _, kv := range sp.Env() {
+			k, v, _ := strings.Cut(kv, "=")
+			env = setenv(env, k, v)
+		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env

@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // proxyAskTimeout bounds how long a connection waits for a person's
@@ -25,63 +28,140 @@ var proxyAskTimeout = 2 * time.Minute
 // Only a test build sets it (proxyhook_testhooks.go).
 var proxyLookup func(ctx context.Context, host string) ([]netip.Addr, error)
 
-// jobProxy is the network proxy of one job: started before the sandbox,
-// closed after it.
+// jobProxy is the network proxy of one job: started before the sandbox
+// (or registered with the supervisor's), closed after it.
 type jobProxy struct {
-	proxy *netproxy.Proxy
-	dir   string
-	stop  func() error
+	// route is the bwrap sandbox's way to the proxy (nil under landlock).
 	route *runner.ProxyRoute
+	// addr is where a landlock sandbox connects to the proxy; env the
+	// proxy variables it gets (with the token in the URL).
+	addr  netip.AddrPort
+	env   []string
+	close func()
 }
 
-// startProxy starts the proxy for job j (sandbox.network: proxy): a unix
-// socket in a fresh 0700 directory, each host judged by sandbox.domains
-// and, where they ask, through the same gate and prompt as commands,
-// every connection one audit line.
-func (s *Session) startProxy(j *Job, cwd string, io IO) (*jobProxy, error) {
+// proxyFor gives job j the proxy: the supervisor's, shared by every
+// command of its session, when $GUARDRUN_PROXY names one that answers,
+// else one of its own for the command's lifetime.
+func (s *Session) proxyFor(j *Job, cwd string, io IO) (*jobProxy, error) {
+	if jp, ok, err := s.joinSharedProxy(j, cwd, io); ok || err != nil {
+		return jp, err
+	}
+	return s.startProxy(j, cwd, io)
+}
+
+// landlockProxyError says why commands with the proxy cannot run under
+// this session's landlock backend, or nil.
+func landlockProxyError(s *Session) error {
+	if !s.Sandboxed || s.Backend != runner.BackendLandlock || !s.Loaded.Cfg.Sandbox.Proxy {
+		return nil
+	}
+	return LandlockProxyABI()
+}
+
+// LandlockProxyABI: the landlock route to the proxy needs TCP rules.
+func LandlockProxyABI() error {
+	abi, err := landlock.ABI()
+	if err != nil {
+		return err
+	}
+	if abi < landlock.ProxyABI {
+		return fmt.Errorf("network: proxy under the landlock backend needs Landlock ABI %d (Linux 6.7) to limit TCP to the proxy's port; this kernel has ABI %d. Use the bwrap backend (sandbox.backend: bwrap, where user namespaces work) or set sandbox.network to true or false", landlock.ProxyABI, abi)
+	}
+	return nil
+}
+
+// guardrunExe is guardrun's own binary, which the bwrap bridge runs.
+func guardrunExe() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("proxy: where is guardrun's own binary: %w", err)
+		return "", fmt.Errorf("proxy: where is guardrun's own binary: %w", err)
 	}
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
-		return nil, fmt.Errorf("proxy: where is guardrun's own binary: %w", err)
+		return "", fmt.Errorf("proxy: where is guardrun's own binary: %w", err)
 	}
-	base := s.Env.Getenv("XDG_RUNTIME_DIR")
+	return exe, nil
+}
+
+// proxyDir makes a fresh 0700 directory for proxy sockets.
+func proxyDir(e *Env) (string, error) {
+	base := e.Getenv("XDG_RUNTIME_DIR")
 	if fi, err := os.Stat(base); base == "" || err != nil || !fi.IsDir() {
 		base = os.TempDir()
 	}
 	dir, err := os.MkdirTemp(base, "guardrun-proxy-") // 0700
 	if err != nil {
-		return nil, fmt.Errorf("proxy: %w", err)
+		return "", fmt.Errorf("proxy: %w", err)
 	}
-	sock := filepath.Join(dir, "proxy.sock")
+	return dir, nil
+}
+
+// startProxy starts the proxy for job j (sandbox.network: proxy), each
+// host judged by sandbox.domains and, where they ask, through the same
+// gate and prompt as commands, every connection one audit line. bwrap:
+// a unix socket in a fresh 0700 directory, on which the sandbox's bridge
+// hands over its listener. landlock: a loopback TCP port, each request
+// carrying the command's token.
+func (s *Session) startProxy(j *Job, cwd string, io IO) (*jobProxy, error) {
 	// askMu keeps one prompt on the terminal at a time, also when a
 	// connection gave up waiting and its prompt is still up.
 	var askMu sync.Mutex
+	ask := func(ctx context.Context, q netproxy.Query) netproxy.Answer {
+		return s.askHost(ctx, &askMu, j, cwd, q, io)
+	}
+	audit := func(r netproxy.Record) { s.auditConnection(j, cwd, r, io) }
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(io.Stderr, format+"\n", args...)
+	}
+	if s.Backend == runner.BackendLandlock {
+		p := &netproxy.Proxy{
+			Domains: s.Loaded.Cfg.Sandbox.Domains, AskTimeout: proxyAskTimeout, LookupNetIP: proxyLookup,
+			Audit: audit, // requests without the token
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("proxy: %w", err)
+		}
+		cl := &netproxy.Client{Ask: ask, Audit: audit, Logf: logf}
+		tok, err := p.Register(cl)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		go p.ServeTokens(l)
+		addr := l.Addr().(*net.TCPAddr).AddrPort()
+		return &jobProxy{
+			addr:  addr,
+			env:   sandbox.ProxyEnv(netproxy.TokenAddr(tok, addr.String())),
+			close: func() { cl.Close(); p.Close() },
+		}, nil
+	}
+	exe, err := guardrunExe()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := proxyDir(s.Env)
+	if err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(dir, "proxy.sock")
 	p := &netproxy.Proxy{
 		Domains:     s.Loaded.Cfg.Sandbox.Domains,
 		AskTimeout:  proxyAskTimeout,
 		LookupNetIP: proxyLookup,
-		Ask: func(ctx context.Context, q netproxy.Query) netproxy.Answer {
-			return s.askHost(ctx, &askMu, j, cwd, q, io)
-		},
-		Audit: func(r netproxy.Record) { s.auditConnection(j, cwd, r, io) },
-		Logf: func(format string, args ...any) {
-			fmt.Fprintf(io.Stderr, format+"\n", args...)
-		},
+		Ask:         ask,
+		Audit:       audit,
+		Logf:        logf,
 	}
 	stop, err := p.ServeUnix(sock)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return &jobProxy{proxy: p, dir: dir, stop: stop, route: &runner.ProxyRoute{Exe: exe, Socket: sock}}, nil
-}
-
-func (jp *jobProxy) close() {
-	jp.stop()
-	jp.proxy.Close()
-	os.RemoveAll(jp.dir)
+	return &jobProxy{
+		route: &runner.ProxyRoute{Exe: exe, Socket: sock},
+		close: func() { stop(); p.Close(); os.RemoveAll(dir) },
+	}, nil
 }
 
 // askHost puts an unlisted host to the gate: the mode, session memory and
@@ -145,10 +225,25 @@ func (s *Session) askHost(ctx context.Context, askMu *sync.Mutex, j *Job, cwd st
 // proxy: host, port, verdict, who decided, bytes and duration, with the
 // command that made it.
 func (s *Session) auditConnection(j *Job, cwd string, r netproxy.Record, io IO) {
+	c := connOwner{argv: j.Argv, script: j.Script, cwd: cwd, session: s.ID, backend: s.Backend, pid: os.Getpid()}
+	s.auditConnectionOf(c, r, io)
+}
+
+// connOwner is the command a connection belongs to, for its audit line.
+type connOwner struct {
+	argv    []string
+	script  string
+	cwd     string
+	session string
+	backend string
+	pid     int
+}
+
+func (s *Session) auditConnectionOf(c connOwner, r netproxy.Record, io IO) {
 	rec := approval.Record{
 		Time:       r.Start.UTC(),
-		Session:    s.ID,
-		Cwd:        cwd,
+		Session:    c.session,
+		Cwd:        c.cwd,
 		Op:         "connect",
 		Path:       r.Host + ":" + strconv.Itoa(r.Port),
 		Host:       r.Host,
@@ -163,13 +258,16 @@ func (s *Session) auditConnection(j *Job, cwd string, r netproxy.Record, io IO) 
 		DecidedBy:  r.DecidedBy,
 		Reason:     r.Reason,
 		Note:       r.Note,
-		Sandbox:    s.Backend,
+		Sandbox:    c.backend,
 		DurationMS: float64(r.Duration.Microseconds()) / 1000,
+		PID:        c.pid,
 	}
-	if j.Argv != nil {
-		rec.Argv = j.Argv
+	if c.argv != nil {
+		rec.Argv = c.argv
 	} else {
-		rec.Script = j.Script
+		rec.Script = c.script
 	}
-	s.Audit(rec, io.Stderr)
+	if err := approval.OpenAudit(s.Loaded.Cfg.Audit.Path).Append(rec); err != nil {
+		fmt.Fprintf(io.Stderr, "guardrun: warning: audit log: %v\n", err)
+	}
 }

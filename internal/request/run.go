@@ -100,6 +100,9 @@ func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	if s := e.Getenv("GUARDRUN_SOCKET"); s != "" {
 		add(filepath.Dir(s), true)
 	}
+	if s := e.Getenv(ProxyEnvVar); s != "" {
+		add(filepath.Dir(s), true)
+	}
 	return out
 }
 
@@ -280,14 +283,14 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		s.audit(j, cwd, rec, start, io)
 		return &Refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.NoSandbox)}
 	}
-	if s.Sandboxed && s.Backend == runner.BackendLandlock && cfg.Sandbox.Proxy {
+	if err := landlockProxyError(s); err != nil {
 		// Refused before anything is decided or asked: every command of
 		// this config would reach the network through the proxy, which
-		// landlock cannot route yet (neither more nor less network than
-		// configured).
-		rec := approval.Record{Session: s.ID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.Backend, Reason: runner.ErrLandlockProxy.Error()}
+		// this kernel's landlock cannot route (neither more nor less
+		// network than configured).
+		rec := approval.Record{Session: s.ID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.Backend, Reason: err.Error()}
 		s.audit(j, cwd, rec, start, io)
-		return runner.ErrLandlockProxy
+		return err
 	}
 
 	d := s.Decide(j)
@@ -339,20 +342,21 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		}
 		rec.Sandbox = s.Backend
 		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
-		if p.Proxy && runtime.GOOS == "linux" && s.Backend != runner.BackendLandlock {
-			jp, err := s.startProxy(j, cwd, io)
+		if p.Proxy && runtime.GOOS == "linux" {
+			end = trace.Phase("proxy")
+			jp, err := s.proxyFor(j, cwd, io)
+			end()
 			if err != nil {
 				rec.Outcome = "failed"
 				s.audit(j, cwd, rec, start, io)
 				return err
 			}
 			defer jp.close()
-			opts.Proxy = jp.route
+			opts.Proxy, opts.ProxyAddr = jp.route, jp.addr
+			childEnv = append(childEnv, jp.env...)
 		} else if p.Proxy && runtime.GOOS != "linux" {
 			fmt.Fprintln(io.Stderr, "guardrun: warning: network: proxy is not available with this sandbox yet; the command runs without network")
 		}
-		// Under landlock, RunWith refuses a profile with the proxy
-		// (runner.ErrLandlockProxy); run refused it before asking.
 		s.auditStart(j, cwd, rec, start, d, io)
 		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
 		if err == nil && status != 0 && s.Backend == runner.BackendLandlock {

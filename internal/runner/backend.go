@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"runtime"
 )
 
@@ -31,13 +32,16 @@ type Options struct {
 	// Proxy is the route to guardrun's network proxy, required for a
 	// profile with Proxy under bwrap (see bwrap.CommandProxy).
 	Proxy *ProxyRoute
+	// ProxyAddr is where guardrun's proxy listens on the host's
+	// loopback, required for a profile with Proxy under landlock (see
+	// landlock.CommandProxy).
+	ProxyAddr netip.AddrPort
 }
 
-// ErrLandlockProxy: the landlock backend has no route to guardrun's
-// proxy yet, and running the command with the network open or shut
-// would not be what the config says.
-var ErrLandlockProxy = errors.New("the landlock backend does not support network: proxy yet; " +
-	"use the bwrap backend (sandbox.backend: bwrap, where user namespaces work) or set sandbox.network to true or false")
+// ErrLandlockProxy: a profile with the proxy under landlock, but no
+// proxy address to route it to; running the command with the network
+// open or shut would not be what the config says.
+var ErrLandlockProxy = errors.New("runner: network: proxy under the landlock backend needs the proxy's address (Options.ProxyAddr)")
 
 // Choose resolves want (auto, bwrap, landlock; empty is auto) to the
 // backend that will run commands here, checking that it works. cacheFile

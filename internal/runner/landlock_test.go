@@ -337,10 +337,10 @@ func TestLandlockWithoutNamespaces(t *testing.T) {
 	}
 }
 
-// TestLandlockRefusesProxy: landlock has no route to guardrun's proxy
-// yet, so a profile with Proxy is refused before anything runs (neither
-// the open network nor none instead of what the config says). Nothing
-// here needs Landlock itself: the refusal comes first.
+// TestLandlockRefusesProxy: a profile with Proxy but no proxy address
+// to route it to is refused before anything runs (neither the open
+// network nor none instead of what the config says). Nothing here needs
+// Landlock itself: the refusal comes first.
 func TestLandlockRefusesProxy(t *testing.T) {
 	f := newFixture(t)
 	p := f.derive(t, f.ws)
@@ -353,7 +353,7 @@ func TestLandlockRefusesProxy(t *testing.T) {
 	var out bytes.Buffer
 	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
 		[]string{probePath, "write", marker}, f.env, Stdio{Stdout: &out, Stderr: &out})
-	if !errors.Is(err, ErrLandlockProxy) || !strings.Contains(err.Error(), "does not support network: proxy") {
+	if !errors.Is(err, ErrLandlockProxy) || !strings.Contains(err.Error(), "needs the proxy's address") {
 		t.Fatalf("err = %v, want ErrLandlockProxy", err)
 	}
 	if _, serr := os.Stat(marker); serr == nil || out.Len() != 0 {

@@ -42,15 +42,15 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 // runs without namespaces: Landlock rules and the same seccomp filter,
 // applied to the command alone; a profile landlock cannot enforce in
 // full (and o does not accept losing) is an error naming the parts
-// (*landlock.UnenforceableError), and nothing runs; so is a profile with
-// Proxy (ErrLandlockProxy). Under bwrap a profile with Proxy needs
+// (*landlock.UnenforceableError), and nothing runs; a profile with Proxy
+// needs o.ProxyAddr (landlock.CommandProxy; else ErrLandlockProxy). Under bwrap a profile with Proxy needs
 // o.Proxy, the route to guardrun's proxy. Everything the command leaves
 // running is ended when it exits.
 func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
 	switch o.Backend {
 	case "", BackendBwrap:
 	case BackendLandlock:
-		if p != nil && p.Proxy {
+		if p != nil && p.Proxy && !o.ProxyAddr.IsValid() {
 			return 0, ErrLandlockProxy
 		}
 		return runLandlock(ctx, o, p, argv, env, stdio)
@@ -136,7 +136,13 @@ func CheckCached(cacheFile string) error {
 func runLandlock(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
 	var lc *landlock.Cmd
 	status, err := runRelaying(func() (sandboxedCmd, error) {
-		c, err := landlock.Command(ctx, p, argv, env, o.LandlockAccept, o.ConnectTCP)
+		var c *landlock.Cmd
+		var err error
+		if p != nil && p.Proxy {
+			c, err = landlock.CommandProxy(ctx, p, argv, env, o.LandlockAccept, o.ProxyAddr)
+		} else {
+			c, err = landlock.Command(ctx, p, argv, env, o.LandlockAccept, o.ConnectTCP)
+		}
 		if err != nil {
 			return nil, err
 		}

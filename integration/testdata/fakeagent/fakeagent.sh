@@ -8,6 +8,7 @@
 #	nested CMD     run CMD through an intermediate process the agent
 #	               started (a child of a child), as make or git would
 #	socket         print the agent's own GUARDRUN_SOCKET
+#	proxy          print the agent's own GUARDRUN_PROXY
 #	quit           exit 0
 #
 # Typed lines are not echoed, so the screen holds only what the agent and
@@ -24,6 +25,10 @@ while IFS= read -r line; do
 	quit) break ;;
 	socket)
 		echo "agent socket: $GUARDRUN_SOCKET"
+		continue
+		;;
+	proxy)
+		echo "agent proxy: $GUARDRUN_PROXY"
 		continue
 		;;
 	par\ *)
