@@ -91,6 +91,7 @@ func Derive(s Spec) (*Profile, error) {
 		PrivateTmp: true,
 		Seccomp:    SeccompPolicy{AllowNetwork: s.Network},
 	}
+	d := &deriving{Profile: p, res: newResolver()}
 	if s.Proxy && !s.Network {
 		// TCP to the proxy's loopback port needs inet sockets; what they
 		// can reach is the renderer's job (an empty network namespace).
@@ -184,7 +185,7 @@ func Derive(s Spec) (*Profile, error) {
 	if err := p.unixSockets(s.UnixSockets); err != nil {
 		return nil, err
 	}
-	if err := p.findNames(s.DenyNames, s.ProtectNames, zoneRoots); err != nil {
+	if err := d.findNames(s.DenyNames, s.ProtectNames, zoneRoots); err != nil {
 		return nil, err
 	}
 	p.ProtectNames = slices.Clone(s.ProtectNames)
@@ -199,9 +200,9 @@ func Derive(s Spec) (*Profile, error) {
 			return nil, err
 		}
 		if _, err := os.Lstat(c); err == nil {
-			p.protectAt(c)
+			d.protectAt(c)
 		} else if fi, err := os.Stat(filepath.Dir(c)); err == nil && fi.IsDir() {
-			p.protectAt(c)
+			d.protectAt(c)
 		}
 	}
 
@@ -346,7 +347,7 @@ func walkTrees(roots []string, visit func(dir string, e fs.DirEntry) bool) (stop
 // the working directory whether or not they exist) and protected names
 // (read-only inside writable trees; see protectAt). When unix sockets are
 // allowed, it also masks every socket it meets that is not listed.
-func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
+func (p *deriving) findNames(denyNames, protectNames, roots []string) error {
 	if err := checkNames("deny", denyNames, false); err != nil {
 		return err
 	}
@@ -357,7 +358,7 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 	// link named .env is masked where it leads (or not at all when that is
 	// outside every exposed tree, where it dangles inside).
 	denyAt := func(path string) {
-		if r, err := Resolve(path); err == nil {
+		if r, err := p.res.resolve(path); err == nil {
 			p.Deny = append(p.Deny, r)
 		}
 	}
@@ -375,7 +376,7 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 		}
 		p.protectIn(r, protectNames, true)
 	}
-	if p.Cwd != "" {
+	if p.Cwd != "" && !slices.Contains(roots, p.Cwd) {
 		for _, n := range denyNames {
 			denyAt(filepath.Join(p.Cwd, n))
 		}
@@ -432,18 +433,36 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 	return nil
 }
 
+// deriving is a Profile being derived, with what Derive remembers while
+// it looks at the file system.
+type deriving struct {
+	*Profile
+	res *resolver
+}
+
 // protectIn protects every name under dir that exists, and, when missing
 // is set, makes the missing ones uncreatable where their parent exists.
 // A missing name whose parent is missing too (.git/hooks where there is
 // no .git) is left alone: masking the parent would break `git init`.
-func (p *Profile) protectIn(dir string, names []string, missing bool) {
+func (p *deriving) protectIn(dir string, names []string, missing bool) {
+	isDir := map[string]bool{} // most names share dir as their parent
 	for _, n := range names {
 		path := filepath.Join(dir, n)
 		if _, err := os.Lstat(path); err == nil {
 			p.protectAt(path)
 			continue
 		}
-		if fi, err := os.Stat(filepath.Dir(path)); missing && err == nil && fi.IsDir() {
+		if !missing {
+			continue
+		}
+		parent := filepath.Dir(path)
+		d, ok := isDir[parent]
+		if !ok {
+			fi, err := os.Stat(parent)
+			d = err == nil && fi.IsDir()
+			isDir[parent] = d
+		}
+		if d {
 			p.protectAt(path)
 		}
 	}
@@ -453,8 +472,8 @@ func (p *Profile) protectIn(dir string, names []string, missing bool) {
 // tree covers it. It is resolved like a denied path, since a bind follows
 // symlinks; the link itself, in a writable directory, can still be
 // replaced (see Limitations).
-func (p *Profile) protectAt(path string) {
-	r, err := Resolve(path)
+func (p *deriving) protectAt(path string) {
+	r, err := p.res.resolve(path)
 	if err != nil {
 		return
 	}
@@ -560,6 +579,7 @@ func (p *Profile) CreatedProtected() []string {
 		first[f] = append(first[f], n)
 	}
 	var out []string
+	rs := newResolver()
 	walkTrees(p.ReadWrite, func(dir string, e fs.DirEntry) bool {
 		full := filepath.Join(dir, e.Name())
 		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir {
@@ -581,7 +601,7 @@ func (p *Profile) CreatedProtected() []string {
 			if _, err := os.Lstat(path); err != nil {
 				continue
 			}
-			if r, err := Resolve(path); err == nil && !withinAny(r, p.ReadOnlyOver) {
+			if r, err := rs.resolve(path); err == nil && !withinAny(r, p.ReadOnlyOver) {
 				if _, w := p.Access(r); w {
 					out = append(out, path)
 				}
@@ -601,7 +621,7 @@ func (p *Profile) CreatedProtected() []string {
 // hooks (core.hooksPath, as husky sets it: .husky inside the work tree)
 // and for more config (include.path, includeIf.*.path). depth bounds the
 // submodule recursion.
-func (p *Profile) protectGitDir(gitDir, workTree string, depth int) {
+func (p *deriving) protectGitDir(gitDir, workTree string, depth int) {
 	for _, n := range gitDirCode {
 		if _, err := os.Lstat(filepath.Join(gitDir, n)); err == nil {
 			p.protectAt(filepath.Join(gitDir, n))
@@ -710,7 +730,7 @@ func readGitPointer(file, prefix string) string {
 // to; and a directory shaped like a git directory (a bare repository
 // inside the tree, which git uses when run in it) has its config and
 // hooks protected as .git's are. e is an entry of dir met on the walk.
-func (p *Profile) protectOtherGitDir(dir string, e fs.DirEntry) {
+func (p *deriving) protectOtherGitDir(dir string, e fs.DirEntry) {
 	switch {
 	case e.Name() == ".git" && e.Type().IsRegular():
 		full := filepath.Join(dir, e.Name())
