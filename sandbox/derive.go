@@ -438,6 +438,9 @@ func (p *deriving) findNames(denyNames, protectNames, roots []string) error {
 type deriving struct {
 	*Profile
 	res *resolver
+	// searched are the directories protectIn has looked in, and
+	// whether it made the missing names uncreatable there.
+	searched map[string]bool
 }
 
 // protectIn protects every name under dir that exists, and, when missing
@@ -445,6 +448,14 @@ type deriving struct {
 // A missing name whose parent is missing too (.git/hooks where there is
 // no .git) is left alone: masking the parent would break `git init`.
 func (p *deriving) protectIn(dir string, names []string, missing bool) {
+	// Once per directory: each protected name met in it calls again.
+	if done, ok := p.searched[dir]; ok && (done || !missing) {
+		return
+	}
+	if p.searched == nil {
+		p.searched = map[string]bool{}
+	}
+	p.searched[dir] = missing
 	isDir := map[string]bool{} // most names share dir as their parent
 	for _, n := range names {
 		path := filepath.Join(dir, n)
