@@ -391,6 +391,7 @@ func (p *deriving) findNames(denyNames, protectNames, roots []string) error {
 	for _, n := range protectNames {
 		first[strings.SplitN(n, "/", 2)[0]] = true
 	}
+	stores := map[string]bool{}
 	stopped := walkTrees(roots, func(dir string, e fs.DirEntry) bool {
 		full := filepath.Join(dir, e.Name())
 		if slices.Contains(denyNames, e.Name()) {
@@ -402,6 +403,9 @@ func (p *deriving) findNames(denyNames, protectNames, roots []string) error {
 			// other one found in a zone is masked.
 			denyAt(full)
 			return false
+		}
+		if objectFanOut(dir, e, stores) {
+			return false // git's object store: see objectFanOut
 		}
 		if inDependencies(dir) {
 			return true // see dependencyDirs; deny names still apply
@@ -591,9 +595,10 @@ func (p *Profile) CreatedProtected() []string {
 	}
 	var out []string
 	rs := newResolver()
+	stores := map[string]bool{}
 	walkTrees(p.ReadWrite, func(dir string, e fs.DirEntry) bool {
 		full := filepath.Join(dir, e.Name())
-		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir {
+		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir || objectFanOut(dir, e, stores) {
 			return false
 		}
 		names := first[e.Name()]
@@ -832,3 +837,27 @@ const dependencyDir = "node_modules"
 func inDependencies(dir string) bool {
 	return filepath.Base(dir) == dependencyDir || strings.Contains(dir+"/", "/"+dependencyDir+"/")
 }
+
+// objectFanOut reports whether e is one of the 256 directories of a git
+// object store (objects/00 to objects/ff in a git directory), which hold
+// only the loose objects git names by their hash: thousands of files in
+// an active repository, none of them a denied or protected name, and
+// nothing git or a shell runs or obeys. The walk does not list them, so
+// that it costs per command what the work tree costs and its bound is
+// spent on the work tree. The entries of objects/ itself (and its pack
+// and info directories) are still looked at.
+// stores remembers the answer for each objects directory.
+func objectFanOut(dir string, e fs.DirEntry, stores map[string]bool) bool {
+	n := e.Name()
+	if len(n) != 2 || !isHex(n[0]) || !isHex(n[1]) || !e.IsDir() || filepath.Base(dir) != "objects" {
+		return false
+	}
+	is, ok := stores[dir]
+	if !ok {
+		is = isGitDir(filepath.Dir(dir))
+		stores[dir] = is
+	}
+	return is
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
