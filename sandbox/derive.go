@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +81,14 @@ var DefaultEnvDeny = []string{
 // stalling every command in a huge tree; the names at zone roots and in
 // the working directory are masked regardless.
 var MaxWalkEntries = 20000
+
+// MaxProtectedOver bounds the protected paths (ReadOnlyOver) inside the
+// writable zones. Each is a mount (and, missing, a placeholder) on every
+// command, and bubblewrap's cost grows with the number of mounts (about
+// 0.3-0.7 ms each here, 2 s for the 1,300 a scratch directory holding 60
+// repositories needed): beyond the bound Derive refuses, naming where
+// they are, rather than slow down or protect less.
+var MaxProtectedOver = 256
 
 // Derive turns what the config allows (Spec) into the sandbox Profile.
 // Every path is checked to be absolute, cleaned, and resolved through
@@ -393,6 +403,9 @@ func (p *deriving) findNames(denyNames, protectNames, roots []string) error {
 	}
 	stores := map[string]bool{}
 	stopped := walkTrees(roots, func(dir string, e fs.DirEntry) bool {
+		if len(p.ReadOnlyOver) > MaxProtectedOver {
+			return false // refused below; no use looking further
+		}
 		full := filepath.Join(dir, e.Name())
 		if slices.Contains(denyNames, e.Name()) {
 			denyAt(full)
@@ -429,6 +442,9 @@ func (p *deriving) findNames(denyNames, protectNames, roots []string) error {
 		// may hold other names deeper.
 		return !slices.Contains(protectNames, e.Name())
 	})
+	if len(p.ReadOnlyOver) > MaxProtectedOver {
+		return p.tooManyProtected(roots)
+	}
 	if stopped != "" {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
 			"deny and protect names: stopped after %d entries (next directory %s); deeper files named %s are not masked or protected",
@@ -861,3 +877,29 @@ func objectFanOut(dir string, e fs.DirEntry, stores map[string]bool) bool {
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+// tooManyProtected is the refusal of a profile with more than
+// MaxProtectedOver protected paths: it names the directories (just below
+// a zone root) that hold the most.
+func (p *deriving) tooManyProtected(roots []string) error {
+	count := map[string]int{}
+	for _, o := range p.ReadOnlyOver {
+		for _, r := range roots {
+			if Within(o, r) && o != r {
+				rel, _ := filepath.Rel(r, o)
+				top, _, _ := strings.Cut(rel, string(filepath.Separator))
+				count[filepath.Join(r, top)]++
+				break
+			}
+		}
+	}
+	dirs := slices.Collect(maps.Keys(count))
+	slices.SortFunc(dirs, func(a, b string) int { return cmp.Or(count[b]-count[a], strings.Compare(a, b)) })
+	var most []string
+	for _, d := range dirs[:min(3, len(dirs))] {
+		most = append(most, fmt.Sprintf("%s (%d)", d, count[d]))
+	}
+	return fmt.Errorf("sandbox: more than %d protected paths (git hooks and config, shell and editor files of each repository) in the writable zones, each a mount on every command; most are in %s: "+
+		"run guardrun in one project rather than a directory holding many, or make that directory a read-only zone",
+		MaxProtectedOver, strings.Join(most, ", "))
+}

@@ -250,6 +250,37 @@ func TestDeriveWalkSkipsObjectStore(t *testing.T) {
 	}
 }
 
+// TestDeriveTooManyProtected: a writable zone holding many repositories
+// (each with its hooks, config and missing names to make uncreatable) is
+// refused with the count and where they are, instead of costing a mount
+// each on every command; one repository is fine.
+func TestDeriveTooManyProtected(t *testing.T) {
+	old := MaxProtectedOver
+	MaxProtectedOver = 40
+	defer func() { MaxProtectedOver = old }()
+	var entries []string
+	for _, r := range []string{"a", "b", "c"} {
+		entries = append(entries, "ws/"+r+"/.git/HEAD", "ws/"+r+"/.git/config", "ws/"+r+"/.git/hooks/", "ws/"+r+"/.git/objects/", "ws/"+r+"/.git/refs/")
+	}
+	entries = append(entries, "ws/c/.vscode/", "ws/c/.envrc")
+	d := tree(t, entries...)
+	spec := func(root string) Spec {
+		return Spec{Zones: []Zone{{Name: "ws", Root: root, Writable: true}}, ProtectNames: DefaultProtect}
+	}
+	if _, err := Derive(spec(d + "/ws/a")); err != nil {
+		t.Fatalf("one repository: %v", err)
+	}
+	_, err := Derive(spec(d + "/ws"))
+	if err == nil {
+		t.Fatal("three repositories with more than 40 protected paths: want a refusal")
+	}
+	for _, want := range []string{"more than 40 protected paths", d + "/ws/a (22)", "run guardrun in one project"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
 func TestDeriveNetworkAndDefaults(t *testing.T) {
 	d := tree(t, "ws/")
 	for _, network := range []bool{false, true} {
