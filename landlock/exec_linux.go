@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/guardrun/guardrun/internal/cloexec"
+	"github.com/guardrun/guardrun/internal/trace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,10 +117,13 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if err != nil {
 		return nil, err
 	}
+	end := trace.Phase("seccomp")
 	filter, err := filterProgram(p.Seccomp)
+	end()
 	if err != nil {
 		return nil, err
 	}
+	defer trace.Phase("landlock rules")()
 	var tmp string
 	if p.PrivateTmp {
 		if tmp, err = os.MkdirTemp("", "guardrun-tmp-"); err != nil {
@@ -205,6 +209,7 @@ func lookPath(name string, env []string) (string, error) {
 // the command has ended, then ends every process left in its domain (see
 // Wait), and exits with its goroutine.
 func (c *Cmd) Start() error {
+	defer trace.Phase("landlock start")()
 	if err := cloexec.All(); err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: mark descriptors close-on-exec: %w", err)
@@ -286,7 +291,10 @@ func (c *Cmd) Signal(sig os.Signal) error {
 // signal N, as sh reports it). Then everything the command left running
 // is ended (with ScopeSignal) and its temporary directory removed.
 func (c *Cmd) Wait() (int, error) {
+	end := trace.Phase("command")
 	werr := c.Cmd.Wait()
+	end()
+	defer trace.Phase("landlock cleanup")()
 	c.mu.Lock()
 	c.done = true
 	c.mu.Unlock()
@@ -447,7 +455,7 @@ func filterProgram(pol sandbox.SeccompPolicy) ([]byte, error) {
 	if prog, ok := filters[pol]; ok {
 		return prog, nil
 	}
-	f, err := seccomp.Build(pol)
+	f, err := seccomp.BuildCached(pol, bwrap.FilterCache())
 	if err != nil {
 		return nil, fmt.Errorf("landlock: seccomp filter: %w", err)
 	}
