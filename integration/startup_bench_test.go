@@ -259,8 +259,12 @@ func BenchmarkMakeRecipes(b *testing.B) {
 			return cpuOf(c)
 		}
 	}
-	t := alternate(b, mkRun(gr), mkRun(wrapper), mkRun("/bin/sh"))
-	report(b, []string{"guardrun", "wrapper", "plain"}, t)
+	steps, names := []func() time.Duration{mkRun(gr), mkRun(wrapper), mkRun("/bin/sh")}, []string{"guardrun", "wrapper", "plain"}
+	if base := benchBase(); base != "" {
+		steps, names = append(steps, mkRun(base)), append(names, "base")
+	}
+	t := alternate(b, steps...)
+	report(b, names, t)
 }
 
 // benchBase is GUARDRUN_BENCH_BASE: another guardrun binary (an older
