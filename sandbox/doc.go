@@ -40,7 +40,10 @@
 //     exists (never .git itself, so git init works). Elsewhere, and for
 //     names created after Derive, Profile.ProtectNames is all a renderer
 //     has; bwrap cannot use it. Inside node_modules protected names are
-//     not looked for at all (see dependencyDir).
+//     not looked for at all (see dependencyDir). More than
+//     MaxProtectedOver of them in the writable zones is an error (each
+//     is a mount on every command), naming the directories that hold
+//     the most.
 //   - Access works on path strings. Hard links are not paths: a hard link
 //     to a denied file placed inside a zone is readable through the zone.
 //   - A Profile cannot express "visible but not listable" or limits on
