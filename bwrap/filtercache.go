@@ -10,6 +10,10 @@ var filterCacheDir atomic.Pointer[string]
 // cache off.
 func SetFilterCache(dir string) { filterCacheDir.Store(&dir) }
 
+// FilterCache is the directory SetFilterCache set ("" for none), for the
+// other backends' filters.
+func FilterCache() string { return filterCache() }
+
 func filterCache() string {
 	if p := filterCacheDir.Load(); p != nil {
 		return *p

@@ -125,7 +125,11 @@ func (h *heldMasks) release() {
 		if m.created && syscall.Flock(int(m.f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 			// Remove fails on a directory that is no longer empty.
 			if fi, err := m.f.Stat(); err == nil && (fi.IsDir() || fi.Size() == 0) && sameFile(m.f, m.path) {
-				os.Remove(m.path)
+				if fi.IsDir() {
+					syscall.Rmdir(m.path) // os.Remove would try unlink first
+				} else {
+					os.Remove(m.path)
+				}
 			}
 		}
 		m.f.Close()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 )
 
 // Kind is what an option, operand or variable makes a program do.
@@ -175,6 +176,8 @@ const (
 
 // spec describes one command.
 type spec struct {
+	// initOnce parses long into longs, on the spec's first use.
+	initOnce sync.Once
 	// short is a getopt optstring: "o:" takes an argument, "x::" an
 	// optional attached one, "a" none.
 	short string
@@ -244,10 +247,9 @@ func (s *spec) envWhy(name string) string {
 	return ""
 }
 
-func (s *spec) init() {
-	if s.longs != nil {
-		return
-	}
+func (s *spec) init() { s.initOnce.Do(s.parseLong) }
+
+func (s *spec) parseLong() {
 	s.longs = map[string]argMode{}
 	for _, l := range strings.Fields(s.long) {
 		switch {

@@ -200,10 +200,9 @@ func buildTable() {
 		"pip3":   pipSpec,
 		"python": pythonSpec, "python3": pythonSpec, "python2": pythonSpec,
 	}
+	// Each spec parses its long options on first use (spec.init): most
+	// processes look up one or two commands.
 	moreCommands()
-	for _, s := range table {
-		s.init()
-	}
 }
 
 // hasAny reports whether one of the options was given.

@@ -197,8 +197,15 @@ func BenchmarkRunOverhead(b *testing.B) {
 
 	// Rotated so none always runs first or last; warmed outside the
 	// timing (page cache, filter).
-	t := alternate(b, guardrun, bare, sh)
-	report(b, []string{"guardrun", "bare", "sh"}, t)
+	steps, names := []func() time.Duration{guardrun, bare, sh}, []string{"guardrun", "bare", "sh"}
+	if base := benchBase(); base != "" {
+		steps = append(steps, func() time.Duration {
+			return run(exec.Command(base, "--approve-all", "-c", "true"))
+		})
+		names = append(names, "base")
+	}
+	t := alternate(b, steps...)
+	report(b, names, t)
 	b.ReportMetric(msOf(t[0].wall-t[1].wall), "overhead-ms")
 }
 

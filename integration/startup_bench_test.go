@@ -165,8 +165,12 @@ func BenchmarkStartupVersion(b *testing.B) {
 			return cpuOf(c)
 		}
 	}
-	t := alternate(b, run(gr, "version"), run(hello), run("/bin/true"))
-	report(b, []string{"version", "hello", "true"}, t)
+	steps, names := []func() time.Duration{run(gr, "version"), run(hello), run("/bin/true")}, []string{"version", "hello", "true"}
+	if base := benchBase(); base != "" {
+		steps, names = append(steps, run(base, "version")), append(names, "base")
+	}
+	t := alternate(b, steps...)
+	report(b, names, t)
 	if static {
 		b.ReportMetric(1, "static")
 	} else {
@@ -255,6 +259,15 @@ func BenchmarkMakeRecipes(b *testing.B) {
 			return cpuOf(c)
 		}
 	}
-	t := alternate(b, mkRun(gr), mkRun(wrapper), mkRun("/bin/sh"))
-	report(b, []string{"guardrun", "wrapper", "plain"}, t)
+	steps, names := []func() time.Duration{mkRun(gr), mkRun(wrapper), mkRun("/bin/sh")}, []string{"guardrun", "wrapper", "plain"}
+	if base := benchBase(); base != "" {
+		steps, names = append(steps, mkRun(base)), append(names, "base")
+	}
+	t := alternate(b, steps...)
+	report(b, names, t)
 }
+
+// benchBase is GUARDRUN_BENCH_BASE: another guardrun binary (an older
+// build) that the start-up benchmarks add as a candidate, so that new and
+// old are compared in the same run ("guardrun/base", "version/base").
+func benchBase() string { return os.Getenv("GUARDRUN_BENCH_BASE") }

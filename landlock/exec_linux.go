@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/guardrun/guardrun/internal/cloexec"
+	"github.com/guardrun/guardrun/internal/trace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,9 +133,13 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := filterProgram(p.Seccomp, MetadataCalls); err != nil {
+	end := trace.Phase("seccomp")
+	_, _, err = filterProgram(p.Seccomp, MetadataCalls)
+	end()
+	if err != nil {
 		return nil, err
 	}
+	defer trace.Phase("landlock rules")()
 	var tmp string
 	if p.PrivateTmp {
 		if tmp, err = os.MkdirTemp("", "guardrun-tmp-"); err != nil {
@@ -227,6 +232,7 @@ func lookPath(name string, env []string) (string, error) {
 // the command has ended, then ends every process left in its domain (see
 // Wait), and exits with its goroutine.
 func (c *Cmd) Start() error {
+	defer trace.Phase("landlock start")()
 	if err := cloexec.All(); err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: mark descriptors close-on-exec: %w", err)
@@ -349,7 +355,10 @@ func (c *Cmd) Signal(sig os.Signal) error {
 // signal N, as sh reports it). Then everything the command left running
 // is ended (with ScopeSignal) and its temporary directory removed.
 func (c *Cmd) Wait() (int, error) {
+	end := trace.Phase("command")
 	werr := c.Cmd.Wait()
+	end()
+	defer trace.Phase("landlock cleanup")()
 	c.mu.Lock()
 	c.done = true
 	c.mu.Unlock()
@@ -556,9 +565,9 @@ func filterProgram(pol sandbox.SeccompPolicy, notify []string) ([]byte, map[int3
 	var nrs map[int32]string
 	var err error
 	if len(notify) == 0 {
-		f, err = seccomp.Build(pol)
+		f, err = seccomp.BuildCached(pol, bwrap.FilterCache())
 	} else {
-		f, nrs, err = seccomp.BuildNotify(pol, notify)
+		f, nrs, err = seccomp.BuildNotifyCached(pol, notify, bwrap.FilterCache())
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock: seccomp filter: %w", err)

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,6 +83,14 @@ var DefaultEnvDeny = []string{
 // the working directory are masked regardless.
 var MaxWalkEntries = 20000
 
+// MaxProtectedOver bounds the protected paths (ReadOnlyOver) inside the
+// writable zones. Each is a mount (and, missing, a placeholder) on every
+// command, and bubblewrap's cost grows with the number of mounts (about
+// 0.3-0.7 ms each here, 2 s for the 1,300 a scratch directory holding 60
+// repositories needed): beyond the bound Derive refuses, naming where
+// they are, rather than slow down or protect less.
+var MaxProtectedOver = 256
+
 // Derive turns what the config allows (Spec) into the sandbox Profile.
 // Every path is checked to be absolute, cleaned, and resolved through
 // symlinks where it exists, so a zone root such as `/work/link/..` or a
@@ -92,6 +102,7 @@ func Derive(s Spec) (*Profile, error) {
 		PrivateTmp: true,
 		Seccomp:    SeccompPolicy{AllowNetwork: s.Network},
 	}
+	d := &deriving{Profile: p, res: newResolver()}
 	if s.Proxy && !s.Network {
 		// TCP to the proxy's loopback port needs inet sockets; what they
 		// can reach is the renderer's job (an empty network namespace).
@@ -185,7 +196,7 @@ func Derive(s Spec) (*Profile, error) {
 	if err := p.unixSockets(s.UnixSockets); err != nil {
 		return nil, err
 	}
-	if err := p.findNames(s.DenyNames, s.ProtectNames, zoneRoots); err != nil {
+	if err := d.findNames(s.DenyNames, s.ProtectNames, zoneRoots); err != nil {
 		return nil, err
 	}
 	p.ProtectNames = slices.Clone(s.ProtectNames)
@@ -200,9 +211,9 @@ func Derive(s Spec) (*Profile, error) {
 			return nil, err
 		}
 		if _, err := os.Lstat(c); err == nil {
-			p.protectAt(c)
+			d.protectAt(c)
 		} else if fi, err := os.Stat(filepath.Dir(c)); err == nil && fi.IsDir() {
-			p.protectAt(c)
+			d.protectAt(c)
 		}
 	}
 
@@ -350,7 +361,7 @@ func walkTrees(roots []string, visit func(dir string, e fs.DirEntry) bool) (stop
 // the working directory whether or not they exist) and protected names
 // (read-only inside writable trees; see protectAt). When unix sockets are
 // allowed, it also masks every socket it meets that is not listed.
-func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
+func (p *deriving) findNames(denyNames, protectNames, roots []string) error {
 	if err := checkNames("deny", denyNames, false); err != nil {
 		return err
 	}
@@ -361,7 +372,7 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 	// link named .env is masked where it leads (or not at all when that is
 	// outside every exposed tree, where it dangles inside).
 	denyAt := func(path string) {
-		if r, err := Resolve(path); err == nil {
+		if r, err := p.res.resolve(path); err == nil {
 			p.Deny = append(p.Deny, r)
 		}
 	}
@@ -379,7 +390,7 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 		}
 		p.protectIn(r, protectNames, true)
 	}
-	if p.Cwd != "" {
+	if p.Cwd != "" && !slices.Contains(roots, p.Cwd) {
 		for _, n := range denyNames {
 			denyAt(filepath.Join(p.Cwd, n))
 		}
@@ -394,7 +405,11 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 	for _, n := range protectNames {
 		first[strings.SplitN(n, "/", 2)[0]] = true
 	}
+	stores := map[string]bool{}
 	stopped := walkTrees(roots, func(dir string, e fs.DirEntry) bool {
+		if len(p.ReadOnlyOver) > MaxProtectedOver {
+			return false // refused below; no use looking further
+		}
 		full := filepath.Join(dir, e.Name())
 		if slices.Contains(denyNames, e.Name()) {
 			denyAt(full)
@@ -405,6 +420,9 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 			// other one found in a zone is masked.
 			denyAt(full)
 			return false
+		}
+		if objectFanOut(dir, e, stores) {
+			return false // git's object store: see objectFanOut
 		}
 		if inDependencies(dir) {
 			return true // see dependencyDirs; deny names still apply
@@ -428,6 +446,9 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 		// may hold other names deeper.
 		return !slices.Contains(protectNames, e.Name())
 	})
+	if len(p.ReadOnlyOver) > MaxProtectedOver {
+		return p.tooManyProtected(roots)
+	}
 	if stopped != "" {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
 			"deny and protect names: stopped after %d entries (next directory %s); deeper files named %s are not masked or protected",
@@ -436,18 +457,47 @@ func (p *Profile) findNames(denyNames, protectNames, roots []string) error {
 	return nil
 }
 
+// deriving is a Profile being derived, with what Derive remembers while
+// it looks at the file system.
+type deriving struct {
+	*Profile
+	res *resolver
+	// searched are the directories protectIn has looked in, and
+	// whether it made the missing names uncreatable there.
+	searched map[string]bool
+}
+
 // protectIn protects every name under dir that exists, and, when missing
 // is set, makes the missing ones uncreatable where their parent exists.
 // A missing name whose parent is missing too (.git/hooks where there is
 // no .git) is left alone: masking the parent would break `git init`.
-func (p *Profile) protectIn(dir string, names []string, missing bool) {
+func (p *deriving) protectIn(dir string, names []string, missing bool) {
+	// Once per directory: each protected name met in it calls again.
+	if done, ok := p.searched[dir]; ok && (done || !missing) {
+		return
+	}
+	if p.searched == nil {
+		p.searched = map[string]bool{}
+	}
+	p.searched[dir] = missing
+	isDir := map[string]bool{} // most names share dir as their parent
 	for _, n := range names {
 		path := filepath.Join(dir, n)
 		if _, err := os.Lstat(path); err == nil {
 			p.protectAt(path)
 			continue
 		}
-		if fi, err := os.Stat(filepath.Dir(path)); missing && err == nil && fi.IsDir() {
+		if !missing {
+			continue
+		}
+		parent := filepath.Dir(path)
+		d, ok := isDir[parent]
+		if !ok {
+			fi, err := os.Stat(parent)
+			d = err == nil && fi.IsDir()
+			isDir[parent] = d
+		}
+		if d {
 			p.protectAt(path)
 		}
 	}
@@ -457,8 +507,8 @@ func (p *Profile) protectIn(dir string, names []string, missing bool) {
 // tree covers it. It is resolved like a denied path, since a bind follows
 // symlinks; the link itself, in a writable directory, can still be
 // replaced (see Limitations).
-func (p *Profile) protectAt(path string) {
-	r, err := Resolve(path)
+func (p *deriving) protectAt(path string) {
+	r, err := p.res.resolve(path)
 	if err != nil {
 		return
 	}
@@ -564,9 +614,11 @@ func (p *Profile) CreatedProtected() []string {
 		first[f] = append(first[f], n)
 	}
 	var out []string
+	rs := newResolver()
+	stores := map[string]bool{}
 	walkTrees(p.ReadWrite, func(dir string, e fs.DirEntry) bool {
 		full := filepath.Join(dir, e.Name())
-		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir {
+		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir || objectFanOut(dir, e, stores) {
 			return false
 		}
 		names := first[e.Name()]
@@ -585,7 +637,7 @@ func (p *Profile) CreatedProtected() []string {
 			if _, err := os.Lstat(path); err != nil {
 				continue
 			}
-			if r, err := Resolve(path); err == nil && !withinAny(r, p.ReadOnlyOver) {
+			if r, err := rs.resolve(path); err == nil && !withinAny(r, p.ReadOnlyOver) {
 				if _, w := p.Access(r); w {
 					out = append(out, path)
 				}
@@ -605,7 +657,7 @@ func (p *Profile) CreatedProtected() []string {
 // hooks (core.hooksPath, as husky sets it: .husky inside the work tree)
 // and for more config (include.path, includeIf.*.path). depth bounds the
 // submodule recursion.
-func (p *Profile) protectGitDir(gitDir, workTree string, depth int) {
+func (p *deriving) protectGitDir(gitDir, workTree string, depth int) {
 	for _, n := range gitDirCode {
 		if _, err := os.Lstat(filepath.Join(gitDir, n)); err == nil {
 			p.protectAt(filepath.Join(gitDir, n))
@@ -714,7 +766,7 @@ func readGitPointer(file, prefix string) string {
 // to; and a directory shaped like a git directory (a bare repository
 // inside the tree, which git uses when run in it) has its config and
 // hooks protected as .git's are. e is an entry of dir met on the walk.
-func (p *Profile) protectOtherGitDir(dir string, e fs.DirEntry) {
+func (p *deriving) protectOtherGitDir(dir string, e fs.DirEntry) {
 	switch {
 	case e.Name() == ".git" && e.Type().IsRegular():
 		full := filepath.Join(dir, e.Name())
@@ -804,4 +856,54 @@ const dependencyDir = "node_modules"
 
 func inDependencies(dir string) bool {
 	return filepath.Base(dir) == dependencyDir || strings.Contains(dir+"/", "/"+dependencyDir+"/")
+}
+
+// objectFanOut reports whether e is one of the 256 directories of a git
+// object store (objects/00 to objects/ff in a git directory), which hold
+// only the loose objects git names by their hash: thousands of files in
+// an active repository, none of them a denied or protected name, and
+// nothing git or a shell runs or obeys. The walk does not list them, so
+// that it costs per command what the work tree costs and its bound is
+// spent on the work tree. The entries of objects/ itself (and its pack
+// and info directories) are still looked at.
+// stores remembers the answer for each objects directory.
+func objectFanOut(dir string, e fs.DirEntry, stores map[string]bool) bool {
+	n := e.Name()
+	if len(n) != 2 || !isHex(n[0]) || !isHex(n[1]) || !e.IsDir() || filepath.Base(dir) != "objects" {
+		return false
+	}
+	is, ok := stores[dir]
+	if !ok {
+		is = isGitDir(filepath.Dir(dir))
+		stores[dir] = is
+	}
+	return is
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+// tooManyProtected is the refusal of a profile with more than
+// MaxProtectedOver protected paths: it names the directories (just below
+// a zone root) that hold the most.
+func (p *deriving) tooManyProtected(roots []string) error {
+	count := map[string]int{}
+	for _, o := range p.ReadOnlyOver {
+		for _, r := range roots {
+			if Within(o, r) && o != r {
+				rel, _ := filepath.Rel(r, o)
+				top, _, _ := strings.Cut(rel, string(filepath.Separator))
+				count[filepath.Join(r, top)]++
+				break
+			}
+		}
+	}
+	dirs := slices.Collect(maps.Keys(count))
+	slices.SortFunc(dirs, func(a, b string) int { return cmp.Or(count[b]-count[a], strings.Compare(a, b)) })
+	var most []string
+	for _, d := range dirs[:min(3, len(dirs))] {
+		most = append(most, fmt.Sprintf("%s (%d)", d, count[d]))
+	}
+	return fmt.Errorf("sandbox: more than %d protected paths (git hooks and config, shell and editor files of each repository) in the writable zones, each a mount on every command; most are in %s: "+
+		"run guardrun in one project rather than a directory holding many, or make that directory a read-only zone",
+		MaxProtectedOver, strings.Join(most, ", "))
 }

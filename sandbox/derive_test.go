@@ -220,6 +220,67 @@ func TestDeriveWalkBound(t *testing.T) {
 	}
 }
 
+// TestDeriveWalkSkipsObjectStore: the loose objects of a repository do
+// not use up the walk's bound, so a .env deep in the work tree is still
+// masked; a directory named objects that is not in a git directory is
+// searched like any other.
+func TestDeriveWalkSkipsObjectStore(t *testing.T) {
+	entries := []string{"ws/.git/HEAD", "ws/.git/refs/", "ws/.git/objects/pack/", "ws/src/a/b/.env", "ws/data/objects/ab/.env"}
+	for i := range 80 {
+		entries = append(entries, fmt.Sprintf("ws/.git/objects/%02x/%038x", i%4, i))
+	}
+	d := tree(t, entries...)
+	old := MaxWalkEntries
+	MaxWalkEntries = 30
+	defer func() { MaxWalkEntries = old }()
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: d + "/ws", Writable: true}}, DenyNames: []string{".env"}, ProtectNames: DefaultProtect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("Warnings = %q, want none: the object store must not count against the bound", p.Warnings)
+	}
+	for _, want := range []string{d + "/ws/src/a/b/.env", d + "/ws/data/objects/ab/.env"} {
+		if !slices.Contains(p.Deny, want) {
+			t.Errorf("%s is not denied; Deny = %q", want, p.Deny)
+		}
+	}
+	if !slices.Contains(p.ReadOnlyOver, d+"/ws/.git/config") {
+		t.Errorf(".git/config (missing) is not made uncreatable; ReadOnlyOver = %q", p.ReadOnlyOver)
+	}
+}
+
+// TestDeriveTooManyProtected: a writable zone holding many repositories
+// (each with its hooks, config and missing names to make uncreatable) is
+// refused with the count and where they are, instead of costing a mount
+// each on every command; one repository is fine.
+func TestDeriveTooManyProtected(t *testing.T) {
+	old := MaxProtectedOver
+	MaxProtectedOver = 40
+	defer func() { MaxProtectedOver = old }()
+	var entries []string
+	for _, r := range []string{"a", "b", "c"} {
+		entries = append(entries, "ws/"+r+"/.git/HEAD", "ws/"+r+"/.git/config", "ws/"+r+"/.git/hooks/", "ws/"+r+"/.git/objects/", "ws/"+r+"/.git/refs/")
+	}
+	entries = append(entries, "ws/c/.vscode/", "ws/c/.envrc")
+	d := tree(t, entries...)
+	spec := func(root string) Spec {
+		return Spec{Zones: []Zone{{Name: "ws", Root: root, Writable: true}}, ProtectNames: DefaultProtect}
+	}
+	if _, err := Derive(spec(d + "/ws/a")); err != nil {
+		t.Fatalf("one repository: %v", err)
+	}
+	_, err := Derive(spec(d + "/ws"))
+	if err == nil {
+		t.Fatal("three repositories with more than 40 protected paths: want a refusal")
+	}
+	for _, want := range []string{"more than 40 protected paths", d + "/ws/a (22)", "run guardrun in one project"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
 func TestDeriveNetworkAndDefaults(t *testing.T) {
 	d := tree(t, "ws/")
 	for _, network := range []bool{false, true} {

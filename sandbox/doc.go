@@ -28,7 +28,10 @@
 //   - DenyNames are found by a bounded walk (MaxWalkEntries). Beyond the
 //     bound, files with a denied name are visible; Derive says so in
 //     Profile.Warnings. The names at zone roots and in the working
-//     directory are always masked.
+//     directory are always masked. The walk does not list the 256
+//     fan-out directories of a git object store (.git/objects/00 to ff),
+//     where git keeps its loose objects under their hashes: a file with a
+//     denied name placed there by hand is visible.
 //   - ProtectNames are found by the same bounded walk: every existing one
 //     inside a writable tree becomes a ReadOnlyOver entry, and a missing
 //     one is listed (to be made uncreatable) only at zone roots, the
@@ -37,7 +40,10 @@
 //     exists (never .git itself, so git init works). Elsewhere, and for
 //     names created after Derive, Profile.ProtectNames is all a renderer
 //     has; bwrap cannot use it. Inside node_modules protected names are
-//     not looked for at all (see dependencyDir).
+//     not looked for at all (see dependencyDir). More than
+//     MaxProtectedOver of them in the writable zones is an error (each
+//     is a mount on every command), naming the directories that hold
+//     the most.
 //   - Access works on path strings. Hard links are not paths: a hard link
 //     to a denied file placed inside a zone is readable through the zone.
 //   - A Profile cannot express "visible but not listable" or limits on

@@ -116,6 +116,54 @@ func resolveDepth(p string, links int) (string, error) {
 	return cur, nil
 }
 
+// resolver is Resolve for many paths in few directories, as Derive asks:
+// it remembers the directories that resolve to themselves (they exist,
+// and no component of theirs is a symlink), so that a name in one costs
+// one lstat instead of one per component. What it remembers is kept for
+// one Derive call only. A nil *resolver is plain Resolve.
+type resolver struct {
+	plain map[string]bool
+}
+
+func newResolver() *resolver { return &resolver{plain: map[string]bool{}} }
+
+func (rs *resolver) resolve(p string) (string, error) {
+	if rs == nil {
+		return Resolve(p)
+	}
+	dir := filepath.Dir(p)
+	if rs.plain[dir] && filepath.IsAbs(p) && filepath.Clean(p) == p && !processFiles(p) {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			// Missing (or not searchable): named lexically, as Resolve
+			// does past the first component it cannot lstat.
+			return p, nil
+		case fi.Mode()&fs.ModeSymlink == 0:
+			if fi.IsDir() {
+				rs.plain[p] = true
+			}
+			return p, nil
+		}
+		// A symlink: followed the long way.
+	}
+	r, err := Resolve(p)
+	if err == nil && r == p && filepath.IsAbs(p) && filepath.Clean(p) == p {
+		// Every component resolved to itself: the ones that exist and
+		// are directories are plain (not the process's own files,
+		// which say nothing about the command's).
+		for _, d := range []string{p, dir} {
+			if Within(d, "/proc") || Within(d, "/dev") {
+				continue
+			}
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				rs.plain[d] = true
+			}
+		}
+	}
+	return r, err
+}
+
 // exists reports whether p exists (following symlinks).
 func exists(p string) bool {
 	_, err := os.Stat(p)

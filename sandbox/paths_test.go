@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -98,4 +99,28 @@ func realTemp(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestResolverMatchesResolve: the remembering resolver Derive uses gives
+// Resolve's answer for every path, in any order of asking, with
+// symlinks, missing parts and /proc among them.
+func TestResolverMatchesResolve(t *testing.T) {
+	d := tree(t, "a/b/c/f", "a/b/d/", "a/l -> b", "a/abs -> $T/a/b/d", "a/b/up -> ..", "a/dangle -> $T/nowhere/x", "a/b/c/self -> $T/a/b/c")
+	paths := []string{
+		d + "/a", d + "/a/b", d + "/a/b/c", d + "/a/b/c/f", d + "/a/b/c/missing", d + "/a/b/missing/deeper",
+		d + "/a/l", d + "/a/l/c/f", d + "/a/abs/x", d + "/a/b/up/b/c", d + "/a/dangle", d + "/a/dangle/y",
+		d + "/a/b/c/self/f", d + "/a/b/c/f/under-a-file", "/proc/self/fd", "/proc/self/fd/0", "/dev/stdin",
+	}
+	reversed := slices.Clone(paths)
+	slices.Reverse(reversed)
+	for _, order := range [][]string{paths, reversed} {
+		rs := newResolver()
+		for _, p := range order {
+			want, werr := Resolve(p)
+			got, gerr := rs.resolve(p)
+			if got != want || (werr == nil) != (gerr == nil) {
+				t.Errorf("resolve(%s) = %q, %v; Resolve: %q, %v", p, got, gerr, want, werr)
+			}
+		}
+	}
 }

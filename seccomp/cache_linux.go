@@ -42,11 +42,43 @@ func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
 	return f, nil
 }
 
-func cacheKey(p sandbox.SeccompPolicy) string {
+// BuildNotifyCached is BuildNotify with BuildCached's cache: the
+// routed calls are part of the file's name; their numbers are looked up
+// again on a hit (cheap, and never read from the file).
+func BuildNotifyCached(p sandbox.SeccompPolicy, notify []string, dir string) (*Filter, map[int32]string, error) {
+	if dir == "" {
+		return BuildNotify(p, notify)
+	}
+	path := filepath.Join(dir, "seccomp-"+cacheKey(p, notify...)+".bpf")
+	if prog, ok := readCached(path); ok {
+		nrs := map[int32]string{}
+		for _, name := range notify {
+			nr, err := syscallNr(name)
+			if err != nil {
+				return nil, nil, err
+			}
+			if nr >= 0 {
+				nrs[int32(nr)] = name
+			}
+		}
+		return &Filter{prog: prog}, nrs, nil
+	}
+	f, nrs, err := BuildNotify(p, notify)
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = writeCached(dir, path, f.prog) // best effort: a miss costs a build
+	return f, nrs, nil
+}
+
+func cacheKey(p sandbox.SeccompPolicy, notify ...string) string {
 	arch, _ := libseccomp.GetNativeArch()
 	maj, mnr, mic := libseccomp.GetLibraryVersion()
 	h := sha256.New()
 	fmt.Fprintf(h, "guardrun seccomp v1\narch %v\nlibseccomp %d.%d.%d\nmax %d\n%#v\n", arch, maj, mnr, mic, maxInsns, rules(p))
+	if len(notify) > 0 {
+		fmt.Fprintf(h, "notify %q\n", notify)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 

@@ -92,3 +92,44 @@ func mustBPF(t *testing.T, p sandbox.SeccompPolicy) []byte {
 	}
 	return b
 }
+
+// A program with calls routed to user space is cached under its own
+// name, and a hit gives the same program and call numbers as a build.
+func TestBuildNotifyCached(t *testing.T) {
+	pol := sandbox.SeccompPolicy{}
+	dir := filepath.Join(t.TempDir(), "cache")
+	names := []string{"chmod", "fchmodat2"}
+	plain, err := BuildCached(pol, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainProg, _ := plain.BPF()
+	var progs [][]byte
+	var maps []map[int32]string
+	for range 2 {
+		f, nrs, err := BuildNotifyCached(pol, names, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, _ := f.BPF()
+		progs, maps = append(progs, prog), append(maps, nrs)
+	}
+	if !bytes.Equal(progs[0], progs[1]) {
+		t.Fatal("the cached program differs from the built one")
+	}
+	if bytes.Equal(progs[0], plainProg) {
+		t.Fatal("the program routing calls to user space was served from the plain program's cache entry")
+	}
+	if len(maps[1]) != 2 || maps[1][90] != "chmod" && maps[1][452] != "fchmodat2" {
+		t.Fatalf("call numbers on a hit: %v, on a build: %v", maps[1], maps[0])
+	}
+	for nr, name := range maps[0] {
+		if maps[1][nr] != name {
+			t.Fatalf("call numbers on a hit: %v, on a build: %v", maps[1], maps[0])
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "seccomp-*.bpf"))
+	if len(files) != 2 {
+		t.Fatalf("cache holds %v, want two programs", files)
+	}
+}

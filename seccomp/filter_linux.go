@@ -99,14 +99,9 @@ func build(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string,
 			if slices.ContainsFunc(rs, func(r rule) bool { return r.name == name }) {
 				return nil, nil, fmt.Errorf("seccomp: %s is refused by the filter and cannot also be routed to user space", name)
 			}
-			nr, err := libseccomp.GetSyscallFromName(name)
+			nr, err := syscallNr(name)
 			if err != nil {
-				late, ok := lateCalls[name]
-				if !ok {
-					maj, mnr, mic := libseccomp.GetLibraryVersion()
-					return nil, nil, fmt.Errorf("seccomp: libseccomp %d.%d.%d does not know the system call %s: install a newer libseccomp", maj, mnr, mic, name)
-				}
-				nr = libseccomp.ScmpSyscall(late)
+				return nil, nil, err
 			}
 			if nr < 0 {
 				continue // not on this architecture
@@ -286,4 +281,19 @@ var supported = sync.OnceValue(func() error {
 // enough. The answer is computed once per process.
 func Supported() error {
 	return supported()
+}
+
+// syscallNr is the number of the system call name on this architecture
+// (negative where it does not exist here).
+func syscallNr(name string) (libseccomp.ScmpSyscall, error) {
+	nr, err := libseccomp.GetSyscallFromName(name)
+	if err == nil {
+		return nr, nil
+	}
+	late, ok := lateCalls[name]
+	if !ok {
+		maj, mnr, mic := libseccomp.GetLibraryVersion()
+		return 0, fmt.Errorf("seccomp: libseccomp %d.%d.%d does not know the system call %s: install a newer libseccomp", maj, mnr, mic, name)
+	}
+	return libseccomp.ScmpSyscall(late), nil
 }

@@ -35,3 +35,8 @@ func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
 func BuildNotify(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
 	return nil, nil, errUnsupported
 }
+
+// BuildNotifyCached fails: see Build.
+func BuildNotifyCached(p sandbox.SeccompPolicy, notify []string, dir string) (*Filter, map[int32]string, error) {
+	return nil, nil, errUnsupported
+}

@@ -6,7 +6,8 @@
 //	guardrun: trace: config          +0.21ms   1.83ms
 //
 // Package initialisation, before main, is not a phase: measure it with
-// GODEBUG=inittrace=1.
+// GODEBUG=inittrace=1. The last line is the CPU time of the whole process
+// (every thread, from its start) and of the children it waited for.
 package trace
 
 import (
@@ -65,6 +66,11 @@ func Print(w io.Writer) {
 		fmt.Fprintf(w, "guardrun: trace: %-16s +%7.2fms %7.2fms\n", p.name, ms(p.start), ms(p.dur))
 	}
 	fmt.Fprintf(w, "guardrun: trace: %-16s  %7s   %7.2fms\n", "total (main)", "", ms(time.Since(origin)))
+	if self, children, ok := cpu(); ok {
+		// All of guardrun's threads since the process began (so with
+		// what ran before main), and the sandbox it waited for.
+		fmt.Fprintf(w, "guardrun: trace: %-16s  %7s   %7.2fms (children waited for: %.2fms)\n", "cpu (process)", "", ms(self), ms(children))
+	}
 	phases = nil
 }
 

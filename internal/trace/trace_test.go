@@ -3,6 +3,8 @@ package trace
 import (
 	"bytes"
 	"regexp"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -24,9 +26,14 @@ func TestPhases(t *testing.T) {
 	end()
 	Phase("sandbox check")()
 	Print(&b)
-	re := regexp.MustCompile(`(?m)^guardrun: trace: config +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: sandbox check +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: total \(main\) +[0-9.]+ms\n$`)
+	re := regexp.MustCompile(`(?m)^guardrun: trace: config +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: sandbox check +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: total \(main\) +[0-9.]+ms\n(guardrun: trace: cpu \(process\) +[0-9.]+ms \(children waited for: [0-9.]+ms\)\n)?$`)
 	if !re.MatchString(b.String()) {
 		t.Errorf("trace output:\n%s", b.String())
+	}
+	if runtime.GOOS == "linux" || runtime.GOOS == "darwin" {
+		if !strings.Contains(b.String(), "guardrun: trace: cpu (process)") {
+			t.Errorf("no CPU line:\n%s", b.String())
+		}
 	}
 	b.Reset()
 	Print(&b)
