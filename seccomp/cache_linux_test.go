@@ -120,7 +120,7 @@ func TestBuildNotifyCached(t *testing.T) {
 	if bytes.Equal(progs[0], plainProg) {
 		t.Fatal("the program routing calls to user space was served from the plain program's cache entry")
 	}
-	if len(maps[1]) != 2 || maps[1][90] != "chmod" && maps[1][452] != "fchmodat2" {
+	if len(maps[0]) != 2 || len(maps[1]) != 2 {
 		t.Fatalf("call numbers on a hit: %v, on a build: %v", maps[1], maps[0])
 	}
 	for nr, name := range maps[0] {
