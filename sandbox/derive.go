@@ -89,7 +89,7 @@ var MaxWalkEntries = 20000
 // 0.3-0.7 ms each here, 2 s for the 1,300 a scratch directory holding 60
 // repositories needed): beyond the bound Derive refuses, naming where
 // they are, rather than slow down or protect less.
-var MaxProtectedOver = 256
+var MaxProtectedOver = 512
 
 // Derive turns what the config allows (Spec) into the sandbox Profile.
 // Every path is checked to be absolute, cleaned, and resolved through
