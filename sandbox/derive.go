@@ -497,11 +497,21 @@ func (p *deriving) protectIn(dir string, names []string, missing bool) {
 			d = err == nil && fi.IsDir()
 			isDir[parent] = d
 		}
-		if d {
+		if d && unmaskable[n] {
+			if r, err := p.res.resolve(path); err == nil {
+				if _, w := p.Access(r); w {
+					p.MoveAfter = append(p.MoveAfter, r)
+				}
+			}
+		} else if d {
 			p.protectAt(path)
 		}
 	}
 }
+
+// unmaskable are protected names that must stay missing rather than be
+// masked while missing (see Profile.MoveAfter).
+var unmaskable = map[string]bool{".git/commondir": true}
 
 // protectAt makes path read-only (or, missing, uncreatable) if a writable
 // tree covers it. It is resolved like a denied path, since a bind follows
@@ -618,7 +628,7 @@ func (p *Profile) CreatedProtected() []string {
 	stores := map[string]bool{}
 	walkTrees(p.ReadWrite, func(dir string, e fs.DirEntry) bool {
 		full := filepath.Join(dir, e.Name())
-		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || e.Name() == dependencyDir || objectFanOut(dir, e, stores) {
+		if withinAny(full, p.Deny) || withinAny(full, p.ReadOnlyOver) || slices.Contains(p.MoveAfter, full) || e.Name() == dependencyDir || objectFanOut(dir, e, stores) {
 			return false
 		}
 		names := first[e.Name()]
@@ -634,8 +644,8 @@ func (p *Profile) CreatedProtected() []string {
 		}
 		for _, n := range names {
 			path := filepath.Join(dir, n)
-			if _, err := os.Lstat(path); err != nil {
-				continue
+			if _, err := os.Lstat(path); err != nil || slices.Contains(p.MoveAfter, path) {
+				continue // MoveAfter: moved aside, see MoveAsideCreated
 			}
 			if r, err := rs.resolve(path); err == nil && !withinAny(r, p.ReadOnlyOver) {
 				if _, w := p.Access(r); w {

@@ -1,13 +1,16 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -559,8 +562,8 @@ func TestDeriveProtectOtherGitDirs(t *testing.T) {
 // TestCreatedOtherGitDirs: what a command can create mid-run to send a
 // later git elsewhere, where nothing was masked in advance, is reported:
 // a .git file in a subdirectory, a bare repository. A commondir in an
-// existing .git is masked in advance (a protected name), so it is not
-// among them.
+// existing .git is moved aside after the command (Profile.MoveAfter), so
+// it is not among them; TestMoveAsideCreated moves it.
 func TestCreatedOtherGitDirs(t *testing.T) {
 	d := tree(t, "ws/.git/HEAD", "ws/.git/config", "ws/.git/objects/", "ws/.git/refs/", "ws/sub/")
 	ws := d + "/ws"
@@ -568,8 +571,8 @@ func TestCreatedOtherGitDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, w := p.Access(ws + "/.git/commondir"); !r || w {
-		t.Errorf(".git/commondir: read %v, write %v; want read-only where missing", r, w)
+	if !slices.Contains(p.MoveAfter, ws+"/.git/commondir") {
+		t.Errorf("MoveAfter = %q, want the missing .git/commondir (no placeholder can stand for it)", p.MoveAfter)
 	}
 	for _, f := range []string{".git/commondir", "sub/.git", "bare/HEAD", "bare/config", "bare/objects/", "bare/refs/"} {
 		path := filepath.Join(ws, f)
@@ -698,5 +701,30 @@ func TestDeriveProxy(t *testing.T) {
 	in = Intersect(p, op)
 	if in.Proxy || in.Seccomp.AllowUnix {
 		t.Errorf("no network with unix sockets and the proxy: Proxy %v AllowUnix %v", in.Proxy, in.Seccomp.AllowUnix)
+	}
+}
+
+// TestMoveAsideCreated: a commondir the command created in an existing
+// .git is moved aside after it, and nothing else is touched.
+func TestMoveAsideCreated(t *testing.T) {
+	d := tree(t, "ws/.git/HEAD", "ws/.git/config", "ws/.git/objects/", "ws/.git/refs/")
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.MoveAsideCreated(time.Now()); len(got) != 0 {
+		t.Fatalf("nothing created yet, got %q", got)
+	}
+	cd := ws + "/.git/commondir"
+	if err := os.WriteFile(cd, []byte("../elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := p.MoveAsideCreated(time.Now())
+	if len(got) != 1 || !strings.Contains(got[0], "moved to "+cd+".guardrun-quarantine-") {
+		t.Fatalf("MoveAsideCreated = %q", got)
+	}
+	if _, err := os.Lstat(cd); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%s still there: %v", cd, err)
 	}
 }

@@ -78,6 +78,12 @@ type Profile struct {
 	// ReadOnlyOver are paths inside a writable tree that are re-exposed
 	// read-only (guardrun's own config files).
 	ReadOnlyOver []string `json:"read_only_over"`
+	// MoveAfter are protected names missing when the sandbox started
+	// that no placeholder can stand for: git reads .git/commondir
+	// whenever it exists, so even an empty one would break every git
+	// command. Whatever the command creates there is moved aside after
+	// it (MoveAsideCreated).
+	MoveAfter []string `json:"move_after,omitempty"`
 	// Network allows sockets beyond AF_UNIX and keeps the host network
 	// namespace.
 	Network bool `json:"network"`

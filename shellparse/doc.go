@@ -72,7 +72,7 @@
 // built at run time, a shell reading code from standard input or a file,
 // source and ., an assignment to one of DangerousVariables (PATH, IFS,
 // BASH_CMDS, BASH_ALIASES, POSIXLY_CORRECT, SHELLOPTS, HOME, XDG_*, GIT_*,
-// TMPDIR, LD_* and more) in every form: NAME=, env, sudo, export and the
+// TMPDIR, LD_*, GUARDRUN_* and more) in every form: NAME=, env, sudo, export and the
 // other declaration builtins, read, printf -v (also when -v is a run-time
 // word), mapfile, getopts, for and select, ${VAR:=...}, arithmetic
 // assignment and ++/-- in $(( )), (( )) and let, coproc NAME, {NAME}>,

@@ -36,6 +36,9 @@ var DangerousVariables = []string{
 	"GIT_*",
 	// Programs that other programs start on their own.
 	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE",
+	// guardrun's own: the config, session, backend and supervisor a
+	// nested guardrun uses.
+	"GUARDRUN_*",
 }
 
 // DangerousVariable reports whether assigning name can change what runs.
