@@ -138,7 +138,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 			return nil, fmt.Errorf("landlock: the command's temporary directory: %w", err)
 		}
 	}
-	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: accept})
+	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: accept, Self: selfExe()})
 	if err != nil {
 		removeTmp(tmp)
 		return nil, err
@@ -254,9 +254,8 @@ func (c *Cmd) Start() error {
 	}
 	c.snaps = snaps
 	errc := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread dies with this goroutine.
-		runtime.LockOSThread()
+	// Never unlocked: the thread dies with this goroutine.
+	goOffMain(func() {
 		defer close(c.ended)
 		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0)
 		if err != nil {
@@ -275,7 +274,7 @@ func (c *Cmd) Start() error {
 			}
 			c.server = srv
 		}
-		if err := c.Cmd.Start(); err != nil {
+		if err := c.startCmd(); err != nil {
 			errc <- fmt.Errorf("landlock: start %s: %w", c.Cmd.Args[0], err)
 			return
 		}
@@ -284,7 +283,7 @@ func (c *Cmd) Start() error {
 		if c.Ruleset.Scoped&ScopeSignal != 0 {
 			endDomain()
 		}
-	}()
+	})
 	err = <-errc
 	if err != nil {
 		<-c.ended
