@@ -24,3 +24,7 @@ type Cmd struct{ Ruleset *Ruleset }
 func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, connectTCP []uint16) (*Cmd, error) {
 	return nil, errUnsupported
 }
+
+// SelfExe is guardrun's own executable as the Linux backend grants it;
+// there is none here.
+func SelfExe() string { return "" }

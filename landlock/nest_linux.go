@@ -20,6 +20,10 @@ const nestArg = "\x01guardrun-landlock-nest"
 // running binary, wherever it has been moved since.
 const nestExe = "/proc/self/exe"
 
+// SelfExe is guardrun's own executable as Command grants it (Options.Self):
+// the trampoline that nests the command's domain; "" where there is none.
+func SelfExe() string { return selfExe() }
+
 // selfExe is the file of guardrun's own executable, which the ruleset
 // lets the command execute (and read) so that the trampoline can start;
 // "" when it cannot be found (the command is then refused at its start,
