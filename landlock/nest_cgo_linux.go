@@ -28,15 +28,17 @@ struct guardrun_nest_attr {
 	uint64_t scoped;
 };
 
-static void guardrun_nest_fail(const char *what, const char *path, int err) {
+// status is 125 (guardrun failed) when the domain could not be made, and
+// as a shell reports a command it could not run otherwise: 127 not
+// found, 126 found and not run.
+static void guardrun_nest_fail(const char *what, const char *path, int err, int status) {
 	const char *msg = strerror(err);
 	const char *parts[] = {"guardrun: landlock: ", what, path ? " " : "", path ? path : "", ": ", msg, "\n"};
 	for (unsigned i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 		ssize_t n = write(2, parts[i], strlen(parts[i]));
 		(void)n;
 	}
-	// As a shell reports it: not found, or found and not run.
-	_exit(err == ENOENT ? 127 : 126);
+	_exit(status);
 }
 
 // guardrun_landlock_nest runs before the Go runtime starts (an ELF
@@ -53,17 +55,17 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 	struct guardrun_nest_attr attr = {0, 0, (1ULL << 0) | (1ULL << 1)};
 	long fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
 	if (fd < 0) {
-		guardrun_nest_fail("nested domain: create ruleset", NULL, errno);
+		guardrun_nest_fail("nested domain: create ruleset", NULL, errno, 125);
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		guardrun_nest_fail("nested domain: no_new_privs", NULL, errno);
+		guardrun_nest_fail("nested domain: no_new_privs", NULL, errno, 125);
 	}
 	if (syscall(SYS_landlock_restrict_self, (int)fd, 0) != 0) {
-		guardrun_nest_fail("nested domain: restrict", NULL, errno);
+		guardrun_nest_fail("nested domain: restrict", NULL, errno, 125);
 	}
 	close((int)fd);
 	execve(argv[2], argv + 3, envp);
-	guardrun_nest_fail("start", argv[2], errno);
+	guardrun_nest_fail("start", argv[2], errno, errno == ENOENT ? 127 : 126);
 }
 */
 import "C"
