@@ -134,9 +134,10 @@
 //     symlink between Build and Start is skipped (never followed).
 //   - With the signal scope every command costs one more exec (guardrun's
 //     own binary as the trampoline, about a millisecond; no Go runtime).
-//     If guardrun's executable was replaced or removed while it runs
-//     (an upgrade), its file cannot be granted and commands fail to
-//     start (exit 125) until guardrun is restarted.
+//     If guardrun's executable was removed while it runs (an upgrade
+//     that replaces the file), its file may not be granted any more and
+//     commands then fail to start (exit 125), never run unnested, until
+//     guardrun is restarted.
 //   - Before ABI 6 signals and abstract sockets are not scoped and
 //     leftovers are not ended; before ABI 3 read-only files can be
 //     truncated; such profiles are refused unless the loss is accepted.
