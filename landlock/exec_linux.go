@@ -220,7 +220,9 @@ func lookPath(name string, env []string) (string, error) {
 // that is never given back to the Go scheduler, and starts the command
 // from it: Go's fork clones the calling thread, so the command inherits
 // the thread's Landlock domain, filter and no_new_privs, while every
-// other thread of guardrun stays unrestricted. The thread waits until
+// other thread of guardrun stays unrestricted. With the signal scope the
+// command gets a domain nested below the thread's (nest_linux.go), so it
+// cannot signal the thread; the thread is never the main one. The thread waits until
 // the command has ended, then ends every process left in its domain (see
 // Wait), and exits with its goroutine.
 func (c *Cmd) Start() error {
