@@ -63,9 +63,11 @@ func helperMain() int {
 // a helper process that restricts itself and execs the command), with a
 // plain fork+exec as the floor; and the locked thread without the
 // calls guardrun serves (no listener: ms/locked-thread-unserved), which
-// is what serving the metadata calls costs a command that makes none.
-// Each is reported as a metric (ms/locked-thread, ms/helper,
-// ms/plain-exec, served/unserved).
+// is what serving the metadata calls costs a command that makes none;
+// and the locked thread with the command in the thread's own domain
+// (ms/locked-thread-not-nested: no trampoline exec), whose difference
+// to ms/locked-thread is ms/nesting. Each is reported as a metric
+// (ms/locked-thread, ms/helper, ms/plain-exec, served/unserved).
 func BenchmarkStart(b *testing.B) {
 	if err := Check(); err != nil {
 		b.Skip(err)
@@ -102,6 +104,13 @@ func BenchmarkStart(b *testing.B) {
 	}
 	lockedThread := func() { lockedThreadWith(true) }
 	unserved := func() { lockedThreadWith(false) }
+	direct := func() {
+		// The command in the thread's own domain, not nested (before
+		// the trampoline).
+		startDirect = true
+		defer func() { startDirect = false }()
+		lockedThreadWith(true)
+	}
 	abi, _ := ABI()
 	self, err := os.Executable()
 	if err != nil {
@@ -142,7 +151,8 @@ func BenchmarkStart(b *testing.B) {
 	unserved()
 	helper()
 	plain()
-	steps := []func(){lockedThread, unserved, helper, plain}
+	direct()
+	steps := []func(){lockedThread, unserved, helper, plain, direct}
 	spent := make([]time.Duration, len(steps))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -160,7 +170,9 @@ func BenchmarkStart(b *testing.B) {
 	b.ReportMetric(ms(spent[1]), "ms/locked-thread-unserved")
 	b.ReportMetric(ms(spent[2]), "ms/helper")
 	b.ReportMetric(ms(spent[3]), "ms/plain-exec")
+	b.ReportMetric(ms(spent[4]), "ms/locked-thread-not-nested")
 	b.ReportMetric(float64(spent[0])/float64(spent[1]), "served/unserved")
+	b.ReportMetric(float64(spent[0]-spent[4])/n/1e6, "ms/nesting")
 }
 
 // chmodLoop is the command BenchmarkMetadataChmod runs in the sandbox:

@@ -51,6 +51,16 @@
 //     session of its own, and when the command exits every process left
 //     in its domain is killed from the restricted thread (kill(-1) limited
 //     by the signal scope);
+//   - guardrun itself out of the command's reach: with the signal scope
+//     the command runs in a Landlock domain nested below the restricted
+//     thread's (nest_linux.go): the child execs guardrun's own executable
+//     (/proc/self/exe, granted execute and read) with a private marker
+//     argument, and a C constructor that runs before the Go runtime
+//     (nest_cgo_linux.go) restricts itself with a scope-only ruleset and
+//     execs the command, or exits 126 (127: not found) without running
+//     it. A domain cannot signal its parent domain, so no signal of the
+//     command reaches the thread; the thread's kill(-1) still reaches
+//     the command. The thread is never guardrun's main thread;
 //   - file metadata (chmod, chown, utime, setxattr, removexattr and
 //     their f/l/at forms, MetadataCalls), for which Landlock has no
 //     rights: served by guardrun (metadata_linux.go), which reads the
@@ -112,20 +122,23 @@
 //     dies they get ENOSYS. guardrun under another seccomp listener
 //     cannot use this backend (EBUSY, refused with a message), and the
 //     command cannot use seccomp user notification itself.
-//   - The thread that starts the command shares its Landlock domain, so
-//     the signal scope lets the command signal it: SIGKILL to that
-//     thread (its id is in /proc/PPID/task) ends guardrun before it
-//     restores protected names or writes the audit line, which defeats
-//     the end-state enforcement of protected names (known gap; the fix
-//     is a nested domain for the command). prlimit on another process
-//     is refused by the filter for the same reason.
-//     guardrun is made non-dumpable, so its memory and environment are
-//     out of reach.
+//   - prlimit on another process is refused by the filter (it could
+//     reach guardrun's own limits). guardrun is made non-dumpable, so
+//     its memory and environment are out of reach of the restricted
+//     thread's domain. Built without cgo, the binary has no trampoline
+//     and refuses to start commands under ABI 6 (below it signals are
+//     not scoped and the command is started directly).
 //   - No IPC namespace: SysV IPC is refused outright (ENOSYS), so a
 //     program that needs it (PostgreSQL) fails under landlock. inotify
 //     watches work on directories outside the zones (names only).
 //   - Rules are opened when the command starts: a path swapped for a
 //     symlink between Build and Start is skipped (never followed).
+//   - With the signal scope every command costs one more exec (guardrun's
+//     own binary as the trampoline, about a millisecond; no Go runtime).
+//     If guardrun's executable was removed while it runs (an upgrade
+//     that replaces the file), its file may not be granted any more and
+//     commands then fail to start (exit 125), never run unnested, until
+//     guardrun is restarted.
 //   - Before ABI 6 signals and abstract sockets are not scoped and
 //     leftovers are not ended; before ABI 3 read-only files can be
 //     truncated; such profiles are refused unless the loss is accepted.

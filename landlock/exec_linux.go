@@ -146,7 +146,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 			return nil, fmt.Errorf("landlock: the command's temporary directory: %w", err)
 		}
 	}
-	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: accept})
+	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: accept, Self: selfExe()})
 	if err != nil {
 		removeTmp(tmp)
 		return nil, err
@@ -228,7 +228,9 @@ func lookPath(name string, env []string) (string, error) {
 // that is never given back to the Go scheduler, and starts the command
 // from it: Go's fork clones the calling thread, so the command inherits
 // the thread's Landlock domain, filter and no_new_privs, while every
-// other thread of guardrun stays unrestricted. The thread waits until
+// other thread of guardrun stays unrestricted. With the signal scope the
+// command gets a domain nested below the thread's (nest_linux.go), so it
+// cannot signal the thread; the thread is never the main one. The thread waits until
 // the command has ended, then ends every process left in its domain (see
 // Wait), and exits with its goroutine.
 func (c *Cmd) Start() error {
@@ -263,9 +265,8 @@ func (c *Cmd) Start() error {
 	}
 	c.snaps = snaps
 	errc := make(chan error, 1)
-	go func() {
-		// Never unlocked: the thread dies with this goroutine.
-		runtime.LockOSThread()
+	// Never unlocked: the thread dies with this goroutine.
+	goOffMain(func() {
 		defer close(c.ended)
 		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0)
 		if err != nil {
@@ -284,7 +285,7 @@ func (c *Cmd) Start() error {
 			}
 			c.server = srv
 		}
-		if err := c.Cmd.Start(); err != nil {
+		if err := c.startCmd(); err != nil {
 			errc <- fmt.Errorf("landlock: start %s: %w", c.Cmd.Args[0], err)
 			return
 		}
@@ -293,7 +294,7 @@ func (c *Cmd) Start() error {
 		if c.Ruleset.Scoped&ScopeSignal != 0 {
 			endDomain()
 		}
-	}()
+	})
 	err = <-errc
 	if err != nil {
 		<-c.ended

@@ -30,3 +30,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 func CommandProxy(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, proxy netip.AddrPort) (*Cmd, error) {
 	return nil, errUnsupported
 }
+
+// SelfExe is guardrun's own executable as the Linux backend grants it;
+// there is none here.
+func SelfExe() string { return "" }

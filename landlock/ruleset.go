@@ -207,6 +207,11 @@ type Options struct {
 	ConnectTCP []uint16
 	// Accept are the losses the config accepts (AcceptNames).
 	Accept []string
+	// Self is guardrun's own executable. With the signal scope (ABI 6)
+	// the command is started through it (a trampoline that nests the
+	// command's Landlock domain, so that the command cannot signal
+	// guardrun), so it gets execute and read.
+	Self string
 	// Lstat and ReadDir look at the host file system; nil means the real
 	// one. Tests pass fakes.
 	Lstat   func(path string) (os.FileInfo, error)
@@ -313,6 +318,11 @@ func Build(p *sandbox.Profile, o Options) (*Ruleset, error) {
 	// ptrace rules keep other processes' memory, environment and
 	// descriptors out of reach.
 	b.rule("/proc", FSReadFile|FSReadDir, true)
+	// guardrun's own executable: the trampoline that nests the command's
+	// domain (ABI 6, where signals are scoped).
+	if o.Self != "" && o.ABI >= 6 {
+		b.rule(o.Self, FSExecute|FSReadFile, false)
+	}
 	if o.TmpDir != "" {
 		b.rule(o.TmpDir, b.rwRights, true)
 	}

@@ -196,11 +196,11 @@ func landlockReport(p *sandbox.Profile, accept []string) (*landlock.Ruleset, []l
 	if err != nil {
 		abi = 7
 	}
-	rs, err := landlock.Build(p, landlock.Options{ABI: abi, TmpDir: "$TMPDIR", Accept: accept})
+	rs, err := landlock.Build(p, landlock.Options{ABI: abi, TmpDir: "$TMPDIR", Accept: accept, Self: landlock.SelfExe()})
 	var ue *landlock.UnenforceableError
 	if errors.As(err, &ue) {
 		// Show what it would apply, had the config accepted the losses.
-		rs, err = landlock.Build(p, landlock.Options{ABI: abi, TmpDir: "$TMPDIR", Accept: landlock.AcceptNames})
+		rs, err = landlock.Build(p, landlock.Options{ABI: abi, TmpDir: "$TMPDIR", Accept: landlock.AcceptNames, Self: landlock.SelfExe()})
 		if rs != nil {
 			rs.Lost = nil
 		}
@@ -248,6 +248,9 @@ func printLandlock(w io.Writer, rs *landlock.Ruleset, refused []landlock.Part) {
 		fmt.Fprintf(w, "  tcp connect only to ports %v\n", rs.ConnectTCP)
 	}
 	fmt.Fprintln(w, "  private /tmp: a directory of its own as $TMPDIR, removed after; /tmp itself is not visible")
+	if self := landlock.SelfExe(); self != "" && rs.Scoped&landlock.ScopeSignal != 0 {
+		fmt.Fprintf(w, "  %s (guardrun itself, ro above) runs first in the command's process and gives the command a Landlock domain nested below guardrun's, so it cannot signal guardrun\n", self)
+	}
 	if rs.Scoped&landlock.ScopeSignal != 0 {
 		fmt.Fprintln(w, "  pid isolation: signals and abstract unix sockets stay inside; whatever the command leaves running is ended when it exits")
 	}

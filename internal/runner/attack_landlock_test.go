@@ -23,6 +23,8 @@ import (
 type attack struct {
 	escape
 	gapLL string
+	// after checks the output of a refused attempt.
+	after func(t *testing.T, out string)
 }
 
 // TestAttacks makes attempts on what TestEscapes does not reach: guardrun
@@ -101,13 +103,33 @@ func TestAttacks(t *testing.T) {
 	commondir := filepath.Join(f.ws, ".git/commondir")
 	envrc := filepath.Join(f.ws, "deep/x/.envrc")
 
+	// Killing or stopping guardrun after changing a protected name: this
+	// test process, guardrun's role, must survive (else the test binary
+	// dies), and under landlock put the name back afterwards.
+	killRow := func(name, sig string) attack {
+		host := func(t *testing.T) {
+			absent(commondir)(t)
+			alive(t)
+			if st, _ := os.ReadFile("/proc/" + vpid + "/stat"); strings.Contains(string(st), ") T ") {
+				t.Error("the host process was stopped")
+				victim.Process.Signal(syscall.SIGCONT)
+			}
+		}
+		return attack{escape: escape{name: name, args: []string{"kill-guardrun", self, sig, commondir}, host: host},
+			after: func(t *testing.T, out string) {
+				if landlockTest() && !restoredLine(out, commondir) {
+					t.Errorf("the output does not say %s was moved aside after the attempt:\n%s", commondir, out)
+				}
+			}}
+	}
 	rows := []attack{
+		killRow("SIGKILL every thread of guardrun's process, and kill(-1, SIGKILL)", "9"),
+		killRow("SIGSTOP every thread of guardrun's process, and kill(-1, SIGSTOP)", "19"),
 		{escape: escape{name: "read guardrun's environment and memory through its restricted thread",
 			args: []string{"parent-memory", self, string(rev)}}},
 		{escape: escape{name: "write guardrun's memory through /proc", args: []string{"proc-mem-write", self}}},
 		{escape: escape{name: "signal a thread of guardrun's process (SIGKILL would skip the restore)",
-			args: []string{"signal-thread", self}},
-			gapLL: "the thread that starts the command shares its Landlock domain, so the signal scope lets the command signal it; SIGKILL ends guardrun before it restores protected names or writes the audit line"},
+			args: []string{"signal-thread", self}}},
 		{escape: escape{name: "change guardrun's resource limits (prlimit)", args: []string{"prlimit", self},
 			host: func(t *testing.T) {
 				var now unix.Rlimit
@@ -195,6 +217,9 @@ func TestAttacks(t *testing.T) {
 				t.Errorf("status %d:\n%s", status, out)
 			default:
 				summary = append(summary, fmt.Sprintf("  %-60s %s", a.name, m[3]))
+				if a.after != nil {
+					a.after(t, out)
+				}
 			}
 			if a.host != nil {
 				a.host(t)

@@ -23,6 +23,7 @@ func init() {
 		"parent-memory":   attemptParentMemory,
 		"signal-thread":   attemptSignalThread,
 		"prlimit":         attemptPrlimit,
+		"kill-guardrun":   attemptKillGuardrun,
 		"sysv-shm":        attemptSysvShm,
 		"sigio":           attemptSigio,
 		"pidfd-kill":      attemptPidfdKill,
@@ -134,6 +135,56 @@ func attemptSignalThread(a []string) error {
 			last = err
 		}
 	}
+	return last
+}
+
+// kill-guardrun PID SIG PROTECTED: write PROTECTED (a protected name
+// guardrun restores after the command), then send SIG to every thread of
+// guardrun's process, to the process, and to every process it may signal
+// (kill(-1), judged on the host). Any of them delivered would end (or stop) guardrun before
+// it restores PROTECTED and writes its audit line. A stop is undone at
+// once (whoever can stop can continue) so that the test reports instead
+// of hanging.
+func attemptKillGuardrun(a []string) error {
+	pid := arg(a, 0)
+	p, err := strconv.Atoi(pid)
+	if err != nil {
+		return setup("pid %q", pid)
+	}
+	n, err := strconv.Atoi(arg(a, 1))
+	if err != nil {
+		return setup("signal %q", arg(a, 1))
+	}
+	sig := syscall.Signal(n)
+	// Refused under bwrap (read-only); under landlock restored after.
+	_ = os.WriteFile(arg(a, 2), []byte("written before killing guardrun\n"), 0o644)
+	ts, err := tasks(pid)
+	if err != nil {
+		return err
+	}
+	undo := func() {
+		if sig == syscall.SIGSTOP {
+			_ = syscall.Kill(p, syscall.SIGCONT)
+		}
+	}
+	var last error = syscall.EPERM
+	for _, tid := range ts {
+		t, _ := strconv.Atoi(tid)
+		if err := unix.Tgkill(p, t, sig); err == nil {
+			undo()
+			return allowed("sent signal %d to thread %d of guardrun's process %d", n, t, p)
+		} else {
+			last = err
+		}
+	}
+	if err := syscall.Kill(p, sig); err == nil {
+		undo()
+		return allowed("sent signal %d to guardrun's process %d", n, p)
+	}
+	// kill(-1) succeeds when it reaches any process, its own domain's
+	// included (the probe's own exited children): whether it reached
+	// guardrun or a host process is checked on the host.
+	_ = syscall.Kill(-1, sig)
 	return last
 }
 
