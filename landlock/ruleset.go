@@ -401,6 +401,14 @@ func (b *builder) watch() {
 			add(x, false)
 		}
 	}
+	// Missing names no placeholder can stand for: restored (moved
+	// aside) here, by the same code as the others, right after the
+	// command and before guardrun writes its end record.
+	for _, x := range b.p.MoveAfter {
+		if _, err := b.o.Lstat(x); err != nil {
+			add(x, true)
+		}
+	}
 	for _, x := range b.p.Deny {
 		base := filepath.Base(x)
 		if !slices.Contains(b.p.DenyNames, base) && !(own(x) && slices.Contains(b.p.ProtectNames, base)) {
