@@ -721,7 +721,7 @@ func TestMoveAsideCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := p.MoveAsideCreated(time.Now())
-	if len(got) != 1 || !strings.Contains(got[0], "moved to "+cd+".guardrun-quarantine-") {
+	if len(got) != 1 || !strings.Contains(got[0], "moved aside to "+cd+".guardrun-quarantine-") {
 		t.Fatalf("MoveAsideCreated = %q", got)
 	}
 	if _, err := os.Lstat(cd); !errors.Is(err, fs.ErrNotExist) {

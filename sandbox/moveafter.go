@@ -21,7 +21,7 @@ func (p *Profile) MoveAsideCreated(now time.Time) []string {
 			continue
 		}
 		if r, err := Resolve(filepath.Dir(path)); err != nil || r != filepath.Dir(path) {
-			out = append(out, fmt.Sprintf("%s was created, but its directory now leads elsewhere: not moved; review it before git uses it", path))
+			out = append(out, fmt.Sprintf("protected %s was created by the command, but its directory now leads elsewhere: not moved; review it before git uses it", path))
 			continue
 		}
 		// Whatever the command put at this name is its own (rename
@@ -29,10 +29,10 @@ func (p *Profile) MoveAsideCreated(now time.Time) []string {
 		// there fails and is reported).
 		q := fmt.Sprintf("%s.guardrun-quarantine-%s-%d", path, now.UTC().Format("20060102T150405Z"), now.Nanosecond())
 		if err := os.Rename(path, q); err != nil {
-			out = append(out, fmt.Sprintf("%s was created and could not be moved aside: %v", path, err))
+			out = append(out, fmt.Sprintf("protected %s was created by the command and could not be moved aside: %v", path, err))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s was created by the command; moved to %s (git would take config and hooks from where it points)", path, q))
+		out = append(out, fmt.Sprintf("protected %s was created by the command; moved aside to %s", path, q))
 	}
 	return out
 }

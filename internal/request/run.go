@@ -359,9 +359,6 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		}
 		s.auditStart(j, cwd, rec, start, d, io)
 		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
-		for _, m := range p.MoveAsideCreated(time.Now()) {
-			fmt.Fprintf(io.Stderr, "guardrun: warning: %s\n", m)
-		}
 		if err == nil && status != 0 && s.Backend == runner.BackendLandlock {
 			noteFixed(io, p, cfg.Sandbox.LandlockAccept)
 		}

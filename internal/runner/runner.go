@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // ProxyRoute is how a sandbox reaches guardrun's network proxy: the
@@ -74,4 +76,18 @@ func waitRelaying(cmd *exec.Cmd, sigs <-chan os.Signal, relay func(os.Signal), p
 		return 0, fmt.Errorf("%s: %w", prefix, werr)
 	}
 	return 0, fmt.Errorf("%s: the command ended without an exit status", prefix)
+}
+
+// moveAsideCreated moves aside what the command created at the
+// profile's MoveAfter paths (names no mount can keep missing), saying so
+// on stderr. The landlock backend does it with its other protected names.
+func moveAsideCreated(p *sandbox.Profile, stdio Stdio) {
+	if p == nil {
+		return
+	}
+	for _, m := range p.MoveAsideCreated(time.Now()) {
+		if stdio.Stderr != nil {
+			fmt.Fprintf(stdio.Stderr, "guardrun: %s\n", m)
+		}
+	}
 }

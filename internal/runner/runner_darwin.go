@@ -54,7 +54,9 @@ func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, 
 	if o.Backend != "" && o.Backend != BackendSeatbelt {
 		return 0, fmt.Errorf("runner: backend %q is not available on macOS", o.Backend)
 	}
-	return Run(ctx, p, argv, env, stdio)
+	status, err := Run(ctx, p, argv, env, stdio)
+	moveAsideCreated(p, stdio)
+	return status, err
 }
 
 // CheckBackend is Check for the one backend macOS has.

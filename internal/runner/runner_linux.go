@@ -57,7 +57,7 @@ func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, 
 	default:
 		return 0, fmt.Errorf("runner: backend %q is not available on Linux", o.Backend)
 	}
-	return runRelaying(func() (sandboxedCmd, error) {
+	status, err := runRelaying(func() (sandboxedCmd, error) {
 		c, err := bwrap.CommandProxy(ctx, p, o.Proxy, argv, env)
 		if err != nil {
 			return nil, err
@@ -65,6 +65,8 @@ func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, 
 		c.Cmd.Stdin, c.Cmd.Stdout, c.Cmd.Stderr = stdio.Stdin, stdio.Stdout, stdio.Stderr
 		return c, nil
 	})
+	moveAsideCreated(p, stdio)
+	return status, err
 }
 
 // sandboxedCmd is what each backend's command offers the relay.
