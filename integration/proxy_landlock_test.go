@@ -153,32 +153,7 @@ func TestProxyLandlock(t *testing.T) {
 	}
 
 	hostIP := hostIPv4(t)
-	l, err := net.Listen("tcp", hostIP+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	reached := make(chan string, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			reached <- c.RemoteAddr().String()
-			c.Close()
-		}
-	}()
-	u, err := net.ListenPacket("udp", hostIP+":"+portOf(l.Addr()))
-	if err == nil {
-		defer u.Close()
-		go func() {
-			buf := make([]byte, 10)
-			if _, from, err := u.ReadFrom(buf); err == nil {
-				reached <- "udp " + from.String()
-			}
-		}()
-	}
+	l, reached := hostTarget(t, hostIP)
 	out, stderr, code = runLandlock(t, pre, w.world, "-c",
 		"/usr/bin/python3 escape.py "+w.port+" "+hostIP+" "+portOf(l.Addr()))
 	if !strings.Contains(out, "inside: Seccomp:\t2 proxy http://guardrun 127.0.0.1") {

@@ -351,32 +351,7 @@ func TestProxyEscape(t *testing.T) {
 	if hostIP == "" {
 		t.Skip("the host has no non-loopback IPv4 address to aim at")
 	}
-	l, err := net.Listen("tcp", hostIP+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	reached := make(chan string, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			reached <- c.RemoteAddr().String()
-			c.Close()
-		}
-	}()
-	u, err := net.ListenPacket("udp", hostIP+":"+portOf(l.Addr()))
-	if err == nil {
-		defer u.Close()
-		go func() {
-			buf := make([]byte, 10)
-			if _, from, err := u.ReadFrom(buf); err == nil {
-				reached <- "udp " + from.String()
-			}
-		}()
-	}
+	l, reached := hostTarget(t, hostIP)
 	srvPort := w.port
 	out, stderr, code := runPlain(t, w.world, "", nil, "-c",
 		"python3 escape.py "+hostIP+" "+portOf(l.Addr())+" "+srvPort+" && "+w.curl("allowed.test"))
@@ -599,4 +574,37 @@ func TestProxyUnderSupervisor(t *testing.T) {
 	}
 	tt.typ("quit\n")
 	tt.wait()
+}
+
+// hostTarget listens on TCP and UDP at hostIP (the same port) for the
+// whole test and reports on reached every peer that got through.
+func hostTarget(t *testing.T, hostIP string) (l net.Listener, reached chan string) {
+	t.Helper()
+	l, err := net.Listen("tcp", hostIP+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	reached = make(chan string, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			reached <- c.RemoteAddr().String()
+			c.Close()
+		}
+	}()
+	u, err := net.ListenPacket("udp", hostIP+":"+portOf(l.Addr()))
+	if err == nil {
+		t.Cleanup(func() { u.Close() })
+		go func() {
+			buf := make([]byte, 10)
+			if _, from, err := u.ReadFrom(buf); err == nil {
+				reached <- "udp " + from.String()
+			}
+		}()
+	}
+	return l, reached
 }
