@@ -3,7 +3,6 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,20 +81,6 @@ func TestAttacks(t *testing.T) {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
 
-	absent := func(p string) func(*testing.T) {
-		return func(t *testing.T) {
-			if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s exists on the host after the attempt (%v)", p, err)
-			}
-		}
-	}
-	unchanged := func(p, want string) func(*testing.T) {
-		return func(t *testing.T) {
-			if b, err := os.ReadFile(p); err != nil || string(b) != want {
-				t.Errorf("%s changed on the host: %q, %v", p, b, err)
-			}
-		}
-	}
 	var rlim unix.Rlimit
 	if err := unix.Prlimit(0, unix.RLIMIT_CORE, nil, &rlim); err != nil {
 		t.Fatal(err)

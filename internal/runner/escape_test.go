@@ -111,20 +111,6 @@ func TestEscapes(t *testing.T) {
 		t.Fatal("dup'd descriptor unexpectedly close-on-exec")
 	}
 
-	absent := func(p string) func(*testing.T) {
-		return func(t *testing.T) {
-			if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s exists on the host after the attempt (%v)", p, err)
-			}
-		}
-	}
-	unchanged := func(p, want string) func(*testing.T) {
-		return func(t *testing.T) {
-			if b, err := os.ReadFile(p); err != nil || string(b) != want {
-				t.Errorf("%s changed on the host: %q, %v", p, b, err)
-			}
-		}
-	}
 	noAccept := func(l net.Listener) func(*testing.T) {
 		return func(t *testing.T) {
 			type deadliner interface{ SetDeadline(time.Time) error }
@@ -576,6 +562,24 @@ func inodeUnchanged(t *testing.T, path string) func(*testing.T) {
 		after, err := snap()
 		if err != nil || after != before {
 			t.Errorf("%s changed on the host:\n before %s\n after  %s (%v)", path, before, after, err)
+		}
+	}
+}
+
+// absent checks, after an attempt, that p does not exist on the host.
+func absent(p string) func(*testing.T) {
+	return func(t *testing.T) {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists on the host after the attempt (%v)", p, err)
+		}
+	}
+}
+
+// unchanged checks, after an attempt, that p still holds want on the host.
+func unchanged(p, want string) func(*testing.T) {
+	return func(t *testing.T) {
+		if b, err := os.ReadFile(p); err != nil || string(b) != want {
+			t.Errorf("%s changed on the host: %q, %v", p, b, err)
 		}
 	}
 }
