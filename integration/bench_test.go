@@ -28,7 +28,6 @@ func BenchmarkBackends(b *testing.B) {
 	requireSandbox(b)
 	w := runWorld(b, runConfig+landlockAccept, "GUARDRUN_SESSION=bench")
 	landlockWorks(b, w, w.work)
-	bare := bareBwrap(b, w)
 	run := func(c *exec.Cmd) {
 		c.Dir, c.Env = w.work, w.env
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -36,6 +35,7 @@ func BenchmarkBackends(b *testing.B) {
 			b.Fatalf("%q: %v\n%s", c.Args, err, out)
 		}
 	}
+	bare := bareBwrap(b, guardrunBin, w, run)
 	steps := []func(){
 		func() { run(exec.Command(guardrunBin, "--backend", "landlock", "--approve-all", "-c", "true")) },
 		func() { run(exec.Command(guardrunBin, "--backend", "bwrap", "--approve-all", "-c", "true")) },
@@ -72,19 +72,14 @@ func BenchmarkBackends(b *testing.B) {
 }
 
 // bareBwrap returns the hand-written bwrap+seccomp call: the argv
-// guardrun would use here, with a prebuilt filter, running bash -c true.
-func bareBwrap(b *testing.B, w *world) func() {
-	cmd := exec.Command(guardrunBin, "--backend", "bwrap", "profile", "--json")
+// guardrun (binary gr) would use here, with a prebuilt filter, running
+// bash -c true through run.
+func bareBwrap(b *testing.B, gr string, w *world, run func(*exec.Cmd)) func() {
+	cmd := exec.Command(gr, "--backend", "bwrap", "profile", "--json")
 	cmd.Dir, cmd.Env = w.work, w.env
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("guardrun profile --json: %v", err)
-	}
-	var prof struct {
-		Bwrap []string `json:"bwrap"`
-	}
-	if err := json.Unmarshal(out, &prof); err != nil || len(prof.Bwrap) == 0 {
-		b.Fatalf("guardrun profile --json has no bwrap argv (%v):\n%s", err, out)
 	}
 	bwrapBin, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -95,7 +90,7 @@ func bareBwrap(b *testing.B, w *world) func() {
 		b.Fatal(err)
 	}
 	b.Cleanup(filter.Release)
-	argv := append(append(append([]string{}, prof.Bwrap...), "--"), "/bin/bash", "-c", "true")
+	argv := append(append(profileBwrap(b, out), "--"), "/bin/bash", "-c", "true")
 	return func() {
 		bpf, err := filter.File()
 		if err != nil {
@@ -113,11 +108,7 @@ func bareBwrap(b *testing.B, w *world) func() {
 		}()
 		c := exec.Command(bwrapBin, argv...)
 		c.ExtraFiles = []*os.File{bpf, pw}
-		c.Dir, c.Env = w.work, w.env
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := c.Run(); err != nil {
-			b.Fatalf("%q: %v", c.Args, err)
-		}
+		run(c)
 		bpf.Close()
 		pw.Close()
 		<-drained
@@ -138,25 +129,6 @@ func BenchmarkRunOverhead(b *testing.B) {
 	gr, _, _ := benchBinaries(b) // built as make build does
 	w := runWorld(b, runConfig, "GUARDRUN_SESSION=bench")
 
-	// The bwrap argv guardrun would use here.
-	cmd := exec.Command(gr, "profile", "--json")
-	cmd.Dir, cmd.Env = w.work, w.env
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("guardrun profile --json: %v", err)
-	}
-	bwrapArgv := profileBwrap(b, out)
-	bwrapBin, err := exec.LookPath("bwrap")
-	if err != nil {
-		b.Fatal(err)
-	}
-	filter, err := seccomp.Build(sandbox.SeccompPolicy{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer filter.Release()
-	bareArgv := append(append(append([]string{}, bwrapArgv...), "--"), "/bin/bash", "-c", "true")
-
 	run := func(c *exec.Cmd) time.Duration {
 		c.Dir, c.Env = w.work, w.env
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -168,28 +140,11 @@ func BenchmarkRunOverhead(b *testing.B) {
 	guardrun := func() time.Duration {
 		return run(exec.Command(gr, "--approve-all", "-c", "true"))
 	}
+	var bareCPU time.Duration
+	bareCall := bareBwrap(b, gr, w, func(c *exec.Cmd) { bareCPU = run(c) })
 	bare := func() time.Duration {
-		bpf, err := filter.File()
-		if err != nil {
-			b.Fatal(err)
-		}
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		drained := make(chan struct{})
-		go func() {
-			io.Copy(io.Discard, pr)
-			pr.Close()
-			close(drained)
-		}()
-		c := exec.Command(bwrapBin, bareArgv...)
-		c.ExtraFiles = []*os.File{bpf, pw}
-		cpu := run(c)
-		bpf.Close()
-		pw.Close()
-		<-drained
-		return cpu
+		bareCall()
+		return bareCPU
 	}
 	sh := func() time.Duration {
 		return run(exec.Command("sh", "-c", "true"))
