@@ -542,18 +542,7 @@ func TestProxyUnderSupervisor(t *testing.T) {
 
 	// The session's one proxy: its control socket is the agent's, and
 	// out of the commands' sight.
-	tt.typ("proxy\n")
-	end := tt.waitFor(at, `agent proxy: \S+\r\n`)
-	ctl := regexp.MustCompile(`agent proxy: (\S+)\r\n`).FindStringSubmatch(tt.screen()[at:end])[1]
-	at = end
-	if fi, err := os.Stat(ctl); err != nil || fi.Mode()&os.ModeSocket == 0 {
-		t.Fatalf("GUARDRUN_PROXY=%s: %v", ctl, err)
-	}
-	tt.typ("test -e " + ctl + " && echo VISIBLE || echo HIDDEN\n")
-	at = tt.waitFor(at, `agent saw: (VISIBLE|HIDDEN)`)
-	if strings.Contains(tt.screen(), "agent saw: VISIBLE") {
-		t.Error("the shared proxy's control socket is visible inside the sandbox")
-	}
+	at = tt.socketHidden(at, "proxy", "GUARDRUN_PROXY")
 
 	tt.typ(curl)
 	at = tt.answer(at, "y")

@@ -166,6 +166,27 @@ func (tt *tty) waitFor(from int, re string) int {
 	}
 }
 
+// socketHidden asks the fake agent for the socket its environment names
+// (its command what, the variable env), checks that it exists on the
+// host and that a sandboxed command cannot see it, and returns where the
+// screen was read to.
+func (tt *tty) socketHidden(at int, what, env string) int {
+	t := tt.t
+	t.Helper()
+	tt.typ(what + "\n")
+	end := tt.waitFor(at, `agent `+what+`: \S+\r\n`)
+	sock := regexp.MustCompile(`agent ` + what + `: (\S+)\r\n`).FindStringSubmatch(tt.screen()[at:end])[1]
+	if fi, err := os.Stat(sock); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("%s=%s: %v", env, sock, err)
+	}
+	tt.typ("test -e " + sock + " && echo VISIBLE || echo HIDDEN\n")
+	at = tt.waitFor(end, `agent saw: (VISIBLE|HIDDEN)`)
+	if strings.Contains(tt.screen(), "agent saw: VISIBLE") {
+		t.Fatalf("%s (%s) is visible inside the sandbox", env, sock)
+	}
+	return at
+}
+
 func (tt *tty) typ(s string) {
 	tt.t.Helper()
 	if _, err := tt.pm.Write([]byte(s)); err != nil {
@@ -256,18 +277,7 @@ func TestSupervise(t *testing.T) {
 	}
 
 	// The socket is the agent's, and invisible to the commands it runs.
-	tt.typ("socket\n")
-	end := tt.waitFor(at, `agent socket: \S+\r\n`)
-	sock := regexp.MustCompile(`agent socket: (\S+)\r\n`).FindStringSubmatch(tt.screen()[at:end])[1]
-	at = end
-	if fi, err := os.Stat(sock); err != nil || fi.Mode()&os.ModeSocket == 0 {
-		t.Fatalf("GUARDRUN_SOCKET=%s: %v", sock, err)
-	}
-	tt.typ("test -e " + sock + " && echo VISIBLE || echo HIDDEN\n")
-	at = tt.waitFor(at, `agent saw: (VISIBLE|HIDDEN)`)
-	if strings.Contains(tt.screen(), "agent saw: VISIBLE") {
-		t.Fatal("the supervisor's socket is visible inside the sandbox")
-	}
+	at = tt.socketHidden(at, "socket", "GUARDRUN_SOCKET")
 
 	// An allowed command: no prompt.
 	tt.typ("echo hello-from-echo\n")
@@ -353,7 +363,7 @@ func TestSupervise(t *testing.T) {
 	// the prompt was drawn; seq may finish well within it.
 	time.Sleep(supervisor.DefaultSettle + 50*time.Millisecond)
 	tt.typ("y")
-	end = tt.waitFor(keys, `>>> end \d+: status 0 0`)
+	end := tt.waitFor(keys, `>>> end \d+: status 0 0`)
 	checkSeq(t, tt.screen()[keys:end], 100000)
 
 	tt.typ("quit\n")
