@@ -267,7 +267,5 @@ func (s *Session) auditConnectionOf(c connOwner, r netproxy.Record, io IO) {
 	} else {
 		rec.Script = c.script
 	}
-	if err := approval.OpenAudit(s.Loaded.Cfg.Audit.Path).Append(rec); err != nil {
-		fmt.Fprintf(io.Stderr, "guardrun: warning: audit log: %v\n", err)
-	}
+	s.Audit(rec, io.Stderr)
 }

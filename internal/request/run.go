@@ -474,10 +474,13 @@ func (s *Session) audit(j *Job, cwd string, rec approval.Record, start time.Time
 }
 
 // Audit appends rec to the config's audit log, with this process's pid
-// and, when rec names none, the session. A log that cannot be written is
+// where rec names no process (a proxied connection names the command's)
+// and, where rec names none, the session. A log that cannot be written is
 // a warning on w, not a failure: what was decided stands.
 func (s *Session) Audit(rec approval.Record, w io.Writer) {
-	rec.PID = os.Getpid()
+	if rec.PID == 0 {
+		rec.PID = os.Getpid()
+	}
 	if rec.Session == "" {
 		rec.Session = s.ID
 	}
