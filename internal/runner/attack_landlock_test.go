@@ -125,7 +125,37 @@ func TestAttacks(t *testing.T) {
 				}
 			}}
 	}
+	keepFile := filepath.Join(f.outside, "keep")
+	var keepSt unix.Stat_t
+	if err := unix.Stat(keepFile, &keepSt); err != nil {
+		t.Fatal(err)
+	}
+	metaSame := func(t *testing.T) {
+		var now unix.Stat_t
+		if err := unix.Stat(keepFile, &now); err != nil {
+			t.Fatal(err)
+		}
+		if now.Mode != keepSt.Mode || now.Uid != keepSt.Uid || now.Gid != keepSt.Gid || now.Mtim != keepSt.Mtim {
+			t.Errorf("%s's metadata changed on the host: mode %o uid %d mtime %v (was %o %d %v)",
+				keepFile, now.Mode, now.Uid, now.Mtim, keepSt.Mode, keepSt.Uid, keepSt.Mtim)
+		}
+		if v, err := unix.Getxattr(keepFile, "user.pwn", make([]byte, 8)); err == nil {
+			t.Errorf("%s got an extended attribute on the host (%d bytes)", keepFile, v)
+		}
+	}
+	metaRow := func(name, way string, extra ...string) attack {
+		return attack{escape: escape{name: name, args: append([]string{"meta", way, keepFile}, extra...), host: metaSame}}
+	}
 	rows := []attack{
+		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
+		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
+		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),
+		metaRow("metadata of a file outside through /proc/self/cwd after chdir", "cwd"),
+		metaRow("metadata of a file outside through zone/../..", "dotdot", filepath.Join(f.ws, "sub/dir")),
+		metaRow("metadata of a file outside through fchmodat2 AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW", "fchmodat2"),
+		metaRow("extended attribute of a file outside through /proc/self/fd", "xattr"),
+		metaRow("metadata of a file outside through a hard link made in a zone", "hardlink", filepath.Join(f.ws, "sub/dir")),
+		metaRow("metadata of a file outside through a path of PATH_MAX-1 bytes", "pathmax"),
 		killRow("SIGKILL every thread of guardrun's process, and kill(-1, SIGKILL)", "9"),
 		killRow("SIGSTOP every thread of guardrun's process, and kill(-1, SIGSTOP)", "19"),
 		{escape: escape{name: "read guardrun's environment and memory through its restricted thread",

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -422,4 +423,121 @@ func attemptChmodDir(a []string) error {
 		return allowed("appended to %s (chmod: %v)", p, err)
 	}
 	return allowed("appended to %s and made %s mode %o", p, filepath.Dir(p), mode)
+}
+
+func init() { attempts["meta"] = attemptMeta }
+
+// meta WAY FILE [ZONE]: change the mode, owner, times or an extended
+// attribute of FILE (outside every zone) through a name guardrun's
+// seccomp notification handler may judge as inside: WAY is one of
+// procfd (O_PATH fd, then /proc/self/fd/N), emptypath (fd opened
+// read-only, AT_EMPTY_PATH), dirfd (fd of FILE's directory and the
+// base name), cwd (chdir to FILE's directory, /proc/self/cwd/NAME),
+// dotdot (ZONE/../.. walk to FILE), fchmodat2 (AT_SYMLINK_NOFOLLOW on
+// /proc/self/fd/N), xattr (setxattr on /proc/self/fd/N), hardlink (a
+// hard link to FILE in ZONE, then chmod of the link), pathmax (a path
+// of PATH_MAX-1 bytes made of ./ ending at FILE).
+func attemptMeta(a []string) error {
+	way, file := arg(a, 0), arg(a, 1)
+	dir, base := filepath.Dir(file), filepath.Base(file)
+	try := func(name string, err error) error {
+		if err == nil {
+			return allowed("%s on %s", name, file)
+		}
+		return err
+	}
+	switch way {
+	case "procfd":
+		fd, err := unix.Open(file, unix.O_PATH, 0)
+		if err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		p := fmt.Sprintf("/proc/self/fd/%d", fd)
+		if err := unix.Chmod(p, 0o777); err == nil {
+			return allowed("chmod %s", p)
+		}
+		if err := unix.Chown(p, 1, 1); err == nil {
+			return allowed("chown %s", p)
+		}
+		return try("utimes", unix.UtimesNano(p, []unix.Timespec{{Sec: 1}, {Sec: 1}}))
+	case "emptypath":
+		fd, err := unix.Open(file, unix.O_RDONLY, 0)
+		if err != nil {
+			// Not readable here: an O_PATH fd (fchownat, utimensat
+			// and fsetxattr do not take one, fchownat AT_EMPTY_PATH does).
+			if fd, err = unix.Open(file, unix.O_PATH, 0); err != nil {
+				return err // not even visible (bwrap mounts only the zones)
+			}
+		}
+		if err := unix.Fchmod(fd, 0o777); err == nil {
+			return allowed("fchmod")
+		}
+		if err := unix.Fchownat(fd, "", 1, 1, unix.AT_EMPTY_PATH); err == nil {
+			return allowed("fchownat AT_EMPTY_PATH")
+		}
+		if err := unix.Fsetxattr(fd, "user.pwn", []byte("x"), 0); err == nil {
+			return allowed("fsetxattr")
+		}
+		return try("utimensat AT_EMPTY_PATH", unix.UtimesNanoAt(fd, "", []unix.Timespec{{Sec: 1}, {Sec: 1}}, unix.AT_EMPTY_PATH))
+	case "dirfd":
+		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		if err := unix.Fchmodat(fd, base, 0o777, 0); err == nil {
+			return allowed("fchmodat dirfd")
+		}
+		return try("utimensat dirfd", unix.UtimesNanoAt(fd, base, []unix.Timespec{{Sec: 1}, {Sec: 1}}, 0))
+	case "cwd":
+		if err := os.Chdir(dir); err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		if err := unix.Chmod("/proc/self/cwd/"+base, 0o777); err == nil {
+			return allowed("chmod via /proc/self/cwd")
+		}
+		return try("chmod relative", unix.Chmod(base, 0o777))
+	case "dotdot":
+		zone := arg(a, 2)
+		rel, err := filepath.Rel(zone, file)
+		if err != nil {
+			return setup("%v", err)
+		}
+		p := zone + "/" + rel // not cleaned: walks up through ..
+		return try("chmod "+p, unix.Chmod(p, 0o777))
+	case "fchmodat2":
+		fd, err := unix.Open(file, unix.O_PATH|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		empty := []byte{0}
+		_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])), 0o777, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+		if e == 0 {
+			return allowed("fchmodat2 AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW")
+		}
+		return e
+	case "xattr":
+		fd, err := unix.Open(file, unix.O_PATH, 0)
+		if err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		p := fmt.Sprintf("/proc/self/fd/%d", fd)
+		return try("setxattr "+p, unix.Setxattr(p, "user.pwn", []byte("x"), 0))
+	case "hardlink":
+		l := filepath.Join(arg(a, 2), "hl-"+base)
+		if err := unix.Link(file, l); err != nil {
+			return err
+		}
+		defer os.Remove(l)
+		return try("chmod of a hard link "+l, unix.Chmod(l, 0o777))
+	case "pathmax":
+		p := file
+		for len(p)+2 < unix.PathMax-1 {
+			p = "/." + p
+		}
+		for len(p) < unix.PathMax-1 {
+			p = "/" + p
+		}
+		return try(fmt.Sprintf("chmod of a %d-byte path", len(p)), unix.Chmod(p, 0o777))
+	}
+	return setup("unknown way %q", way)
 }
