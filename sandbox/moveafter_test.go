@@ -40,7 +40,9 @@ func TestMoveAsideCreatedAttacks(t *testing.T) {
 			must(t, os.Mkdir(cd, 0o755))
 			must(t, os.WriteFile(filepath.Join(cd, "f"), nil, 0o644))
 			must(t, os.Chmod(cd, 0o500))
-			t.Cleanup(func() { filepath.Walk(ws, func(p string, _ fs.FileInfo, _ error) error { os.Chmod(p, 0o755); return nil }) })
+			t.Cleanup(func() {
+				filepath.Walk(ws, func(p string, _ fs.FileInfo, _ error) error { os.Chmod(p, 0o755); return nil })
+			})
 		}, true},
 		{"a fifo", func(t *testing.T, ws, cd, out string) {
 			must(t, syscall.Mkfifo(cd, 0o644))
