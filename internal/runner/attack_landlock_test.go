@@ -43,6 +43,12 @@ func TestAttacks(t *testing.T) {
 	requireSandbox(t)
 	f := newFixture(t)
 	self := strconv.Itoa(os.Getpid())
+	// guardrun's own executable, the nesting trampoline: this test
+	// binary here.
+	testExe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	victim := exec.Command("sleep", "60")
 	if err := victim.Start(); err != nil {
@@ -147,6 +153,8 @@ func TestAttacks(t *testing.T) {
 		return attack{escape: escape{name: name, args: append([]string{"meta", way, keepFile}, extra...), host: metaSame}}
 	}
 	rows := []attack{
+		{escape: escape{name: "signal guardrun from behind its own trampoline, run again from inside (nested, twice, odd argv)",
+			args: []string{"nest-signal", testExe, self}, host: alive}},
 		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
 		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
 		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),

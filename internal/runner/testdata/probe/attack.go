@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -540,4 +541,46 @@ func attemptMeta(a []string) error {
 		return try(fmt.Sprintf("chmod of a %d-byte path", len(p)), unix.Chmod(p, 0o777))
 	}
 	return setup("unknown way %q", way)
+}
+
+func init() { attempts["nest-signal"] = attemptNestSignal }
+
+// nest-signal EXE PID: go through guardrun's trampoline again from
+// inside (EXE, guardrun's own executable, which the command may run,
+// with the marker argv[1]) to reach a process that signals a thread of
+// guardrun's process PID: once, twice nested, and with odd arguments
+// (an empty PATH, a relative PATH). Any ALLOWED in a child is an escape.
+func attemptNestSignal(a []string) error {
+	exe, pid := arg(a, 0), arg(a, 1)
+	const marker = "\x01guardrun-landlock-nest"
+	self, err := os.Executable()
+	if err != nil {
+		return setup("%v", err)
+	}
+	variants := [][]string{
+		{"guardrun", marker, self, "probe", "signal-thread", pid},
+		{"guardrun", marker, exe, "guardrun", marker, self, "probe", "signal-thread", pid},
+		{"guardrun", marker, "", "probe", "signal-thread", pid},
+		{"guardrun", marker, "probe", "probe", "signal-thread", pid},
+		{"guardrun", marker, self, "probe", "kill-guardrun", pid, "0"},
+	}
+	var last error = syscall.EPERM
+	for _, v := range variants {
+		c := exec.Command(exe)
+		c.Args = v
+		c.Dir = filepath.Dir(self)
+		out, err := c.CombinedOutput()
+		fmt.Fprintf(os.Stderr, "trampoline %q: %v: %s\n", v[2:], err, bytes.TrimSpace(out))
+		if strings.Contains(string(out), " ALLOWED") {
+			return allowed("through the trampoline %q: %s", v[2:], strings.TrimSpace(string(out)))
+		}
+		if err == nil && !strings.Contains(string(out), "refused") {
+			return allowed("the trampoline %q exited 0 without a refusal: %s", v[2:], out)
+		}
+		last = fmt.Errorf("%q: %v: %s", v[2:], err, bytes.TrimSpace(out))
+		if r := strings.Index(string(out), "refused errno="); r >= 0 {
+			last = syscall.EPERM
+		}
+	}
+	return last
 }
