@@ -539,6 +539,77 @@ func attemptMeta(a []string) error {
 			p = "/" + p
 		}
 		return try(fmt.Sprintf("chmod of a %d-byte path", len(p)), unix.Chmod(p, 0o777))
+	case "symlink":
+		// Links made in ZONE: to FILE's directory and to FILE; the call
+		// goes through the first, walks .. after it, or names the
+		// second without following it (lchown, utimensat NOFOLLOW).
+		zone := arg(a, 2)
+		dl, fl := filepath.Join(zone, "meta-dir-link"), filepath.Join(zone, "meta-file-link")
+		if err := os.Symlink(dir, dl); err != nil {
+			return setup("symlink: %v", err)
+		}
+		defer os.Remove(dl)
+		if err := os.Symlink(file, fl); err != nil {
+			return setup("symlink: %v", err)
+		}
+		defer os.Remove(fl)
+		if err := unix.Chmod(dl+"/"+base, 0o777); err == nil {
+			return allowed("chmod through a link to the directory")
+		}
+		if err := unix.Chmod(dl+"/../"+filepath.Base(dir)+"/"+base, 0o777); err == nil {
+			return allowed("chmod through .. after a link")
+		}
+		if err := unix.Chmod(dl+"/", 0o777); err == nil {
+			return allowed("chmod of a link to a directory with a trailing slash")
+		}
+		if err := unix.Lchown(fl, os.Getuid(), os.Getgid()); err != nil {
+			return fmt.Errorf("lchown of the link: %w", err)
+		}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, fl, []unix.Timespec{{Sec: 1}, {Sec: 1}}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("utimensat NOFOLLOW of the link: %w", err)
+		}
+		// The links themselves changed (the host checks FILE): try the
+		// followed forms last.
+		return try("chmod through a link to the file", unix.Chmod(fl, 0o777))
+	case "procroot":
+		// Through another process's root and cwd: PID's (guardrun's).
+		pid := arg(a, 2)
+		if err := unix.Chmod("/proc/"+pid+"/root"+file, 0o777); err == nil {
+			return allowed("chmod through /proc/%s/root", pid)
+		}
+		return try("chmod through /proc/1/root", unix.Chmod("/proc/1/root"+file, 0o777))
+	case "badaddr":
+		// Paths guardrun must read from the command's memory: unmapped,
+		// and a name running into an unmapped page. It must answer
+		// EFAULT and keep serving (then a real outside path).
+		page := os.Getpagesize()
+		mem, err := unix.Mmap(-1, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return setup("mmap: %v", err)
+		}
+		for i := range mem[:page] {
+			mem[i] = 'a'
+		}
+		if _, _, e := unix.Syscall(unix.SYS_MUNMAP, uintptr(unsafe.Pointer(&mem[page])), uintptr(page), 0); e != 0 {
+			return setup("munmap: %v", e)
+		}
+		cwd := unix.AT_FDCWD
+		atFDCWD := uintptr(cwd)
+		for _, addr := range []uintptr{1, uintptr(unsafe.Pointer(&mem[0])), uintptr(unsafe.Pointer(&mem[page-1]))} {
+			if _, _, e := unix.Syscall(unix.SYS_FCHMODAT, atFDCWD, addr, 0o777); e == 0 {
+				return allowed("chmod of a path at %#x succeeded", addr)
+			}
+		}
+		return try("chmod after bad addresses", unix.Chmod(file, 0o777))
+	case "pathmax-exact":
+		p := file
+		for len(p)+2 <= unix.PathMax {
+			p = "/." + p
+		}
+		for len(p) < unix.PathMax {
+			p = "/" + p
+		}
+		return try(fmt.Sprintf("chmod of a %d-byte path", len(p)), unix.Chmod(p, 0o777))
 	}
 	return setup("unknown way %q", way)
 }
