@@ -168,6 +168,7 @@ func TestAttacks(t *testing.T) {
 		metaRow("metadata of a file outside through links made in a zone (dir link, .., trailing slash, NOFOLLOW)", "symlink", filepath.Join(f.ws, "sub/dir")),
 		metaRow("metadata of a file outside through /proc/PID/root of guardrun and of pid 1", "procroot", self),
 		metaRow("metadata calls with unmapped path memory, then a file outside", "badaddr"),
+		metaRow("metadata of a file outside through a zone name flipped to a link to it during the calls", "race", filepath.Join(f.ws, "sub/dir")),
 		killRow("SIGKILL every thread of guardrun's process, and kill(-1, SIGKILL)", "9"),
 		killRow("SIGSTOP every thread of guardrun's process, and kill(-1, SIGSTOP)", "19"),
 		{escape: escape{name: "read guardrun's environment and memory through its restricted thread",

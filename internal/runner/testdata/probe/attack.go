@@ -601,6 +601,56 @@ func attemptMeta(a []string) error {
 			}
 		}
 		return try("chmod after bad addresses", unix.Chmod(file, 0o777))
+	case "race":
+		// A name in ZONE flipped between a zone file and a link to FILE
+		// while chmod, utimensat and setxattr run on it: guardrun must
+		// judge and change the same object.
+		zone := arg(a, 2)
+		var before unix.Stat_t
+		if err := unix.Stat(file, &before); err != nil {
+			return err
+		}
+		name, own, tmp := filepath.Join(zone, "meta-race"), filepath.Join(zone, "meta-race-own"), filepath.Join(zone, "meta-race-tmp")
+		if err := os.WriteFile(own, nil, 0o644); err != nil {
+			return setup("%v", err)
+		}
+		defer os.Remove(own)
+		defer os.Remove(name)
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				os.Remove(tmp)
+				if i%2 == 0 {
+					os.Symlink(file, tmp)
+				} else {
+					os.Symlink(own, tmp)
+				}
+				os.Rename(tmp, name)
+			}
+		}()
+		for i := 0; i < 3000; i++ {
+			unix.Chmod(name, 0o777)
+			unix.UtimesNano(name, []unix.Timespec{{Sec: 1}, {Sec: 1}})
+			unix.Setxattr(name, "user.pwn", []byte("x"), 0)
+		}
+		close(stop)
+		<-done
+		os.Remove(tmp)
+		var now unix.Stat_t
+		if err := unix.Stat(file, &now); err != nil {
+			return err
+		}
+		if now.Mode != before.Mode || now.Mtim != before.Mtim {
+			return allowed("%s changed through a flipped name: mode %o mtime %v", file, now.Mode, now.Mtim)
+		}
+		return syscall.EACCES
 	case "pathmax-exact":
 		p := file
 		for len(p)+2 <= unix.PathMax {
