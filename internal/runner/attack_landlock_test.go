@@ -224,6 +224,15 @@ func TestAttacks(t *testing.T) {
 			movedAfter: true},
 		{escape: escape{name: "create a protected name and take every quarantine name",
 			args: []string{"quarantine-fill", planted}, host: absent(planted), restored: planted}},
+		// The move aside after the command, given something odd at the name.
+		{escape: escape{name: "create .git/commondir as a link to a file outside (the move must not follow it)",
+			args: []string{"make-odd", "symlink", commondir, keepFile}, restored: commondir,
+			host: func(t *testing.T) { absent(commondir)(t); metaSame(t); unchanged(keepFile, "outside\n")(t) }},
+			movedAfter: true},
+		{escape: escape{name: "create .git/commondir as a directory", args: []string{"make-odd", "dir", commondir},
+			host: absent(commondir), restored: commondir}, movedAfter: true},
+		{escape: escape{name: "create .git/commondir as a fifo (the move must not block on it)", args: []string{"make-odd", "fifo", commondir},
+			host: absent(commondir), restored: commondir}, movedAfter: true},
 		// Last: they leave nested/.git and deep/x read-only.
 		{escape: escape{name: "change a protected file and make its directory read-only",
 			args: []string{"chmod-dir", nestedConfig}, restored: nestedConfig,

@@ -705,3 +705,29 @@ func attemptNestSignal(a []string) error {
 	}
 	return last
 }
+
+func init() { attempts["make-odd"] = attemptMakeOdd }
+
+// make-odd KIND PATH [TARGET]: put at PATH (a name guardrun moves aside
+// after the command) a symbolic link to TARGET, a directory with a file
+// in it, or a fifo, so that the move acts on something else or fails.
+func attemptMakeOdd(a []string) error {
+	kind, path := arg(a, 0), arg(a, 1)
+	var err error
+	switch kind {
+	case "symlink":
+		err = os.Symlink(arg(a, 2), path)
+	case "dir":
+		if err = os.Mkdir(path, 0o755); err == nil {
+			err = os.WriteFile(filepath.Join(path, "x"), []byte("x\n"), 0o644)
+		}
+	case "fifo":
+		err = unix.Mkfifo(path, 0o644)
+	default:
+		return setup("unknown kind %q", kind)
+	}
+	if err != nil {
+		return err
+	}
+	return allowed("made a %s at %s", kind, path)
+}
