@@ -42,6 +42,12 @@ func TestAttacks(t *testing.T) {
 	requireSandbox(t)
 	f := newFixture(t)
 	self := strconv.Itoa(os.Getpid())
+	// guardrun's own executable, the nesting trampoline: this test
+	// binary here.
+	testExe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	victim := exec.Command("sleep", "60")
 	if err := victim.Start(); err != nil {
@@ -110,7 +116,44 @@ func TestAttacks(t *testing.T) {
 				}
 			}}
 	}
+	keepFile := filepath.Join(f.outside, "keep")
+	var keepSt unix.Stat_t
+	if err := unix.Stat(keepFile, &keepSt); err != nil {
+		t.Fatal(err)
+	}
+	metaSame := func(t *testing.T) {
+		var now unix.Stat_t
+		if err := unix.Stat(keepFile, &now); err != nil {
+			t.Fatal(err)
+		}
+		if now.Mode != keepSt.Mode || now.Uid != keepSt.Uid || now.Gid != keepSt.Gid || now.Mtim != keepSt.Mtim {
+			t.Errorf("%s's metadata changed on the host: mode %o uid %d mtime %v (was %o %d %v)",
+				keepFile, now.Mode, now.Uid, now.Mtim, keepSt.Mode, keepSt.Uid, keepSt.Mtim)
+		}
+		if v, err := unix.Getxattr(keepFile, "user.pwn", make([]byte, 8)); err == nil {
+			t.Errorf("%s got an extended attribute on the host (%d bytes)", keepFile, v)
+		}
+	}
+	metaRow := func(name, way string, extra ...string) attack {
+		return attack{escape: escape{name: name, args: append([]string{"meta", way, keepFile}, extra...), host: metaSame}}
+	}
 	rows := []attack{
+		{escape: escape{name: "signal guardrun from behind its own trampoline, run again from inside (nested, twice, odd argv)",
+			args: []string{"nest-signal", testExe, self}, host: alive}},
+		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
+		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
+		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),
+		metaRow("metadata of a file outside through /proc/self/cwd after chdir", "cwd"),
+		metaRow("metadata of a file outside through zone/../..", "dotdot", filepath.Join(f.ws, "sub/dir")),
+		metaRow("metadata of a file outside through fchmodat2 AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW", "fchmodat2"),
+		metaRow("extended attribute of a file outside through /proc/self/fd", "xattr"),
+		metaRow("metadata of a file outside through a hard link made in a zone", "hardlink", filepath.Join(f.ws, "sub/dir")),
+		metaRow("metadata of a file outside through a path of PATH_MAX-1 bytes", "pathmax"),
+		metaRow("metadata of a file outside through a path of exactly PATH_MAX bytes", "pathmax-exact"),
+		metaRow("metadata of a file outside through links made in a zone (dir link, .., trailing slash, NOFOLLOW)", "symlink", filepath.Join(f.ws, "sub/dir")),
+		metaRow("metadata of a file outside through /proc/PID/root of guardrun and of pid 1", "procroot", self),
+		metaRow("metadata calls with unmapped path memory, then a file outside", "badaddr"),
+		metaRow("metadata of a file outside through a zone name flipped to a link to it during the calls", "race", filepath.Join(f.ws, "sub/dir")),
 		killRow("SIGKILL every thread of guardrun's process, and kill(-1, SIGKILL)", "9"),
 		killRow("SIGSTOP every thread of guardrun's process, and kill(-1, SIGSTOP)", "19"),
 		{escape: escape{name: "read guardrun's environment and memory through its restricted thread",
@@ -166,6 +209,15 @@ func TestAttacks(t *testing.T) {
 			movedAfter: true},
 		{escape: escape{name: "create a protected name and take every quarantine name",
 			args: []string{"quarantine-fill", planted}, host: absent(planted), restored: planted}},
+		// The move aside after the command, given something odd at the name.
+		{escape: escape{name: "create .git/commondir as a link to a file outside (the move must not follow it)",
+			args: []string{"make-odd", "symlink", commondir, keepFile}, restored: commondir,
+			host: func(t *testing.T) { absent(commondir)(t); metaSame(t); unchanged(keepFile, "outside\n")(t) }},
+			movedAfter: true},
+		{escape: escape{name: "create .git/commondir as a directory", args: []string{"make-odd", "dir", commondir},
+			host: absent(commondir), restored: commondir}, movedAfter: true},
+		{escape: escape{name: "create .git/commondir as a fifo (the move must not block on it)", args: []string{"make-odd", "fifo", commondir},
+			host: absent(commondir), restored: commondir}, movedAfter: true},
 		// Last: they leave nested/.git and deep/x read-only.
 		{escape: escape{name: "change a protected file and make its directory read-only",
 			args: []string{"chmod-dir", nestedConfig}, restored: nestedConfig,

@@ -9,11 +9,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -422,4 +424,310 @@ func attemptChmodDir(a []string) error {
 		return allowed("appended to %s (chmod: %v)", p, err)
 	}
 	return allowed("appended to %s and made %s mode %o", p, filepath.Dir(p), mode)
+}
+
+func init() { attempts["meta"] = attemptMeta }
+
+// meta WAY FILE [ZONE]: change the mode, owner, times or an extended
+// attribute of FILE (outside every zone) through a name guardrun's
+// seccomp notification handler may judge as inside: WAY is one of
+// procfd (O_PATH fd, then /proc/self/fd/N), emptypath (fd opened
+// read-only, AT_EMPTY_PATH), dirfd (fd of FILE's directory and the
+// base name), cwd (chdir to FILE's directory, /proc/self/cwd/NAME),
+// dotdot (ZONE/../.. walk to FILE), fchmodat2 (AT_SYMLINK_NOFOLLOW on
+// /proc/self/fd/N), xattr (setxattr on /proc/self/fd/N), hardlink (a
+// hard link to FILE in ZONE, then chmod of the link), pathmax (a path
+// of PATH_MAX-1 bytes made of ./ ending at FILE).
+func attemptMeta(a []string) error {
+	way, file := arg(a, 0), arg(a, 1)
+	dir, base := filepath.Dir(file), filepath.Base(file)
+	try := func(name string, err error) error {
+		if err == nil {
+			return allowed("%s on %s", name, file)
+		}
+		return err
+	}
+	switch way {
+	case "procfd":
+		fd, err := unix.Open(file, unix.O_PATH, 0)
+		if err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		p := fmt.Sprintf("/proc/self/fd/%d", fd)
+		if err := unix.Chmod(p, 0o777); err == nil {
+			return allowed("chmod %s", p)
+		}
+		if err := unix.Chown(p, 1, 1); err == nil {
+			return allowed("chown %s", p)
+		}
+		return try("utimes", unix.UtimesNano(p, []unix.Timespec{{Sec: 1}, {Sec: 1}}))
+	case "emptypath":
+		fd, err := unix.Open(file, unix.O_RDONLY, 0)
+		if err != nil {
+			// Not readable here: an O_PATH fd (fchownat, utimensat
+			// and fsetxattr do not take one, fchownat AT_EMPTY_PATH does).
+			if fd, err = unix.Open(file, unix.O_PATH, 0); err != nil {
+				return err // not even visible (bwrap mounts only the zones)
+			}
+		}
+		if err := unix.Fchmod(fd, 0o777); err == nil {
+			return allowed("fchmod")
+		}
+		if err := unix.Fchownat(fd, "", 1, 1, unix.AT_EMPTY_PATH); err == nil {
+			return allowed("fchownat AT_EMPTY_PATH")
+		}
+		if err := unix.Fsetxattr(fd, "user.pwn", []byte("x"), 0); err == nil {
+			return allowed("fsetxattr")
+		}
+		return try("utimensat AT_EMPTY_PATH", unix.UtimesNanoAt(fd, "", []unix.Timespec{{Sec: 1}, {Sec: 1}}, unix.AT_EMPTY_PATH))
+	case "dirfd":
+		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		if err := unix.Fchmodat(fd, base, 0o777, 0); err == nil {
+			return allowed("fchmodat dirfd")
+		}
+		return try("utimensat dirfd", unix.UtimesNanoAt(fd, base, []unix.Timespec{{Sec: 1}, {Sec: 1}}, 0))
+	case "cwd":
+		if err := os.Chdir(dir); err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		if err := unix.Chmod("/proc/self/cwd/"+base, 0o777); err == nil {
+			return allowed("chmod via /proc/self/cwd")
+		}
+		return try("chmod relative", unix.Chmod(base, 0o777))
+	case "dotdot":
+		zone := arg(a, 2)
+		rel, err := filepath.Rel(zone, file)
+		if err != nil {
+			return setup("%v", err)
+		}
+		p := zone + "/" + rel // not cleaned: walks up through ..
+		return try("chmod "+p, unix.Chmod(p, 0o777))
+	case "fchmodat2":
+		fd, err := unix.Open(file, unix.O_PATH|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		empty := []byte{0}
+		_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])), 0o777, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+		if e == 0 {
+			return allowed("fchmodat2 AT_EMPTY_PATH|AT_SYMLINK_NOFOLLOW")
+		}
+		return e
+	case "xattr":
+		fd, err := unix.Open(file, unix.O_PATH, 0)
+		if err != nil {
+			return err // not even visible (bwrap mounts only the zones)
+		}
+		p := fmt.Sprintf("/proc/self/fd/%d", fd)
+		return try("setxattr "+p, unix.Setxattr(p, "user.pwn", []byte("x"), 0))
+	case "hardlink":
+		l := filepath.Join(arg(a, 2), "hl-"+base)
+		if err := unix.Link(file, l); err != nil {
+			return err
+		}
+		defer os.Remove(l)
+		return try("chmod of a hard link "+l, unix.Chmod(l, 0o777))
+	case "pathmax":
+		p := file
+		for len(p)+2 < unix.PathMax-1 {
+			p = "/." + p
+		}
+		for len(p) < unix.PathMax-1 {
+			p = "/" + p
+		}
+		return try(fmt.Sprintf("chmod of a %d-byte path", len(p)), unix.Chmod(p, 0o777))
+	case "symlink":
+		// Links made in ZONE: to FILE's directory and to FILE; the call
+		// goes through the first, walks .. after it, or names the
+		// second without following it (lchown, utimensat NOFOLLOW).
+		zone := arg(a, 2)
+		dl, fl := filepath.Join(zone, "meta-dir-link"), filepath.Join(zone, "meta-file-link")
+		if err := os.Symlink(dir, dl); err != nil {
+			return setup("symlink: %v", err)
+		}
+		defer os.Remove(dl)
+		if err := os.Symlink(file, fl); err != nil {
+			return setup("symlink: %v", err)
+		}
+		defer os.Remove(fl)
+		if err := unix.Chmod(dl+"/"+base, 0o777); err == nil {
+			return allowed("chmod through a link to the directory")
+		}
+		if err := unix.Chmod(dl+"/../"+filepath.Base(dir)+"/"+base, 0o777); err == nil {
+			return allowed("chmod through .. after a link")
+		}
+		if err := unix.Chmod(dl+"/", 0o777); err == nil {
+			return allowed("chmod of a link to a directory with a trailing slash")
+		}
+		if err := unix.Lchown(fl, os.Getuid(), os.Getgid()); err != nil {
+			return fmt.Errorf("lchown of the link: %w", err)
+		}
+		if err := unix.UtimesNanoAt(unix.AT_FDCWD, fl, []unix.Timespec{{Sec: 1}, {Sec: 1}}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("utimensat NOFOLLOW of the link: %w", err)
+		}
+		// The links themselves changed (the host checks FILE): try the
+		// followed forms last.
+		return try("chmod through a link to the file", unix.Chmod(fl, 0o777))
+	case "procroot":
+		// Through another process's root and cwd: PID's (guardrun's).
+		pid := arg(a, 2)
+		if err := unix.Chmod("/proc/"+pid+"/root"+file, 0o777); err == nil {
+			return allowed("chmod through /proc/%s/root", pid)
+		}
+		return try("chmod through /proc/1/root", unix.Chmod("/proc/1/root"+file, 0o777))
+	case "badaddr":
+		// Paths guardrun must read from the command's memory: unmapped,
+		// and a name running into an unmapped page. It must answer
+		// EFAULT and keep serving (then a real outside path).
+		page := os.Getpagesize()
+		mem, err := unix.Mmap(-1, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return setup("mmap: %v", err)
+		}
+		for i := range mem[:page] {
+			mem[i] = 'a'
+		}
+		if _, _, e := unix.Syscall(unix.SYS_MUNMAP, uintptr(unsafe.Pointer(&mem[page])), uintptr(page), 0); e != 0 {
+			return setup("munmap: %v", e)
+		}
+		cwd := unix.AT_FDCWD
+		atFDCWD := uintptr(cwd)
+		for _, addr := range []uintptr{1, uintptr(unsafe.Pointer(&mem[0])), uintptr(unsafe.Pointer(&mem[page-1]))} {
+			if _, _, e := unix.Syscall(unix.SYS_FCHMODAT, atFDCWD, addr, 0o777); e == 0 {
+				return allowed("chmod of a path at %#x succeeded", addr)
+			}
+		}
+		return try("chmod after bad addresses", unix.Chmod(file, 0o777))
+	case "race":
+		// A name in ZONE flipped between a zone file and a link to FILE
+		// while chmod, utimensat and setxattr run on it: guardrun must
+		// judge and change the same object.
+		zone := arg(a, 2)
+		var before unix.Stat_t
+		if err := unix.Stat(file, &before); err != nil {
+			return err
+		}
+		name, own, tmp := filepath.Join(zone, "meta-race"), filepath.Join(zone, "meta-race-own"), filepath.Join(zone, "meta-race-tmp")
+		if err := os.WriteFile(own, nil, 0o644); err != nil {
+			return setup("%v", err)
+		}
+		defer os.Remove(own)
+		defer os.Remove(name)
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				os.Remove(tmp)
+				if i%2 == 0 {
+					os.Symlink(file, tmp)
+				} else {
+					os.Symlink(own, tmp)
+				}
+				os.Rename(tmp, name)
+			}
+		}()
+		for i := 0; i < 3000; i++ {
+			unix.Chmod(name, 0o777)
+			unix.UtimesNano(name, []unix.Timespec{{Sec: 1}, {Sec: 1}})
+			unix.Setxattr(name, "user.pwn", []byte("x"), 0)
+		}
+		close(stop)
+		<-done
+		os.Remove(tmp)
+		var now unix.Stat_t
+		if err := unix.Stat(file, &now); err != nil {
+			return err
+		}
+		if now.Mode != before.Mode || now.Mtim != before.Mtim {
+			return allowed("%s changed through a flipped name: mode %o mtime %v", file, now.Mode, now.Mtim)
+		}
+		return syscall.EACCES
+	case "pathmax-exact":
+		p := file
+		for len(p)+2 <= unix.PathMax {
+			p = "/." + p
+		}
+		for len(p) < unix.PathMax {
+			p = "/" + p
+		}
+		return try(fmt.Sprintf("chmod of a %d-byte path", len(p)), unix.Chmod(p, 0o777))
+	}
+	return setup("unknown way %q", way)
+}
+
+func init() { attempts["nest-signal"] = attemptNestSignal }
+
+// nest-signal EXE PID: go through guardrun's trampoline again from
+// inside (EXE, guardrun's own executable, which the command may run,
+// with the marker argv[1]) to reach a process that signals a thread of
+// guardrun's process PID: once, twice nested, and with odd arguments
+// (an empty PATH, a relative PATH). Any ALLOWED in a child is an escape.
+func attemptNestSignal(a []string) error {
+	exe, pid := arg(a, 0), arg(a, 1)
+	const marker = "\x01guardrun-landlock-nest"
+	self, err := os.Executable()
+	if err != nil {
+		return setup("%v", err)
+	}
+	variants := [][]string{
+		{"guardrun", marker, self, "probe", "signal-thread", pid},
+		{"guardrun", marker, exe, "guardrun", marker, self, "probe", "signal-thread", pid},
+		{"guardrun", marker, "", "probe", "signal-thread", pid},
+		{"guardrun", marker, "probe", "probe", "signal-thread", pid},
+		{"guardrun", marker, self, "probe", "kill-guardrun", pid, "0"},
+	}
+	var last error = syscall.EPERM
+	for _, v := range variants {
+		c := exec.Command(exe)
+		c.Args = v
+		c.Dir = filepath.Dir(self)
+		out, err := c.CombinedOutput()
+		fmt.Fprintf(os.Stderr, "trampoline %q: %v: %s\n", v[2:], err, bytes.TrimSpace(out))
+		if strings.Contains(string(out), " ALLOWED") {
+			return allowed("through the trampoline %q: %s", v[2:], strings.TrimSpace(string(out)))
+		}
+		if err == nil && !strings.Contains(string(out), "refused") {
+			return allowed("the trampoline %q exited 0 without a refusal: %s", v[2:], out)
+		}
+		last = fmt.Errorf("%q: %v: %s", v[2:], err, bytes.TrimSpace(out))
+		if r := strings.Index(string(out), "refused errno="); r >= 0 {
+			last = syscall.EPERM
+		}
+	}
+	return last
+}
+
+func init() { attempts["make-odd"] = attemptMakeOdd }
+
+// make-odd KIND PATH [TARGET]: put at PATH (a name guardrun moves aside
+// after the command) a symbolic link to TARGET, a directory with a file
+// in it, or a fifo, so that the move acts on something else or fails.
+func attemptMakeOdd(a []string) error {
+	kind, path := arg(a, 0), arg(a, 1)
+	var err error
+	switch kind {
+	case "symlink":
+		err = os.Symlink(arg(a, 2), path)
+	case "dir":
+		if err = os.Mkdir(path, 0o755); err == nil {
+			err = os.WriteFile(filepath.Join(path, "x"), []byte("x\n"), 0o644)
+		}
+	case "fifo":
+		err = unix.Mkfifo(path, 0o644)
+	default:
+		return setup("unknown kind %q", kind)
+	}
+	if err != nil {
+		return err
+	}
+	return allowed("made a %s at %s", kind, path)
 }
