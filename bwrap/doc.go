@@ -60,10 +60,16 @@
 //   - Hard links to denied files placed inside a zone beforehand are not
 //     masked (masks are by path).
 //   - Killed during bwrap's own setup (its first few milliseconds),
-//     guardrun can leave the sandbox running without a parent: bwrap arms
-//     --die-with-parent in the sandbox's init only after setup (bubblewrap
-//     issue #633). The command stays confined. Signals and cancellation
-//     from guardrun itself never take that path (Cmd.Signal).
+//     guardrun leaves the sandbox to run the command to its end without
+//     a parent: bwrap arms --die-with-parent in its monitor only after
+//     the clone and in the sandbox's init only after setup (bubblewrap
+//     issue #633). The command stays confined. guardrun does not kill the
+//     monitor itself when it dies (no Pdeathsig): a monitor killed before
+//     it releases the init leaves the init blocked for ever, holding the
+//     command's stdout and stderr (a caller reading them would hang).
+//     bwrap still has a window of a few instructions where that happens.
+//     Signals and cancellation from guardrun itself never take that path
+//     (Cmd.Signal).
 //   - Paths are checked when the profile is derived and again when the
 //     argv is rendered, not when bwrap mounts them: a concurrent process
 //     that swaps a directory for a symlink in between can move a mask or

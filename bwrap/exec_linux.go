@@ -147,10 +147,13 @@ func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, ar
 		// reaches guardrun, which relays it to the command (Signal)
 		// instead of killing bwrap's monitor and, with it, everything.
 		Setpgid: true,
-		// If guardrun dies, so does bwrap (which passes it on with
-		// --die-with-parent). Tied to the starting OS thread; Go keeps
-		// those alive unless a goroutine is locked to one.
-		Pdeathsig: syscall.SIGKILL,
+		// No Pdeathsig: bwrap's monitor arms --die-with-parent itself,
+		// before it lets the sandbox's init go on. Killed earlier (by a
+		// Pdeathsig of ours), the monitor would leave that init blocked
+		// for ever on its start-up eventfd, holding the command's stdio
+		// open. Left alive, it sets the sandbox up and runs the command
+		// to its end. From --die-with-parent on, guardrun's death ends
+		// the monitor and, through the pid namespace, everything inside.
 	}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = WaitDelay

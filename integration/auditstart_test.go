@@ -5,6 +5,8 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,30 +29,48 @@ func TestAuditStartSurvivesKill(t *testing.T) {
 		t.Fatalf("guardrun -c true: exit %d: %s", code, stderr)
 	}
 
-	cmd := exec.Command(guardrunBin, "-c", "sleep 30")
+	// A marker in the sleep's argv finds the command among the host's
+	// processes: guardrun is killed once it runs, past bwrap's set-up,
+	// when the whole sandbox must go with it.
+	marker := fmt.Sprintf("30.%d", 100000+os.Getpid()%900000)
+	script := "sleep " + marker
+	cmd := exec.Command(guardrunBin, "-c", script)
 	cmd.Dir, cmd.Env = w.work, w.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Anything left holding stderr cannot keep Wait (and the suite) hanging.
+	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	defer cmd.Process.Kill()
 	// The started record is written before the command starts.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		data, _ := os.ReadFile(auditPath)
-		if bytes.Contains(data, []byte(`"script":"sleep 30"`)) {
+		if bytes.Contains(data, []byte(`"script":"`+script+`"`)) && len(markerProcs(marker)) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no record of the start of sleep 30 after 20s; stderr: %s\nlog:\n%s", stderr.String(), data)
+			t.Fatalf("no record of the start of %s, or it never ran, after 20s; stderr: %s\nlog:\n%s", script, stderr.String(), data)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	if err := cmd.Wait(); errors.Is(err, exec.ErrWaitDelay) {
+		t.Errorf("stderr of the killed guardrun still open 10s after it died: the sandbox outlived it")
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for left := markerProcs(marker); len(left) > 0; left = markerProcs(marker) {
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("processes %v (%s) outlived a SIGKILLed guardrun", left, script)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	out, errOut, code := runPlain(t, w, "", nil, "log", "--json")
 	if code != 0 {
@@ -71,7 +91,7 @@ func TestAuditStartSurvivesKill(t *testing.T) {
 	if first["script"] != "true" || first["outcome"] != "ran" || first["run"] == "" || first["zones"] == nil {
 		t.Errorf("first record = %v, want the joined run of true (ran, with its run and zones)", first)
 	}
-	want := map[string]any{"script": "sleep 30", "outcome": "started", "verdict": "allow", "decided_by": "rule", "sandbox": "bwrap"}
+	want := map[string]any{"script": script, "outcome": "started", "verdict": "allow", "decided_by": "rule", "sandbox": "bwrap"}
 	for k, v := range want {
 		if second[k] != v {
 			t.Errorf("start record %s = %v, want %v (record %v)", k, second[k], v, second)
@@ -82,7 +102,7 @@ func TestAuditStartSurvivesKill(t *testing.T) {
 	}
 
 	text, _, _ := runPlain(t, w, "", nil, "log")
-	if !strings.Contains(text, "unfinished") || !strings.Contains(text, "sleep 30") {
+	if !strings.Contains(text, "unfinished") || !strings.Contains(text, script) {
 		t.Errorf("guardrun log does not show the killed run as unfinished:\n%s", text)
 	}
 	// The raw log holds both records of the finished run.
