@@ -555,42 +555,53 @@ func TestRunExitStatus(t *testing.T) {
 	}
 }
 
-// TestRunKilledLeavesNothing: SIGKILL to guardrun takes down what it runs.
+// TestRunKilledLeavesNothing: SIGKILL to guardrun takes down what it
+// runs, with either backend, including what the command started in the
+// background (under landlock, a grandchild is not in any namespace that
+// ends with guardrun: the command's keeper ends it).
 func TestRunKilledLeavesNothing(t *testing.T) {
 	requireSandbox(t)
 	w := runWorld(t, runConfig)
-	marker := fmt.Sprintf("300.%d", 100000+os.Getpid()%900000)
-	cmd := exec.Command(guardrunBin, "--approve-all", "-c", "sleep "+marker)
-	cmd.Dir, cmd.Env = w.work, w.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(markerProcs(marker)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("sleep %s never started; stderr: %s", marker, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	deadline = time.Now().Add(5 * time.Second)
-	for {
-		left := markerProcs(marker)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
+	for i, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			marker := fmt.Sprintf("300.%d%d", 100000+os.Getpid()%900000, i)
+			bg := marker + "1"
+			cmd := exec.Command(guardrunBin, "--backend", backend, "--approve-all", "-c", "sleep "+bg+" & sleep "+marker)
+			cmd.Dir, cmd.Env = w.work, w.env
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			cmd.WaitDelay = 10 * time.Second
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
-			t.Fatalf("processes %v (sleep %s) outlived a SIGKILLed guardrun", left, marker)
-		}
-		time.Sleep(20 * time.Millisecond)
+			defer cmd.Process.Kill()
+			deadline := time.Now().Add(10 * time.Second)
+			for len(markerProcs(marker)) == 0 || len(markerProcs(bg)) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("sleep %s and sleep %s never both started; stderr: %s", marker, bg, stderr.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			if err := cmd.Wait(); errors.Is(err, exec.ErrWaitDelay) {
+				t.Errorf("stderr of the killed guardrun still open 10s after it died")
+			}
+			deadline = time.Now().Add(5 * time.Second)
+			for {
+				left := append(markerProcs(marker), markerProcs(bg)...)
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					for _, pid := range left {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+					t.Fatalf("processes %v (sleep %s, sleep %s) outlived a SIGKILLed guardrun", left, marker, bg)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
 	}
 }
 

@@ -112,9 +112,11 @@
 //     serves connect(2) itself and lets only the proxy's address through.
 //   - Pathname unix sockets visible in a zone can be connected to (Landlock
 //     ABI 7 has no right for it); the seccomp policy decides.
-//   - If guardrun is killed with SIGKILL, the command gets SIGKILL
-//     (parent-death signal) but its own children are not ended: nobody is
-//     left to run kill(-1) in the domain.
+//   - If guardrun is killed with SIGKILL, the command's keeper (the
+//     trampoline, which stays in the outer domain as the command's
+//     parent) runs kill(-1) in the domain; without the signal scope
+//     (below ABI 6, no keeper) the command gets SIGKILL but its own
+//     children are not ended.
 //   - Metadata calls cost a round trip to guardrun (tens of
 //     microseconds). Metadata of protected names cannot be changed during
 //     the run. Processes guardrun cannot read (undumpable, or out of its

@@ -167,7 +167,8 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 		// own, which Signal addresses.
 		Setsid: true,
 		// Tied to the restricted thread, which lives until the command
-		// has been waited for: if guardrun dies, so does the command.
+		// has been waited for: if guardrun dies, so does the command
+		// (nested: its keeper, which then ends the whole domain).
 		Pdeathsig: syscall.SIGKILL,
 	}
 	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: commandPolicy(p),

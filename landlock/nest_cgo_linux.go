@@ -4,17 +4,23 @@ package landlock
 
 /*
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #endif
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
 #endif
 
 // The marker nestArg: argv[1] of guardrun's own executable started as
@@ -41,17 +47,10 @@ static void guardrun_nest_fail(const char *what, const char *path, int err, int 
 	_exit(status);
 }
 
-// guardrun_landlock_nest runs before the Go runtime starts (an ELF
-// constructor; glibc passes argc, argv and envp to them, in the static
-// binary too). Started as "EXE \x01guardrun-landlock-nest PATH ARGV...",
-// it puts itself into a new Landlock domain nested in the one it
-// inherited, with signals and abstract unix sockets scoped, and execs
-// PATH with ARGV. It never returns into Go; every failure exits without
-// running PATH. Anyone calling it only restricts themselves further.
-__attribute__((constructor)) static void guardrun_landlock_nest(int argc, char **argv, char **envp) {
-	if (argc < 4 || argv == NULL || argv[1] == NULL || strcmp(argv[1], GUARDRUN_NEST_ARG) != 0) {
-		return;
-	}
+// guardrun_nest_exec: in the keeper's child, a new Landlock domain nested
+// in the inherited one, with signals and abstract unix sockets scoped,
+// then PATH with ARGV.
+static void guardrun_nest_exec(char **argv, char **envp) {
 	struct guardrun_nest_attr attr = {0, 0, (1ULL << 0) | (1ULL << 1)};
 	long fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
 	if (fd < 0) {
@@ -66,6 +65,113 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 	close((int)fd);
 	execve(argv[2], argv + 3, envp);
 	guardrun_nest_fail("start", argv[2], errno, errno == ENOENT ? 127 : 126);
+}
+
+// guardrun_nest_end ends every process the keeper may signal: its
+// domain's signal scope limits kill(-1) to the command's processes,
+// wherever they were reparented. Only if the scope is seen in force (the
+// keeper's new parent, outside the domain, cannot even be probed):
+// otherwise kill(-1) would reach every process of the user.
+static void guardrun_nest_end(void) {
+	if (kill(getppid(), 0) == 0 || errno != EPERM) {
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		kill(-1, SIGKILL);
+	}
+}
+
+// guardrun_nest_exit ends the keeper as its child ended: the same exit
+// code, or the same signal (without a core file of its own).
+static void guardrun_nest_exit(int st) {
+	if (WIFSIGNALED(st)) {
+		int sig = WTERMSIG(st);
+		struct rlimit none = {0, 0};
+		setrlimit(RLIMIT_CORE, &none);
+		signal(sig, SIG_DFL);
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		sigprocmask(SIG_UNBLOCK, &one, NULL);
+		kill(getpid(), sig);
+		_exit(128 + sig);
+	}
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
+}
+
+// guardrun_landlock_nest runs before the Go runtime starts (an ELF
+// constructor; glibc passes argc, argv and envp to them, in the static
+// binary too). Started as "EXE \x01guardrun-landlock-nest PATH ARGV..."
+// it becomes the command's keeper: it forks a child that puts itself
+// into a new Landlock domain nested in the one inherited and execs PATH
+// with ARGV, and stays in the outer domain, where the command cannot
+// signal it, until that child ends. It exits as the child did. If its
+// own parent (guardrun) dies first, it ends every process of the
+// command, as guardrun does when the command ends. It never returns
+// into Go; every failure exits without running PATH. Anyone calling it
+// only restricts themselves further.
+__attribute__((constructor)) static void guardrun_landlock_nest(int argc, char **argv, char **envp) {
+	if (argc < 4 || argv == NULL || argv[1] == NULL || strcmp(argv[1], GUARDRUN_NEST_ARG) != 0) {
+		return;
+	}
+	// Every signal is taken with sigwaitinfo below; the child gets the
+	// mask it was started with back.
+	sigset_t all, orig;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &orig);
+	pid_t parent = getppid();
+	// guardrun's death: until here the SIGKILL guardrun asked for at the
+	// fork stands, so a parent gone before this call has killed us.
+	const int gone = SIGRTMIN + 2;
+	if (prctl(PR_SET_PDEATHSIG, gone, 0, 0, 0) != 0) {
+		guardrun_nest_fail("keeper: parent death signal", NULL, errno, 125);
+	}
+	if (getppid() != parent) {
+		_exit(125);
+	}
+	pid_t keeper = getpid();
+	pid_t child = fork();
+	if (child < 0) {
+		guardrun_nest_fail("keeper: fork", NULL, errno, 125);
+	}
+	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &orig, NULL);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != keeper) {
+			_exit(125);
+		}
+		guardrun_nest_exec(argv, envp);
+	}
+	// The keeper holds none of the command's descriptors: a reader of
+	// the command's output sees its end when the command closes it.
+	if (syscall(SYS_close_range, 0U, ~0U, 0U) != 0) {
+		for (int fd = 0; fd < 65536; fd++) {
+			close(fd);
+		}
+	}
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&all, &si);
+		if (sig < 0) {
+			continue;
+		}
+		if (sig == SIGCHLD) {
+			int st;
+			pid_t p = waitpid(child, &st, WNOHANG);
+			if (p == child && (WIFEXITED(st) || WIFSIGNALED(st))) {
+				guardrun_nest_exit(st);
+			}
+			continue;
+		}
+		if (sig == gone && getppid() != parent) {
+			guardrun_nest_end();
+			_exit(137);
+		}
+		// Signals for the command reach its process group, the keeper
+		// included; one that left the group gets them from here.
+		if (getpgid(child) != getpgrp()) {
+			kill(child, sig);
+		}
+	}
 }
 */
 import "C"
