@@ -118,6 +118,7 @@ func (tr *fsTree) run(t *testing.T, stdin string, extraEnv []string, args ...str
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = pipeGrace
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {

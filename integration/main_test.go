@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -142,6 +143,7 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Env = env
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = pipeGrace
 	if in := ts.Getenv("STDIN"); in != "" {
 		cmd.Stdin = strings.NewReader(in)
 	}
@@ -161,3 +163,8 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("exit status %d, want %d\nstderr: %s", got, want, stderr.String())
 	}
 }
+
+// pipeGrace bounds how long a test waits, after guardrun exited, for
+// whatever still holds its stdout or stderr: a process left behind makes
+// the test fail (exec.ErrWaitDelay) instead of hanging the suite.
+const pipeGrace = 30 * time.Second

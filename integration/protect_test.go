@@ -68,6 +68,7 @@ func (tr *envTree) run(t *testing.T, dir string, extraEnv []string, name string,
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.WaitDelay = pipeGrace
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {

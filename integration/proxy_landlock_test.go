@@ -24,6 +24,7 @@ func runLandlock(t testing.TB, pre []string, w *world, args ...string) (stdout, 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.WaitDelay = pipeGrace
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {

@@ -69,6 +69,7 @@ func runPlain(t testing.TB, w *world, dir string, extraEnv []string, args ...str
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.WaitDelay = pipeGrace
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {

@@ -151,6 +151,7 @@ func (tr *trustTree) guardrun(t *testing.T, args ...string) (stdout, stderr stri
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = pipeGrace
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
