@@ -5,13 +5,10 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -34,17 +31,7 @@ func TestAuditStartSurvivesKill(t *testing.T) {
 	// when the whole sandbox must go with it.
 	marker := fmt.Sprintf("30.%d", 100000+os.Getpid()%900000)
 	script := "sleep " + marker
-	cmd := exec.Command(guardrunBin, "-c", script)
-	cmd.Dir, cmd.Env = w.work, w.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// Anything left holding stderr cannot keep Wait (and the suite) hanging.
-	cmd.WaitDelay = 10 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, stderr := startKillable(t, w, "-c", script)
 	// The started record is written before the command starts.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -57,20 +44,7 @@ func TestAuditStartSurvivesKill(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	if err := cmd.Wait(); errors.Is(err, exec.ErrWaitDelay) {
-		t.Errorf("stderr of the killed guardrun still open 10s after it died: the sandbox outlived it")
-	}
-	deadline = time.Now().Add(5 * time.Second)
-	for left := markerProcs(marker); len(left) > 0; left = markerProcs(marker) {
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatalf("processes %v (%s) outlived a SIGKILLed guardrun", left, script)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	killGone(t, cmd, marker)
 
 	out, errOut, code := runPlain(t, w, "", nil, "log", "--json")
 	if code != 0 {

@@ -567,16 +567,7 @@ func TestRunKilledLeavesNothing(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			marker := fmt.Sprintf("300.%d%d", 100000+os.Getpid()%900000, i)
 			bg := marker + "1"
-			cmd := exec.Command(guardrunBin, "--backend", backend, "--approve-all", "-c", "sleep "+bg+" & sleep "+marker)
-			cmd.Dir, cmd.Env = w.work, w.env
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			cmd.WaitDelay = 10 * time.Second
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
+			cmd, stderr := startKillable(t, w, "--backend", backend, "--approve-all", "-c", "sleep "+bg+" & sleep "+marker)
 			deadline := time.Now().Add(10 * time.Second)
 			for len(markerProcs(marker)) == 0 || len(markerProcs(bg)) == 0 {
 				if time.Now().After(deadline) {
@@ -584,25 +575,53 @@ func TestRunKilledLeavesNothing(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			if err := cmd.Wait(); errors.Is(err, exec.ErrWaitDelay) {
-				t.Errorf("stderr of the killed guardrun still open 10s after it died")
-			}
-			deadline = time.Now().Add(5 * time.Second)
-			for {
-				left := append(markerProcs(marker), markerProcs(bg)...)
-				if len(left) == 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					for _, pid := range left {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-					t.Fatalf("processes %v (sleep %s, sleep %s) outlived a SIGKILLed guardrun", left, marker, bg)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			killGone(t, cmd, marker, bg)
 		})
+	}
+}
+
+// startKillable starts guardrun with args in its own session, for a test
+// that kills it: its stderr is collected, and Wait gives up on pipes held
+// open 10s after it died.
+func startKillable(t *testing.T, w *world, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(guardrunBin, args...)
+	cmd.Dir, cmd.Env = w.work, w.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.WaitDelay = 10 * time.Second
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, stderr
+}
+
+// killGone kills guardrun with SIGKILL and checks that no process whose
+// argv holds one of markers outlives it, and nothing holds its stderr.
+func killGone(t *testing.T, cmd *exec.Cmd, markers ...string) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGKILL)
+	if err := cmd.Wait(); errors.Is(err, exec.ErrWaitDelay) {
+		t.Errorf("stderr of the killed guardrun still open 10s after it died: the command outlived it")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []int
+		for _, m := range markers {
+			left = append(left, markerProcs(m)...)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("processes %v (markers %q) outlived a SIGKILLed guardrun", left, markers)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
