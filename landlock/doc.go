@@ -125,7 +125,13 @@
 //     cannot use this backend (EBUSY, refused with a message), and the
 //     command cannot use seccomp user notification itself.
 //   - prlimit on another process is refused by the filter (it could
-//     reach guardrun's own limits). guardrun is made non-dumpable, so
+//     reach guardrun's own limits), and so is changing another process's
+//     scheduling (setpriority, sched_setscheduler, sched_setparam,
+//     sched_setattr, sched_setaffinity, ioprio_set with a pid other
+//     than 0, a process group or a user): Landlock does not scope them,
+//     and SCHED_IDLE or one CPU would starve guardrun, the keeper or any
+//     process of the user. A thread's own id is refused too
+//     (pthread_setschedparam, pthread_setaffinity_np get EPERM). guardrun is made non-dumpable, so
 //     its memory and environment are out of reach of the restricted
 //     thread's domain. Built without cgo, the binary has no trampoline
 //     and refuses to start commands under ABI 6 (below it signals are

@@ -27,7 +27,14 @@ type attack struct {
 	// movedAfter: allowed inside under every backend, and moved aside
 	// after the command (restored names it).
 	movedAfter bool
+	// onlyLL: the row aims at what only the landlock backend has (its
+	// keeper); skipped under bwrap, saying why.
+	onlyLL string
 }
+
+// noKeeper is why the keeper's rows do not run under bwrap: there the
+// command's parent is bwrap's init, in the sandbox's pid namespace.
+const noKeeper = "no keeper under bwrap: the command's parent is bwrap's init inside the sandbox's pid namespace"
 
 // TestAttacks makes attempts on what TestEscapes does not reach: guardrun
 // itself, seen from inside (its memory, its threads, its resource
@@ -140,6 +147,22 @@ func TestAttacks(t *testing.T) {
 	rows := []attack{
 		{escape: escape{name: "signal guardrun from behind its own trampoline, run again from inside (nested, twice, odd argv)",
 			args: []string{"nest-signal", testExe, self}, host: alive}},
+		// The keeper: the trampoline that stays in the outer domain as
+		// the command's parent.
+		{escape: escape{name: "signal the command's keeper (kill, tgkill, sigqueue, pidfd, SIGIO; its group, left, to be relayed back)",
+			args: []string{"keeper-signal"}, host: alive}, onlyLL: noKeeper},
+		{escape: escape{name: "read the keeper's memory, environment, descriptors, cwd, root and exe through /proc",
+			args: []string{"keeper-proc"}}, onlyLL: noKeeper},
+		{escape: escape{name: "change the keeper's scheduling (nice, policy, affinity, I/O priority, limits)",
+			args: []string{"sched", "keeper"}}, onlyLL: noKeeper},
+		{escape: escape{name: "run the trampoline with crafted argv (a directory, missing, empty, nested once and twice)",
+			args: []string{"nest-args", testExe, self, filepath.Join(f.outside, "keep")}, host: alive}},
+		{escape: escape{name: "orphan a trampoline run from inside (its kill(-1) must stay in its own domain)",
+			args: []string{"nest-orphan", testExe, f.marker + "-orphan"}, host: alive}, onlyLL: noKeeper},
+		{escape: escape{name: "change a host process's scheduling (nice, SCHED_IDLE, affinity, I/O priority)",
+			args: []string{"sched", vpid}, host: alive}},
+		{escape: escape{name: "change guardrun's scheduling (nice, SCHED_IDLE, affinity, I/O priority)",
+			args: []string{"sched", self}}},
 		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
 		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
 		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),
@@ -239,6 +262,9 @@ func TestAttacks(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			if landlockTest() && a.gapLL != "" {
 				t.Skip("known gap: " + a.gapLL)
+			}
+			if !landlockTest() && a.onlyLL != "" {
+				t.Skip(a.onlyLL)
 			}
 			status, out := f.run(t, nil, append([]string{probePath}, a.args...)...)
 			m := resultRE.FindStringSubmatch(out)
