@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -85,6 +86,10 @@ func TestAttacks(t *testing.T) {
 		unix.SysvShmDetach(shm)
 		unix.SysvShmCtl(shmID, unix.IPC_RMID, nil)
 	}()
+
+	// A host POSIX message queue with one message, the user's only.
+	mqName := "guardrun-mq-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	mqCount := hostMQ(t, mqName)
 
 	// The secret guardrun drops from the command's environment
 	// (GITHUB_TOKEN in f.env), reversed for the probe's arguments.
@@ -197,6 +202,12 @@ func TestAttacks(t *testing.T) {
 					t.Errorf("the host's segment now holds %q", got)
 				}
 			}}},
+		{escape: escape{name: "open the host's POSIX message queue", args: []string{"posix-mq", mqName},
+			host: func(t *testing.T) {
+				if n := mqCount(); n != 1 {
+					t.Errorf("the host's message queue holds %d messages, not its 1", n)
+				}
+			}}},
 		{escape: escape{name: "SIGKILL a host process as its SIGIO", args: []string{"sigio", vpid}, host: alive}},
 		{escape: escape{name: "SIGKILL a host process through a pidfd", args: []string{"pidfd-kill", vpid}, host: alive}},
 		{escape: escape{name: "link an O_TMPFILE out of the zones",
@@ -300,5 +311,37 @@ func TestAttacks(t *testing.T) {
 	}
 	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Errorf("the host process is gone: %v", err)
+	}
+}
+
+// hostMQ makes the host's POSIX message queue /name (0600) holding one
+// message, removed at the test's end; the count it returns says how many
+// messages it holds now.
+func hostMQ(t *testing.T, name string) func() int64 {
+	t.Helper()
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// struct mq_attr: flags, maxmsg, msgsize, curmsgs (longs).
+	attr := [8]int64{0, 4, 64, 0}
+	fd, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600, uintptr(unsafe.Pointer(&attr[0])), 0, 0)
+	if e != 0 {
+		t.Fatalf("mq_open %s: %v", name, e)
+	}
+	t.Cleanup(func() {
+		unix.Close(int(fd))
+		unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(p)), 0, 0)
+	})
+	msg := []byte("host message")
+	if _, _, e := unix.Syscall6(unix.SYS_MQ_TIMEDSEND, fd, uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)), 0, 0, 0); e != 0 {
+		t.Fatalf("mq_send: %v", e)
+	}
+	return func() int64 {
+		var now [8]int64
+		if _, _, e := unix.Syscall(unix.SYS_MQ_GETSETATTR, fd, 0, uintptr(unsafe.Pointer(&now[0]))); e != 0 {
+			t.Fatalf("mq_getattr: %v", e)
+		}
+		return now[3]
 	}
 }
