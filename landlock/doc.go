@@ -114,7 +114,9 @@
 //     ABI 7 has no right for it); the seccomp policy decides.
 //   - If guardrun is killed with SIGKILL, the command's keeper (the
 //     trampoline, which stays in the outer domain as the command's
-//     parent) runs kill(-1) in the domain; without the signal scope
+//     parent) runs kill(-1) in the domain (only if, at its start, its
+//     parent guardrun refused its null signal: the scope is in force;
+//     the trampoline run from anywhere else never does); without the signal scope
 //     (below ABI 6, no keeper) the command gets SIGKILL but its own
 //     children are not ended.
 //   - Metadata calls cost a round trip to guardrun (tens of
