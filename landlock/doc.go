@@ -119,6 +119,12 @@
 //     the trampoline run from anywhere else never does); without the signal scope
 //     (below ABI 6, no keeper) the command gets SIGKILL but its own
 //     children are not ended.
+//   - The command's RLIMIT_NPROC (soft and hard) is guardrun's minus 64
+//     (the keeper lowers it): the limit counts every process and thread
+//     of the user, and a command forking up to it made guardrun abort
+//     (no thread) before restoring protected names. Root, or an
+//     unlimited RLIMIT_NPROC, has no such count: a fork bomb then
+//     exhausts the machine's pids under either backend (no cgroup).
 //   - Metadata calls cost a round trip to guardrun (tens of
 //     microseconds). Metadata of protected names cannot be changed during
 //     the run. Processes guardrun cannot read (undumpable, or out of its

@@ -67,6 +67,31 @@ static void guardrun_nest_exec(char **argv, char **envp) {
 	guardrun_nest_fail("start", argv[2], errno, errno == ENOENT ? 127 : 126);
 }
 
+// GUARDRUN_NPROC_RESERVE is how many processes and threads of the
+// user's RLIMIT_NPROC the command leaves to guardrun: the limit counts
+// every process and thread of the user, guardrun's among them, and a Go
+// program that cannot start a thread when it needs one aborts. Without
+// the reserve a command that forks up to the limit kills guardrun before
+// it restores protected names after the command.
+#define GUARDRUN_NPROC_RESERVE 64
+
+// guardrun_nest_nproc lowers the command's RLIMIT_NPROC, soft and hard
+// (so that it cannot raise it again), by the reserve: the command stops
+// forking while guardrun can still start threads. Unlimited (and root,
+// whom the kernel does not hold to it) there is no per-user count to
+// exhaust.
+static void guardrun_nest_nproc(void) {
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_NPROC, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) {
+		return;
+	}
+	rlim_t v = lim.rlim_cur > 2 * GUARDRUN_NPROC_RESERVE ? lim.rlim_cur - GUARDRUN_NPROC_RESERVE : lim.rlim_cur / 2;
+	struct rlimit lower = {v, v};
+	if (setrlimit(RLIMIT_NPROC, &lower) != 0) {
+		guardrun_nest_fail("nested domain: lower RLIMIT_NPROC", NULL, errno, 125);
+	}
+}
+
 // guardrun_nest_scoped reports whether the keeper's signals are scoped
 // to its Landlock domain, seen at its start: its parent (guardrun, the
 // same user, outside every domain) refuses even a null signal. EPERM
@@ -153,6 +178,7 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != keeper) {
 			_exit(125);
 		}
+		guardrun_nest_nproc();
 		guardrun_nest_exec(argv, envp);
 	}
 	// The keeper holds none of the command's descriptors: a reader of
