@@ -114,9 +114,17 @@
 //     ABI 7 has no right for it); the seccomp policy decides.
 //   - If guardrun is killed with SIGKILL, the command's keeper (the
 //     trampoline, which stays in the outer domain as the command's
-//     parent) runs kill(-1) in the domain; without the signal scope
+//     parent) runs kill(-1) in the domain (only if, at its start, its
+//     parent guardrun refused its null signal: the scope is in force;
+//     the trampoline run from anywhere else never does); without the signal scope
 //     (below ABI 6, no keeper) the command gets SIGKILL but its own
 //     children are not ended.
+//   - The command's RLIMIT_NPROC (soft and hard) is guardrun's minus 64
+//     (the keeper lowers it): the limit counts every process and thread
+//     of the user, and a command forking up to it made guardrun abort
+//     (no thread) before restoring protected names. Root, or an
+//     unlimited RLIMIT_NPROC, has no such count: a fork bomb then
+//     exhausts the machine's pids under either backend (no cgroup).
 //   - Metadata calls cost a round trip to guardrun (tens of
 //     microseconds). Metadata of protected names cannot be changed during
 //     the run. Processes guardrun cannot read (undumpable, or out of its
@@ -125,7 +133,13 @@
 //     cannot use this backend (EBUSY, refused with a message), and the
 //     command cannot use seccomp user notification itself.
 //   - prlimit on another process is refused by the filter (it could
-//     reach guardrun's own limits). guardrun is made non-dumpable, so
+//     reach guardrun's own limits), and so is changing another process's
+//     scheduling (setpriority, sched_setscheduler, sched_setparam,
+//     sched_setattr, sched_setaffinity, ioprio_set with a pid other
+//     than 0, a process group or a user): Landlock does not scope them,
+//     and SCHED_IDLE or one CPU would starve guardrun, the keeper or any
+//     process of the user. A thread's own id is refused too
+//     (pthread_setschedparam, pthread_setaffinity_np get EPERM). guardrun is made non-dumpable, so
 //     its memory and environment are out of reach of the restricted
 //     thread's domain. Built without cgo, the binary has no trampoline
 //     and refuses to start commands under ABI 6 (below it signals are

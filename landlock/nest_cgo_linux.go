@@ -67,13 +67,49 @@ static void guardrun_nest_exec(char **argv, char **envp) {
 	guardrun_nest_fail("start", argv[2], errno, errno == ENOENT ? 127 : 126);
 }
 
+// GUARDRUN_NPROC_RESERVE is how many processes and threads of the
+// user's RLIMIT_NPROC the command leaves to guardrun: the limit counts
+// every process and thread of the user, guardrun's among them, and a Go
+// program that cannot start a thread when it needs one aborts. Without
+// the reserve a command that forks up to the limit kills guardrun before
+// it restores protected names after the command.
+#define GUARDRUN_NPROC_RESERVE 64
+
+// guardrun_nest_nproc lowers the command's RLIMIT_NPROC, soft and hard
+// (so that it cannot raise it again), by the reserve: the command stops
+// forking while guardrun can still start threads. Unlimited (and root,
+// whom the kernel does not hold to it) there is no per-user count to
+// exhaust.
+static void guardrun_nest_nproc(void) {
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_NPROC, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) {
+		return;
+	}
+	rlim_t v = lim.rlim_cur > 2 * GUARDRUN_NPROC_RESERVE ? lim.rlim_cur - GUARDRUN_NPROC_RESERVE : lim.rlim_cur / 2;
+	struct rlimit lower = {v, v};
+	if (setrlimit(RLIMIT_NPROC, &lower) != 0) {
+		guardrun_nest_fail("nested domain: lower RLIMIT_NPROC", NULL, errno, 125);
+	}
+}
+
+// guardrun_nest_scoped reports whether the keeper's signals are scoped
+// to its Landlock domain, seen at its start: its parent (guardrun, the
+// same user, outside every domain) refuses even a null signal. EPERM
+// there has no other cause. Started by anyone else (outside a domain,
+// or from inside the command's own domain) the parent takes it.
+static int guardrun_nest_scoped(pid_t parent) {
+	return kill(parent, 0) != 0 && errno == EPERM;
+}
+
 // guardrun_nest_end ends every process the keeper may signal: its
 // domain's signal scope limits kill(-1) to the command's processes,
-// wherever they were reparented. Only if the scope is seen in force (the
-// keeper's new parent, outside the domain, cannot even be probed):
-// otherwise kill(-1) would reach every process of the user.
-static void guardrun_nest_end(void) {
-	if (kill(getppid(), 0) == 0 || errno != EPERM) {
+// wherever they were reparented. Only if the scope was seen in force at
+// the start (scoped) and still is (the keeper's new parent, outside the
+// domain, cannot even be probed): otherwise kill(-1) would reach every
+// process of the user. (EPERM from the new parent alone proves nothing:
+// an init or subreaper of another user gives it too.)
+static void guardrun_nest_end(int scoped) {
+	if (!scoped || kill(getppid(), 0) == 0 || errno != EPERM) {
 		return;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -107,9 +143,11 @@ static void guardrun_nest_exit(int st) {
 // with ARGV, and stays in the outer domain, where the command cannot
 // signal it, until that child ends. It exits as the child did. If its
 // own parent (guardrun) dies first, it ends every process of the
-// command, as guardrun does when the command ends. It never returns
-// into Go; every failure exits without running PATH. Anyone calling it
-// only restricts themselves further.
+// command, as guardrun does when the command ends (only when its
+// signals are scoped to its domain: started outside one, its child still
+// dies with it, and nothing else is signalled). It never returns into
+// Go; every failure exits without running PATH. Anyone calling it only
+// restricts themselves further.
 __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char **argv, char **envp) {
 	if (argc < 4 || argv == NULL || argv[1] == NULL || strcmp(argv[1], GUARDRUN_NEST_ARG) != 0) {
 		return;
@@ -120,6 +158,7 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &orig);
 	pid_t parent = getppid();
+	int scoped = guardrun_nest_scoped(parent);
 	// guardrun's death: until here the SIGKILL guardrun asked for at the
 	// fork stands, so a parent gone before this call has killed us.
 	const int gone = SIGRTMIN + 2;
@@ -139,6 +178,7 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != keeper) {
 			_exit(125);
 		}
+		guardrun_nest_nproc();
 		guardrun_nest_exec(argv, envp);
 	}
 	// The keeper holds none of the command's descriptors: a reader of
@@ -163,7 +203,7 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 			continue;
 		}
 		if (sig == gone && getppid() != parent) {
-			guardrun_nest_end();
+			guardrun_nest_end(scoped);
 			_exit(137);
 		}
 		// Signals for the command reach its process group, the keeper

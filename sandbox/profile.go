@@ -167,7 +167,10 @@ type SeccompPolicy struct {
 	// objects of the user's host processes by key or id, is refused
 	// with ENOSYS, as a kernel without it says; and prlimit on another
 	// process (guardrun's own, whose RLIMIT_NOFILE 0 would keep it from
-	// restoring protected names) with EPERM.
+	// restoring protected names) with EPERM, as is changing another
+	// process's scheduling (setpriority, sched_set*, ioprio_set with a
+	// pid, a group or a user: SCHED_IDLE or the lowest priority would
+	// starve guardrun, the keeper or every process of the user).
 	HostShared bool `json:"host_shared,omitempty"`
 	// InetStreamOnly, with AllowNetwork, narrows sockets to TCP:
 	// socket() only for AF_INET and AF_INET6, SOCK_STREAM, protocol 0

@@ -93,6 +93,9 @@ const (
 	ipprotoMPTCP = 262
 	msgFastOpen  = 0x20000000
 
+	prioProcess      = 0 // PRIO_PROCESS (setpriority's which)
+	ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS (ioprio_set's which)
+
 	low32 = 0xffffffff
 )
 
@@ -248,6 +251,22 @@ func rules(p sandbox.SeccompPolicy) []rule {
 		rs = append(rs, rule{name: "prlimit64", errno: errnoEPERM,
 			cond: "pid is not 0 (another process) and the command shares the host's pid namespace",
 			any:  []match{{arg: 0, op: opNotEqual, val: 0}}})
+		// Scheduling of other processes, which Landlock does not
+		// scope either: the lowest nice value, SCHED_IDLE, one CPU or
+		// the idle I/O class for guardrun, its keeper, or (with
+		// PRIO_USER) every process of the user would starve them. The
+		// caller itself (0) stays; a thread's own id is refused too.
+		for _, n := range []string{"sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity"} {
+			rs = append(rs, rule{name: n, errno: errnoEPERM,
+				cond: "pid is not 0 (another process) and the command shares the host's pid namespace",
+				any:  []match{{arg: 0, op: opNotEqual, val: 0}}})
+		}
+		rs = append(rs, rule{name: "setpriority", errno: errnoEPERM,
+			cond: "which is not PRIO_PROCESS or who is not 0 (another process, a group, a user) and the command shares the host's pid namespace",
+			any:  []match{{arg: 0, op: opNotEqual, val: prioProcess}, {arg: 1, op: opNotEqual, val: 0}}})
+		rs = append(rs, rule{name: "ioprio_set", errno: errnoEPERM,
+			cond: "which is not IOPRIO_WHO_PROCESS or who is not 0 (another process, a group, a user) and the command shares the host's pid namespace",
+			any:  []match{{arg: 0, op: opNotEqual, val: ioprioWhoProcess}, {arg: 1, op: opNotEqual, val: 0}}})
 	}
 	// Terminal injection: pushing input into a terminal guardrun (or the
 	// person's shell) reads from. The kernel takes the request as an

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +28,14 @@ type attack struct {
 	// movedAfter: allowed inside under every backend, and moved aside
 	// after the command (restored names it).
 	movedAfter bool
+	// onlyLL: the row aims at what only the landlock backend has (its
+	// keeper); skipped under bwrap, saying why.
+	onlyLL string
 }
+
+// noKeeper is why the keeper's rows do not run under bwrap: there the
+// command's parent is bwrap's init, in the sandbox's pid namespace.
+const noKeeper = "no keeper under bwrap: the command's parent is bwrap's init inside the sandbox's pid namespace"
 
 // TestAttacks makes attempts on what TestEscapes does not reach: guardrun
 // itself, seen from inside (its memory, its threads, its resource
@@ -78,6 +86,10 @@ func TestAttacks(t *testing.T) {
 		unix.SysvShmDetach(shm)
 		unix.SysvShmCtl(shmID, unix.IPC_RMID, nil)
 	}()
+
+	// A host POSIX message queue with one message, the user's only.
+	mqName := "guardrun-mq-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	mqCount := hostMQ(t, mqName)
 
 	// The secret guardrun drops from the command's environment
 	// (GITHUB_TOKEN in f.env), reversed for the probe's arguments.
@@ -140,6 +152,22 @@ func TestAttacks(t *testing.T) {
 	rows := []attack{
 		{escape: escape{name: "signal guardrun from behind its own trampoline, run again from inside (nested, twice, odd argv)",
 			args: []string{"nest-signal", testExe, self}, host: alive}},
+		// The keeper: the trampoline that stays in the outer domain as
+		// the command's parent.
+		{escape: escape{name: "signal the command's keeper (kill, tgkill, sigqueue, pidfd, SIGIO; its group, left, to be relayed back)",
+			args: []string{"keeper-signal"}, host: alive}, onlyLL: noKeeper},
+		{escape: escape{name: "read the keeper's memory, environment, descriptors, cwd, root and exe through /proc",
+			args: []string{"keeper-proc"}}, onlyLL: noKeeper},
+		{escape: escape{name: "change the keeper's scheduling (nice, policy, affinity, I/O priority, limits)",
+			args: []string{"sched", "keeper"}}, onlyLL: noKeeper},
+		{escape: escape{name: "run the trampoline with crafted argv (a directory, missing, empty, nested once and twice)",
+			args: []string{"nest-args", testExe, self, filepath.Join(f.outside, "keep")}, host: alive}},
+		{escape: escape{name: "orphan a trampoline run from inside (its kill(-1) must stay in its own domain)",
+			args: []string{"nest-orphan", testExe, f.marker + "-orphan"}, host: alive}, onlyLL: noKeeper},
+		{escape: escape{name: "change a host process's scheduling (nice, SCHED_IDLE, affinity, I/O priority)",
+			args: []string{"sched", vpid}, host: alive}},
+		{escape: escape{name: "change guardrun's scheduling (nice, SCHED_IDLE, affinity, I/O priority)",
+			args: []string{"sched", self}}},
 		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
 		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
 		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),
@@ -172,6 +200,12 @@ func TestAttacks(t *testing.T) {
 			host: func(t *testing.T) {
 				if got := string(shm[:len(shmText)]); got != shmText {
 					t.Errorf("the host's segment now holds %q", got)
+				}
+			}}},
+		{escape: escape{name: "open the host's POSIX message queue", args: []string{"posix-mq", mqName},
+			host: func(t *testing.T) {
+				if n := mqCount(); n != 1 {
+					t.Errorf("the host's message queue holds %d messages, not its 1", n)
 				}
 			}}},
 		{escape: escape{name: "SIGKILL a host process as its SIGIO", args: []string{"sigio", vpid}, host: alive}},
@@ -240,6 +274,9 @@ func TestAttacks(t *testing.T) {
 			if landlockTest() && a.gapLL != "" {
 				t.Skip("known gap: " + a.gapLL)
 			}
+			if !landlockTest() && a.onlyLL != "" {
+				t.Skip(a.onlyLL)
+			}
 			status, out := f.run(t, nil, append([]string{probePath}, a.args...)...)
 			m := resultRE.FindStringSubmatch(out)
 			switch {
@@ -274,5 +311,37 @@ func TestAttacks(t *testing.T) {
 	}
 	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Errorf("the host process is gone: %v", err)
+	}
+}
+
+// hostMQ makes the host's POSIX message queue /name (0600) holding one
+// message, removed at the test's end; the count it returns says how many
+// messages it holds now.
+func hostMQ(t *testing.T, name string) func() int64 {
+	t.Helper()
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// struct mq_attr: flags, maxmsg, msgsize, curmsgs (longs).
+	attr := [8]int64{0, 4, 64, 0}
+	fd, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600, uintptr(unsafe.Pointer(&attr[0])), 0, 0)
+	if e != 0 {
+		t.Fatalf("mq_open %s: %v", name, e)
+	}
+	t.Cleanup(func() {
+		unix.Close(int(fd))
+		unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(p)), 0, 0)
+	})
+	msg := []byte("host message")
+	if _, _, e := unix.Syscall6(unix.SYS_MQ_TIMEDSEND, fd, uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)), 0, 0, 0); e != 0 {
+		t.Fatalf("mq_send: %v", e)
+	}
+	return func() int64 {
+		var now [8]int64
+		if _, _, e := unix.Syscall(unix.SYS_MQ_GETSETATTR, fd, 0, uintptr(unsafe.Pointer(&now[0]))); e != 0 {
+			t.Fatalf("mq_getattr: %v", e)
+		}
+		return now[3]
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 )
 
@@ -185,14 +186,23 @@ func TestSignals(t *testing.T) {
 		sig  syscall.Signal
 		argv []string
 		want int
+		// gapBwrap: why the row does not hold under bwrap (skipped
+		// there).
+		gapBwrap string
 	}{
-		{"SIGTERM ends sleep", syscall.SIGTERM, []string{probePath, "sleep", "100", f.marker + "-term"}, 143},
-		{"SIGINT ends sleep", syscall.SIGINT, []string{probePath, "sleep", "100", f.marker + "-int"}, 130},
-		{"SIGHUP ends sleep", syscall.SIGHUP, []string{probePath, "sleep", "100", f.marker + "-hup"}, 129},
+		{"SIGTERM ends sleep", syscall.SIGTERM, []string{probePath, "sleep", "100", f.marker + "-term"}, 143, ""},
+		{"SIGINT ends sleep", syscall.SIGINT, []string{probePath, "sleep", "100", f.marker + "-int"}, 130, ""},
+		{"SIGHUP ends sleep", syscall.SIGHUP, []string{probePath, "sleep", "100", f.marker + "-hup"}, 129, ""},
+		// Landlock: the keeper's relay; the command is its child.
+		{"SIGTERM ends a command that left its process group", syscall.SIGTERM, []string{probePath, "group-sleep", "100", f.marker + "-pgterm"}, 143, groupGap},
+		{"SIGINT ends a command that left its process group", syscall.SIGINT, []string{probePath, "group-sleep", "100", f.marker + "-pgint"}, 130, groupGap},
 		{"the command handles SIGTERM itself", syscall.SIGTERM,
-			Script("/bin/sh", `trap 'exit 7' TERM; "$0" sleep 100 `+f.marker+`-trap & wait`, probePath), 7},
+			Script("/bin/sh", `trap 'exit 7' TERM; "$0" sleep 100 `+f.marker+`-trap & wait`, probePath), 7, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if !landlockTest() && tc.gapBwrap != "" {
+				t.Skip("known gap: " + tc.gapBwrap)
+			}
 			marker := tc.argv[len(tc.argv)-1]
 			if tc.want == 7 {
 				marker = f.marker + "-trap"
@@ -266,6 +276,11 @@ func TestSignalDuringSetup(t *testing.T) {
 	}
 }
 
+// groupGap is why a command that left its process group does not get
+// the signals guardrun relays under bwrap.
+const groupGap = "under bwrap guardrun signals the process group of the sandbox's init, which a command that called setpgid has left: " +
+	"it gets nothing, as if it ignored the signal (which any command may); a cancel still ends it, killing bwrap after WaitDelay (TestCancel)"
+
 // TestCancel: cancelling the context ends the sandbox.
 func TestCancel(t *testing.T) {
 	requireSandbox(t)
@@ -282,6 +297,30 @@ func TestCancel(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
+	}
+	// A command in a process group of its own: ended all the same, by
+	// the relayed SIGTERM (landlock's keeper) or, when the signal cannot
+	// reach it (bwrap), by the kill after WaitDelay.
+	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	marker := f.marker + "-pgcancel"
+	start = time.Now()
+	status, err = RunWith(ctx, f.opts(), f.profile, []string{probePath, "group-sleep", "100", marker}, f.env, Stdio{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != 143 && status != 137 {
+		t.Errorf("a command that left its group: status %d, want 143 (or 137 when killed after WaitDelay)", status)
+	}
+	limit := bwrap.WaitDelay
+	if landlockTest() {
+		limit = landlock.WaitDelay
+	}
+	if d := time.Since(start); d > limit+3*time.Second {
+		t.Errorf("a command that left its group: took %v", d)
+	}
+	if !waitFor(3*time.Second, func() bool { return len(markerProcesses(marker)) == 0 }) {
+		t.Errorf("processes survived the cancel: %q", markerProcesses(marker))
 	}
 }
 

@@ -45,7 +45,15 @@ func main() {
 	name, args := os.Args[1], os.Args[2:]
 	// "sleep" is not an attempt: it is the long-lived process the
 	// survival tests look for, and it is started by other attempts.
-	if name == "sleep" {
+	// "group-sleep" is the same in a process group of its own: guardrun's
+	// signals for the command reach it only if they are relayed to it.
+	if name == "sleep" || name == "group-sleep" {
+		if name == "group-sleep" {
+			if err := syscall.Setpgid(0, 0); err != nil {
+				fmt.Fprintln(os.Stderr, "probe: setpgid:", err)
+				os.Exit(exitUsage)
+			}
+		}
 		d, _ := strconv.Atoi(arg(args, 0))
 		time.Sleep(time.Duration(d) * time.Second)
 		return
