@@ -83,9 +83,40 @@ func pkgWorld(t *testing.T) (*world, string, []byte) {
 	return w, port, tgz
 }
 
+// pkgRun runs sh -c SCRIPT through guardrun with extra environment
+// variables, under one backend.
+type pkgRun func(t *testing.T, w *world, env []string, script string) (stdout, stderr string, code int)
+
+// bwrapRun runs under the default backend (bwrap here).
+func bwrapRun(t *testing.T, w *world, env []string, script string) (string, string, int) {
+	return runPlain(t, w, "", env, "-c", script)
+}
+
+// landlockRun makes a runner for the landlock backend where user
+// namespaces are unavailable, so that auto cannot pick bwrap either.
+func landlockRun(t *testing.T) pkgRun {
+	pre := noNamespaces(t)
+	return func(t *testing.T, w *world, env []string, script string) (string, string, int) {
+		landlockWorks(t, w, w.work)
+		lw := *w
+		lw.env = append(append([]string{}, w.env...), env...)
+		return runLandlock(t, pre, &lw, "-c", script)
+	}
+}
+
 // TestProxyPipInstall: pip installs a package from an HTTPS index through
 // the proxy.
-func TestProxyPipInstall(t *testing.T) {
+func TestProxyPipInstall(t *testing.T) { testPipInstall(t, "bwrap", bwrapRun) }
+
+// TestProxyPipInstallLandlock: the same under the landlock backend, where
+// pip reaches the proxy's host port with the command's token.
+func TestProxyPipInstallLandlock(t *testing.T) {
+	run := landlockRun(t)
+	testPipInstall(t, "landlock", run)
+}
+
+// testPipInstall: the connections are audited as made under backend.
+func testPipInstall(t *testing.T, backend string, run pkgRun) {
 	if err := exec.Command("/usr/bin/python3", "-m", "pip", "--version").Run(); err != nil {
 		t.Skip("needs pip for /usr/bin/python3 (apt install python3-pip)")
 	}
@@ -93,20 +124,28 @@ func TestProxyPipInstall(t *testing.T) {
 	script := fmt.Sprintf("/usr/bin/python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check --break-system-packages "+
 		"--target ./site --cert ca.pem --index-url https://pypi.test:%s/simple/ tinypkg && "+
 		"/usr/bin/python3 -c 'import sys; sys.path.insert(0, \"site\"); import tinypkg; print(tinypkg.VALUE)'", port)
-	out, stderr, code := runPlain(t, w, "", nil, "-c", script)
+	out, stderr, code := run(t, w, nil, script)
 	if code != 0 || out != "42\n" {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, stderr)
 	}
 	pw := &proxyWorld{world: w}
 	recs := pw.connects(t)
-	if len(recs) == 0 || recs[0]["host"] != "pypi.test" {
+	if len(recs) == 0 || recs[0]["host"] != "pypi.test" || recs[0]["outcome"] != "connected" || recs[0]["sandbox"] != backend {
 		t.Errorf("pip's connections are not in the audit log: %v", recs)
 	}
 }
 
 // TestProxyNpmCi: npm ci installs from a lockfile whose package comes from
 // a tiny registry, through the proxy.
-func TestProxyNpmCi(t *testing.T) {
+func TestProxyNpmCi(t *testing.T) { testNpmCi(t, "bwrap", bwrapRun) }
+
+// TestProxyNpmCiLandlock: the same under the landlock backend.
+func TestProxyNpmCiLandlock(t *testing.T) {
+	run := landlockRun(t)
+	testNpmCi(t, "landlock", run)
+}
+
+func testNpmCi(t *testing.T, backend string, run pkgRun) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("needs npm")
 	}
@@ -127,12 +166,12 @@ func TestProxyNpmCi(t *testing.T) {
 		"npm_config_registry=https://npm.test:" + port + "/",
 	}
 	script := "npm ci && node -e 'console.log(require(\"tiny\"))'"
-	out, stderr, code := runPlain(t, w, "", npmEnv, "-c", script)
+	out, stderr, code := run(t, w, npmEnv, script)
 	if code != 0 || !strings.HasSuffix(out, "42\n") {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, stderr)
 	}
 	recs := (&proxyWorld{world: w}).connects(t)
-	if len(recs) == 0 || recs[0]["host"] != "npm.test" {
+	if len(recs) == 0 || recs[0]["host"] != "npm.test" || recs[0]["outcome"] != "connected" || recs[0]["sandbox"] != backend {
 		t.Errorf("npm's connections are not in the audit log: %v", recs)
 	}
 }
