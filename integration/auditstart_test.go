@@ -31,7 +31,7 @@ func TestAuditStartSurvivesKill(t *testing.T) {
 	// when the whole sandbox must go with it.
 	marker := fmt.Sprintf("30.%d", 100000+os.Getpid()%900000)
 	script := "sleep " + marker
-	cmd, stderr := startKillable(t, w, "-c", script)
+	cmd, output := startKillable(t, w, "-c", script)
 	// The started record is written before the command starts.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -40,7 +40,7 @@ func TestAuditStartSurvivesKill(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no record of the start of %s, or it never ran, after 20s; stderr: %s\nlog:\n%s", script, stderr.String(), data)
+			t.Fatalf("no record of the start of %s, or it never ran, after 20s; output: %s\nlog:\n%s", script, output.String(), data)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -3,56 +3,14 @@
 package integration
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// startKilled starts guardrun on script with backend, in a session of its
-// own, its stdout and stderr pipes the test holds the other end of.
-func startKilled(t *testing.T, w *world, backend, script string) (*exec.Cmd, *bytes.Buffer) {
-	t.Helper()
-	cmd := exec.Command(guardrunBin, "--backend", backend, "--approve-all", "-c", script)
-	cmd.Dir, cmd.Env = w.work, w.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.WaitDelay = 10 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd, &out
-}
-
-// noneLeft waits up to d for no process to hold any of markers as an
-// argument; whatever is left is killed and reported.
-func noneLeft(t *testing.T, d time.Duration, what string, markers ...string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		var left []int
-		for _, m := range markers {
-			left = append(left, markerProcs(m)...)
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatalf("processes %v (%v) outlived %s", left, markers, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // TestRunKilledLeavesNothingAttempts: what a command does to outlive a
 // SIGKILLed guardrun, or to keep its caller's stdout open after: a new
@@ -88,7 +46,7 @@ func TestRunKilledLeavesNothingAttempts(t *testing.T) {
 				}
 				marker := fmt.Sprintf("300.%d%d%d", 100000+os.Getpid()%900000, bi, ai)
 				bg := marker + "1"
-				cmd, out := startKilled(t, w, backend, fmt.Sprintf(a.script, marker, bg, guardrunBin))
+				cmd, out := startKillable(t, w, "--backend", backend, "--approve-all", "-c", fmt.Sprintf(a.script, marker, bg, guardrunBin))
 				deadline := time.Now().Add(10 * time.Second)
 				for len(markerProcs(marker)) == 0 || len(markerProcs(bg)) == 0 {
 					if time.Now().After(deadline) {
@@ -97,11 +55,7 @@ func TestRunKilledLeavesNothingAttempts(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 				time.Sleep(100 * time.Millisecond)
-				cmd.Process.Signal(syscall.SIGKILL)
-				if err := cmd.Wait(); errors.Is(err, exec.ErrWaitDelay) {
-					t.Errorf("stdout or stderr of the killed guardrun still open 10s after it died")
-				}
-				noneLeft(t, 5*time.Second, "a SIGKILLed guardrun", marker, bg)
+				killGone(t, cmd, marker, bg)
 			})
 		}
 	}
@@ -136,12 +90,9 @@ func TestRunKilledEarly(t *testing.T) {
 					secs = "3"
 				}
 				marker := fmt.Sprintf("%s.%d%d%02d", secs, 100000+os.Getpid()%900000, bi, di)
-				cmd, _ := startKilled(t, w, backend, "sleep "+marker)
+				cmd, _ := startKillable(t, w, "--backend", backend, "--approve-all", "-c", "sleep "+marker)
 				time.Sleep(d * time.Millisecond)
-				cmd.Process.Signal(syscall.SIGKILL)
-				if err := cmd.Wait(); errors.Is(err, exec.ErrWaitDelay) {
-					t.Errorf("killed after %v: stdout or stderr still open 10s after guardrun died", d*time.Millisecond)
-				}
+				killWait(t, cmd, fmt.Sprintf("killed after %v", d*time.Millisecond))
 				if backend == "bwrap" {
 					if len(markerProcs(marker)) > 0 {
 						outlived++

@@ -567,11 +567,11 @@ func TestRunKilledLeavesNothing(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			marker := fmt.Sprintf("300.%d%d", 100000+os.Getpid()%900000, i)
 			bg := marker + "1"
-			cmd, stderr := startKillable(t, w, "--backend", backend, "--approve-all", "-c", "sleep "+bg+" & sleep "+marker)
+			cmd, out := startKillable(t, w, "--backend", backend, "--approve-all", "-c", "sleep "+bg+" & sleep "+marker)
 			deadline := time.Now().Add(10 * time.Second)
 			for len(markerProcs(marker)) == 0 || len(markerProcs(bg)) == 0 {
 				if time.Now().After(deadline) {
-					t.Fatalf("sleep %s and sleep %s never both started; stderr: %s", marker, bg, stderr.String())
+					t.Fatalf("sleep %s and sleep %s never both started; output: %s", marker, bg, out.String())
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
@@ -581,32 +581,46 @@ func TestRunKilledLeavesNothing(t *testing.T) {
 }
 
 // startKillable starts guardrun with args in its own session, for a test
-// that kills it: its stderr is collected, and Wait gives up on pipes held
-// open 10s after it died.
+// that kills it: its stdout and stderr are collected together, and Wait
+// gives up on pipes still held open 10s after it died.
 func startKillable(t *testing.T, w *world, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(guardrunBin, args...)
 	cmd.Dir, cmd.Env = w.work, w.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.WaitDelay = 10 * time.Second
-	stderr := new(bytes.Buffer)
-	cmd.Stderr = stderr
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd, stderr
+	return cmd, out
 }
 
-// killGone kills guardrun with SIGKILL and checks that no process whose
-// argv holds one of markers outlives it, and nothing holds its stderr.
-func killGone(t *testing.T, cmd *exec.Cmd, markers ...string) {
+// killWait kills guardrun with SIGKILL and waits for it: its stdout and
+// stderr must reach their end, nothing the command left may hold them.
+func killWait(t *testing.T, cmd *exec.Cmd, what string) {
 	t.Helper()
 	cmd.Process.Signal(syscall.SIGKILL)
 	if err := cmd.Wait(); errors.Is(err, exec.ErrWaitDelay) {
-		t.Errorf("stderr of the killed guardrun still open 10s after it died: the command outlived it")
+		t.Errorf("%s: stdout or stderr of the killed guardrun still open 10s after it died: the command outlived it", what)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+}
+
+// killGone kills guardrun (killWait) and checks that no process whose
+// argv holds one of markers outlives it.
+func killGone(t *testing.T, cmd *exec.Cmd, markers ...string) {
+	t.Helper()
+	killWait(t, cmd, "guardrun")
+	noneLeft(t, 5*time.Second, "a SIGKILLed guardrun", markers...)
+}
+
+// noneLeft waits up to d for no process to hold any of markers as an
+// argument; whatever is left is killed and reported.
+func noneLeft(t *testing.T, d time.Duration, what string, markers ...string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		var left []int
 		for _, m := range markers {
@@ -619,7 +633,7 @@ func killGone(t *testing.T, cmd *exec.Cmd, markers ...string) {
 			for _, pid := range left {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
-			t.Fatalf("processes %v (markers %q) outlived a SIGKILLed guardrun", left, markers)
+			t.Fatalf("processes %v (markers %q) outlived %s", left, markers, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
