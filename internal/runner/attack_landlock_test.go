@@ -108,6 +108,7 @@ func TestAttacks(t *testing.T) {
 	planted := filepath.Join(f.ws, "nested/.claude")
 	commondir := filepath.Join(f.ws, ".git/commondir")
 	envrc := filepath.Join(f.ws, "deep/x/.envrc")
+	cloneMarker := "guardrun-cloneparent-" + f.marker
 
 	// Killing or stopping guardrun after changing a protected name: this
 	// test process, guardrun's role, must survive (else the test binary
@@ -168,6 +169,27 @@ func TestAttacks(t *testing.T) {
 			args: []string{"sched", vpid}, host: alive}},
 		{escape: escape{name: "change guardrun's scheduling (nice, SCHED_IDLE, affinity, I/O priority)",
 			args: []string{"sched", self}}},
+		// Other processes through calls that name no path and send no
+		// signal.
+		{escape: escape{name: "page calls on guardrun (process_madvise, move_pages, migrate_pages, get_robust_list)",
+			args: []string{"xproc-mm", self}}},
+		{escape: escape{name: "page calls on the keeper (process_madvise, move_pages, migrate_pages, get_robust_list)",
+			args: []string{"xproc-mm", "keeper"}}, onlyLL: noKeeper},
+		{escape: escape{name: "page calls on a host process (process_madvise, move_pages, migrate_pages, get_robust_list)",
+			args: []string{"xproc-mm", vpid}, host: alive}},
+		{escape: escape{name: "null signal to guardrun through a pidfd, scoped to its thread, process and process group",
+			args: []string{"pidfd-group", self}}},
+		{escape: escape{name: "null signal to the keeper through a pidfd, scoped to its thread, process and process group",
+			args: []string{"pidfd-group", "keeper"}}, onlyLL: noKeeper},
+		{escape: escape{name: "scheduling of every process of the user and of the command's process group (PRIO_USER, IOPRIO_WHO_USER, PGRP 0)",
+			args: []string{"sched-user"}},
+			onlyLL: "under bwrap the sandbox's pid namespace holds every process a user or group scope reaches"},
+		{escape: escape{name: "a CLONE_PARENT sibling of the command (the keeper's child) signals guardrun and the keeper, and outlives the command",
+			args: []string{"clone-parent", self, cloneMarker}, host: func(t *testing.T) {
+				if !waitFor(10*time.Second, func() bool { return len(markerProcesses(cloneMarker)) == 0 }) {
+					t.Errorf("the CLONE_PARENT sibling outlived the command: %q", markerProcesses(cloneMarker))
+				}
+			}}},
 		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
 		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
 		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),
