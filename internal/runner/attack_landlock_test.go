@@ -171,11 +171,11 @@ func TestAttacks(t *testing.T) {
 			args: []string{"sched", self}}},
 		// Other processes through calls that name no path and send no
 		// signal.
-		{escape: escape{name: "page calls on guardrun (process_madvise, move_pages, migrate_pages, get_robust_list)",
+		{escape: escape{name: "page calls on guardrun (process_madvise, move_pages, migrate_pages, kcmp, waitid, get_robust_list)",
 			args: []string{"xproc-mm", self}}},
-		{escape: escape{name: "page calls on the keeper (process_madvise, move_pages, migrate_pages, get_robust_list)",
+		{escape: escape{name: "page calls on the keeper (process_madvise, move_pages, migrate_pages, kcmp, waitid, get_robust_list)",
 			args: []string{"xproc-mm", "keeper"}}, onlyLL: noKeeper},
-		{escape: escape{name: "page calls on a host process (process_madvise, move_pages, migrate_pages, get_robust_list)",
+		{escape: escape{name: "page calls on a host process (process_madvise, move_pages, migrate_pages, kcmp, waitid, get_robust_list)",
 			args: []string{"xproc-mm", vpid}, host: alive}},
 		{escape: escape{name: "null signal to guardrun through a pidfd, scoped to its thread, process and process group",
 			args: []string{"pidfd-group", self}}},

@@ -53,7 +53,8 @@ func pidArg(s string) (int, error) {
 // address in it). Each passes the kernel's access check only with a
 // ptrace right over the process, which Landlock keeps to the domain; an
 // answer other than that refusal (ENOMEM for the unmapped range, or
-// success) means the check let it through.
+// success) means the check let it through. Then kcmp (refused by the
+// filter as well) and waitid on its pidfd.
 func attemptXprocMM(a []string) error {
 	pid, err := pidArg(arg(a, 0))
 	if err != nil {
@@ -86,6 +87,22 @@ func attemptXprocMM(a []string) error {
 		return allowed("migrate_pages(%d, node 0 to node 0): %v", pid, e)
 	}
 	last = e
+	// kcmp: whether guardrun holds the same file as this probe (its
+	// stdout, say), the same check as reading its descriptors.
+	const kcmpFile = 0
+	_, _, e = unix.Syscall6(unix.SYS_KCMP, uintptr(os.Getpid()), uintptr(pid), kcmpFile, 1, 1, 0)
+	if e == 0 || !refusedAccess(e) {
+		return allowed("kcmp(self, %d, KCMP_FILE, 1, 1): %v", pid, e)
+	}
+	last = e
+	// waitid on a pidfd of a process that is not this probe's child:
+	// ECHILD, never its status.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PIDFD, pidfd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err == nil {
+		return allowed("waitid(P_PIDFD of %d) took it as a child", pid)
+	} else if !errors.Is(err, syscall.ECHILD) {
+		last = err
+	}
 	var head, size uintptr
 	_, _, e = unix.Syscall(unix.SYS_GET_ROBUST_LIST, uintptr(pid), uintptr(unsafe.Pointer(&head)), uintptr(unsafe.Pointer(&size)))
 	if e == 0 {
