@@ -31,6 +31,11 @@ type attack struct {
 	// onlyLL: the row aims at what only the landlock backend has (its
 	// keeper); skipped under bwrap, saying why.
 	onlyLL string
+	// schedLimits: the row runs with guardrun's (this process's)
+	// RLIMIT_RTPRIO and RLIMIT_NICE raised where the test may raise them
+	// (CAP_SYS_RESOURCE); gapBwrap says why bwrap does not hold then.
+	schedLimits bool
+	gapBwrap    string
 }
 
 // noKeeper is why the keeper's rows do not run under bwrap: there the
@@ -190,6 +195,9 @@ func TestAttacks(t *testing.T) {
 					t.Errorf("the CLONE_PARENT sibling outlived the command: %q", markerProcesses(cloneMarker))
 				}
 			}}},
+		{escape: escape{name: "make itself real-time or nicer than guardrun (RLIMIT_RTPRIO, RLIMIT_NICE raised where the test may)",
+			args: []string{"sched-self"}}, schedLimits: true,
+			gapBwrap: "bwrap's sandbox keeps guardrun's RLIMIT_RTPRIO and RLIMIT_NICE: where they allow it, the command can make itself real-time or nicer than guardrun and bwrap's monitor"},
 		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
 		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
 		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),
@@ -299,6 +307,9 @@ func TestAttacks(t *testing.T) {
 			if !landlockTest() && a.onlyLL != "" {
 				t.Skip(a.onlyLL)
 			}
+			if a.schedLimits && raiseSchedLimits(t) && !landlockTest() && a.gapBwrap != "" {
+				t.Skip("known gap: " + a.gapBwrap)
+			}
 			status, out := f.run(t, nil, append([]string{probePath}, a.args...)...)
 			m := resultRE.FindStringSubmatch(out)
 			switch {
@@ -366,4 +377,30 @@ func hostMQ(t *testing.T, name string) func() int64 {
 		}
 		return now[3]
 	}
+}
+
+// raiseSchedLimits raises this process's RLIMIT_RTPRIO and RLIMIT_NICE
+// (soft and hard) for the test, restoring them after, and reports
+// whether it could: it needs CAP_SYS_RESOURCE. A command started with
+// them could make itself real-time, or nicer than guardrun, unless the
+// sandbox takes them away.
+func raiseSchedLimits(t *testing.T) bool {
+	t.Helper()
+	raised := true
+	for _, r := range []struct {
+		res int
+		to  uint64
+	}{{unix.RLIMIT_RTPRIO, 1}, {unix.RLIMIT_NICE, 40}} {
+		var old unix.Rlimit
+		if err := unix.Prlimit(0, r.res, nil, &old); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Prlimit(0, r.res, &unix.Rlimit{Cur: r.to, Max: r.to}, nil); err != nil {
+			t.Logf("resource %d stays at %d (raising it: %v): the attempt runs under the host's limits", r.res, old.Cur, err)
+			raised = false
+			continue
+		}
+		t.Cleanup(func() { unix.Prlimit(0, r.res, &old, nil) })
+	}
+	return raised
 }

@@ -25,6 +25,7 @@ func init() {
 	attempts["xproc-mm"] = attemptXprocMM
 	attempts["pidfd-group"] = attemptPidfdGroup
 	attempts["sched-user"] = attemptSchedUser
+	attempts["sched-self"] = attemptSchedSelf
 	attempts["clone-parent"] = attemptCloneParent
 	attempts["clone-parent-check"] = attemptCloneParentCheck
 }
@@ -261,4 +262,41 @@ func attemptCloneParentCheck(a []string) error {
 	}
 	report(fmt.Sprintf("REFUSED child %d of %d could not signal guardrun", os.Getpid(), pp))
 	return nil
+}
+
+// sched-self: give itself more CPU than guardrun and the keeper get,
+// which starves them as surely as lowering theirs: a real-time policy
+// (SCHED_FIFO, SCHED_RR at priority 1, through sched_setscheduler and
+// sched_setattr) and a nice value below the one it started with
+// (guardrun's). The user's RLIMIT_RTPRIO and RLIMIT_NICE decide; the
+// command must have neither, whatever guardrun had.
+func attemptSchedSelf([]string) error {
+	var last error = syscall.EPERM
+	prio := [1]int32{1}
+	for _, pol := range []int{unix.SCHED_FIFO, unix.SCHED_RR} {
+		if _, _, e := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, 0, uintptr(pol), uintptr(unsafe.Pointer(&prio[0]))); e == 0 {
+			return allowed("sched_setscheduler(0, %d, 1): real time", pol)
+		} else {
+			last = e
+		}
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}
+	if err := unix.SchedSetAttr(0, &attr, 0); err == nil {
+		return allowed("sched_setattr(0, SCHED_FIFO 1): real time")
+	} else {
+		last = err
+	}
+	r, _, e := unix.Syscall(unix.SYS_GETPRIORITY, unix.PRIO_PROCESS, 0, 0)
+	if e != 0 {
+		return setup("getpriority: %v", e)
+	}
+	nice := 20 - int(r)
+	if nice > -20 {
+		if err := unix.Setpriority(unix.PRIO_PROCESS, 0, nice-1); err == nil {
+			return allowed("setpriority(PRIO_PROCESS, 0, %d) below its starting %d", nice-1, nice)
+		} else {
+			last = err
+		}
+	}
+	return last
 }
