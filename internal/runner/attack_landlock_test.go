@@ -4,6 +4,7 @@ package runner
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,8 @@ type attack struct {
 	// (CAP_SYS_RESOURCE); gapBwrap says why bwrap does not hold then.
 	schedLimits bool
 	gapBwrap    string
+	// stdin, if set, is the command's standard input.
+	stdin func(t *testing.T) *os.File
 }
 
 // noKeeper is why the keeper's rows do not run under bwrap: there the
@@ -198,6 +201,8 @@ func TestAttacks(t *testing.T) {
 		{escape: escape{name: "make itself real-time or nicer than guardrun (RLIMIT_RTPRIO, RLIMIT_NICE raised where the test may)",
 			args: []string{"sched-self"}}, schedLimits: true,
 			gapBwrap: "bwrap's sandbox keeps guardrun's RLIMIT_RTPRIO and RLIMIT_NICE: where they allow it, the command can make itself real-time or nicer than guardrun and bwrap's monitor"},
+		{escape: escape{name: "take over a terminal that is another session's (foreground group, TIOCSCTTY forced, TIOCCONS)",
+			args: []string{"tty-steal"}}, stdin: ttyOfSession},
 		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
 		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
 		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),
@@ -310,7 +315,11 @@ func TestAttacks(t *testing.T) {
 			if a.schedLimits && raiseSchedLimits(t) && !landlockTest() && a.gapBwrap != "" {
 				t.Skip("known gap: " + a.gapBwrap)
 			}
-			status, out := f.run(t, nil, append([]string{probePath}, a.args...)...)
+			var stdin io.Reader
+			if a.stdin != nil {
+				stdin = a.stdin(t)
+			}
+			status, out := f.run(t, stdin, append([]string{probePath}, a.args...)...)
 			m := resultRE.FindStringSubmatch(out)
 			switch {
 			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
@@ -403,4 +412,54 @@ func raiseSchedLimits(t *testing.T) bool {
 		t.Cleanup(func() { unix.Prlimit(0, r.res, &old, nil) })
 	}
 	return raised
+}
+
+// ttyOfSession makes a terminal (a pty) the controlling terminal of a
+// host session (a sleep, its leader, as the person's shell would be) and
+// returns it for the command's stdin; after the row, the session must
+// still hold it and its leader still run.
+func ttyOfSession(t *testing.T) *os.File {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open /dev/ptmx: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pts.Close() })
+	leader := exec.Command("sleep", "60")
+	leader.Stdin = pts
+	leader.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := leader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sid, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGSID)
+		if err != nil || sid != leader.Process.Pid {
+			t.Errorf("the terminal's session is %d (%v), no longer its leader's %d", sid, err, leader.Process.Pid)
+		}
+		if err := leader.Process.Signal(syscall.Signal(0)); err != nil {
+			t.Errorf("the terminal's session leader is gone: %v", err)
+		}
+		leader.Process.Kill()
+		leader.Wait()
+	})
+	// The leader's session holds the terminal once it runs.
+	if !waitFor(10*time.Second, func() bool {
+		sid, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGSID)
+		return err == nil && sid == leader.Process.Pid
+	}) {
+		t.Fatal("the pty never became the session leader's controlling terminal")
+	}
+	return pts
 }

@@ -300,3 +300,37 @@ func attemptSchedSelf([]string) error {
 	}
 	return last
 }
+
+func init() { attempts["tty-steal"] = attemptTTYSteal }
+
+// tty-steal: its stdin is a terminal that is another session's
+// controlling terminal (the person's, in real use). Make its own process
+// group that terminal's foreground one, then, in a new session, make the
+// terminal its own (TIOCSCTTY, also forcing it), or the console
+// (TIOCCONS). Made its controlling process, its exit would hang up the
+// terminal: SIGHUP, from the kernel, to the person's shell.
+func attemptTTYSteal([]string) error {
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err != nil {
+		return setup("stdin is not a terminal: %v", err)
+	}
+	var last error = syscall.EPERM
+	if err := unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp()); err == nil {
+		return allowed("made its process group the terminal's foreground one")
+	} else {
+		last = err
+	}
+	if _, err := unix.Setsid(); err != nil {
+		return setup("setsid: %v", err)
+	}
+	for _, force := range []int{0, 1} {
+		if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, force); err == nil {
+			return allowed("made the terminal its controlling terminal (force %d)", force)
+		} else {
+			last = err
+		}
+	}
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCCONS, 0); e == 0 {
+		return allowed("made the terminal the console (TIOCCONS)")
+	}
+	return last
+}
