@@ -334,3 +334,49 @@ func attemptTTYSteal([]string) error {
 	}
 	return last
 }
+
+func init() { attempts["proc-write"] = attemptProcWrite }
+
+// procWritable are the entries of /proc/PID that the kernel lets the
+// process's own user write with no ptrace check (the file's owner
+// decides): its OOM score (raised to 1000, it is the first the kernel
+// kills when the command fills memory), its autogroup's nice value
+// (starving it), its core dump filter, its name.
+var procWritable = []string{"oom_score_adj", "oom_adj", "autogroup", "coredump_filter", "comm"}
+
+// proc-write PID|keeper: write each of PID's entries above with the
+// value it holds (autogroup: its nice value), which the kernel checks
+// as any change.
+func attemptProcWrite(a []string) error {
+	pid, err := pidArg(arg(a, 0))
+	if err != nil {
+		return err
+	}
+	var last error = syscall.EACCES
+	for _, n := range procWritable {
+		p := "/proc/" + strconv.Itoa(pid) + "/" + n
+		cur, err := os.ReadFile(p)
+		if err != nil {
+			last = err
+			continue
+		}
+		v := strings.TrimSpace(string(cur))
+		if n == "autogroup" {
+			// "/autogroup-N nice V"
+			f := strings.Fields(v)
+			v = f[len(f)-1]
+		}
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			last = err
+			continue
+		}
+		_, werr := unix.Write(fd, []byte(v))
+		unix.Close(fd)
+		if werr == nil {
+			return allowed("wrote %q to %s", v, p)
+		}
+		last = werr
+	}
+	return last
+}
