@@ -231,3 +231,38 @@ os._exit(3)
 		t.Errorf("the git hook the command wrote was not restored: %q", b)
 	}
 }
+
+// TestRunLeftoversAtExit: a command that exits while what it started in
+// the background holds guardrun's stdout (ignoring HUP, INT and TERM;
+// or stopped by SIGSTOP), with either backend: the caller gets the
+// command's own status and the end of guardrun's output at once, the
+// leftovers write nothing after the command, and none is left.
+func TestRunLeftoversAtExit(t *testing.T) {
+	requireSandbox(t)
+	w := runWorld(t, runConfig)
+	// %[1]s: the sleep the leftover runs; %[2]s: the file it makes once
+	// that sleep is started, which the command waits for.
+	attempts := []struct{ name, script string }{
+		{"ignoring HUP, INT and TERM", `(trap "" HUP INT TERM; sleep %[1]s & touch %[2]s; wait; echo late) & until [ -e %[2]s ]; do sleep 0.01; done; echo early; exit 3`},
+		{"stopped", `sh -c 'sleep %[1]s & touch %[2]s; kill -STOP $$; echo late' & until [ -e %[2]s ]; do sleep 0.01; done; echo early; exit 3`},
+	}
+	for bi, backend := range []string{"bwrap", "landlock"} {
+		for ai, a := range attempts {
+			t.Run(backend+"/"+a.name, func(t *testing.T) {
+				bg := fmt.Sprintf("300.%d%d%d2", 100000+os.Getpid()%900000, bi, ai)
+				cmd, out := startKillable(t, w, "--backend", backend, "--approve-all", "-c", fmt.Sprintf(a.script, bg, "up."+bg))
+				err := cmd.Wait()
+				if errors.Is(err, exec.ErrWaitDelay) {
+					t.Errorf("guardrun's stdout or stderr still open 10s after it exited: a leftover holds it")
+				}
+				if code := cmd.ProcessState.ExitCode(); code != 3 {
+					t.Errorf("exit %d, want the command's 3; output:\n%s", code, out.String())
+				}
+				if s := out.String(); !strings.Contains(s, "early") || strings.Contains(s, "late") {
+					t.Errorf("output %q: want early, and nothing the leftover wrote after the command", s)
+				}
+				noneLeft(t, 5*time.Second, "the command's exit", bg)
+			})
+		}
+	}
+}

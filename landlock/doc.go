@@ -125,6 +125,12 @@
 //     (no thread) before restoring protected names. Root, or an
 //     unlimited RLIMIT_NPROC, has no such count: a fork bomb then
 //     exhausts the machine's pids under either backend (no cgroup).
+//   - The command's RLIMIT_RTPRIO is 0 and its RLIMIT_NICE at most 20
+//     minus the keeper's nice value (soft and hard; the keeper lowers
+//     them): where the user's limits allow a real-time policy or a lower
+//     nice value, the command taking them would starve guardrun and the
+//     keeper as surely as lowering theirs. (Both are 0 by default.) Under
+//     bwrap the sandbox keeps guardrun's limits.
 //   - Metadata calls cost a round trip to guardrun (tens of
 //     microseconds). Metadata of protected names cannot be changed during
 //     the run. Processes guardrun cannot read (undumpable, or out of its

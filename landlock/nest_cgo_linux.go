@@ -92,6 +92,38 @@ static void guardrun_nest_nproc(void) {
 	}
 }
 
+// guardrun_nest_sched takes from the command what the user's resource
+// limits would let it do to its own scheduling that starves guardrun and
+// the keeper as surely as changing theirs (which the seccomp filter
+// refuses): a real-time policy (RLIMIT_RTPRIO, soft and hard, to 0) and
+// a nice value below the keeper's (RLIMIT_NICE to at most 20 minus that
+// value, the kernel's encoding). Both are 0 by default, and then nothing
+// changes.
+static void guardrun_nest_sched(void) {
+	struct rlimit none = {0, 0};
+	if (setrlimit(RLIMIT_RTPRIO, &none) != 0) {
+		guardrun_nest_fail("nested domain: lower RLIMIT_RTPRIO", NULL, errno, 125);
+	}
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, 0);
+	if (nice == -1 && errno != 0) {
+		guardrun_nest_fail("nested domain: getpriority", NULL, errno, 125);
+	}
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_NICE, &lim) != 0) {
+		guardrun_nest_fail("nested domain: getrlimit RLIMIT_NICE", NULL, errno, 125);
+	}
+	rlim_t ceiling = (rlim_t)(20 - nice);
+	if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur <= ceiling && lim.rlim_max == lim.rlim_cur) {
+		return;
+	}
+	rlim_t v = lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < ceiling ? lim.rlim_cur : ceiling;
+	struct rlimit lower = {v, v};
+	if (setrlimit(RLIMIT_NICE, &lower) != 0) {
+		guardrun_nest_fail("nested domain: lower RLIMIT_NICE", NULL, errno, 125);
+	}
+}
+
 // guardrun_nest_scoped reports whether the keeper's signals are scoped
 // to its Landlock domain, seen at its start: its parent (guardrun, the
 // same user, outside every domain) refuses even a null signal. EPERM
@@ -179,6 +211,7 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 			_exit(125);
 		}
 		guardrun_nest_nproc();
+		guardrun_nest_sched();
 		guardrun_nest_exec(argv, envp);
 	}
 	// The keeper holds none of the command's descriptors: a reader of

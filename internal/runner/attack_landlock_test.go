@@ -4,6 +4,7 @@ package runner
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,13 @@ type attack struct {
 	// onlyLL: the row aims at what only the landlock backend has (its
 	// keeper); skipped under bwrap, saying why.
 	onlyLL string
+	// schedLimits: the row runs with guardrun's (this process's)
+	// RLIMIT_RTPRIO and RLIMIT_NICE raised where the test may raise them
+	// (CAP_SYS_RESOURCE); gapBwrap says why bwrap does not hold then.
+	schedLimits bool
+	gapBwrap    string
+	// stdin, if set, is the command's standard input.
+	stdin func(t *testing.T) *os.File
 }
 
 // noKeeper is why the keeper's rows do not run under bwrap: there the
@@ -108,6 +116,7 @@ func TestAttacks(t *testing.T) {
 	planted := filepath.Join(f.ws, "nested/.claude")
 	commondir := filepath.Join(f.ws, ".git/commondir")
 	envrc := filepath.Join(f.ws, "deep/x/.envrc")
+	cloneMarker := "guardrun-cloneparent-" + f.marker
 
 	// Killing or stopping guardrun after changing a protected name: this
 	// test process, guardrun's role, must survive (else the test binary
@@ -168,6 +177,38 @@ func TestAttacks(t *testing.T) {
 			args: []string{"sched", vpid}, host: alive}},
 		{escape: escape{name: "change guardrun's scheduling (nice, SCHED_IDLE, affinity, I/O priority)",
 			args: []string{"sched", self}}},
+		// Other processes through calls that name no path and send no
+		// signal.
+		{escape: escape{name: "page calls on guardrun (process_madvise, move_pages, migrate_pages, kcmp, waitid, get_robust_list)",
+			args: []string{"xproc-mm", self}}},
+		{escape: escape{name: "page calls on the keeper (process_madvise, move_pages, migrate_pages, kcmp, waitid, get_robust_list)",
+			args: []string{"xproc-mm", "keeper"}}, onlyLL: noKeeper},
+		{escape: escape{name: "page calls on a host process (process_madvise, move_pages, migrate_pages, kcmp, waitid, get_robust_list)",
+			args: []string{"xproc-mm", vpid}, host: alive}},
+		{escape: escape{name: "null signal to guardrun through a pidfd, scoped to its thread, process and process group",
+			args: []string{"pidfd-group", self}}},
+		{escape: escape{name: "null signal to the keeper through a pidfd, scoped to its thread, process and process group",
+			args: []string{"pidfd-group", "keeper"}}, onlyLL: noKeeper},
+		{escape: escape{name: "scheduling of every process of the user and of the command's process group (PRIO_USER, IOPRIO_WHO_USER, PGRP 0)",
+			args: []string{"sched-user"}},
+			onlyLL: "under bwrap the sandbox's pid namespace holds every process a user or group scope reaches"},
+		{escape: escape{name: "a CLONE_PARENT sibling of the command (the keeper's child) signals guardrun and the keeper, and outlives the command",
+			args: []string{"clone-parent", self, cloneMarker}, host: func(t *testing.T) {
+				if !waitFor(10*time.Second, func() bool { return len(markerProcesses(cloneMarker)) == 0 }) {
+					t.Errorf("the CLONE_PARENT sibling outlived the command: %q", markerProcesses(cloneMarker))
+				}
+			}}},
+		{escape: escape{name: "make itself real-time or nicer than guardrun (RLIMIT_RTPRIO, RLIMIT_NICE raised where the test may)",
+			args: []string{"sched-self"}}, schedLimits: true,
+			gapBwrap: "bwrap's sandbox keeps guardrun's RLIMIT_RTPRIO and RLIMIT_NICE: where they allow it, the command can make itself real-time or nicer than guardrun and bwrap's monitor"},
+		{escape: escape{name: "take over a terminal that is another session's (foreground group, TIOCSCTTY forced, TIOCCONS)",
+			args: []string{"tty-steal"}}, stdin: ttyOfSession},
+		{escape: escape{name: "write guardrun's OOM score, autogroup nice, core dump filter and name through /proc",
+			args: []string{"proc-write", self}}},
+		{escape: escape{name: "write the keeper's OOM score, autogroup nice, core dump filter and name through /proc",
+			args: []string{"proc-write", "keeper"}}, onlyLL: noKeeper},
+		{escape: escape{name: "write a host process's OOM score, autogroup nice, core dump filter and name through /proc",
+			args: []string{"proc-write", vpid}, host: alive}},
 		metaRow("metadata of a file outside through /proc/self/fd of an O_PATH fd", "procfd"),
 		metaRow("metadata of a file outside through a read-only fd and AT_EMPTY_PATH", "emptypath"),
 		metaRow("metadata of a file outside through the dirfd of its directory", "dirfd"),
@@ -277,7 +318,14 @@ func TestAttacks(t *testing.T) {
 			if !landlockTest() && a.onlyLL != "" {
 				t.Skip(a.onlyLL)
 			}
-			status, out := f.run(t, nil, append([]string{probePath}, a.args...)...)
+			if a.schedLimits && raiseSchedLimits(t) && !landlockTest() && a.gapBwrap != "" {
+				t.Skip("known gap: " + a.gapBwrap)
+			}
+			var stdin io.Reader
+			if a.stdin != nil {
+				stdin = a.stdin(t)
+			}
+			status, out := f.run(t, stdin, append([]string{probePath}, a.args...)...)
 			m := resultRE.FindStringSubmatch(out)
 			switch {
 			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
@@ -344,4 +392,80 @@ func hostMQ(t *testing.T, name string) func() int64 {
 		}
 		return now[3]
 	}
+}
+
+// raiseSchedLimits raises this process's RLIMIT_RTPRIO and RLIMIT_NICE
+// (soft and hard) for the test, restoring them after, and reports
+// whether it could: it needs CAP_SYS_RESOURCE. A command started with
+// them could make itself real-time, or nicer than guardrun, unless the
+// sandbox takes them away.
+func raiseSchedLimits(t *testing.T) bool {
+	t.Helper()
+	raised := true
+	for _, r := range []struct {
+		res int
+		to  uint64
+	}{{unix.RLIMIT_RTPRIO, 1}, {unix.RLIMIT_NICE, 40}} {
+		var old unix.Rlimit
+		if err := unix.Prlimit(0, r.res, nil, &old); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Prlimit(0, r.res, &unix.Rlimit{Cur: r.to, Max: r.to}, nil); err != nil {
+			t.Logf("resource %d stays at %d (raising it: %v): the attempt runs under the host's limits", r.res, old.Cur, err)
+			raised = false
+			continue
+		}
+		t.Cleanup(func() { unix.Prlimit(0, r.res, &old, nil) })
+	}
+	return raised
+}
+
+// ttyOfSession makes a terminal (a pty) the controlling terminal of a
+// host session (a sleep, its leader, as the person's shell would be) and
+// returns it for the command's stdin; after the row, the session must
+// still hold it and its leader still run.
+func ttyOfSession(t *testing.T) *os.File {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open /dev/ptmx: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pts.Close() })
+	leader := exec.Command("sleep", "60")
+	leader.Stdin = pts
+	leader.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := leader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sid, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGSID)
+		if err != nil || sid != leader.Process.Pid {
+			t.Errorf("the terminal's session is %d (%v), no longer its leader's %d", sid, err, leader.Process.Pid)
+		}
+		if err := leader.Process.Signal(syscall.Signal(0)); err != nil {
+			t.Errorf("the terminal's session leader is gone: %v", err)
+		}
+		leader.Process.Kill()
+		leader.Wait()
+	})
+	// The leader's session holds the terminal once it runs.
+	if !waitFor(10*time.Second, func() bool {
+		sid, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGSID)
+		return err == nil && sid == leader.Process.Pid
+	}) {
+		t.Fatal("the pty never became the session leader's controlling terminal")
+	}
+	return pts
 }
