@@ -420,5 +420,8 @@ func (s *statCache) stat(p string) (isDir, exists bool) {
 	return r.isDir, r.exists
 }
 
+// reset forgets every answer.
+func (s *statCache) reset() { clear(s.m) }
+
 // created records an empty directory made since it was asked about.
 func (s *statCache) created(p string) { s.m[p] = statResult{exists: true, isDir: true} }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 
@@ -35,7 +36,33 @@ type heldMask struct {
 	created bool
 }
 
+// holdMasks makes and holds the mount points of the profile's masks.
+//
+// A path seen existing may be another run's mount point that its creator
+// removes before this run holds it (two commands of `make -j2` in one
+// tree): the arguments would then bind a source that is gone and bwrap
+// would not start. holdMasks starts over with fresh stats when that
+// happens, and this run makes the mount point itself.
 func holdMasks(p *sandbox.Profile, stat *statCache) (*heldMasks, error) {
+	for try := 1; ; try++ {
+		h, vanished, err := holdMasksOnce(p, stat)
+		if err != nil || vanished == "" {
+			return h, err
+		}
+		h.release()
+		if try == maxHoldTries {
+			return nil, fmt.Errorf("bwrap: %s keeps appearing and disappearing (another process is creating and removing it); not starting", vanished)
+		}
+		stat.reset()
+	}
+}
+
+// maxHoldTries bounds holdMasks' restarts.
+const maxHoldTries = 20
+
+// holdMasksOnce is one pass of holdMasks; vanished names a path it saw
+// existing that was gone when it went to hold it.
+func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished string, _ error) {
 	h := &heldMasks{}
 	for _, fm := range Placeholders(p, stat.stat) {
 		stat.created(fm) // made below, by us or by whoever raced us
@@ -53,16 +80,24 @@ func holdMasks(p *sandbox.Profile, stat *statCache) (*heldMasks, error) {
 				f.Close()
 				os.Remove(fm)
 				h.release()
-				return nil, fmt.Errorf("bwrap: lock %s: %w", fm, err)
+				return nil, "", fmt.Errorf("bwrap: lock %s: %w", fm, err)
 			}
 			h.files = append(h.files, heldMask{path: fm, f: f, created: true})
 		case errors.Is(err, fs.ErrExist):
-			// Someone else made it meanwhile: an existing file, held below.
+			// Someone else made it meanwhile: hold it as theirs.
+			if m, ok := holdExisting(fm); ok {
+				h.files = append(h.files, m)
+			} else if _, err := os.Lstat(fm); errors.Is(err, fs.ErrNotExist) {
+				return h, fm, nil
+			}
+		case errors.Is(err, fs.ErrNotExist):
+			// Its parent, seen existing, was another run's placeholder.
+			return h, filepath.Dir(fm), nil
 		default:
 			// bwrap, running as the same user, would fail the same way;
 			// say so now with the path in hand.
 			h.release()
-			return nil, fmt.Errorf("bwrap: cannot create the mount point that masks %s: %w", fm, err)
+			return nil, "", fmt.Errorf("bwrap: cannot create the mount point that masks %s: %w", fm, err)
 		}
 	}
 	// Existing empty regular files under masks may be another run's mount
@@ -76,9 +111,11 @@ func holdMasks(p *sandbox.Profile, stat *statCache) (*heldMasks, error) {
 		}
 		if m, ok := holdExisting(x); ok {
 			h.files = append(h.files, m)
+		} else if _, err := os.Lstat(x); errors.Is(err, fs.ErrNotExist) {
+			return h, x, nil
 		}
 	}
-	return h, nil
+	return h, "", nil
 }
 
 // holdExisting takes a shared lock on path if it is an empty regular file,

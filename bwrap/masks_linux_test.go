@@ -101,3 +101,41 @@ func TestCloseOnExecAll(t *testing.T) {
 		t.Errorf("fd %d not close-on-exec (%v)", fd, e)
 	}
 }
+
+// Another run's placeholder, seen existing, removed by its creator before
+// this run holds it (make -j2 in one tree): this run must not render a
+// bind of the vanished path (bwrap: "Can't find source path") but make
+// the mount point itself.
+func TestMaskPlaceholderVanishedBeforeHold(t *testing.T) {
+	ws := t.TempDir()
+	p := maskProfile(ws)
+	stat := newStatCache()
+	for _, n := range []string{".env", "creds", "cfg.yaml"} {
+		stat.created(filepath.Join(ws, n)) // seen, then removed by its creator
+	}
+	h, err := holdMasks(p, stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		if a != "--ro-bind" && a != "--bind" && a != "--ro-bind-try" {
+			continue
+		}
+		if _, err := os.Lstat(args[i+1]); err != nil {
+			t.Errorf("%s %s: source gone: %v", a, args[i+1], err)
+		}
+	}
+	for _, n := range []string{".env", "creds", "cfg.yaml"} {
+		if !emptyDir(filepath.Join(ws, n)) {
+			t.Errorf("%s: no placeholder made", n)
+		}
+	}
+	h.release()
+	if ents, _ := os.ReadDir(ws); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

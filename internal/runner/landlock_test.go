@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -272,6 +273,10 @@ func TestNoNamespaces(t *testing.T) {
 // namespaces disabled (Docker's default profile, Ubuntu 24.04's AppArmor
 // rule, CI runners), as root and, when the suite runs as root, as an
 // unprivileged user.
+// testLogLine is a line a failing test logged (file.go:N: ...), the
+// reason the inner run failed, shown even when its full output is cut.
+var testLogLine = regexp.MustCompile(`^\s+\w+_test\.go:\d+: `)
+
 func TestLandlockWithoutNamespaces(t *testing.T) {
 	if os.Getenv("GUARDRUN_TEST_NONS") != "" || os.Getenv("GUARDRUN_TEST_CHILD") != "" {
 		t.Skip("already inside")
@@ -321,7 +326,8 @@ func TestLandlockWithoutNamespaces(t *testing.T) {
 			text := string(out)
 			for _, l := range strings.Split(text, "\n") {
 				if strings.HasPrefix(l, "--- ") || strings.HasPrefix(strings.TrimSpace(l), "--- FAIL") ||
-					strings.Contains(l, "summary (uid") || strings.HasPrefix(l, "          ") || strings.Contains(l, "bwrap here:") {
+					strings.Contains(l, "summary (uid") || strings.HasPrefix(l, "          ") || strings.Contains(l, "bwrap here:") ||
+					testLogLine.MatchString(l) {
 					t.Log(l)
 				}
 			}
