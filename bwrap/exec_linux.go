@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/guardrun/guardrun/internal/cloexec"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"os/exec"
@@ -179,6 +180,10 @@ func (c *Cmd) Start() error {
 	if err := cloexec.All(); err != nil {
 		c.release()
 		return fmt.Errorf("bwrap: mark descriptors close-on-exec: %w", err)
+	}
+	if err := lowerSchedLimits(); err != nil {
+		c.release()
+		return err
 	}
 	err := c.Cmd.Start()
 	c.seccomp.Close()
@@ -425,3 +430,52 @@ func (s *statCache) reset() { clear(s.m) }
 
 // created records an empty directory made since it was asked about.
 func (s *statCache) created(p string) { s.m[p] = statResult{exists: true, isDir: true} }
+
+// lowerSchedLimits takes from guardrun, and so from bwrap and the
+// command, what the user's resource limits would let the command do to
+// its own scheduling that starves guardrun and bwrap's monitor: a
+// real-time policy (RLIMIT_RTPRIO, soft and hard, to 0) and a nice value
+// below guardrun's (RLIMIT_NICE to at most 20 minus that value, the
+// kernel's encoding, which is what getpriority(2) returns raw). Both are
+// 0 by default, and then nothing changes. guardrun itself never needs
+// either; the hard limits are lowered for good. The landlock backend's
+// keeper does the same for its command (landlock/nest_cgo_linux.go).
+func lowerSchedLimits() error {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_RTPRIO, &lim); err != nil {
+		return fmt.Errorf("bwrap: getrlimit RLIMIT_RTPRIO: %w", err)
+	}
+	if lim.Cur != 0 || lim.Max != 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_RTPRIO, &unix.Rlimit{}); err != nil {
+			return fmt.Errorf("bwrap: lower RLIMIT_RTPRIO: %w", err)
+		}
+	}
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		return fmt.Errorf("bwrap: getpriority: %w", err)
+	}
+	if err := unix.Getrlimit(unix.RLIMIT_NICE, &lim); err != nil {
+		return fmt.Errorf("bwrap: getrlimit RLIMIT_NICE: %w", err)
+	}
+	if to, lower := niceLimit(prio, lim); lower {
+		if err := unix.Setrlimit(unix.RLIMIT_NICE, &to); err != nil {
+			return fmt.Errorf("bwrap: lower RLIMIT_NICE: %w", err)
+		}
+	}
+	return nil
+}
+
+// niceLimit is the RLIMIT_NICE that keeps a process whose getpriority(2)
+// value is prio (20 minus its nice value) from becoming nicer than it is,
+// and whether lim must be lowered to it (soft and hard alike).
+func niceLimit(prio int, lim unix.Rlimit) (unix.Rlimit, bool) {
+	ceiling := uint64(prio)
+	if lim.Cur != unix.RLIM_INFINITY && lim.Cur <= ceiling && lim.Max == lim.Cur {
+		return lim, false
+	}
+	v := ceiling
+	if lim.Cur != unix.RLIM_INFINITY && lim.Cur < ceiling {
+		v = lim.Cur
+	}
+	return unix.Rlimit{Cur: v, Max: v}, true
+}
