@@ -48,6 +48,7 @@ type Cmd struct {
 	init        *os.Process // the same, held by pidfd where the kernel has them
 	done        bool        // Wait returned: pids may be reused
 	interrupted syscall.Signal
+	sent        syscall.Signal // the last signal delivered to the sandbox's group
 	st          sandboxStatus
 	statusDone  chan struct{} // closed at end of file on the status pipe
 	released    bool
@@ -276,6 +277,11 @@ func (c *Cmd) Signal(sig os.Signal) error {
 			return os.ErrProcessDone // the sandbox is ending by itself
 		}
 		err := syscall.Kill(-pid, s)
+		if err == nil {
+			c.mu.Lock()
+			c.sent = s
+			c.mu.Unlock()
+		}
 		if err == nil || !errors.Is(err, syscall.ESRCH) {
 			return err
 		}
@@ -306,7 +312,7 @@ func (c *Cmd) Wait() (int, error) {
 	}
 	c.mu.Lock()
 	c.done = true
-	st, interrupted := c.st, c.interrupted
+	st, interrupted, sent := c.st, c.interrupted, c.sent
 	c.mu.Unlock()
 	c.release()
 
@@ -320,6 +326,13 @@ func (c *Cmd) Wait() (int, error) {
 	}
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
+		if sent != 0 && st.started && ee.ExitCode() == 128+int(sent) {
+			// The signal reached the sandbox's group after setsid but
+			// before the command was executed: the init reported the
+			// death, bwrap no status (it reports one only for a command
+			// that was executed) and exited 128+sig.
+			return 128 + int(sent), nil
+		}
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && st.started {
 			// bwrap itself was killed (WaitDelay, or a signal that
 			// arrived before the command had a process group): the
