@@ -61,6 +61,12 @@
 //     it. A domain cannot signal its parent domain, so no signal of the
 //     command reaches the thread; the thread's kill(-1) still reaches
 //     the command. The thread is never guardrun's main thread;
+//   - inotify watches (WatchCalls), which Landlock does not check:
+//     served by guardrun (watch_linux.go), which opens what the command
+//     named as its kernel would, judges the real path with
+//     Ruleset.Watchable (the profile's read access, or $TMPDIR) and adds
+//     the watch to the command's own instance (pidfd_getfd) on the
+//     object it holds; elsewhere EACCES;
 //   - file metadata (chmod, chown, utime, setxattr, removexattr and
 //     their f/l/at forms, MetadataCalls), for which Landlock has no
 //     rights: served by guardrun (metadata_linux.go), which reads the
@@ -151,8 +157,11 @@
 //     and refuses to start commands under ABI 6 (below it signals are
 //     not scoped and the command is started directly).
 //   - No IPC namespace: SysV IPC is refused outright (ENOSYS), so a
-//     program that needs it (PostgreSQL) fails under landlock. inotify
-//     watches work on directories outside the zones (names only).
+//     program that needs it (PostgreSQL) fails under landlock.
+//   - inotify_add_watch (WatchCalls) is served by guardrun only where
+//     pidfd_getfd works; where it is refused (Docker's default profile)
+//     the call is left to the kernel, and a command can watch
+//     directories outside the zones (names only).
 //   - Rules are opened when the command starts: a path swapped for a
 //     symlink between Build and Start is skipped (never followed).
 //   - With the signal scope every command costs one more exec (guardrun's

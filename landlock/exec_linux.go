@@ -134,7 +134,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 		return nil, err
 	}
 	end := trace.Phase("seccomp")
-	_, _, err = filterProgram(p.Seccomp, MetadataCalls)
+	_, _, err = filterProgram(p.Seccomp, notifyCalls())
 	end()
 	if err != nil {
 		return nil, err
@@ -176,6 +176,12 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	// File metadata: Landlock has no rights for it, so guardrun makes
 	// those calls for the command, where it may write.
 	if err := registerMetadata(c.Notify, p, rs); err != nil {
+		removeTmp(tmp)
+		return nil, err
+	}
+	// Watches: Landlock does not check them; guardrun adds them where
+	// the command may read.
+	if err := registerWatch(c.Notify, p, rs); err != nil {
 		removeTmp(tmp)
 		return nil, err
 	}

@@ -44,14 +44,7 @@ type metadata struct {
 
 // registerMetadata adds the metadata handlers to reg.
 func registerMetadata(reg *notify.Registry, p *sandbox.Profile, rs *Ruleset) error {
-	tmp := *rs
-	if tmp.TmpDir != "" {
-		// The judge compares real paths.
-		if real, err := filepath.EvalSymlinks(tmp.TmpDir); err == nil {
-			tmp.TmpDir = real
-		}
-	}
-	m := &metadata{p: p, rs: &tmp}
+	m := &metadata{p: p, rs: judgeRuleset(rs)}
 	handlers := map[string]notify.Handler{
 		"chmod":         m.chmod,
 		"fchmod":        m.chmod,
@@ -82,6 +75,21 @@ func registerMetadata(reg *notify.Registry, p *sandbox.Profile, rs *Ruleset) err
 	return nil
 }
 
+// judgeRuleset is rs as the handlers judge by: the real path of the
+// command's temporary directory, as the kernel names objects in it.
+func judgeRuleset(rs *Ruleset) *Ruleset {
+	tmp := *rs
+	if tmp.TmpDir != "" {
+		if real, err := filepath.EvalSymlinks(tmp.TmpDir); err == nil {
+			tmp.TmpDir = real
+		}
+	}
+	return &tmp
+}
+
+// procFD is guardrun's name for its own descriptor fd.
+func procFD(fd int) string { return fmt.Sprintf("/proc/self/fd/%d", fd) }
+
 // fail turns an error into the call's answer: the kernel's errno, or
 // EPERM for anything unexpected (fail closed).
 func fail(err error) notify.Response {
@@ -110,7 +118,7 @@ func (o *object) close() { unix.Close(o.fd) }
 // proc is the object's name through guardrun's descriptor table: a
 // path-taking call on it reaches the object itself, whatever happens to
 // the names the command used.
-func (o *object) proc() string { return fmt.Sprintf("/proc/self/fd/%d", o.fd) }
+func (o *object) proc() string { return procFD(o.fd) }
 
 // open finds what the call names. A path argument (address addr,
 // relative to dirfd) is read once and opened as the caller's kernel
@@ -163,7 +171,7 @@ func (m *metadata) judge(fd int) (*object, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	path, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	path, err := os.Readlink(procFD(fd))
 	if err != nil || !m.writable(path, &st) {
 		unix.Close(fd)
 		return nil, ErrnoOutside

@@ -648,6 +648,24 @@ func AccessName(acc uint64, dir bool) string {
 	return fmt.Sprintf("%#x", acc)
 }
 
+// Watchable reports whether the command may watch the file at path (the
+// real path of the object it named) with inotify: whether it may read
+// it by the profile (sandbox.Profile.Access: inside a zone, not denied),
+// or it is inside the command's own $TMPDIR. Landlock does not check
+// inotify_add_watch, so guardrun adds such watches itself after asking
+// this (watch_linux.go). Stricter than the ruleset, which also lets the
+// command read devices and /proc: those are not watched.
+func (rs *Ruleset) Watchable(p *sandbox.Profile, path string) bool {
+	if p == nil || !filepath.IsAbs(path) || filepath.Clean(path) != path || strings.ContainsRune(path, 0) {
+		return false
+	}
+	if rs != nil && rs.TmpDir != "" && sandbox.Within(path, rs.TmpDir) {
+		return true
+	}
+	r, _ := p.Access(path)
+	return r
+}
+
 // MetadataWritable reports whether the command may change the metadata
 // (mode, owner, timestamps, extended attributes) of the file at path,
 // the real path of the object it named (no symbolic links in it): the
