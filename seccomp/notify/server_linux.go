@@ -463,9 +463,16 @@ func (r *Request) GetFD(fd int32) (int, error) {
 	if fd < 0 {
 		return -1, syscall.EBADF
 	}
-	pidfd, err := unix.PidfdOpen(r.Pid, 0)
+	// The calling thread itself (PIDFD_THREAD, Linux 6.9): its
+	// descriptor table, which a thread that unshared CLONE_FILES does
+	// not share with its group.
+	pidfd, err := unix.PidfdOpen(r.Pid, pidfdThread)
 	if errors.Is(err, unix.EINVAL) {
-		// A thread that does not lead its group: open the group.
+		pidfd, err = unix.PidfdOpen(r.Pid, 0)
+	}
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
+		// A thread that does not lead its group, before PIDFD_THREAD
+		// (EINVAL; ENOENT since Linux 6.9): open the group.
 		var tgid int
 		if tgid, err = r.tgid(); err == nil {
 			pidfd, err = unix.PidfdOpen(tgid, 0)
@@ -490,6 +497,10 @@ func (r *Request) GetFD(fd int32) (int, error) {
 	}
 	return nfd, nil
 }
+
+// pidfdThread is PIDFD_THREAD (O_EXCL): pidfd_open of a thread, not of
+// its group.
+const pidfdThread = unix.O_EXCL
 
 func (r *Request) tgid() (int, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.Pid))

@@ -82,6 +82,32 @@ func helper(mode string) int {
 			}
 			copy(mem[4096-len(s):], s)
 			out = getxattr(unsafe.Pointer(&mem[4096-len(s)]), cstr("user.x"))
+		case "getfd-thread":
+			// A descriptor named from a thread that does not lead the
+			// process: the handler answers its inode.
+			res := make(chan string)
+			for i := 0; i < 8; i++ {
+				go func() {
+					runtime.LockOSThread() // never unlocked
+					if unix.Gettid() == unix.Getpid() {
+						select {} // keep the leader busy; try again
+					}
+					var p [2]int
+					if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+						res <- "pipe: " + err.Error()
+						return
+					}
+					var st unix.Stat_t
+					unix.Fstat(p[0], &st)
+					res <- fmt.Sprintf("%s ino=%d", getxattr(cstr("fd:"+strconv.Itoa(p[0])), cstr("user.x")), st.Ino&0x7fffffff)
+				}()
+				select {
+				case out = <-res:
+				case <-time.After(2 * time.Second):
+					continue
+				}
+				break
+			}
 		case "fds":
 			// Descriptors this process holds beyond stdio.
 			ents, _ := os.ReadDir("/proc/self/fd")
@@ -260,6 +286,40 @@ func TestServe(t *testing.T) {
 	}
 	if got := c.ask(t, "plain"); got != "ret=-1 errno=38" { // ENOSYS
 		t.Errorf("after Stop: %s, want ENOSYS", got)
+	}
+}
+
+// TestGetFDThread: GetFD finds the descriptor of a caller that is a
+// thread other than its process's leader (pidfd_open of such a thread
+// fails with ENOENT since Linux 6.9, EINVAL before).
+func TestGetFDThread(t *testing.T) {
+	reg := NewRegistry()
+	reg.Handle("getxattr", func(r *Request) Response {
+		p, err := r.ReadPath(r.Args[0])
+		if err != nil {
+			return Fail(syscall.EFAULT)
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(p, "fd:"))
+		if err != nil {
+			return Fail(syscall.EINVAL)
+		}
+		fd, err := r.GetFD(int32(n))
+		if err != nil {
+			t.Logf("GetFD(%d) of %d: %v", n, r.Pid, err)
+			return Fail(syscall.EBADF)
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return Fail(syscall.EIO)
+		}
+		return Value(int64(st.Ino & 0x7fffffff))
+	})
+	c := startFiltered(t, reg)
+	got := c.ask(t, "getfd-thread")
+	var ret, ino int64
+	if _, err := fmt.Sscanf(got, "ret=%d errno=0 ino=%d", &ret, &ino); err != nil || ret != ino {
+		t.Errorf("GetFD from a thread: %s, want ret equal to ino", got)
 	}
 }
 
