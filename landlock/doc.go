@@ -74,7 +74,12 @@
 //     call does not follow), judges its real path with
 //     Ruleset.MetadataWritable (the profile's write access, or $TMPDIR)
 //     and makes the call on its own descriptor, on a thread without
-//     capabilities; refused with EACCES, as Landlock refuses writes;
+//     capabilities; refused with EACCES, as Landlock refuses writes.
+//     For both, the real path is the kernel's name of the object only
+//     if, opened again in guardrun's mount namespace without following
+//     links, it leads to the same inode: an object reached through
+//     another namespace (/proc/PID/root of a container's process) is
+//     named by its path there, which can be a zone's (realPath);
 //   - network off: the seccomp filter, and TCP handled with no port
 //     allowed (ABI 4). Options.ConnectTCP is the hook for a local proxy:
 //     connect only to the listed ports.

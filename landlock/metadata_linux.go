@@ -171,27 +171,84 @@ func (m *metadata) judge(fd int) (*object, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	path, err := os.Readlink(procFD(fd))
-	if err != nil || !m.writable(path, &st) {
+	path, ok := realPath(fd, &st)
+	if !ok || !m.rs.MetadataWritable(m.p, path) {
 		unix.Close(fd)
 		return nil, ErrnoOutside
 	}
 	return &object{fd: fd, link: st.Mode&unix.S_IFMT == unix.S_IFLNK}, nil
 }
 
-func (m *metadata) writable(path string, st *unix.Stat_t) bool {
-	if !strings.HasPrefix(path, "/") {
-		return false // pipe:[...], socket:[...], anon_inode:...
+// realPath is the path by which the kernel names the object guardrun
+// holds at fd (st is its fstat), if that path names the same object in
+// guardrun's own mount namespace: ok is false otherwise. The kernel
+// names an object by the mounts it was reached through: reached through
+// another mount namespace (/proc/PID/root or /proc/PID/cwd of a process
+// in a container, or in a service's private /tmp), its path is the one
+// it has there, which can be a zone's while the object is a directory
+// outside every zone mounted at that path there. So the path is opened
+// again here, following no link, and must lead to the same inode.
+// Anything that is not a path (pipe:[...], socket:[...], anon_inode:...)
+// is refused. An unlinked object (the kernel appends " (deleted)",
+// unless a file really has that name) is named by its last path if the
+// directory that held it is, here, on the object's own mount.
+func realPath(fd int, st *unix.Stat_t) (string, bool) {
+	path, err := os.Readlink(procFD(fd))
+	if err != nil || !strings.HasPrefix(path, "/") {
+		return "", false
 	}
-	if base, ok := strings.CutSuffix(path, " (deleted)"); ok {
-		// An unlinked name (the kernel appends the mark), unless a file
-		// really has that name: then it is that file.
-		var lst unix.Stat_t
-		if err := unix.Lstat(path, &lst); err != nil || lst.Dev != st.Dev || lst.Ino != st.Ino {
-			path = base
-		}
+	if sameObject(path, st) {
+		return path, true
 	}
-	return m.rs.MetadataWritable(m.p, path)
+	base, deleted := strings.CutSuffix(path, " (deleted)")
+	if !deleted || st.Nlink != 0 {
+		return "", false
+	}
+	dir, err := openHere(filepath.Dir(base))
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(dir)
+	mnt, err1 := mountID(fd)
+	dmnt, err2 := mountID(dir)
+	if err1 != nil || err2 != nil || mnt != dmnt {
+		return "", false
+	}
+	return base, true
+}
+
+// openHere opens path (absolute) as guardrun's O_PATH descriptor,
+// following no symbolic or magic link on the way (a link at the end is
+// opened itself).
+func openHere(path string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// sameObject reports whether path, opened here without following links,
+// is the object st describes.
+func sameObject(path string, st *unix.Stat_t) bool {
+	fd, err := openHere(path)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var now unix.Stat_t
+	return unix.Fstat(fd, &now) == nil && now.Dev == st.Dev && now.Ino == st.Ino
+}
+
+// mountID is the id of the mount the object at fd is on.
+func mountID(fd int) (uint64, error) {
+	var sx unix.Statx_t
+	if err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &sx); err != nil {
+		return 0, err
+	}
+	if sx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0, unix.ENOSYS
+	}
+	return sx.Mnt_id, nil
 }
 
 // atFlags checks a flags argument against the flags the call takes.

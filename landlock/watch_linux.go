@@ -82,8 +82,8 @@ func (m *metadata) inotifyAddWatch(r *notify.Request) notify.Response {
 	if err := unix.Fstat(ofd, &st); err != nil {
 		return fail(err)
 	}
-	real, err := os.Readlink(procFD(ofd))
-	if err != nil || !m.rs.Watchable(m.p, real) {
+	real, ok := realPath(ofd, &st)
+	if !ok || !m.rs.Watchable(m.p, real) {
 		return notify.Fail(ErrnoOutside)
 	}
 	if mask&unix.IN_ONLYDIR != 0 && st.Mode&unix.S_IFMT != unix.S_IFDIR {

@@ -305,6 +305,8 @@ func TestAttacks(t *testing.T) {
 			}}},
 	}
 
+	rows = append(rows, watchRows(t, f, self, metaSame)...)
+
 	var summary []string
 	defer func() { t.Logf("summary (uid %d):\n%s", os.Geteuid(), strings.Join(summary, "\n")) }()
 	for _, a := range rows {
