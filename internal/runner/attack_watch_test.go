@@ -24,6 +24,19 @@ func watchRows(t *testing.T, f *fixture, self string, metaSame func(*testing.T))
 	zone := filepath.Join(f.ws, "sub/dir")
 	outRoot := "/root" + f.outside // after /proc/PID
 	const selfOnly = "under bwrap /proc/self and a relative proc/self are the command's own, whose cwd is in the zone"
+	// guardrun's working directory (this process's) is aimed at only
+	// where the command may not read it (the unprivileged run works in
+	// the probe's directory, a zone).
+	cwds := func(paths ...string) []string {
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := f.profile.Access(wd); r {
+			return nil
+		}
+		return paths
+	}
 	rows := []attack{
 		{escape: escape{name: "watch denied names, guardrun's state and audit log, a denied directory, a file outside",
 			args: []string{"watch", "paths", f.secret, filepath.Join(f.ws, "sub/.env"), f.state, filepath.Join(f.state, "audit.jsonl"),
@@ -31,19 +44,19 @@ func watchRows(t *testing.T, f *fixture, self string, metaSame func(*testing.T))
 				"/proc/self/cwd/.env", "/proc/self/root" + f.outside, "/dev/fd/../cwd/.env"}},
 			onlyLL: "under bwrap a denied or hidden name is an empty mount (/dev/null, a tmpfs) over it: a watch there watches the mask, not the file"},
 		{escape: escape{name: "watch outside through guardrun's /proc/PID (root, cwd, fds 0-9) and /proc/1/root",
-			args: append([]string{"watch", "paths", "/proc/" + self + outRoot, "/proc/" + self + "/cwd", "/proc/1" + outRoot},
+			args: append(append([]string{"watch", "paths", "/proc/" + self + outRoot, "/proc/1" + outRoot}, cwds("/proc/"+self+"/cwd")...),
 				procFDs("/proc/"+self+"/fd/", 10)...)}},
 		{escape: escape{name: "watch outside through spellings of /proc/self the rewrite to the caller's misses (//proc, /proc/./self, /proc/self/../self, /dev/./fd)",
 			args: []string{"watch", "paths", "//proc/self" + outRoot, "/proc/./self" + outRoot, "/proc//self" + outRoot,
 				"/./proc/self" + outRoot, "/proc/self/../self" + outRoot, "/proc/thread-self/../self" + outRoot,
 				"/dev/./fd/../root" + f.outside, "/dev//fd/../root" + f.outside}}},
 		{escape: escape{name: "watch guardrun's working directory and open files through spellings of /proc/self the rewrite misses",
-			args: append([]string{"watch", "paths", "//proc/self/cwd", "/proc/./self/cwd", "/proc/self/../self/cwd",
-				"/proc/thread-self/../self/cwd", "/dev/./fd/../cwd"}, procFDs("//proc/self/fd/", 10)...)},
+			args: append(append([]string{"watch", "paths", "//proc/self" + outRoot}, cwds("//proc/self/cwd", "/proc/./self/cwd", "/proc/self/../self/cwd",
+				"/proc/thread-self/../self/cwd", "/dev/./fd/../cwd")...), procFDs("//proc/self/fd/", 10)...)},
 			onlyLL: selfOnly},
 		{escape: escape{name: "watch guardrun's working directory and outside through proc/self relative to /",
-			args: []string{"watch", "rel", "/", "proc/self/cwd", "proc/self" + outRoot, "proc/thread-self/cwd", "proc/" + self + "/cwd",
-				"dev/fd/../cwd", strings.TrimPrefix(f.outside, "/")}},
+			args: append([]string{"watch", "rel", "/", "proc/self" + outRoot, strings.TrimPrefix(f.outside, "/")},
+				cwds("proc/self/cwd", "proc/thread-self/cwd", "proc/"+self+"/cwd", "dev/fd/../cwd")...)},
 			onlyLL: selfOnly},
 		{escape: escape{name: "watch the keeper's root and open files (/proc/PPID)",
 			args: append([]string{"watch", "paths", "/proc/PPID" + outRoot, "/proc/PPID/root/"}, procFDs("/proc/PPID/fd/", 10)...)},
