@@ -197,7 +197,7 @@ func TestAttacks(t *testing.T) {
 					t.Errorf("the CLONE_PARENT sibling outlived the command: %q", markerProcesses(cloneMarker))
 				}
 			}}},
-		{escape: escape{name: "make itself real-time or nicer than guardrun (RLIMIT_RTPRIO, RLIMIT_NICE raised where the test may)",
+		{escape: escape{name: "make itself real-time, deadline-scheduled or nicer than guardrun, itself or its autogroup (RLIMIT_RTPRIO, RLIMIT_NICE raised where the test may)",
 			args: []string{"sched-self"}}, schedLimits: true},
 		{escape: escape{name: "take over a terminal that is another session's (foreground group, TIOCSCTTY forced, TIOCCONS)",
 			args: []string{"tty-steal"}}, stdin: ttyOfSession},
