@@ -56,7 +56,11 @@
 //     away. Names created during the run where nothing was masked (the
 //     hooks of a repository the command itself initialises) are writable
 //     until the command ends: binds are fixed at start and the filter
-//     cannot look at paths.
+//     cannot look at paths. The directories above a denied path inside
+//     a writable tree are pinned the same way: masks are mounted by path,
+//     so a directory moved aside between the profile's walk and the
+//     mounts (an empty decoy left at its name) would carry its denied
+//     file away unmasked.
 //   - Hard links to denied files placed inside a zone beforehand are not
 //     masked (masks are by path).
 //   - Killed during bwrap's own setup (its first few milliseconds),

@@ -527,11 +527,15 @@ func (p *deriving) protectAt(path string) {
 	}
 }
 
-// pin lists the directories between each ReadOnlyOver entry and the
-// writable tree holding it (its nearest ReadWrite entry, already a mount
-// point of its own), so that none of them can be renamed away.
+// pin lists the directories between each ReadOnlyOver or Deny entry and
+// the writable tree holding it (its nearest ReadWrite entry, already a
+// mount point of its own), so that none of them can be renamed away. A
+// denied file is found before the sandbox is built and masked by its
+// path: a command that kept moving its directory aside, with an empty
+// decoy at its name, would have the next sandbox mask the decoy and
+// leave the file, moved, readable.
 func (p *Profile) pin() {
-	for _, o := range p.ReadOnlyOver {
+	for _, o := range append(slices.Clone(p.ReadOnlyOver), p.Deny...) {
 		top := ""
 		for _, w := range p.ReadWrite {
 			if Within(o, w) && len(w) > len(top) {

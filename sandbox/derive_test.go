@@ -86,10 +86,13 @@ func TestDeriveBasics(t *testing.T) {
 		ReadOnlyOver: []string{d + "/ws/.guardrun.yaml"},
 		Protected:    []string{d + "/elsewhere/config.yaml", d + "/state", d + "/ws/.guardrun.yaml"},
 		DenyNames:    []string{".env"},
-		Cwd:          d + "/ws/src",
-		Home:         d + "/home",
-		PrivateTmp:   true,
-		EnvDeny:      DefaultEnvDeny,
+		// The directory holding a denied file, inside the writable
+		// tree: it cannot be moved aside with the file.
+		Pinned:     []string{d + "/ws/src"},
+		Cwd:        d + "/ws/src",
+		Home:       d + "/home",
+		PrivateTmp: true,
+		EnvDeny:    DefaultEnvDeny,
 	}
 	// DefaultSystemDeny entries are always present; compare the rest.
 	p.Deny = slices.DeleteFunc(p.Deny, func(x string) bool { return strings.HasPrefix(x, "/etc/") })

@@ -125,7 +125,8 @@ type Profile struct {
 	// that comes from a name (a missing .env) from one the config lists.
 	DenyNames []string `json:"deny_names,omitempty"`
 	// Pinned are directories inside writable trees that lead to a
-	// ReadOnlyOver entry (the .git of a protected .git/config). They stay
+	// ReadOnlyOver or Deny entry (the .git of a protected .git/config,
+	// the directory of a .env). They stay
 	// writable, but must not be renamed, removed or replaced: otherwise
 	// `mv .git x` would carry the read-only path away and a fresh,
 	// writable one could be made in its place. bwrap binds each onto

@@ -459,3 +459,46 @@ func watchABI(out string) error {
 }
 
 func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }
+
+func init() { attempts["flip-dirs"] = attemptFlipDirs }
+
+// flip-dirs DIR SECONDS: for SECONDS, move DIR (which holds a denied
+// name) aside to DIR-moved, put an empty decoy directory at DIR, then
+// put DIR back, over and over: a sandbox started meanwhile that found the
+// denied name at DIR but masks the path when the decoy is there leaves
+// the real one, at DIR-moved, unmasked. It is the other half of a race
+// (another run reads DIR-moved/NAME); by itself it ends refused, with
+// the error that stopped it moving DIR.
+func attemptFlipDirs(a []string) error {
+	dir := arg(a, 0)
+	moved := dir + "-moved"
+	secs, _ := strconv.Atoi(arg(a, 1))
+	end := time.Now().Add(time.Duration(secs) * time.Second)
+	flips := 0
+	for time.Now().Before(end) {
+		if err := os.Rename(dir, moved); err != nil {
+			fmt.Fprintf(os.Stderr, "%d flips\n", flips)
+			return err // refused: the directory is pinned
+		}
+		if err := os.Mkdir(dir, 0o755); err == nil {
+			time.Sleep(200 * time.Microsecond)
+			// A mount point the other run made in the decoy.
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				for _, e := range ents {
+					os.Remove(filepath.Join(dir, e.Name()))
+				}
+			}
+			if err := os.Remove(dir); err != nil {
+				// Still in use as a mount point: leave it, put it aside.
+				os.Rename(dir, fmt.Sprintf("%s-decoy-%d", dir, flips))
+			}
+		}
+		if err := os.Rename(moved, dir); err != nil {
+			return setup("rename back %s: %v", moved, err)
+		}
+		time.Sleep(200 * time.Microsecond)
+		flips++
+	}
+	fmt.Fprintf(os.Stderr, "%d flips\n", flips)
+	return syscall.EAGAIN
+}
