@@ -201,7 +201,7 @@ func realPath(fd int, st *unix.Stat_t) (string, bool) {
 		return path, true
 	}
 	base, deleted := strings.CutSuffix(path, " (deleted)")
-	if !deleted || st.Nlink != 0 {
+	if !deleted {
 		return "", false
 	}
 	dir, err := openHere(filepath.Dir(base))

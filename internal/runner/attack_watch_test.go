@@ -72,6 +72,8 @@ func watchRows(t *testing.T, f *fixture, self string, metaSame func(*testing.T))
 			args: []string{"watch", "badaddr", f.outside, zone}}},
 		{escape: escape{name: "watch a zone name flipped between a zone directory and a link outside",
 			args: []string{"watch", "flip", f.outside, zone}}},
+		{escape: escape{name: "watch a link in the zone with IN_DONT_FOLLOW (the link, not where it leads; IN_ONLYDIR on a link to outside)",
+			args: []string{"watch", "dontfollow", f.outside, zone}}},
 		{escape: escape{name: "watch outside through paths of PATH_MAX-1 and PATH_MAX bytes",
 			args: []string{"watch", "long", f.outside, zone}}},
 		{escape: escape{name: "64 processes adding watches at once, half outside (guardrun answers all, right, and keeps serving)",

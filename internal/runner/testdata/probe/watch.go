@@ -196,6 +196,38 @@ func attemptWatch(a []string) error {
 			return err
 		}
 		return syscall.EACCES
+	case "dontfollow":
+		// IN_DONT_FOLLOW on a link in ZONE: the watch must be on the
+		// link itself. Checked on a link to a zone directory (its watch
+		// id must differ from the directory's), then on a link to OUT.
+		out, zone := arg(a, 1), arg(a, 2)
+		dir, in, l := filepath.Join(zone, "df-dir"), filepath.Join(zone, "df-in"), filepath.Join(zone, "df-out")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return setup("%v", err)
+		}
+		defer os.Remove(dir)
+		for p, to := range map[string]string{in: dir, l: out} {
+			if err := os.Symlink(to, p); err != nil {
+				return setup("%v", err)
+			}
+			defer os.Remove(p)
+		}
+		dwd, err := unix.InotifyAddWatch(ifd, dir, spyMask)
+		if err != nil {
+			return setup("watch %s: %v", dir, err)
+		}
+		lwd, err := unix.InotifyAddWatch(ifd, in, spyMask|unix.IN_DONT_FOLLOW)
+		if err != nil {
+			return setup("watch the link %s: %v", in, err)
+		}
+		if lwd == dwd {
+			return allowed("IN_DONT_FOLLOW on %s watched the directory it links to (wd %d)", in, lwd)
+		}
+		if wd, err := unix.InotifyAddWatch(ifd, l, spyMask|unix.IN_DONT_FOLLOW|unix.IN_ONLYDIR); err == nil {
+			return allowed("IN_DONT_FOLLOW|IN_ONLYDIR on a link to %s gave wd %d", out, wd)
+		} else {
+			return err
+		}
 	case "storm":
 		return watchStorm(arg(a, 1), arg(a, 2))
 	case "storm-child":
