@@ -166,7 +166,9 @@
 //   - inotify_add_watch (WatchCalls) is served by guardrun only where
 //     pidfd_getfd works; where it is refused (Docker's default profile)
 //     the call is left to the kernel, and a command can watch
-//     directories outside the zones (names only).
+//     directories outside the zones (names only). A watch on a readable
+//     directory reports events on the denied names in it (names only),
+//     and the user's inotify limits are shared with the host.
 //   - Rules are opened when the command starts: a path swapped for a
 //     symlink between Build and Start is skipped (never followed).
 //   - With the signal scope every command costs one more exec (guardrun's
