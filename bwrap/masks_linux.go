@@ -111,7 +111,17 @@ func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished 
 		if slices.ContainsFunc(h.files, func(m heldMask) bool { return m.path == x }) {
 			continue
 		}
-		if r := stat.get(x); !r.emptyFile && !(r.isDir && emptyDir(x)) {
+		r := stat.get(x)
+		if !r.emptyFile && !r.isDir {
+			continue
+		}
+		if r.isDir && !emptyDir(x) {
+			// A directory with something in it is no one's mount
+			// point; one that is gone was, and its creator removed it
+			// since it was seen: the arguments would bind it.
+			if _, err := os.Lstat(x); errors.Is(err, fs.ErrNotExist) {
+				return h, x, nil
+			}
 			continue
 		}
 		if m, ok := holdExisting(x); ok {
