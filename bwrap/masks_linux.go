@@ -30,9 +30,13 @@ type heldMasks struct {
 	files []heldMask
 }
 
+// heldMask is one held mount point. Its descriptor is a plain one, not
+// an *os.File: os.OpenFile would try (and fail) to register each with
+// the poller, four system calls more for each of the twenty or so a
+// command holds.
 type heldMask struct {
 	path    string
-	f       *os.File
+	fd      int
 	created bool
 }
 
@@ -66,23 +70,24 @@ func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished 
 	h := &heldMasks{}
 	for _, fm := range Placeholders(p, stat.stat) {
 		stat.created(fm) // made below, by us or by whoever raced us
-		var f *os.File
+		fd := -1
 		err := os.Mkdir(fm, 0o555)
 		if err == nil {
-			f, err = os.OpenFile(fm, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+			fd, err = openNoEINTR(fm, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
 			if err != nil {
-				os.Remove(fm)
+				syscall.Rmdir(fm)
+				err = &fs.PathError{Op: "open", Path: fm, Err: err}
 			}
 		}
 		switch {
 		case err == nil:
-			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-				f.Close()
-				os.Remove(fm)
+			if err := flockNoEINTR(fd, syscall.LOCK_SH); err != nil {
+				syscall.Close(fd)
+				syscall.Rmdir(fm)
 				h.release()
 				return nil, "", fmt.Errorf("bwrap: lock %s: %w", fm, err)
 			}
-			h.files = append(h.files, heldMask{path: fm, f: f, created: true})
+			h.files = append(h.files, heldMask{path: fm, fd: fd, created: true})
 		case errors.Is(err, fs.ErrExist):
 			// Someone else made it meanwhile: hold it as theirs.
 			if m, ok := holdExisting(fm); ok {
@@ -106,7 +111,17 @@ func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished 
 		if slices.ContainsFunc(h.files, func(m heldMask) bool { return m.path == x }) {
 			continue
 		}
-		if r := stat.get(x); !r.emptyFile && !(r.isDir && emptyDir(x)) {
+		r := stat.get(x)
+		if !r.emptyFile && !r.isDir {
+			continue
+		}
+		if r.isDir && !emptyDir(x) {
+			// A directory with something in it is no one's mount
+			// point; one that is gone was, and its creator removed it
+			// since it was seen: the arguments would bind it.
+			if _, err := os.Lstat(x); errors.Is(err, fs.ErrNotExist) {
+				return h, x, nil
+			}
 			continue
 		}
 		if m, ok := holdExisting(x); ok {
@@ -127,29 +142,44 @@ func holdExisting(path string) (heldMask, bool) {
 		if err != nil || !(fi.Mode().IsRegular() && fi.Size() == 0 || fi.IsDir() && emptyDir(path)) {
 			return heldMask{}, false
 		}
-		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+		fd, err := openNoEINTR(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 		if err != nil {
 			return heldMask{}, false
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-			f.Close()
+		if err := flockNoEINTR(fd, syscall.LOCK_SH); err != nil {
+			syscall.Close(fd)
 			return heldMask{}, false
 		}
-		if sameFile(f, path) {
-			return heldMask{path: path, f: f}, true
+		var st syscall.Stat_t
+		if syscall.Fstat(fd, &st) == nil && samePath(&st, path) {
+			return heldMask{path: path, fd: fd}, true
 		}
-		f.Close()
+		syscall.Close(fd)
 	}
 	return heldMask{}, false
 }
 
-func sameFile(f *os.File, path string) bool {
-	a, err := f.Stat()
-	if err != nil {
-		return false
+// samePath reports whether path (not followed) is the file st describes.
+func samePath(st *syscall.Stat_t, path string) bool {
+	var b syscall.Stat_t
+	return syscall.Lstat(path, &b) == nil && b.Dev == st.Dev && b.Ino == st.Ino
+}
+
+func openNoEINTR(path string, flags int) (int, error) {
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
 	}
-	b, err := os.Lstat(path)
-	return err == nil && os.SameFile(a, b)
+}
+
+func flockNoEINTR(fd, how int) error {
+	for {
+		if err := syscall.Flock(fd, how); err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 // release removes the mount points this run created, if nobody else holds
@@ -159,17 +189,19 @@ func (h *heldMasks) release() {
 		return
 	}
 	for _, m := range h.files {
-		if m.created && syscall.Flock(int(m.f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		var st syscall.Stat_t
+		if m.created && flockNoEINTR(m.fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil && syscall.Fstat(m.fd, &st) == nil {
 			// Remove fails on a directory that is no longer empty.
-			if fi, err := m.f.Stat(); err == nil && (fi.IsDir() || fi.Size() == 0) && sameFile(m.f, m.path) {
-				if fi.IsDir() {
-					syscall.Rmdir(m.path) // os.Remove would try unlink first
+			isDir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
+			if (isDir || st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size == 0) && samePath(&st, m.path) {
+				if isDir {
+					syscall.Rmdir(m.path)
 				} else {
-					os.Remove(m.path)
+					syscall.Unlink(m.path)
 				}
 			}
 		}
-		m.f.Close()
+		syscall.Close(m.fd)
 	}
 	h.files = nil
 }

@@ -139,3 +139,30 @@ func TestMaskPlaceholderVanishedBeforeHold(t *testing.T) {
 		t.Errorf("left behind: %v", ents)
 	}
 }
+
+// The same with only a protected name: seen as another run's empty
+// directory, gone before this run looks into it. Nothing else makes this
+// run start over, so the look itself must notice.
+func TestMaskProtectedVanishedBeforeHold(t *testing.T) {
+	ws := t.TempDir()
+	cfg := filepath.Join(ws, "cfg.yaml")
+	p := &sandbox.Profile{ReadWrite: []string{ws}, ReadOnlyOver: []string{cfg}, Protected: []string{cfg}, Cwd: ws}
+	stat := newStatCache()
+	stat.created(cfg) // seen, then removed by its creator
+	h, err := holdMasks(p, stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.release()
+	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		if (a == "--ro-bind" || a == "--bind") && args[i+1] == cfg {
+			if _, err := os.Lstat(cfg); err != nil {
+				t.Errorf("%s %s: source gone: %v", a, cfg, err)
+			}
+		}
+	}
+}

@@ -126,17 +126,28 @@ func clipQuoted(format string, args []any) []any {
 // expandedSize is the size of n with every alias replaced by what it
 // names (see maxExpanded), stopping once it passes limit. Each node's
 // size is computed once, so this is linear in the parsed document even
-// when the expansion is exponential.
+// when the expansion is exponential: an alias names an anchored node,
+// whose size is remembered; any other node is reached only through its
+// parent, once. (Remembering every node cost a map entry per node of
+// every config, on every command.)
 func expandedSize(n *yaml.Node, limit int64, memo map[*yaml.Node]int64) int64 {
 	if n == nil {
 		return 0
 	}
-	if v, ok := memo[n]; ok {
-		return v
+	keep := n.Anchor != ""
+	if keep {
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		memo[n] = limit + 1 // a cycle counts as too large
 	}
-	memo[n] = limit + 1 // a cycle counts as too large
 	size := int64(nodeWeight + len(n.Value))
 	if n.Kind == yaml.AliasNode {
+		if a := n.Alias; a != nil && a.Anchor == "" {
+			// Not what the parser makes; count it as too large rather
+			// than walk it unremembered.
+			return limit + 1
+		}
 		size += expandedSize(n.Alias, limit, memo)
 	}
 	for _, c := range n.Content {
@@ -145,7 +156,9 @@ func expandedSize(n *yaml.Node, limit int64, memo map[*yaml.Node]int64) int64 {
 		}
 		size += expandedSize(c, limit, memo)
 	}
-	memo[n] = size
+	if keep {
+		memo[n] = size
+	}
 	return size
 }
 

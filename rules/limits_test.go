@@ -2,6 +2,7 @@ package rules
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,10 @@ func TestConfigLimits(t *testing.T) {
 			[]string{`got "` + strings.Repeat("é", 32) + `…"`}, 400},
 		{"long key", "? " + strings.Repeat("k", 5000) + "\n: 1\n", []string{"unknown key"}, 1000},
 		{"aliases", "a: &a \"" + strings.Repeat("x", 100_000) + "\"\nsandbox:\n  deny: [" + strings.Repeat("*a, ", 60) + "*a]\n",
+			[]string{"with its aliases (*name) expanded the document is more than 4.0 MiB"}, 400},
+		// Each level names the one before ten times: 10^12 nodes
+		// expanded, from a few hundred bytes.
+		{"nested aliases", "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + nestedAliases(12) + "sandbox:\n  deny: *l12\n",
 			[]string{"with its aliases (*name) expanded the document is more than 4.0 MiB"}, 400},
 		{"too large", "# " + strings.Repeat("x", MaxConfigBytes) + "\n",
 			[]string{"c.yaml: the file is 131075 bytes; a config file may be at most 128 KiB"}, 400},
@@ -51,6 +56,16 @@ func TestConfigLimits(t *testing.T) {
 	if _, err := Parse("c.yaml", []byte(ok), "/w", env); err != nil && strings.Contains(err.Error(), "aliases") {
 		t.Errorf("a config with two aliases was refused: %v", err)
 	}
+}
+
+// nestedAliases is levels 1 to n of a document where level i is a list
+// of ten aliases of level i-1.
+func nestedAliases(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d [%s*l%d]\n", i, i, strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 9), i-1)
+	}
+	return b.String()
 }
 
 func TestReadFileSizeChecked(t *testing.T) {

@@ -9,15 +9,80 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/guardrun/guardrun/shellparse"
 )
 
 //go:embed default.yaml
 var defaultYAML []byte
+
+// parsed remembers, for this process, what is the same every time a
+// config is parsed: the embedded default's YAML document, and the words
+// of each rule pattern (shellparse.SplitPattern depends on nothing else
+// than its arguments). guardrun parses the default twice when the
+// environment chose where its files are (once as found from the file
+// system alone), and a pattern split is a shell parse. Nothing that
+// reads a document or a word list changes it.
+var parsed struct {
+	sync.Mutex
+	defaultDoc *yaml.Node
+	words      map[patternKey]patternWords
+}
+
+type patternKey struct {
+	pat  string
+	lang syntax.LangVariant
+}
+
+type patternWords struct {
+	words []string
+	err   error
+}
+
+// maxRememberedPatterns bounds parsed.words: past it, patterns are split
+// every time.
+const maxRememberedPatterns = 4096
+
+func defaultDocument(isDefault bool) *yaml.Node {
+	if !isDefault {
+		return nil
+	}
+	parsed.Lock()
+	defer parsed.Unlock()
+	return parsed.defaultDoc
+}
+
+func rememberDefaultDocument(doc *yaml.Node) {
+	parsed.Lock()
+	parsed.defaultDoc = doc
+	parsed.Unlock()
+}
+
+// splitPattern is shellparse.SplitPattern, remembered.
+func splitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
+	k := patternKey{pat, lang}
+	parsed.Lock()
+	w, ok := parsed.words[k]
+	parsed.Unlock()
+	if ok {
+		return slices.Clip(w.words), w.err
+	}
+	words, err := shellparse.SplitPattern(pat, lang)
+	parsed.Lock()
+	if parsed.words == nil {
+		parsed.words = map[patternKey]patternWords{}
+	}
+	if len(parsed.words) < maxRememberedPatterns {
+		parsed.words[k] = patternWords{slices.Clip(words), err}
+	}
+	parsed.Unlock()
+	return slices.Clip(words), err
+}
 
 // DefaultName is the File of the embedded default config.
 const DefaultName = "(embedded default)"
@@ -135,24 +200,32 @@ func (d *decoder) config(data []byte) *Config {
 		c.defaultAudit = c.Audit.Path
 	}
 
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return c // an empty file is an empty config: every default
+	isDefault := len(data) > 0 && len(data) == len(defaultYAML) && &data[0] == &defaultYAML[0]
+	doc := defaultDocument(isDefault)
+	if doc == nil {
+		before := len(d.errs)
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		doc = &yaml.Node{}
+		if err := dec.Decode(doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return c // an empty file is an empty config: every default
+			}
+			d.yamlErr(err)
+			return c
 		}
-		d.yamlErr(err)
-		return c
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		d.errAt(&extra, "", "a config file holds one YAML document; found another")
-	} else if !errors.Is(err, io.EOF) {
-		d.yamlErr(err)
-	}
-	if size := expandedSize(&doc, maxExpanded, map[*yaml.Node]int64{}); size > maxExpanded {
-		d.errAt(nil, "", "with its aliases (*name) expanded the document is more than %s; a config may expand to at most that: use fewer aliases", sizeText(maxExpanded))
-		return c
+		var extra yaml.Node
+		if err := dec.Decode(&extra); err == nil {
+			d.errAt(&extra, "", "a config file holds one YAML document; found another")
+		} else if !errors.Is(err, io.EOF) {
+			d.yamlErr(err)
+		}
+		if size := expandedSize(doc, maxExpanded, map[*yaml.Node]int64{}); size > maxExpanded {
+			d.errAt(nil, "", "with its aliases (*name) expanded the document is more than %s; a config may expand to at most that: use fewer aliases", sizeText(maxExpanded))
+			return c
+		}
+		if isDefault && len(d.errs) == before && d.dropped == 0 {
+			rememberDefaultDocument(doc)
+		}
 	}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
@@ -542,7 +615,7 @@ func (d *decoder) rule(n *yaml.Node, path string, c *Config) (Rule, bool) {
 		d.errAt(patternNode, join(path, "pattern"), "empty pattern")
 		return r, false
 	}
-	words, err := shellparse.SplitPattern(r.Pattern, shellparse.DialectFor(c.Shell.Program))
+	words, err := splitPattern(r.Pattern, shellparse.DialectFor(c.Shell.Program))
 	if err != nil {
 		d.errAt(patternNode, join(path, "pattern"), "%v", err)
 		return r, false

@@ -116,7 +116,7 @@ func Derive(s Spec) (*Profile, error) {
 		if p.Cwd, err = absClean("cwd", s.Cwd); err != nil {
 			return nil, err
 		}
-		if p.Cwd, err = Resolve(p.Cwd); err != nil {
+		if p.Cwd, err = d.res.resolve(p.Cwd); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +137,7 @@ func Derive(s Spec) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := Resolve(c)
+		r, err := d.res.resolve(c)
 		if err != nil {
 			return nil, err
 		}
@@ -155,7 +155,7 @@ func Derive(s Spec) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := Resolve(c)
+		r, err := d.res.resolve(c)
 		if err != nil {
 			return nil, err
 		}
@@ -177,19 +177,19 @@ func Derive(s Spec) (*Profile, error) {
 		return withinAny(l.Path, p.ReadOnly) || withinAny(l.Path, p.ReadWrite)
 	})
 
-	for _, d := range s.Deny {
-		c, err := absClean("deny", d)
+	for _, x := range s.Deny {
+		c, err := absClean("deny", x)
 		if err != nil {
 			return nil, err
 		}
-		r, err := Resolve(c)
+		r, err := d.res.resolve(c)
 		if err != nil {
 			return nil, err
 		}
 		p.Deny = append(p.Deny, r)
 	}
-	for _, d := range DefaultSystemDeny {
-		if r, err := Resolve(d); err == nil {
+	for _, x := range DefaultSystemDeny {
+		if r, err := d.res.resolve(x); err == nil {
 			p.Deny = append(p.Deny, r)
 		}
 	}
@@ -225,7 +225,7 @@ func Derive(s Spec) (*Profile, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := Resolve(c)
+		r, err := d.res.resolve(c)
 		if err != nil {
 			return nil, err
 		}

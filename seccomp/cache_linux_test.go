@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/guardrun/guardrun/sandbox"
@@ -131,5 +133,57 @@ func TestBuildNotifyCached(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, "seccomp-*.bpf"))
 	if len(files) != 2 {
 		t.Fatalf("cache holds %v, want two programs", files)
+	}
+}
+
+// TestAppendRulesCoversEveryField: the cache key must change with every
+// field of every rule, or a changed rule could be served a stale program.
+func TestAppendRulesCoversEveryField(t *testing.T) {
+	fields := func(v any) []string {
+		var out []string
+		ty := reflect.TypeOf(v)
+		for i := range ty.NumField() {
+			out = append(out, ty.Field(i).Name)
+		}
+		return out
+	}
+	if got, want := fields(rule{}), []string{"name", "errno", "cond", "any", "with", "nr"}; !slices.Equal(got, want) {
+		t.Fatalf("rule has fields %v; appendRules writes %v: write the new ones into the key", got, want)
+	}
+	if got, want := fields(match{}), []string{"arg", "op", "mask", "val"}; !slices.Equal(got, want) {
+		t.Fatalf("match has fields %v; appendRules writes %v: write the new ones into the key", got, want)
+	}
+	m := match{arg: 1, op: opMaskedEq, mask: 0xff, val: 2}
+	base := []rule{{name: "a", errno: 1, cond: "c", any: []match{m}, with: []match{m}, nr: 3}}
+	changes := []func(r *rule){
+		func(r *rule) { r.name = "b" },
+		func(r *rule) { r.errno = 2 },
+		func(r *rule) { r.cond = "d" },
+		func(r *rule) { r.nr = 4 },
+		func(r *rule) { r.any = nil },
+		func(r *rule) { r.with = nil },
+		func(r *rule) { r.any = []match{m, m} },
+		func(r *rule) { r.any[0].arg = 2 },
+		func(r *rule) { r.any[0].op = opNotEqual },
+		func(r *rule) { r.any[0].mask = 0xf },
+		func(r *rule) { r.any[0].val = 3 },
+		func(r *rule) { r.with[0].val = 3 },
+		// A string's end must not run into the next field.
+		func(r *rule) { r.name, r.cond = "a 1 ", "" },
+	}
+	seen := map[string]int{string(appendRules(nil, base)): -1}
+	for i, ch := range changes {
+		r := base[0]
+		r.any, r.with = slices.Clone(r.any), slices.Clone(r.with)
+		ch(&r)
+		k := string(appendRules(nil, []rule{r}))
+		if j, dup := seen[k]; dup {
+			t.Errorf("change %d gives the key of change %d: %q", i, j, k)
+		}
+		seen[k] = i
+	}
+	// Rule lists: where one rule ends is part of the key.
+	if a, b := appendRules(nil, append(slices.Clone(base), base...)), appendRules(nil, base); string(a) == string(b) {
+		t.Error("two rules and one give the same key")
 	}
 }

@@ -221,8 +221,8 @@ type optSpec struct {
 	// anyFlag: every letter not in arg is a known flag (shells).
 	anyFlag bool
 	// long maps long options to 0 (no argument), 1 (required) or 2
-	// (optional, only as --name=value).
-	long map[string]int
+	// (optional, only as --name=value), built on first use.
+	long *longSpec
 	// plus: +o style options (shells).
 	plus bool
 	// numeric: -N is an option (nice -10).
@@ -281,7 +281,7 @@ func (f *frame) scan(c call, i int, spec *optSpec, who string) ([]opt, int) {
 			return opts, i
 		case strings.HasPrefix(v, "--"):
 			name, val, hasEq := strings.Cut(v[2:], "=")
-			full, kind, ok := matchLong(spec.long, name)
+			full, kind, ok := matchLong(spec.long.get(), name)
 			if !ok {
 				if !spec.anyFlag {
 					f.find(Ask, fmt.Sprintf("%s: unknown option --%s, so what it runs is uncertain", who, name), f.callText(c), w.Pos)
@@ -398,21 +398,34 @@ func has(opts []opt, names ...string) bool {
 
 func infoOnly(opts []opt) bool { return has(opts, "help", "version") }
 
-// longOpts builds an optSpec.long map from space-separated lists of long
-// options that take an argument, that take one only as --name=value, and
-// that take none.
-func longOpts(withArg, optionalArg, flags string) map[string]int {
-	m := map[string]int{}
-	for _, n := range strings.Fields(withArg) {
-		m[n] = 1
+// longOpts is an optSpec.long from space-separated lists of long options
+// that take an argument, that take one only as --name=value, and that
+// take none. Its map is built on first use: the specs are package
+// variables, and most runs meet none of these wrappers.
+func longOpts(withArg, optionalArg, flags string) *longSpec {
+	return &longSpec{lists: [3]string{withArg, optionalArg, flags}}
+}
+
+type longSpec struct {
+	lists [3]string
+	once  sync.Once
+	m     map[string]int
+}
+
+// get returns the map; a nil *longSpec has none.
+func (l *longSpec) get() map[string]int {
+	if l == nil {
+		return nil
 	}
-	for _, n := range strings.Fields(optionalArg) {
-		m[n] = 2
-	}
-	for _, n := range strings.Fields(flags) {
-		m[n] = 0
-	}
-	return m
+	l.once.Do(func() {
+		l.m = map[string]int{}
+		for i, kind := range []int{1, 2, 0} {
+			for _, n := range strings.Fields(l.lists[i]) {
+				l.m[n] = kind
+			}
+		}
+	})
+	return l.m
 }
 
 var (

@@ -143,7 +143,9 @@ func checkPos(t *testing.T, src, what string, p Pos) {
 	}
 }
 
-// FuzzSplitPattern checks that pattern splitting never panics, that its
+// FuzzSplitPattern checks that pattern splitting never panics, that a
+// simple command's words taken from its parse are the ones read again
+// as plain words, that its
 // words compile with the matcher rules use (CompileWord), and that quoting
 // any literal text yields one word that this matcher matches against
 // exactly that text and nothing longer.
@@ -152,6 +154,7 @@ func FuzzSplitPattern(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		samePatternWords(t, s)
 		words, err := SplitPattern(s, syntax.LangBash)
 		if err == nil {
 			if len(words) == 0 {

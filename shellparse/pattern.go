@@ -3,6 +3,7 @@ package shellparse
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
 	"strings"
 
@@ -22,6 +23,12 @@ import (
 // assignments, compound commands or more than one command are errors, as
 // is an empty pattern.
 func SplitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
+	return splitPattern(pat, lang, false)
+}
+
+// splitPattern is SplitPattern; reread reads a simple command's words
+// again as plain words, as every shape is read (the tests compare both).
+func splitPattern(pat string, lang syntax.LangVariant, reread bool) ([]string, error) {
 	if strings.TrimSpace(pat) == "" {
 		return nil, errors.New("empty pattern")
 	}
@@ -33,10 +40,27 @@ func SplitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
 	if err := checkPatternShape(file); err != nil {
 		return nil, err
 	}
+	// A simple command's words are the ones the parser has just read;
+	// the other shapes (export, declare, let ...), whose words the parser
+	// reads its own way, are read again as plain words.
+	if c, ok := file.Stmts[0].Cmd.(*syntax.CallExpr); ok && !reread {
+		return patternWords(func(yield func(*syntax.Word, error) bool) {
+			for _, w := range c.Args {
+				if !yield(w, nil) {
+					return
+				}
+			}
+		}, pat)
+	}
 	p := getParser(lang)
 	defer putParser(lang, p)
+	return patternWords(p.WordsSeq(strings.NewReader(pat)), pat)
+}
+
+// patternWords turns the words of pattern pat into globs, each checked.
+func patternWords(words iter.Seq2[*syntax.Word, error], pat string) ([]string, error) {
 	var out []string
-	for w, err := range p.WordsSeq(strings.NewReader(pat)) {
+	for w, err := range words {
 		if err != nil {
 			return nil, fmt.Errorf("pattern does not parse: %w", toParseError(err))
 		}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // vtState follows the agent's output to know the terminal state it left:
@@ -224,18 +225,18 @@ func (v *vtState) utf8Mouse() bool {
 	return v.modes[1005] && !v.modes[1006] && !v.modes[1015]
 }
 
-// tabStops clears the tab stops and sets one every 8 columns, as a
+// tabStops (built on first use) clears the tab stops and sets one every 8 columns, as a
 // terminal starts, up to column 512 (a column past the screen's edge
 // lands on the last one): an agent that cleared or moved them would
 // otherwise push a tab in the request off to the edge.
-var tabStops = func() string {
+var tabStops = sync.OnceValue(func() string {
 	var b strings.Builder
 	b.WriteString("\x1b[3g")
 	for c := 9; c <= 512; c += 8 {
 		b.WriteString("\x1b[" + strconv.Itoa(c) + "G\x1bH")
 	}
 	return b.String()
-}()
+})
 
 // stageOpen is what a prompt writes before drawing: away from the
 // agent's screen (the alternate screen, unless the agent is there
@@ -261,7 +262,7 @@ func (v *vtState) stageOpen() string {
 	}
 	b.WriteString("\x1b[22;0t") // the title as it was, onto the terminal's title stack
 	b.WriteString("\x1b]0;guardrun: approval needed\x07")
-	b.WriteString(tabStops)
+	b.WriteString(tabStops())
 	b.WriteString("\x1b[H\x1b[2J")
 	return b.String()
 }

@@ -6,14 +6,16 @@
 //	guardrun: trace: config          +0.21ms   1.83ms
 //
 // Package initialisation, before main, is not a phase: measure it with
-// GODEBUG=inittrace=1. The last line is the CPU time of the whole process
-// (every thread, from its start) and of the children it waited for.
+// GODEBUG=inittrace=1. The last lines are the CPU time of the whole
+// process (every thread, from its start) and of the children it waited
+// for, and the memory it allocated.
 package trace
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -71,6 +73,11 @@ func Print(w io.Writer) {
 		// what ran before main), and the sandbox it waited for.
 		fmt.Fprintf(w, "guardrun: trace: %-16s  %7s   %7.2fms (children waited for: %.2fms)\n", "cpu (process)", "", ms(self), ms(children))
 	}
+	// Every allocation of a short run touches fresh pages (no collection
+	// runs), so what is allocated is paid in page faults.
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	fmt.Fprintf(w, "guardrun: trace: %-16s  %7s   %7dKB in %d objects (heap %dKB, %d collections)\n", "allocated", "", m.TotalAlloc>>10, m.Mallocs, m.HeapSys>>10, m.NumGC)
 	phases = nil
 }
 

@@ -26,7 +26,7 @@ func TestPhases(t *testing.T) {
 	end()
 	Phase("sandbox check")()
 	Print(&b)
-	re := regexp.MustCompile(`(?m)^guardrun: trace: config +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: sandbox check +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: total \(main\) +[0-9.]+ms\n(guardrun: trace: cpu \(process\) +[0-9.]+ms \(children waited for: [0-9.]+ms\)\n)?$`)
+	re := regexp.MustCompile(`(?m)^guardrun: trace: config +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: sandbox check +\+ *[0-9.]+ms +[0-9.]+ms\nguardrun: trace: total \(main\) +[0-9.]+ms\n(guardrun: trace: cpu \(process\) +[0-9.]+ms \(children waited for: [0-9.]+ms\)\n)?guardrun: trace: allocated +[0-9]+KB in [0-9]+ objects \(heap [0-9]+KB, [0-9]+ collections\)\n$`)
 	if !re.MatchString(b.String()) {
 		t.Errorf("trace output:\n%s", b.String())
 	}
