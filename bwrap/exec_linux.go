@@ -423,5 +423,11 @@ func (s *statCache) stat(p string) (isDir, exists bool) {
 // reset forgets every answer.
 func (s *statCache) reset() { clear(s.m) }
 
-// created records an empty directory made since it was asked about.
-func (s *statCache) created(p string) { s.m[p] = statResult{exists: true, isDir: true} }
+// created records a mask's mount point made since it was asked about
+// (Placeholders): it still answers "missing", so that Args puts the mask
+// on it, where Placeholders said. Answered "an existing directory", a
+// path below it would become the first missing component of a deeper
+// denied path (creds/key under a placeholder creds): bwrap would make
+// that mount point inside the placeholder on the host, and the
+// placeholder, no longer empty, would be left behind.
+func (s *statCache) created(p string) { s.m[p] = statResult{} }

@@ -1,12 +1,16 @@
 package bwrap
 
 import (
-	"github.com/guardrun/guardrun/internal/cloexec"
+	"bytes"
+	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 
+	"github.com/guardrun/guardrun/internal/cloexec"
+	"github.com/guardrun/guardrun/internal/testenv"
 	"github.com/guardrun/guardrun/sandbox"
 )
 
@@ -137,5 +141,75 @@ func TestMaskPlaceholderVanishedBeforeHold(t *testing.T) {
 	h.release()
 	if ents, _ := os.ReadDir(ws); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// runProfile is a sandbox over ws (writable) and the system, with
+// denied paths whose first missing components are one and several
+// levels up, and the built-in protected names (all missing in ws).
+func runProfile(t *testing.T, ws string) *sandbox.Profile {
+	t.Helper()
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones:        []sandbox.Zone{{Name: "ws", Root: ws, Writable: true}},
+		SystemRead:   sandbox.DefaultSystemPaths,
+		Deny:         []string{filepath.Join(ws, "creds/key"), filepath.Join(ws, "secrets/prod/a/key")},
+		DenyNames:    []string{".env"},
+		ProtectNames: sandbox.DefaultProtect,
+		Cwd:          ws,
+		Home:         ws,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if err := Check(); err != nil {
+		testenv.Missing(t, "bwrap unavailable: %v", err)
+	}
+}
+
+// runIn runs script in p's sandbox and returns its status and output.
+func runIn(t *testing.T, p *sandbox.Profile, script string) (int, string) {
+	t.Helper()
+	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"})
+	if err != nil {
+		t.Error(err)
+		return -1, ""
+	}
+	var out bytes.Buffer
+	c.Cmd.Stdout, c.Cmd.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Errorf("start: %v", err)
+		return -1, ""
+	}
+	status, err := c.Wait()
+	if err != nil {
+		t.Errorf("wait: %v\n%s", err, out.String())
+	}
+	return status, out.String()
+}
+
+// TestMaskNestedPlaceholderRemoved: a denied path whose parent is
+// missing too is masked at the first missing component, the placeholder
+// Command made, and nothing is left in the tree after the command (bwrap
+// made a mount point inside the placeholder when the mask went on the
+// path below it, and the placeholder stayed for ever).
+func TestMaskNestedPlaceholderRemoved(t *testing.T) {
+	requireBwrap(t)
+	ws := t.TempDir()
+	p := runProfile(t, ws)
+	status, out := runIn(t, p, `for d in creds secrets; do
+		if mkdir $d/x 2>/dev/null || [ -n "$(ls -A $d)" ]; then echo "$d: writable or not empty"; fi
+	done; echo ok`)
+	if status != 0 || out != "ok\n" {
+		t.Errorf("status %d:\n%s", status, out)
+	}
+	if ents, _ := os.ReadDir(ws); len(ents) != 0 {
+		var names []string
+		filepath.WalkDir(ws, func(p string, _ fs.DirEntry, _ error) error { names = append(names, p); return nil })
+		t.Errorf("left behind: %q", names[1:])
 	}
 }
