@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -119,7 +120,7 @@ func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, ar
 	// Masks for paths that do not exist yet are mount points bwrap would
 	// create; make (and lock) them here so they can be removed after.
 	// One stat per path for both steps.
-	stat := newStatCache()
+	stat := newStatCache(p)
 	if c.masks, err = holdMasks(p, stat); err != nil {
 		return nil, err
 	}
@@ -393,15 +394,27 @@ func filterFile(pol sandbox.SeccompPolicy) (*os.File, error) {
 }
 
 // statCache is Options.Stat over the host, asking each path once.
+//
+// A placeholder (isPlaceholder) strictly inside one of the writable
+// trees counts as missing: it is another run's mount point, or one a
+// killed run left, and a mask goes on it as on the missing path it
+// stands for. Seen as an existing directory, the first missing
+// component of a deeper denied path would be inside it (creds/key under
+// creds), where this run could not make a mount point (mode 0555, for
+// a user without CAP_DAC_OVERRIDE) or would make one that kept the
+// placeholder from being removed.
 type statCache struct {
-	m map[string]statResult
+	m      map[string]statResult
+	within []string // the writable trees
 }
 
 type statResult struct {
 	isDir, exists, emptyFile bool
 }
 
-func newStatCache() *statCache { return &statCache{m: map[string]statResult{}} }
+func newStatCache(p *sandbox.Profile) *statCache {
+	return &statCache{m: map[string]statResult{}, within: p.ReadWrite}
+}
 
 func (s *statCache) get(p string) statResult {
 	if r, ok := s.m[p]; ok {
@@ -410,6 +423,9 @@ func (s *statCache) get(p string) statResult {
 	var r statResult
 	if fi, err := os.Stat(p); err == nil {
 		r = statResult{isDir: fi.IsDir(), exists: true, emptyFile: fi.Mode().IsRegular() && fi.Size() == 0}
+		if isPlaceholder(fi) && slices.ContainsFunc(s.within, func(w string) bool { return p != w && sandbox.Within(p, w) }) {
+			r = statResult{}
+		}
 	}
 	s.m[p] = r
 	return r

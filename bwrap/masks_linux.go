@@ -16,12 +16,16 @@ import (
 // shared flock for the sandbox's lifetime.
 //
 // A denied path that does not exist is masked at its first missing
-// component, and a mount needs a mount point: an empty file on the host.
+// component, and a mount needs a mount point: an empty directory on the
+// host.
 // Left behind, such files would litter the user's trees (an empty .env in
 // every directory an agent worked in). So the run that creates one removes
 // it afterwards, but only when no other sandbox is using it as its mount
 // point: every run holds a shared lock on each empty file it masks, and
-// the creator removes its file only if it can take the lock exclusively.
+// removes a placeholder only if it can take the lock exclusively. The
+// last holder removes it, creator or not (placeholderMode tells
+// guardrun's placeholders from the user's own empty directories); a run
+// that finds it gone before it holds it makes its own.
 // A file removed from under a running sandbox would silently unmount its
 // mask there; this protocol prevents that between guardrun processes.
 // (Another program deleting it on the host can still do so; see the
@@ -67,7 +71,7 @@ func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished 
 	for _, fm := range Placeholders(p, stat.stat) {
 		stat.created(fm) // made below, by us or by whoever raced us
 		var f *os.File
-		err := os.Mkdir(fm, 0o555)
+		err := os.Mkdir(fm, placeholderMode)
 		if err == nil {
 			f, err = os.OpenFile(fm, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 			if err != nil {
@@ -152,19 +156,37 @@ func sameFile(f *os.File, path string) bool {
 	return err == nil && os.SameFile(a, b)
 }
 
-// release removes the mount points this run created, if nobody else holds
-// them and they are still the empty files it made, and drops every lock.
+// placeholderMode marks the directories Command makes as mount points:
+// read-only and sticky, which nobody gives an empty directory of their
+// own. The last run to hold one removes it, whoever made it.
+const placeholderMode = 0o555 | os.ModeSticky
+
+// isPlaceholder reports whether fi is an empty directory's mode as
+// Command makes it (placeholderMode, whatever the umask took from its
+// permission bits), owned by this user.
+func isPlaceholder(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.IsDir() && fi.Mode()&os.ModeSticky != 0 && fi.Mode().Perm()&0o222 == 0 && int(st.Uid) == os.Geteuid()
+}
+
+// release removes the mount points nobody else holds any more, if they
+// are still empty: the ones this run made, and another run's
+// placeholders (a run that overlapped this one leaves its own to the
+// last holder: with make -j2 every placeholder was left behind), then
+// drops every lock. An empty file or directory of the user's that a
+// mask went on is never removed.
 func (h *heldMasks) release() {
 	if h == nil {
 		return
 	}
 	for _, m := range h.files {
-		if m.created && syscall.Flock(int(m.f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			// Remove fails on a directory that is no longer empty.
-			if fi, err := m.f.Stat(); err == nil && (fi.IsDir() || fi.Size() == 0) && sameFile(m.f, m.path) {
-				if fi.IsDir() {
+		if syscall.Flock(int(m.f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			// Rmdir fails on a directory that is no longer empty.
+			if fi, err := m.f.Stat(); err == nil && sameFile(m.f, m.path) {
+				switch {
+				case fi.IsDir() && (m.created || isPlaceholder(fi)):
 					syscall.Rmdir(m.path) // os.Remove would try unlink first
-				} else {
+				case m.created && fi.Mode().IsRegular() && fi.Size() == 0:
 					os.Remove(m.path)
 				}
 			}
