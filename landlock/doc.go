@@ -110,8 +110,11 @@
 //     on every host; with the network off the seccomp filter refuses
 //     non-unix sockets anyway, and with the proxy (CommandProxy) guardrun
 //     serves connect(2) itself and lets only the proxy's address through.
-//   - Pathname unix sockets visible in a zone can be connected to (Landlock
-//     ABI 7 has no right for it); the seccomp policy decides.
+//   - Landlock (ABI 7) has no right for connecting to a pathname unix
+//     socket: the seccomp policy decides. With none listed, socket(AF_UNIX)
+//     is refused; a profile listing sockets (sandbox.unix_sockets) is
+//     refused unless the config accepts losing the limit (unix_sockets):
+//     every socket whose path the command can name is reachable then.
 //   - If guardrun is killed with SIGKILL, the command's keeper (the
 //     trampoline, which stays in the outer domain as the command's
 //     parent) runs kill(-1) in the domain (only if, at its start, its

@@ -79,10 +79,15 @@ const (
 	// connect ports cannot be enforced (any port is reachable where the
 	// system call filter allows sockets).
 	AcceptTCPPorts = "tcp_ports"
+	// AcceptUnixSockets: Landlock has no right for connecting to a
+	// pathname unix socket, so with socket(AF_UNIX) allowed for the
+	// listed sockets (sandbox.unix_sockets) the command can connect to
+	// every socket on the machine whose path it can name.
+	AcceptUnixSockets = "unix_sockets"
 )
 
 // AcceptNames lists the values sandbox.landlock_accept takes.
-var AcceptNames = []string{AcceptDenyCreate, AcceptTruncate, AcceptScope, AcceptTCPPorts}
+var AcceptNames = []string{AcceptDenyCreate, AcceptTruncate, AcceptScope, AcceptTCPPorts, AcceptUnixSockets}
 
 // Part is one part of a profile the landlock backend cannot enforce.
 type Part struct {
@@ -284,6 +289,10 @@ func Build(p *sandbox.Profile, o Options) (*Ruleset, error) {
 		rs.Scoped = ScopeAbstractUnix | ScopeSignal
 	} else {
 		lose(Part{Kind: AcceptScope, Why: fmt.Sprintf("Landlock ABI %d cannot keep signals and abstract unix sockets inside the sandbox, nor end what the command leaves running (ABI 6)", o.ABI)})
+	}
+	if p.Seccomp.AllowUnix && len(p.UnixSockets) > 0 {
+		lose(Part{Kind: AcceptUnixSockets, Path: strings.Join(p.UnixSockets, ", "),
+			Why: "Landlock cannot keep connect(2) to the listed unix sockets: with socket(AF_UNIX) allowed for them, every unix socket on the machine whose path the command can name is reachable (a container runtime's, the system bus)"})
 	}
 	switch {
 	case o.ConnectTCP != nil && o.ABI >= 4:
