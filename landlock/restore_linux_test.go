@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +176,58 @@ func TestRestoreCannotRebuild(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Dir(p)); len(ents) != 1 {
 		t.Errorf("left behind in .git: %v", ents)
 	}
+}
+
+// TestSnapshotWhileEntriesComeAndGo: another process writing a watched
+// directory while the snapshot is taken (an agent rewriting
+// .claude/settings.local.json through a temporary file beside it) makes
+// entries vanish between the listing and their reading. The directory is
+// still there: it must not be taken as missing (it would be moved aside
+// after the command as "created by the command"), nor make the snapshot
+// fail.
+func TestSnapshotWhileEntriesComeAndGo(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".claude")
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := []Watch{{Path: dir, Root: root}}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, d := range []string{dir, filepath.Join(dir, "sub")} {
+				tmp := filepath.Join(d, "tmp."+strconv.Itoa(i%8))
+				os.WriteFile(tmp, []byte("{}"), 0o644)
+				os.Remove(tmp)
+				os.Mkdir(tmp+".d", 0o755)
+				os.Remove(tmp + ".d")
+			}
+		}
+	}()
+	deadline := time.Now().Add(time.Second)
+	n := 0
+	for ; time.Now().Before(deadline); n++ {
+		snaps, err := take(ws)
+		if err != nil {
+			t.Errorf("snapshot %d: %v", n, err)
+			break
+		}
+		if len(snaps) != 1 || snaps[0].node == nil {
+			t.Errorf("snapshot %d: the existing %s was taken as missing", n, dir)
+			break
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("%d snapshots", n)
 }
