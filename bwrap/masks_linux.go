@@ -161,9 +161,9 @@ func sameFile(f *os.File, path string) bool {
 // own. The last run to hold one removes it, whoever made it.
 const placeholderMode = 0o555 | os.ModeSticky
 
-// isPlaceholder reports whether fi is an empty directory's mode as
-// Command makes it (placeholderMode, whatever the umask took from its
-// permission bits), owned by this user.
+// isPlaceholder reports whether fi is a directory's mode as Command makes
+// a placeholder (placeholderMode, whatever the umask took from its
+// permission bits), owned by this user. Its emptiness is for the caller.
 func isPlaceholder(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && fi.IsDir() && fi.Mode()&os.ModeSticky != 0 && fi.Mode().Perm()&0o222 == 0 && int(st.Uid) == os.Geteuid()

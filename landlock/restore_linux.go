@@ -140,6 +140,13 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 	return n, nil
 }
 
+// placeholder reports whether n is a bwrap command's mount point for a
+// missing name (bwrap.IsPlaceholder): an empty directory of this user's,
+// read-only and sticky.
+func (n *node) placeholder() bool {
+	return n.kind == unix.S_IFDIR && len(n.kids) == 0 && n.mode&unix.S_ISVTX != 0 && n.mode&0o222 == 0 && int(n.uid) == os.Geteuid()
+}
+
 func (n *node) equal(o *node) bool {
 	if n == nil || o == nil {
 		return n == o
@@ -177,6 +184,9 @@ func take(ws []Watch) ([]snap, error) {
 		}
 		switch {
 		case err == nil:
+			if s.node.placeholder() {
+				s.node = nil // what it stands for: see lstatHost
+			}
 		case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
 			s.node = nil
 		default:
@@ -324,7 +334,9 @@ func restoreOne(s snap, now time.Time) string {
 	cur, cerr := readNode(fd, name, &entries, &left)
 	exists := cerr == nil || !errors.Is(cerr, unix.ENOENT)
 	if s.node == nil {
-		if !exists {
+		if !exists || cerr == nil && cur.placeholder() {
+			// A bwrap command's placeholder (an empty read-only
+			// directory) is the missing name, not something made.
 			return ""
 		}
 		q, err := moveAside(fd, name, now)

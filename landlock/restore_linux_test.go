@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // TestRestoreFollowsNoLink: a directory on the way to a protected path
@@ -230,4 +233,85 @@ func TestSnapshotWhileEntriesComeAndGo(t *testing.T) {
 	close(stop)
 	<-done
 	t.Logf("%d snapshots", n)
+}
+
+// TestRestoreBesideBwrapPlaceholders: a bwrap command running in the
+// same tree makes an empty read-only sticky directory at each missing
+// protected name while it runs and removes it when it ends. Appearing or
+// disappearing during a landlock command, it is neither "created by the
+// command" (moved aside, which also undid the bwrap command's mask) nor
+// "removed by the command" (put back, and left for ever). Anything else
+// at the name still is.
+func TestRestoreBesideBwrapPlaceholders(t *testing.T) {
+	root := t.TempDir()
+	mkPlaceholder := func(name string) {
+		if err := os.Mkdir(filepath.Join(root, name), 0o555|os.ModeSticky); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkPlaceholder(".vscode") // there before the command, gone after
+	ws := []Watch{
+		{Path: filepath.Join(root, ".vscode"), Root: root},
+		{Path: filepath.Join(root, ".cursor"), Root: root, Missing: true},
+		{Path: filepath.Join(root, ".idea"), Root: root, Missing: true},
+	}
+	snaps, err := take(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Rmdir(filepath.Join(root, ".vscode")); err != nil {
+		t.Fatal(err)
+	}
+	mkPlaceholder(".cursor") // made during the command
+	// Made during the command: a look-alike with content.
+	mkPlaceholder(".idea")
+	os.Chmod(filepath.Join(root, ".idea"), 0o755|os.ModeSticky)
+	os.WriteFile(filepath.Join(root, ".idea/workspace.xml"), []byte("x"), 0o644)
+	os.Chmod(filepath.Join(root, ".idea"), 0o555|os.ModeSticky)
+	lines := restore(snaps, time.Now())
+	if len(lines) != 1 || !strings.Contains(lines[0], ".idea was created by the command") {
+		t.Errorf("lines: %q", lines)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".vscode")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(".vscode was put back: %v", err)
+	}
+	if fi, err := os.Lstat(filepath.Join(root, ".cursor")); err != nil || !fi.IsDir() {
+		t.Errorf("the running bwrap command's placeholder .cursor was moved: %v", err)
+	}
+}
+
+// TestBuildBesideBwrapPlaceholders: a bwrap command's placeholders in the
+// tree when the ruleset is built (at a missing protected name, at
+// guardrun's own missing config) are the missing names they stand for:
+// watched and moved aside after the command if it makes them, not
+// refused as denied paths that could be created.
+func TestBuildBesideBwrapPlaceholders(t *testing.T) {
+	ws := t.TempDir()
+	for _, n := range []string{".guardrun.yaml", ".vscode"} {
+		if err := os.Mkdir(filepath.Join(ws, n), 0o555|os.ModeSticky); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := filepath.Join(ws, ".guardrun.yaml")
+	p := &sandbox.Profile{
+		ReadOnly:     []string{"/usr"},
+		ReadWrite:    []string{ws},
+		ReadOnlyOver: []string{own, filepath.Join(ws, ".vscode")},
+		Protected:    []string{own},
+		ProtectNames: []string{".guardrun.yaml", ".vscode"},
+		Cwd:          ws,
+	}
+	rs, err := Build(p, Options{ABI: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var watched []string
+	for _, w := range rs.Watch {
+		if w.Missing {
+			watched = append(watched, filepath.Base(w.Path))
+		}
+	}
+	if strings.Join(watched, " ") != ".guardrun.yaml .vscode" || len(rs.Fixed) != 0 {
+		t.Errorf("watched as missing %q, fixed %q", watched, rs.Fixed)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/sandbox"
 )
 
@@ -238,6 +239,20 @@ const (
 	rw
 )
 
+// lstatHost is os.Lstat with the bwrap backend's placeholders (the mount
+// points of a bwrap command's masks for missing names, running now in the
+// same tree) answered as missing, which is what they stand for: they are
+// removed when that command ends. Seen as existing, a missing denied
+// name gave its directory fixed entries, or was refused when it was gone
+// a moment later.
+func lstatHost(path string) (os.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	if err == nil && bwrap.IsPlaceholder(path, fi) {
+		return nil, &os.PathError{Op: "lstat", Path: path, Err: os.ErrNotExist}
+	}
+	return fi, err
+}
+
 // Build turns p into the Landlock ruleset that enforces it, or says what
 // it cannot enforce (*UnenforceableError). It reads the host file system
 // (through Options) to grant the siblings of denied paths, and is
@@ -260,7 +275,7 @@ func Build(p *sandbox.Profile, o Options) (*Ruleset, error) {
 		return nil, errors.New("landlock: the kernel has no Landlock (it needs Linux 5.13 or later with landlock in the lsm= list)")
 	}
 	if o.Lstat == nil {
-		o.Lstat = os.Lstat
+		o.Lstat = lstatHost
 	}
 	if o.ReadDir == nil {
 		o.ReadDir = os.ReadDir
@@ -395,10 +410,16 @@ func (b *builder) watch() {
 		b.rs.Watch = append(b.rs.Watch, Watch{Path: x, Root: top, Missing: missing})
 	}
 	for _, x := range b.p.ReadOnlyOver {
+		fi, err := b.o.Lstat(x)
 		if own(x) {
+			// guardrun's own existing files keep the rules; one
+			// missing now (it was a bwrap command's placeholder when
+			// the profile was made) is what a missing one is below.
+			if err != nil && slices.Contains(b.p.ProtectNames, filepath.Base(x)) {
+				add(x, true)
+			}
 			continue
 		}
-		fi, err := b.o.Lstat(x)
 		switch {
 		case err != nil:
 			add(x, true)
