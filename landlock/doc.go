@@ -121,7 +121,8 @@
 //     parent guardrun refused its null signal: the scope is in force;
 //     the trampoline run from anywhere else never does); without the signal scope
 //     (below ABI 6, no keeper) the command gets SIGKILL but its own
-//     children are not ended.
+//     children are not ended. The command's $TMPDIR and the changes to
+//     protected names are left as they are then (nothing restores them).
 //   - The command's RLIMIT_NPROC (soft and hard) is guardrun's minus 64
 //     (the keeper lowers it): the limit counts every process and thread
 //     of the user, and a command forking up to it made guardrun abort
