@@ -244,6 +244,14 @@ func TestSnapshotWhileEntriesComeAndGo(t *testing.T) {
 // at the name still is.
 func TestRestoreBesideBwrapPlaceholders(t *testing.T) {
 	root := t.TempDir()
+	t.Cleanup(func() { // read-only directories, for TempDir's removal
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
 	mkPlaceholder := func(name string) {
 		if err := os.Mkdir(filepath.Join(root, name), 0o555|os.ModeSticky); err != nil {
 			t.Fatal(err)
