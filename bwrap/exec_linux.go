@@ -48,6 +48,7 @@ type Cmd struct {
 	init        *os.Process // the same, held by pidfd where the kernel has them
 	done        bool        // Wait returned: pids may be reused
 	interrupted syscall.Signal
+	sent        syscall.Signal // the last signal Signal sent
 	st          sandboxStatus
 	statusDone  chan struct{} // closed at end of file on the status pipe
 	released    bool
@@ -272,6 +273,11 @@ func (c *Cmd) Signal(sig os.Signal) error {
 			return os.ErrProcessDone // the sandbox is ending by itself
 		}
 		err := syscall.Kill(-pid, s)
+		if err == nil {
+			c.mu.Lock()
+			c.sent = s
+			c.mu.Unlock()
+		}
 		if err == nil || !errors.Is(err, syscall.ESRCH) {
 			return err
 		}
@@ -302,7 +308,7 @@ func (c *Cmd) Wait() (int, error) {
 	}
 	c.mu.Lock()
 	c.done = true
-	st, interrupted := c.st, c.interrupted
+	st, interrupted, sent := c.st, c.interrupted, c.sent
 	c.mu.Unlock()
 	c.release()
 
@@ -321,6 +327,13 @@ func (c *Cmd) Wait() (int, error) {
 			// arrived before the command had a process group): the
 			// sandbox and the command went with it.
 			return 128 + int(ws.Signal()), nil
+		}
+		if st.started && sent != 0 && ee.ExitCode() == 128+int(sent) {
+			// The signal reached the sandbox's session during the
+			// last of its setup, before the command was executed
+			// (bwrap reports no exit code then, and exits as its
+			// child did): the command never ran, as above.
+			return 128 + int(sent), nil
 		}
 		return 0, fmt.Errorf("bwrap: the sandbox did not start (%v)", ee)
 	}
