@@ -17,8 +17,10 @@
 // readable nor writable) on anything else. A denied path that does not
 // exist yet is masked at its first missing component when a sandboxed
 // process could create it (its parent is writable inside); that needs a
-// mount point, an empty file which Command creates and removes again when
-// no other sandbox uses it.
+// mount point, an empty read-only sticky directory (a placeholder) which
+// Command creates, and which the last sandbox using it removes; a
+// placeholder stands for the missing path in every run that masks it or
+// a path below it.
 //
 // Signals: bwrap's init does not relay signals, and a signal to bwrap
 // itself ends the sandbox with SIGKILL. Cmd.Signal therefore delivers to
@@ -44,7 +46,8 @@
 //     writes when it can see them).
 //   - Mount-based masks can be undone from the host: deleting a mask's
 //     mount point on the host detaches the mask inside. Placeholders are
-//     left behind if guardrun is killed with SIGKILL.
+//     left behind if guardrun is killed with SIGKILL, until the next
+//     command that masks the same path ends.
 //   - With the network on, the sandbox shares the host's network
 //     namespace, including services listening on localhost and its
 //     abstract unix sockets (D-Bus, X11); the latter are out of reach only

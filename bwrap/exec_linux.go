@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -121,7 +122,7 @@ func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, ar
 	// Masks for paths that do not exist yet are mount points bwrap would
 	// create; make (and lock) them here so they can be removed after.
 	// One stat per path for both steps.
-	stat := newStatCache()
+	stat := newStatCache(p)
 	if c.masks, err = holdMasks(p, stat); err != nil {
 		return nil, err
 	}
@@ -411,15 +412,27 @@ func filterFile(pol sandbox.SeccompPolicy) (*os.File, error) {
 }
 
 // statCache is Options.Stat over the host, asking each path once.
+//
+// A placeholder (isPlaceholder) strictly inside one of the writable
+// trees counts as missing: it is another run's mount point, or one a
+// killed run left, and a mask goes on it as on the missing path it
+// stands for. Seen as an existing directory, the first missing
+// component of a deeper denied path would be inside it (creds/key under
+// creds), where this run could not make a mount point (mode 0555, for
+// a user without CAP_DAC_OVERRIDE) or would make one that kept the
+// placeholder from being removed.
 type statCache struct {
-	m map[string]statResult
+	m      map[string]statResult
+	within []string // the writable trees
 }
 
 type statResult struct {
 	isDir, exists, emptyFile bool
 }
 
-func newStatCache() *statCache { return &statCache{m: map[string]statResult{}} }
+func newStatCache(p *sandbox.Profile) *statCache {
+	return &statCache{m: map[string]statResult{}, within: p.ReadWrite}
+}
 
 func (s *statCache) get(p string) statResult {
 	if r, ok := s.m[p]; ok {
@@ -428,6 +441,9 @@ func (s *statCache) get(p string) statResult {
 	var r statResult
 	if fi, err := os.Stat(p); err == nil {
 		r = statResult{isDir: fi.IsDir(), exists: true, emptyFile: fi.Mode().IsRegular() && fi.Size() == 0}
+		if isPlaceholder(fi) && slices.ContainsFunc(s.within, func(w string) bool { return p != w && sandbox.Within(p, w) }) {
+			r = statResult{}
+		}
 	}
 	s.m[p] = r
 	return r
@@ -441,8 +457,14 @@ func (s *statCache) stat(p string) (isDir, exists bool) {
 // reset forgets every answer.
 func (s *statCache) reset() { clear(s.m) }
 
-// created records an empty directory made since it was asked about.
-func (s *statCache) created(p string) { s.m[p] = statResult{exists: true, isDir: true} }
+// created records a mask's mount point made since it was asked about
+// (Placeholders): it still answers "missing", so that Args puts the mask
+// on it, where Placeholders said. Answered "an existing directory", a
+// path below it would become the first missing component of a deeper
+// denied path (creds/key under a placeholder creds): bwrap would make
+// that mount point inside the placeholder on the host, and the
+// placeholder, no longer empty, would be left behind.
+func (s *statCache) created(p string) { s.m[p] = statResult{} }
 
 // lowerSchedLimits takes from guardrun, and so from bwrap and the
 // command, what the user's resource limits would let the command do to

@@ -16,12 +16,16 @@ import (
 // shared flock for the sandbox's lifetime.
 //
 // A denied path that does not exist is masked at its first missing
-// component, and a mount needs a mount point: an empty file on the host.
+// component, and a mount needs a mount point: an empty directory on the
+// host.
 // Left behind, such files would litter the user's trees (an empty .env in
 // every directory an agent worked in). So the run that creates one removes
 // it afterwards, but only when no other sandbox is using it as its mount
 // point: every run holds a shared lock on each empty file it masks, and
-// the creator removes its file only if it can take the lock exclusively.
+// removes a placeholder only if it can take the lock exclusively. The
+// last holder removes it, creator or not (placeholderMode tells
+// guardrun's placeholders from the user's own empty directories); a run
+// that finds it gone before it holds it makes its own.
 // A file removed from under a running sandbox would silently unmount its
 // mask there; this protocol prevents that between guardrun processes.
 // (Another program deleting it on the host can still do so; see the
@@ -71,7 +75,7 @@ func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished 
 	for _, fm := range Placeholders(p, stat.stat) {
 		stat.created(fm) // made below, by us or by whoever raced us
 		fd := -1
-		err := os.Mkdir(fm, 0o555)
+		err := os.Mkdir(fm, placeholderMode)
 		if err == nil {
 			fd, err = openNoEINTR(fm, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
 			if err != nil {
@@ -182,23 +186,43 @@ func flockNoEINTR(fd, how int) error {
 	}
 }
 
-// release removes the mount points this run created, if nobody else holds
-// them and they are still the empty files it made, and drops every lock.
+// placeholderMode marks the directories Command makes as mount points:
+// read-only and sticky, which nobody gives an empty directory of their
+// own. The last run to hold one removes it, whoever made it.
+const placeholderMode = 0o555 | os.ModeSticky
+
+// isPlaceholder reports whether fi is a directory's mode as Command makes
+// a placeholder (placeholderMode, whatever the umask took from its
+// permission bits), owned by this user. Its emptiness is for the caller.
+func isPlaceholder(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && placeholderStat(st)
+}
+
+// placeholderStat is isPlaceholder for a stat(2) result.
+func placeholderStat(st *syscall.Stat_t) bool {
+	return st.Mode&syscall.S_IFMT == syscall.S_IFDIR && st.Mode&syscall.S_ISVTX != 0 && st.Mode&0o222 == 0 && int(st.Uid) == os.Geteuid()
+}
+
+// release removes the mount points nobody else holds any more, if they
+// are still empty: the ones this run made, and another run's
+// placeholders (a run that overlapped this one leaves its own to the
+// last holder: with make -j2 every placeholder was left behind), then
+// drops every lock. An empty file or directory of the user's that a
+// mask went on is never removed.
 func (h *heldMasks) release() {
 	if h == nil {
 		return
 	}
 	for _, m := range h.files {
 		var st syscall.Stat_t
-		if m.created && flockNoEINTR(m.fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil && syscall.Fstat(m.fd, &st) == nil {
-			// Remove fails on a directory that is no longer empty.
-			isDir := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
-			if (isDir || st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size == 0) && samePath(&st, m.path) {
-				if isDir {
-					syscall.Rmdir(m.path)
-				} else {
-					syscall.Unlink(m.path)
-				}
+		if flockNoEINTR(m.fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil && syscall.Fstat(m.fd, &st) == nil && samePath(&st, m.path) {
+			// Rmdir fails on a directory that is no longer empty.
+			switch {
+			case st.Mode&syscall.S_IFMT == syscall.S_IFDIR && (m.created || placeholderStat(&st)):
+				syscall.Rmdir(m.path)
+			case m.created && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Size == 0:
+				syscall.Unlink(m.path)
 			}
 		}
 		syscall.Close(m.fd)

@@ -86,6 +86,7 @@ func TestRunMakeShellLandlock(t *testing.T) {
 			t.Errorf("build/%s was not made", f)
 		}
 	}
+	onlyEntries(t, proj, "Makefile", "build", "src")
 	// Every recipe ran under landlock.
 	f, err := os.Open(w.getenv("XDG_STATE_HOME") + "/guardrun/audit.jsonl")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -402,6 +403,7 @@ func TestRunMakeShell(t *testing.T) {
 			t.Errorf("build/%s was not made", f)
 		}
 	}
+	onlyEntries(t, proj, "Makefile", "build", "src")
 
 	// Up to date: nothing to do, still succeeds.
 	if out, code := makeRun("-j2", "all"); code != 0 {
@@ -427,6 +429,24 @@ func TestRunMakeShell(t *testing.T) {
 	}
 	if !strings.Contains(out, "guardrun: denied (strict mode): curl") {
 		t.Errorf("make fetch does not show guardrun's refusal:\n%s", out)
+	}
+}
+
+// onlyEntries checks that dir holds exactly names: recipes run at once
+// in one tree leave nothing of guardrun's behind (the placeholders of
+// missing protected names, quarantined copies).
+func onlyEntries(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if !slices.Equal(got, names) {
+		t.Errorf("%s holds %q, want only %q", dir, got, names)
 	}
 }
 

@@ -121,15 +121,19 @@
 //     on every host; with the network off the seccomp filter refuses
 //     non-unix sockets anyway, and with the proxy (CommandProxy) guardrun
 //     serves connect(2) itself and lets only the proxy's address through.
-//   - Pathname unix sockets visible in a zone can be connected to (Landlock
-//     ABI 7 has no right for it); the seccomp policy decides.
+//   - Landlock (ABI 7) has no right for connecting to a pathname unix
+//     socket: the seccomp policy decides. With none listed, socket(AF_UNIX)
+//     is refused; a profile listing sockets (sandbox.unix_sockets) is
+//     refused unless the config accepts losing the limit (unix_sockets):
+//     every socket whose path the command can name is reachable then.
 //   - If guardrun is killed with SIGKILL, the command's keeper (the
 //     trampoline, which stays in the outer domain as the command's
 //     parent) runs kill(-1) in the domain (only if, at its start, its
 //     parent guardrun refused its null signal: the scope is in force;
 //     the trampoline run from anywhere else never does); without the signal scope
 //     (below ABI 6, no keeper) the command gets SIGKILL but its own
-//     children are not ended.
+//     children are not ended. The command's $TMPDIR and the changes to
+//     protected names are left as they are then (nothing restores them).
 //   - The command's RLIMIT_NPROC (soft and hard) is guardrun's minus 64
 //     (the keeper lowers it): the limit counts every process and thread
 //     of the user, and a command forking up to it made guardrun abort

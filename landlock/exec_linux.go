@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -412,13 +413,36 @@ func removeTmp(dir string) {
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		// Directories the command made unreadable or unwritable.
-		_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-			if err == nil && fi.IsDir() {
-				_ = os.Chmod(p, 0o700)
-			}
-			return nil
-		})
+		unlockTree(unix.AT_FDCWD, dir)
 		_ = os.RemoveAll(dir)
+	}
+}
+
+// unlockTree gives the user back every permission on the directory name
+// in parent and on each directory beneath it, following no link. Each is
+// changed before it is read: a directory the command made mode 0 cannot
+// be listed until then (filepath.Walk reads first, and for a user without
+// CAP_DAC_READ_SEARCH it left such a directory, and the whole $TMPDIR,
+// behind).
+func unlockTree(parent int, name string) {
+	fd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	// An O_PATH descriptor takes no fchmod; its /proc name does.
+	_ = unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), 0o700)
+	rfd, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(rfd), name)
+	defer f.Close()
+	ents, _ := f.ReadDir(-1)
+	for _, e := range ents {
+		if e.IsDir() {
+			unlockTree(rfd, e.Name())
+		}
 	}
 }
 

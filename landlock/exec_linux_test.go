@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guardrun/guardrun/internal/testenv"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp/notify"
 )
@@ -121,6 +123,53 @@ func TestTmpDirRemoved(t *testing.T) {
 	}
 	if filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
 		t.Errorf("TMPDIR %s", dir)
+	}
+}
+
+// TestTmpDirRemovedUnprivileged runs TestTmpDirRemoved again as an
+// unprivileged user when the suite runs as root: without
+// CAP_DAC_READ_SEARCH a directory the command made mode 0 cannot be
+// listed until its mode is given back, and the removal must still get
+// everything.
+func TestTmpDirRemovedUnprivileged(t *testing.T) {
+	const user = "guardrun-test"
+	if os.Getenv("GUARDRUN_TEST_CHILD") != "" || os.Geteuid() != 0 {
+		t.Skip("not root, or the re-executed copy: TestTmpDirRemoved covers it")
+	}
+	requireLandlock(t)
+	testenv.LookPath(t, "runuser")
+	if exec.Command("id", "-u", user).Run() != nil {
+		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v\n%s", user, err, out)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "guardrun-landlock-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "landlock.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("runuser", "-u", user, "--", "env", "GUARDRUN_TEST_CHILD=1",
+		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"), "PATH=/usr/bin:/bin",
+		bin, "-test.v", "-test.count=1", "-test.run=^TestTmpDirRemoved$")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestTmpDirRemoved") {
+		t.Fatalf("as %s: %v\n%s", user, err, out)
 	}
 }
 

@@ -120,8 +120,17 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 				return nil, fmt.Errorf("more than %d entries", MaxWatchEntries)
 			}
 			c, err := readNode(fd, k, entries, bytesLeft)
+			if errors.Is(err, unix.ENOENT) {
+				// Removed since the listing (another process's
+				// temporary file): not part of the tree now. (A
+				// deeper one's error is not ENOENT: see below.)
+				continue
+			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
+				// %v: an error below the name is not the name's own;
+				// as ENOENT or ENOTDIR it would make the callers take
+				// the name as missing.
+				return nil, fmt.Errorf("%s: %v", k, err)
 			}
 			n.kids[k] = c
 		}
@@ -129,6 +138,13 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 		return nil, fmt.Errorf("not a file, directory or link")
 	}
 	return n, nil
+}
+
+// placeholder reports whether n is a bwrap command's mount point for a
+// missing name (bwrap.IsPlaceholder): an empty directory of this user's,
+// read-only and sticky.
+func (n *node) placeholder() bool {
+	return n.kind == unix.S_IFDIR && len(n.kids) == 0 && n.mode&unix.S_ISVTX != 0 && n.mode&0o222 == 0 && int(n.uid) == os.Geteuid()
 }
 
 func (n *node) equal(o *node) bool {
@@ -155,18 +171,22 @@ func take(ws []Watch) ([]snap, error) {
 		if slices.ContainsFunc(ws, func(o Watch) bool { return o.Path != w.Path && strings.HasPrefix(w.Path, o.Path+"/") }) {
 			continue
 		}
-		s := snap{w: w}
-		fd, name, bad, err := openDirs(w)
-		s.notDir = bad != "" && errors.Is(err, unix.ENOTDIR)
-		if err == nil {
-			entries, left := MaxWatchEntries, int64(MaxWatchBytes)
-			s.node, err = readNode(fd, name, &entries, &left)
-		}
-		if fd >= 0 {
-			unix.Close(fd)
+		var s snap
+		var err error
+		// Another process changing the tree while it is read (an entry
+		// replaced by one of another kind) fails a read; a few more
+		// tries before the command is refused for it.
+		for try := 0; try < 3; try++ {
+			s, err = takeOne(w)
+			if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				break
+			}
 		}
 		switch {
 		case err == nil:
+			if s.node.placeholder() {
+				s.node = nil // what it stands for: see lstatHost
+			}
 		case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
 			s.node = nil
 		default:
@@ -175,6 +195,21 @@ func take(ws []Watch) ([]snap, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// takeOne reads the watched path w.
+func takeOne(w Watch) (snap, error) {
+	s := snap{w: w}
+	fd, name, bad, err := openDirs(w)
+	s.notDir = bad != "" && errors.Is(err, unix.ENOTDIR)
+	if err == nil {
+		entries, left := MaxWatchEntries, int64(MaxWatchBytes)
+		s.node, err = readNode(fd, name, &entries, &left)
+	}
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+	return s, err
 }
 
 // quarantineName is where something that must not stay at name is moved.
@@ -299,7 +334,9 @@ func restoreOne(s snap, now time.Time) string {
 	cur, cerr := readNode(fd, name, &entries, &left)
 	exists := cerr == nil || !errors.Is(cerr, unix.ENOENT)
 	if s.node == nil {
-		if !exists {
+		if !exists || cerr == nil && cur.placeholder() {
+			// A bwrap command's placeholder (an empty read-only
+			// directory) is the missing name, not something made.
 			return ""
 		}
 		q, err := moveAside(fd, name, now)

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // TestRestoreFollowsNoLink: a directory on the way to a protected path
@@ -174,5 +178,148 @@ func TestRestoreCannotRebuild(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(p)); len(ents) != 1 {
 		t.Errorf("left behind in .git: %v", ents)
+	}
+}
+
+// TestSnapshotWhileEntriesComeAndGo: another process writing a watched
+// directory while the snapshot is taken (an agent rewriting
+// .claude/settings.local.json through a temporary file beside it) makes
+// entries vanish between the listing and their reading. The directory is
+// still there: it must not be taken as missing (it would be moved aside
+// after the command as "created by the command"), nor make the snapshot
+// fail.
+func TestSnapshotWhileEntriesComeAndGo(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".claude")
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := []Watch{{Path: dir, Root: root}}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, d := range []string{dir, filepath.Join(dir, "sub")} {
+				tmp := filepath.Join(d, "tmp."+strconv.Itoa(i%8))
+				os.WriteFile(tmp, []byte("{}"), 0o644)
+				os.Remove(tmp)
+				os.Mkdir(tmp+".d", 0o755)
+				os.Remove(tmp + ".d")
+			}
+		}
+	}()
+	deadline := time.Now().Add(time.Second)
+	n := 0
+	for ; time.Now().Before(deadline); n++ {
+		snaps, err := take(ws)
+		if err != nil {
+			t.Errorf("snapshot %d: %v", n, err)
+			break
+		}
+		if len(snaps) != 1 || snaps[0].node == nil {
+			t.Errorf("snapshot %d: the existing %s was taken as missing", n, dir)
+			break
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("%d snapshots", n)
+}
+
+// TestRestoreBesideBwrapPlaceholders: a bwrap command running in the
+// same tree makes an empty read-only sticky directory at each missing
+// protected name while it runs and removes it when it ends. Appearing or
+// disappearing during a landlock command, it is neither "created by the
+// command" (moved aside, which also undid the bwrap command's mask) nor
+// "removed by the command" (put back, and left for ever). Anything else
+// at the name still is.
+func TestRestoreBesideBwrapPlaceholders(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { // read-only directories, for TempDir's removal
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+	mkPlaceholder := func(name string) {
+		if err := os.Mkdir(filepath.Join(root, name), 0o555|os.ModeSticky); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkPlaceholder(".vscode") // there before the command, gone after
+	ws := []Watch{
+		{Path: filepath.Join(root, ".vscode"), Root: root},
+		{Path: filepath.Join(root, ".cursor"), Root: root, Missing: true},
+		{Path: filepath.Join(root, ".idea"), Root: root, Missing: true},
+	}
+	snaps, err := take(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Rmdir(filepath.Join(root, ".vscode")); err != nil {
+		t.Fatal(err)
+	}
+	mkPlaceholder(".cursor") // made during the command
+	// Made during the command: a look-alike with content.
+	mkPlaceholder(".idea")
+	os.Chmod(filepath.Join(root, ".idea"), 0o755|os.ModeSticky)
+	os.WriteFile(filepath.Join(root, ".idea/workspace.xml"), []byte("x"), 0o644)
+	os.Chmod(filepath.Join(root, ".idea"), 0o555|os.ModeSticky)
+	lines := restore(snaps, time.Now())
+	if len(lines) != 1 || !strings.Contains(lines[0], ".idea was created by the command") {
+		t.Errorf("lines: %q", lines)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".vscode")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(".vscode was put back: %v", err)
+	}
+	if fi, err := os.Lstat(filepath.Join(root, ".cursor")); err != nil || !fi.IsDir() {
+		t.Errorf("the running bwrap command's placeholder .cursor was moved: %v", err)
+	}
+}
+
+// TestBuildBesideBwrapPlaceholders: a bwrap command's placeholders in the
+// tree when the ruleset is built (at a missing protected name, at
+// guardrun's own missing config) are the missing names they stand for:
+// watched and moved aside after the command if it makes them, not
+// refused as denied paths that could be created.
+func TestBuildBesideBwrapPlaceholders(t *testing.T) {
+	ws := t.TempDir()
+	for _, n := range []string{".guardrun.yaml", ".vscode"} {
+		if err := os.Mkdir(filepath.Join(ws, n), 0o555|os.ModeSticky); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own := filepath.Join(ws, ".guardrun.yaml")
+	p := &sandbox.Profile{
+		ReadOnly:     []string{"/usr"},
+		ReadWrite:    []string{ws},
+		ReadOnlyOver: []string{own, filepath.Join(ws, ".vscode")},
+		Protected:    []string{own},
+		ProtectNames: []string{".guardrun.yaml", ".vscode"},
+		Cwd:          ws,
+	}
+	rs, err := Build(p, Options{ABI: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var watched []string
+	for _, w := range rs.Watch {
+		if w.Missing {
+			watched = append(watched, filepath.Base(w.Path))
+		}
+	}
+	if strings.Join(watched, " ") != ".guardrun.yaml .vscode" || len(rs.Fixed) != 0 {
+		t.Errorf("watched as missing %q, fixed %q", watched, rs.Fixed)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/sandbox"
 )
 
@@ -79,10 +80,15 @@ const (
 	// connect ports cannot be enforced (any port is reachable where the
 	// system call filter allows sockets).
 	AcceptTCPPorts = "tcp_ports"
+	// AcceptUnixSockets: Landlock has no right for connecting to a
+	// pathname unix socket, so with socket(AF_UNIX) allowed for the
+	// listed sockets (sandbox.unix_sockets) the command can connect to
+	// every socket on the machine whose path it can name.
+	AcceptUnixSockets = "unix_sockets"
 )
 
 // AcceptNames lists the values sandbox.landlock_accept takes.
-var AcceptNames = []string{AcceptDenyCreate, AcceptTruncate, AcceptScope, AcceptTCPPorts}
+var AcceptNames = []string{AcceptDenyCreate, AcceptTruncate, AcceptScope, AcceptTCPPorts, AcceptUnixSockets}
 
 // Part is one part of a profile the landlock backend cannot enforce.
 type Part struct {
@@ -233,6 +239,20 @@ const (
 	rw
 )
 
+// lstatHost is os.Lstat with the bwrap backend's placeholders (the mount
+// points of a bwrap command's masks for missing names, running now in the
+// same tree) answered as missing, which is what they stand for: they are
+// removed when that command ends. Seen as existing, a missing denied
+// name gave its directory fixed entries, or was refused when it was gone
+// a moment later.
+func lstatHost(path string) (os.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	if err == nil && bwrap.IsPlaceholder(path, fi) {
+		return nil, &os.PathError{Op: "lstat", Path: path, Err: os.ErrNotExist}
+	}
+	return fi, err
+}
+
 // Build turns p into the Landlock ruleset that enforces it, or says what
 // it cannot enforce (*UnenforceableError). It reads the host file system
 // (through Options) to grant the siblings of denied paths, and is
@@ -255,7 +275,7 @@ func Build(p *sandbox.Profile, o Options) (*Ruleset, error) {
 		return nil, errors.New("landlock: the kernel has no Landlock (it needs Linux 5.13 or later with landlock in the lsm= list)")
 	}
 	if o.Lstat == nil {
-		o.Lstat = os.Lstat
+		o.Lstat = lstatHost
 	}
 	if o.ReadDir == nil {
 		o.ReadDir = os.ReadDir
@@ -284,6 +304,10 @@ func Build(p *sandbox.Profile, o Options) (*Ruleset, error) {
 		rs.Scoped = ScopeAbstractUnix | ScopeSignal
 	} else {
 		lose(Part{Kind: AcceptScope, Why: fmt.Sprintf("Landlock ABI %d cannot keep signals and abstract unix sockets inside the sandbox, nor end what the command leaves running (ABI 6)", o.ABI)})
+	}
+	if p.Seccomp.AllowUnix && len(p.UnixSockets) > 0 {
+		lose(Part{Kind: AcceptUnixSockets, Path: strings.Join(p.UnixSockets, ", "),
+			Why: "Landlock cannot keep connect(2) to the listed unix sockets: with socket(AF_UNIX) allowed for them, every unix socket on the machine whose path the command can name is reachable (a container runtime's, the system bus)"})
 	}
 	switch {
 	case o.ConnectTCP != nil && o.ABI >= 4:
@@ -386,10 +410,16 @@ func (b *builder) watch() {
 		b.rs.Watch = append(b.rs.Watch, Watch{Path: x, Root: top, Missing: missing})
 	}
 	for _, x := range b.p.ReadOnlyOver {
+		fi, err := b.o.Lstat(x)
 		if own(x) {
+			// guardrun's own existing files keep the rules; one
+			// missing now (it was a bwrap command's placeholder when
+			// the profile was made) is what a missing one is below.
+			if err != nil && slices.Contains(b.p.ProtectNames, filepath.Base(x)) {
+				add(x, true)
+			}
 			continue
 		}
-		fi, err := b.o.Lstat(x)
 		switch {
 		case err != nil:
 			add(x, true)

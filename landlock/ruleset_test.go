@@ -509,3 +509,22 @@ func TestMetadataWritable(t *testing.T) {
 		t.Error("no profile: writable")
 	}
 }
+
+// TestUnixSocketsRefused: Landlock cannot keep connect(2) to the listed
+// unix sockets, so a profile listing some is refused, naming them, unless
+// the loss is accepted.
+func TestUnixSocketsRefused(t *testing.T) {
+	listed := profile(func(p *sandbox.Profile) {
+		p.UnixSockets = []string{"/run/listed.sock"}
+		p.Seccomp.AllowUnix = true
+	})
+	_, err := Build(listed, world.opts(7))
+	var ue *UnenforceableError
+	if !errors.As(err, &ue) || len(ue.Parts) != 1 || ue.Parts[0].Kind != AcceptUnixSockets || !strings.Contains(err.Error(), "/run/listed.sock") {
+		t.Fatalf("want a refusal naming unix_sockets and the socket, got %v", err)
+	}
+	rs, err := Build(listed, world.opts(7, AcceptUnixSockets))
+	if err != nil || len(rs.Lost) != 1 || rs.Lost[0].Kind != AcceptUnixSockets {
+		t.Fatalf("accepted: %v, lost %v", err, rs)
+	}
+}

@@ -40,7 +40,7 @@ const (
 
 // LandlockAcceptNames are the values of sandbox.landlock_accept (the
 // landlock package's Accept* names).
-var LandlockAcceptNames = []string{"deny_create", "truncate", "scope", "tcp_ports"}
+var LandlockAcceptNames = []string{"deny_create", "truncate", "scope", "tcp_ports", "unix_sockets"}
 
 // Config is a loaded, validated guardrun configuration. Paths in it are
 // absolute and cleaned; ~ is expanded.

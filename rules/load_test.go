@@ -35,7 +35,7 @@ func TestBadConfigMessages(t *testing.T) {
 		{"bad backend", "sandbox:\n  backend: docker\n",
 			`cfg.yaml:2:12: sandbox.backend: want one of auto, bwrap, landlock, got "docker"`},
 		{"bad landlock loss", "sandbox:\n  landlock_accept: [deny_create, signals]\n",
-			`cfg.yaml:2:34: sandbox.landlock_accept[1]: want one of deny_create, truncate, scope, tcp_ports, got "signals"`},
+			`cfg.yaml:2:34: sandbox.landlock_accept[1]: want one of deny_create, truncate, scope, tcp_ports, unix_sockets, got "signals"`},
 		{"landlock losses not a list", "sandbox:\n  landlock_accept: deny_create\n",
 			`cfg.yaml:2:20: sandbox.landlock_accept: want a list, got the string "deny_create"`},
 		{"bad zone mode", "sandbox:\n  paths:\n    w:\n      root: .\n      mode: rwx\n",

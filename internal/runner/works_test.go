@@ -285,30 +285,39 @@ const groupGap = "under bwrap guardrun signals the process group of the sandbox'
 func TestCancel(t *testing.T) {
 	requireSandbox(t)
 	f := newFixture(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	status, err := RunWith(ctx, f.opts(), f.profile, []string{probePath, "sleep", "100", f.marker}, f.env, Stdio{})
-	if err != nil {
-		t.Fatal(err)
+	// The context is cancelled once the command runs: a deadline set
+	// beforehand can pass while the sandbox is still being made (on a
+	// loaded machine), and then nothing is started at all.
+	runCancelled := func(marker string, argv ...string) (int, time.Duration) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		at := make(chan time.Time, 1)
+		go func() {
+			if !waitFor(20*time.Second, func() bool { return commandRunning(marker) }) {
+				t.Errorf("%q did not start", argv)
+			}
+			at <- time.Now()
+			cancel()
+		}()
+		status, err := RunWith(ctx, f.opts(), f.profile, argv, f.env, Stdio{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status, time.Since(<-at)
 	}
+	status, d := runCancelled(f.marker, probePath, "sleep", "100", f.marker)
 	if status != 143 {
 		t.Errorf("status %d, want 143", status)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %v", d)
+	if d > 5*time.Second {
+		t.Errorf("took %v after the cancel", d)
 	}
 	// A command in a process group of its own: ended all the same, by
 	// the relayed SIGTERM (landlock's keeper) or, when the signal cannot
 	// reach it (bwrap), by the kill after WaitDelay.
-	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
 	marker := f.marker + "-pgcancel"
-	start = time.Now()
-	status, err = RunWith(ctx, f.opts(), f.profile, []string{probePath, "group-sleep", "100", marker}, f.env, Stdio{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	status, d = runCancelled(marker, probePath, "group-sleep", "100", marker)
 	if status != 143 && status != 137 {
 		t.Errorf("a command that left its group: status %d, want 143 (or 137 when killed after WaitDelay)", status)
 	}
@@ -316,8 +325,8 @@ func TestCancel(t *testing.T) {
 	if landlockTest() {
 		limit = landlock.WaitDelay
 	}
-	if d := time.Since(start); d > limit+3*time.Second {
-		t.Errorf("a command that left its group: took %v", d)
+	if d > limit+3*time.Second {
+		t.Errorf("a command that left its group: took %v after the cancel", d)
 	}
 	if !waitFor(3*time.Second, func() bool { return len(markerProcesses(marker)) == 0 }) {
 		t.Errorf("processes survived the cancel: %q", markerProcesses(marker))

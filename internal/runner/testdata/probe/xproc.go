@@ -387,9 +387,16 @@ func attemptProcWrite(a []string) error {
 		}
 		v := strings.TrimSpace(string(cur))
 		if n == "autogroup" {
-			// "/autogroup-N nice V"
-			f := strings.Fields(v)
-			v = f[len(f)-1]
+			// "/autogroup-N nice V"; empty for a process in the
+			// root autogroup (no setsid since boot in its line, as
+			// under a CI runner's init; the kernel's threads), or
+			// one exiting: nice 0 then, which the open is refused
+			// before, as for any value.
+			if f := strings.Fields(v); len(f) > 0 {
+				v = f[len(f)-1]
+			} else {
+				v = "0"
+			}
 		}
 		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
