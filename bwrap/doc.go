@@ -74,7 +74,11 @@
 //     monitor itself when it dies (no Pdeathsig): a monitor killed before
 //     it releases the init leaves the init blocked for ever, holding the
 //     command's stdout and stderr (a caller reading them would hang).
-//     bwrap still has a window of a few instructions where that happens.
+//     bwrap still has a window where that happens: between its monitor's
+//     prctl(PR_SET_PDEATHSIG) and its write that releases the init, it
+//     writes the status record and reads namespace ids; about 3 of 41
+//     kills made every 4 ms through guardrun's first 160 ms hit it on a
+//     loaded 2-core machine (TestRunKilledEarly ends those inits).
 //     Signals and cancellation from guardrun itself never take that path
 //     (Cmd.Signal).
 //   - Paths are checked when the profile is derived and again when the
