@@ -616,32 +616,13 @@ func attemptMeta(a []string) error {
 		}
 		defer os.Remove(own)
 		defer os.Remove(name)
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				os.Remove(tmp)
-				if i%2 == 0 {
-					os.Symlink(file, tmp)
-				} else {
-					os.Symlink(own, tmp)
-				}
-				os.Rename(tmp, name)
-			}
-		}()
+		stop := flipLink(name, tmp, file, own)
 		for i := 0; i < 3000; i++ {
 			unix.Chmod(name, 0o777)
 			unix.UtimesNano(name, []unix.Timespec{{Sec: 1}, {Sec: 1}})
 			unix.Setxattr(name, "user.pwn", []byte("x"), 0)
 		}
-		close(stop)
-		<-done
+		stop()
 		os.Remove(tmp)
 		var now unix.Stat_t
 		if err := unix.Stat(file, &now); err != nil {
@@ -741,4 +722,30 @@ func attemptMakeOdd(a []string) error {
 		return err
 	}
 	return allowed("made a %s at %s", kind, path)
+}
+
+// flipLink replaces name, in a loop until the returned stop is called,
+// by a symbolic link to a, then to b, and so on (made at tmp, renamed
+// over name): a name that changes between a check and a use.
+func flipLink(name, tmp, a, b string) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			os.Remove(tmp)
+			if i%2 == 0 {
+				os.Symlink(a, tmp)
+			} else {
+				os.Symlink(b, tmp)
+			}
+			os.Rename(tmp, name)
+		}
+	}()
+	return func() { close(quit); <-done }
 }

@@ -356,26 +356,7 @@ func watchFlip(ifd int, out, zone string) error {
 	if err != nil {
 		return setup("watch %s: %v", own, err)
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			os.Remove(tmp)
-			if i%2 == 0 {
-				os.Symlink(out, tmp)
-			} else {
-				os.Symlink(own, tmp)
-			}
-			os.Rename(tmp, name)
-		}
-	}()
-	defer func() { close(stop); <-done }()
+	defer flipLink(name, tmp, out, own)()
 	ok := 0
 	for i := 0; i < 3000; i++ {
 		for _, p := range []string{name, name + "/", name + "/."} {
