@@ -420,7 +420,8 @@ func filterFile(pol sandbox.SeccompPolicy) (*os.File, error) {
 // component of a deeper denied path would be inside it (creds/key under
 // creds), where this run could not make a mount point (mode 0555, for
 // a user without CAP_DAC_OVERRIDE) or would make one that kept the
-// placeholder from being removed.
+// placeholder from being removed. For the same reason a mount point
+// this run makes (holdMasks) keeps its "missing" answer.
 type statCache struct {
 	m      map[string]statResult
 	within []string // the writable trees
@@ -456,15 +457,6 @@ func (s *statCache) stat(p string) (isDir, exists bool) {
 
 // reset forgets every answer.
 func (s *statCache) reset() { clear(s.m) }
-
-// created records a mask's mount point made since it was asked about
-// (Placeholders): it still answers "missing", so that Args puts the mask
-// on it, where Placeholders said. Answered "an existing directory", a
-// path below it would become the first missing component of a deeper
-// denied path (creds/key under a placeholder creds): bwrap would make
-// that mount point inside the placeholder on the host, and the
-// placeholder, no longer empty, would be left behind.
-func (s *statCache) created(p string) { s.m[p] = statResult{} }
 
 // lowerSchedLimits takes from guardrun, and so from bwrap and the
 // command, what the user's resource limits would let the command do to

@@ -73,7 +73,9 @@ const maxHoldTries = 20
 func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished string, _ error) {
 	h := &heldMasks{}
 	for _, fm := range Placeholders(p, stat.stat) {
-		stat.created(fm) // made below, by us or by whoever raced us
+		// stat still answers "missing" for fm, made below by us or by
+		// whoever raced us, so that Args puts the mask on it, where
+		// Placeholders said (see statCache).
 		fd := -1
 		err := os.Mkdir(fm, placeholderMode)
 		if err == nil {
@@ -137,7 +139,8 @@ func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished 
 	return h, "", nil
 }
 
-// holdExisting takes a shared lock on path if it is an empty regular file,
+// holdExisting takes a shared lock on path if it is an empty regular file
+// or directory,
 // and checks that the path still names the locked file afterwards (its
 // creator may have removed it in between).
 func holdExisting(path string) (heldMask, bool) {
@@ -186,24 +189,6 @@ func flockNoEINTR(fd, how int) error {
 	}
 }
 
-// placeholderMode marks the directories Command makes as mount points:
-// read-only and sticky, which nobody gives an empty directory of their
-// own. The last run to hold one removes it, whoever made it.
-const placeholderMode = 0o555 | os.ModeSticky
-
-// isPlaceholder reports whether fi is a directory's mode as Command makes
-// a placeholder (placeholderMode, whatever the umask took from its
-// permission bits), owned by this user. Its emptiness is for the caller.
-func isPlaceholder(fi os.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && placeholderStat(st)
-}
-
-// placeholderStat is isPlaceholder for a stat(2) result.
-func placeholderStat(st *syscall.Stat_t) bool {
-	return st.Mode&syscall.S_IFMT == syscall.S_IFDIR && st.Mode&syscall.S_ISVTX != 0 && st.Mode&0o222 == 0 && int(st.Uid) == os.Geteuid()
-}
-
 // release removes the mount points nobody else holds any more, if they
 // are still empty: the ones this run made, and another run's
 // placeholders (a run that overlapped this one leaves its own to the
@@ -228,16 +213,4 @@ func (h *heldMasks) release() {
 		syscall.Close(m.fd)
 	}
 	h.files = nil
-}
-
-// emptyDir reports whether path is a directory with nothing in it (a
-// placeholder of a missing read-only path, perhaps another run's).
-func emptyDir(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(1)
-	return len(names) == 0 && err != nil
 }

@@ -111,6 +111,7 @@ func done(err error) notify.Response {
 type object struct {
 	fd   int
 	link bool // a symbolic link itself (not followed)
+	dir  bool
 }
 
 func (o *object) close() { unix.Close(o.fd) }
@@ -166,17 +167,24 @@ func (m *metadata) openFD(r *notify.Request, fd int32) (*object, error) {
 // change), must be MetadataWritable. Anything else (a pipe, a socket,
 // a path too long to name) is refused.
 func (m *metadata) judge(fd int) (*object, error) {
+	return m.judgeBy(fd, m.rs.MetadataWritable)
+}
+
+// judgeBy is judge with the question asked of the real path (the
+// command may write it, or may read it).
+func (m *metadata) judgeBy(fd int, allowed func(*sandbox.Profile, string) bool) (*object, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
 	path, ok := realPath(fd, &st)
-	if !ok || !m.rs.MetadataWritable(m.p, path) {
+	if !ok || !allowed(m.p, path) {
 		unix.Close(fd)
 		return nil, ErrnoOutside
 	}
-	return &object{fd: fd, link: st.Mode&unix.S_IFMT == unix.S_IFLNK}, nil
+	kind := st.Mode & unix.S_IFMT
+	return &object{fd: fd, link: kind == unix.S_IFLNK, dir: kind == unix.S_IFDIR}, nil
 }
 
 // realPath is the path by which the kernel names the object guardrun

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/bwrap"
 )
 
 // node is one file of a snapshot: what it is, its mode and owner, and
@@ -144,7 +146,7 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 // missing name (bwrap.IsPlaceholder): an empty directory of this user's,
 // read-only and sticky.
 func (n *node) placeholder() bool {
-	return n.kind == unix.S_IFDIR && len(n.kids) == 0 && n.mode&unix.S_ISVTX != 0 && n.mode&0o222 == 0 && int(n.uid) == os.Geteuid()
+	return len(n.kids) == 0 && bwrap.PlaceholderMode(n.kind|n.mode, n.uid)
 }
 
 func (n *node) equal(o *node) bool {

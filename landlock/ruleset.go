@@ -686,13 +686,7 @@ func AccessName(acc uint64, dir bool) string {
 // this (watch_linux.go). Stricter than the ruleset, which also lets the
 // command read devices and /proc: those are not watched.
 func (rs *Ruleset) Watchable(p *sandbox.Profile, path string) bool {
-	if p == nil || !filepath.IsAbs(path) || filepath.Clean(path) != path || strings.ContainsRune(path, 0) {
-		return false
-	}
-	if rs != nil && rs.TmpDir != "" && sandbox.Within(path, rs.TmpDir) {
-		return true
-	}
-	r, _ := p.Access(path)
+	r, _ := rs.commandAccess(p, path)
 	return r
 }
 
@@ -707,12 +701,19 @@ func (rs *Ruleset) Watchable(p *sandbox.Profile, path string) bool {
 // (metadata_linux.go). Devices and /proc, which the ruleset lets the
 // command write, are not writable here: their metadata is the host's.
 func (rs *Ruleset) MetadataWritable(p *sandbox.Profile, path string) bool {
+	_, w := rs.commandAccess(p, path)
+	return w
+}
+
+// commandAccess is what the command may do to the file at path, a real
+// path (absolute, clean; anything else: nothing), for the calls guardrun
+// serves for it: the profile's access, or everything inside its $TMPDIR.
+func (rs *Ruleset) commandAccess(p *sandbox.Profile, path string) (read, write bool) {
 	if p == nil || !filepath.IsAbs(path) || filepath.Clean(path) != path || strings.ContainsRune(path, 0) {
-		return false
+		return false, false
 	}
 	if rs != nil && rs.TmpDir != "" && sandbox.Within(path, rs.TmpDir) {
-		return true
+		return true, true
 	}
-	_, w := p.Access(path)
-	return w
+	return p.Access(path)
 }

@@ -77,16 +77,12 @@ func (m *metadata) inotifyAddWatch(r *notify.Request) notify.Response {
 	if err != nil {
 		return fail(err)
 	}
-	defer unix.Close(ofd)
-	var st unix.Stat_t
-	if err := unix.Fstat(ofd, &st); err != nil {
+	o, err := m.judgeBy(ofd, m.rs.Watchable)
+	if err != nil {
 		return fail(err)
 	}
-	real, ok := realPath(ofd, &st)
-	if !ok || !m.rs.Watchable(m.p, real) {
-		return notify.Fail(ErrnoOutside)
-	}
-	if mask&unix.IN_ONLYDIR != 0 && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	defer o.close()
+	if mask&unix.IN_ONLYDIR != 0 && !o.dir {
 		return notify.Fail(syscall.ENOTDIR)
 	}
 	ifd, err := r.GetFD(r.FDArg(0))
@@ -97,7 +93,7 @@ func (m *metadata) inotifyAddWatch(r *notify.Request) notify.Response {
 	// The object guardrun holds, through its descriptor: the magic link
 	// leads to it and no further, whatever the command's names now say
 	// (IN_DONT_FOLLOW was applied when it was opened).
-	wd, err := unix.InotifyAddWatch(ifd, procFD(ofd), mask&^unix.IN_DONT_FOLLOW)
+	wd, err := unix.InotifyAddWatch(ifd, o.proc(), mask&^unix.IN_DONT_FOLLOW)
 	if err != nil {
 		return fail(err)
 	}
