@@ -291,6 +291,8 @@ func TestAttacks(t *testing.T) {
 			movedAfter: true},
 		{escape: escape{name: "create .git/commondir as a directory", args: []string{"make-odd", "dir", commondir},
 			host: absent(commondir), restored: commondir}, movedAfter: true},
+		{escape: escape{name: "create .git/commondir as an empty sticky read-only directory (a bwrap placeholder no run holds; git dies on it)",
+			args: []string{"make-odd", "placeholder", commondir}, host: absent(commondir), restored: commondir}, movedAfter: true},
 		{escape: escape{name: "create .git/commondir as a fifo (the move must not block on it)", args: []string{"make-odd", "fifo", commondir},
 			host: absent(commondir), restored: commondir}, movedAfter: true},
 		// Last: they leave nested/.git and deep/x read-only.

@@ -702,7 +702,8 @@ func init() { attempts["make-odd"] = attemptMakeOdd }
 
 // make-odd KIND PATH [TARGET]: put at PATH (a name guardrun moves aside
 // after the command) a symbolic link to TARGET, a directory with a file
-// in it, or a fifo, so that the move acts on something else or fails.
+// in it, a fifo, or an empty sticky read-only directory (a fake bwrap
+// placeholder, which no bwrap run holds), so that the move acts on something else or fails.
 func attemptMakeOdd(a []string) error {
 	kind, path := arg(a, 0), arg(a, 1)
 	var err error
@@ -715,6 +716,12 @@ func attemptMakeOdd(a []string) error {
 		}
 	case "fifo":
 		err = unix.Mkfifo(path, 0o644)
+	case "placeholder":
+		// What the bwrap backend makes for a missing name while its
+		// command runs: an empty sticky read-only directory.
+		if err = os.Mkdir(path, 0o755); err == nil {
+			err = os.Chmod(path, 0o555|os.ModeSticky)
+		}
 	default:
 		return setup("unknown kind %q", kind)
 	}
