@@ -66,7 +66,8 @@
 //     socketpair stays for stream and seqpacket pairs (a connected pair
 //     reaches nothing else); a datagram pair is refused too, since sendto
 //     with an address (or a second connect) sends from it to any datagram
-//     socket the path reaches. Programs
+//     socket the path reaches, and so is every other type (SOCK_RAW,
+//     which af_unix makes a datagram socket). Programs
 //     that talk to a local daemon (syslog's /dev/log, nscd) get EPERM and
 //     carry on; test suites that start their own unix-socket servers fail.
 //     With sockets listed, the filter opens AF_UNIX for everything: bwrap

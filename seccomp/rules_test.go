@@ -65,7 +65,7 @@ func TestRulesNetwork(t *testing.T) {
 		t.Errorf("rules other than socket differ by network (-net +none):\n%s", diff)
 	}
 	unixRule := RuleDesc{Name: "socket", Action: "EPERM", Cond: "domain (low 32 bits) is AF_UNIX and no unix_sockets are listed"}
-	dgramPair := RuleDesc{Name: "socketpair", Action: "EPERM", Cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is SOCK_DGRAM and no unix_sockets are listed"}
+	dgramPair := RuleDesc{Name: "socketpair", Action: "EPERM", Cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is neither SOCK_STREAM nor SOCK_SEQPACKET and no unix_sockets are listed"}
 	if diff := cmp.Diff(noNetSock, []RuleDesc{
 		unixRule, dgramPair,
 		{Name: "socket", Action: "EAFNOSUPPORT", Cond: "domain is not AF_UNIX"},
