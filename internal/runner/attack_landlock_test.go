@@ -160,6 +160,15 @@ func TestAttacks(t *testing.T) {
 	metaRow := func(name, way string, extra ...string) attack {
 		return attack{escape: escape{name: name, args: append([]string{"meta", way, keepFile}, extra...), host: metaSame}}
 	}
+	var outsideSt unix.Stat_t
+	if err := unix.Stat(f.outside, &outsideSt); err != nil {
+		t.Fatal(err)
+	}
+	tmpTarget := filepath.Join(f.ws, "tmp-link-target")
+	if err := os.WriteFile(tmpTarget, []byte("target\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tmpTarget, 0o640)
 	rows := []attack{
 		{escape: escape{name: "signal guardrun from behind its own trampoline, run again from inside (nested, twice, odd argv)",
 			args: []string{"nest-signal", testExe, self}, host: alive}},
@@ -295,6 +304,23 @@ func TestAttacks(t *testing.T) {
 			args: []string{"make-odd", "placeholder", commondir}, host: absent(commondir), restored: commondir}, movedAfter: true},
 		{escape: escape{name: "create .git/commondir as a fifo (the move must not block on it)", args: []string{"make-odd", "fifo", commondir},
 			host: absent(commondir), restored: commondir}, movedAfter: true},
+		{escape: escape{name: "leave links to outside, a hard link and mode-0 directories in $TMPDIR for its removal to follow",
+			args: []string{"tmp-odd", f.outside, tmpTarget, "guardrun-tmpodd-" + f.marker},
+			host: func(t *testing.T) {
+				metaSame(t)
+				unchanged(keepFile, "outside\n")(t)
+				var now unix.Stat_t
+				if err := unix.Stat(f.outside, &now); err != nil || now.Mode != outsideSt.Mode {
+					t.Errorf("%s's mode changed on the host: %o (was %o), %v", f.outside, now.Mode, outsideSt.Mode, err)
+				}
+				if err := unix.Stat(tmpTarget, &now); err != nil || now.Mode&0o7777 != 0o640 {
+					t.Errorf("%s changed on the host: mode %o, %v", tmpTarget, now.Mode, err)
+				}
+				unchanged(tmpTarget, "target\n")(t)
+				if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "guardrun-tmp-*", "guardrun-tmpodd-"+f.marker+"*")); len(left) > 0 {
+					t.Errorf("the command's $TMPDIR was left: %q", left)
+				}
+			}}},
 		// Last: they leave nested/.git and deep/x read-only.
 		{escape: escape{name: "change a protected file and make its directory read-only",
 			args: []string{"chmod-dir", nestedConfig}, restored: nestedConfig,

@@ -756,3 +756,37 @@ func flipLink(name, tmp, a, b string) (stop func()) {
 	}()
 	return func() { close(quit); <-done }
 }
+
+func init() { attempts["tmp-odd"] = attemptTmpOdd }
+
+// tmp-odd OUTSIDE FILE MARKER: leave in the command's temporary
+// directory, under MARKER, what its removal after the command might
+// follow or change: links to the directory OUTSIDE (at the top, and
+// inside directories made mode 0), a hard link to FILE (a file in a
+// writable zone, if the sandbox lets it be linked there), and mode-0
+// directories within mode-0 directories. Then change OUTSIDE's mode
+// through the link (the sandbox must refuse it: that is the result).
+func attemptTmpOdd(a []string) error {
+	outside, file, marker := arg(a, 0), arg(a, 1), arg(a, 2)
+	base := filepath.Join(os.TempDir(), marker)
+	if err := os.MkdirAll(filepath.Join(base, "d/e"), 0o755); err != nil {
+		return setup("%v", err)
+	}
+	for _, l := range []string{base + "-link", filepath.Join(base, "out"), filepath.Join(base, "d/up"), filepath.Join(base, "d/e/up")} {
+		if err := os.Symlink(outside, l); err != nil {
+			return setup("%v", err)
+		}
+	}
+	if err := os.Link(file, filepath.Join(base, "hard")); err != nil {
+		fmt.Fprintf(os.Stderr, "hard link to %s: %v\n", file, err)
+	}
+	for _, d := range []string{filepath.Join(base, "d/e"), filepath.Join(base, "d"), base} {
+		if err := os.Chmod(d, 0); err != nil {
+			return setup("%v", err)
+		}
+	}
+	if err := os.Chmod(base+"-link", 0o700); err != nil {
+		return err
+	}
+	return allowed("changed %s's mode through a link in $TMPDIR", outside)
+}
