@@ -263,6 +263,8 @@ func TestProgram(t *testing.T) {
 		same("socketpair AF_UNIX seqpacket allowed", "socketpair", allow, unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC),
 		same("socketpair AF_UNIX datagram refused (no unix_sockets)", "socketpair", eperm, unix.AF_UNIX, unix.SOCK_DGRAM),
 		same("socketpair AF_UNIX SOCK_RAW refused (af_unix makes it a datagram pair)", "socketpair", eperm, unix.AF_UNIX, unix.SOCK_RAW|unix.SOCK_NONBLOCK),
+		{name: "bind refused without network (the only sockets are socketpairs; an abstract name is the host's)", sys: "bind",
+			args: []uint64{3, 0x7f0000001000, 16}, noNet: eperm, net: allow},
 		{name: "socket AF_INET refused without network", sys: "socket",
 			args: []uint64{unix.AF_INET, unix.SOCK_STREAM}, noNet: eafnosupport, net: allow},
 		{name: "socket AF_INET6 refused without network", sys: "socket",

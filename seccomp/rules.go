@@ -298,6 +298,14 @@ func rules(p sandbox.SeccompPolicy) []rule {
 			cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is neither SOCK_STREAM nor SOCK_SEQPACKET and no unix_sockets are listed",
 			any:  maskedNotIn(1, sockTypeMask, sockStream, sockSeqpacket),
 			with: []match{lowEq(0, afUnix)}})
+		if !p.AllowNetwork {
+			// Then the only sockets are stream and seqpacket pairs,
+			// and binding one of their ends only takes a name: an
+			// abstract one is the host's under the landlock backend
+			// (a host daemon's, squatted while the command runs).
+			rs = append(rs, rule{name: "bind", errno: errnoEPERM,
+				cond: "always (no network and no unix_sockets: the only sockets are socketpairs)"})
+		}
 	}
 	if p.AllowNetwork {
 		// Packet and raw sockets see and forge other traffic on the

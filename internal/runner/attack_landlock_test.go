@@ -282,6 +282,34 @@ func TestAttacks(t *testing.T) {
 			}}},
 		{escape: escape{name: "bind a socket outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock")},
 			host: absent(filepath.Join(f.outside, "s.sock"))}},
+		{escape: escape{name: "squat a host abstract socket name from a stream socketpair", args: []string{"bind-abstract", squat, "stream"},
+			host: func(t *testing.T) {
+				// The name is free for a host daemon.
+				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unix.Close(fd)
+				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + squat}); err != nil {
+					t.Errorf("the host cannot bind @%s: %v", squat, err)
+				}
+			}}},
+		{escape: escape{name: "bind a stream socketpair end outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock"), "stream"},
+			host: absent(filepath.Join(f.outside, "s.sock"))}},
+		{escape: escape{name: "squat a host abstract socket name from a seqpacket socketpair", args: []string{"bind-abstract", squat, "seqpacket"},
+			host: func(t *testing.T) {
+				// The name is free for a host daemon.
+				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unix.Close(fd)
+				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + squat}); err != nil {
+					t.Errorf("the host cannot bind @%s: %v", squat, err)
+				}
+			}}},
+		{escape: escape{name: "bind a seqpacket socketpair end outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock"), "seqpacket"},
+			host: absent(filepath.Join(f.outside, "s.sock"))}},
 		{escape: escape{name: "write through /proc/PID/root of guardrun",
 			args: []string{"proc-root-write", self, filepath.Join(f.outside, "viaroot")},
 			host: absent(filepath.Join(f.outside, "viaroot"))}},

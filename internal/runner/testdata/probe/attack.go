@@ -301,10 +301,22 @@ func attemptTruncate(a []string) error {
 	return allowed("truncated %s", arg(a, 0))
 }
 
-// bind-abstract NAME: give one end of a socketpair the host's abstract
+// pairType is the socketpair type an attempt's argument names: stream,
+// seqpacket, or (by default) datagram.
+func pairType(s string) int {
+	switch s {
+	case "stream":
+		return unix.SOCK_STREAM
+	case "seqpacket":
+		return unix.SOCK_SEQPACKET
+	}
+	return unix.SOCK_DGRAM
+}
+
+// bind-abstract NAME [stream|seqpacket]: give one end of a socketpair the host's abstract
 // name @NAME (no socket(AF_UNIX) needed), squatting it for host clients.
 func attemptBindAbstract(a []string) error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, pairType(arg(a, 1))|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err // refused already
 	}
@@ -316,9 +328,10 @@ func attemptBindAbstract(a []string) error {
 	return allowed("bound @%s", arg(a, 0))
 }
 
-// bind-path PATH: the same with a path outside every zone.
+// bind-path PATH [stream|seqpacket]: the same with a path outside every
+// zone.
 func attemptBindPath(a []string) error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, pairType(arg(a, 1))|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err // refused already
 	}
