@@ -330,6 +330,12 @@ func TestAttacks(t *testing.T) {
 			host: absent(commondir), restored: commondir}, movedAfter: true},
 		{escape: escape{name: "create .git/commondir as an empty sticky read-only directory (a bwrap placeholder no run holds; git dies on it)",
 			args: []string{"make-odd", "placeholder", commondir}, host: absent(commondir), restored: commondir}, movedAfter: true},
+		// Names bwrap masks with its own placeholder: refused there
+		// (the mount point is in the way), moved aside under landlock.
+		{escape: escape{name: "create a missing protected .vscode as an empty sticky read-only directory (a bwrap placeholder no run holds)",
+			args: []string{"make-odd", "placeholder", filepath.Join(f.ws, ".vscode")}, host: absent(filepath.Join(f.ws, ".vscode")), restored: filepath.Join(f.ws, ".vscode")}},
+		{escape: escape{name: "create a missing protected .bashrc as a sticky read-only directory with a file in it",
+			args: []string{"make-odd", "placeholder-full", filepath.Join(f.ws, ".bashrc")}, host: absent(filepath.Join(f.ws, ".bashrc")), restored: filepath.Join(f.ws, ".bashrc")}},
 		{escape: escape{name: "create .git/commondir as a fifo (the move must not block on it)", args: []string{"make-odd", "fifo", commondir},
 			host: absent(commondir), restored: commondir}, movedAfter: true},
 		{escape: escape{name: "leave links to outside, a hard link and mode-0 directories in $TMPDIR for its removal to follow",

@@ -716,7 +716,7 @@ func init() { attempts["make-odd"] = attemptMakeOdd }
 // make-odd KIND PATH [TARGET]: put at PATH (a name guardrun moves aside
 // after the command) a symbolic link to TARGET, a directory with a file
 // in it, a fifo, or an empty sticky read-only directory (a fake bwrap
-// placeholder, which no bwrap run holds), so that the move acts on something else or fails.
+// placeholder, which no bwrap run holds; placeholder-full: with a file), so that the move acts on something else or fails.
 func attemptMakeOdd(a []string) error {
 	kind, path := arg(a, 0), arg(a, 1)
 	var err error
@@ -734,6 +734,13 @@ func attemptMakeOdd(a []string) error {
 		// command runs: an empty sticky read-only directory.
 		if err = os.Mkdir(path, 0o755); err == nil {
 			err = os.Chmod(path, 0o555|os.ModeSticky)
+		}
+	case "placeholder-full":
+		// The same look, with a file in it.
+		if err = os.Mkdir(path, 0o755); err == nil {
+			if err = os.WriteFile(filepath.Join(path, "settings.json"), []byte("{}\n"), 0o644); err == nil {
+				err = os.Chmod(path, 0o555|os.ModeSticky)
+			}
 		}
 	default:
 		return setup("unknown kind %q", kind)
