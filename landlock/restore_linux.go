@@ -151,7 +151,18 @@ func (n *node) placeholder() bool {
 // bwrap command, which holds a shared flock on each placeholder it masks
 // for the sandbox's lifetime (bwrap.holdMasks). Exclusive and
 // non-blocking, released at once: refused only while some run holds it.
+//
+// A bwrap run makes its placeholder an instant before it locks it: one
+// seen unheld is looked at once more a moment later.
 func heldPlaceholder(dir int, name string) bool {
+	if lockedPlaceholder(dir, name) {
+		return true
+	}
+	time.Sleep(20 * time.Millisecond)
+	return lockedPlaceholder(dir, name)
+}
+
+func lockedPlaceholder(dir int, name string) bool {
 	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return errors.Is(err, unix.ENOENT) // removed since by its last holder
