@@ -149,6 +149,36 @@ func (n *node) placeholder() bool {
 	return len(n.kids) == 0 && bwrap.PlaceholderMode(n.kind|n.mode, n.uid)
 }
 
+// heldPlaceholder reports whether name in dir is locked by a running
+// bwrap command, which holds a shared flock on each placeholder it masks
+// for the sandbox's lifetime (bwrap.holdMasks). Exclusive and
+// non-blocking, released at once: refused only while some run holds it.
+//
+// A bwrap run makes its placeholder an instant before it locks it: one
+// seen unheld is looked at once more a moment later.
+func heldPlaceholder(dir int, name string) bool {
+	if lockedPlaceholder(dir, name) {
+		return true
+	}
+	time.Sleep(20 * time.Millisecond)
+	return lockedPlaceholder(dir, name)
+}
+
+func lockedPlaceholder(dir int, name string) bool {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errors.Is(err, unix.ENOENT) // removed since by its last holder
+	}
+	defer unix.Close(fd)
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return errors.Is(err, unix.EWOULDBLOCK)
+}
+
 func (n *node) equal(o *node) bool {
 	if n == nil || o == nil {
 		return n == o
@@ -336,9 +366,12 @@ func restoreOne(s snap, now time.Time) string {
 	cur, cerr := readNode(fd, name, &entries, &left)
 	exists := cerr == nil || !errors.Is(cerr, unix.ENOENT)
 	if s.node == nil {
-		if !exists || cerr == nil && cur.placeholder() {
-			// A bwrap command's placeholder (an empty read-only
-			// directory) is the missing name, not something made.
+		if !exists || cerr == nil && cur.placeholder() && heldPlaceholder(fd, name) {
+			// A running bwrap command's placeholder (an empty
+			// read-only directory it holds a lock on) is the missing
+			// name, not something made. One nobody holds is the
+			// command's own (git dies on a directory at
+			// .git/commondir): moved aside as anything else.
 			return ""
 		}
 		q, err := moveAside(fd, name, now)

@@ -241,7 +241,7 @@ func TestSnapshotWhileEntriesComeAndGo(t *testing.T) {
 // disappearing during a landlock command, it is neither "created by the
 // command" (moved aside, which also undid the bwrap command's mask) nor
 // "removed by the command" (put back, and left for ever). Anything else
-// at the name still is.
+// at the name still is, and so is a look-alike no bwrap run holds.
 func TestRestoreBesideBwrapPlaceholders(t *testing.T) {
 	root := t.TempDir()
 	t.Cleanup(func() { // read-only directories, for TempDir's removal
@@ -262,6 +262,7 @@ func TestRestoreBesideBwrapPlaceholders(t *testing.T) {
 		{Path: filepath.Join(root, ".vscode"), Root: root},
 		{Path: filepath.Join(root, ".cursor"), Root: root, Missing: true},
 		{Path: filepath.Join(root, ".idea"), Root: root, Missing: true},
+		{Path: filepath.Join(root, ".envrc"), Root: root, Missing: true},
 	}
 	snaps, err := take(ws)
 	if err != nil {
@@ -271,13 +272,25 @@ func TestRestoreBesideBwrapPlaceholders(t *testing.T) {
 		t.Fatal(err)
 	}
 	mkPlaceholder(".cursor") // made during the command
+	// Held as the bwrap run that made it holds it while its command runs.
+	held, err := os.Open(filepath.Join(root, ".cursor"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	// Made during the command and held by no bwrap run: the command's
+	// own look-alike, which stays nobody's mount point.
+	mkPlaceholder(".envrc")
 	// Made during the command: a look-alike with content.
 	mkPlaceholder(".idea")
 	os.Chmod(filepath.Join(root, ".idea"), 0o755|os.ModeSticky)
 	os.WriteFile(filepath.Join(root, ".idea/workspace.xml"), []byte("x"), 0o644)
 	os.Chmod(filepath.Join(root, ".idea"), 0o555|os.ModeSticky)
 	lines := restore(snaps, time.Now())
-	if len(lines) != 1 || !strings.Contains(lines[0], ".idea was created by the command") {
+	if len(lines) != 2 || !strings.Contains(lines[0], ".idea was created by the command") || !strings.Contains(lines[1], ".envrc was created by the command") {
 		t.Errorf("lines: %q", lines)
 	}
 	if _, err := os.Lstat(filepath.Join(root, ".vscode")); !errors.Is(err, os.ErrNotExist) {
@@ -285,6 +298,9 @@ func TestRestoreBesideBwrapPlaceholders(t *testing.T) {
 	}
 	if fi, err := os.Lstat(filepath.Join(root, ".cursor")); err != nil || !fi.IsDir() {
 		t.Errorf("the running bwrap command's placeholder .cursor was moved: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".envrc")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command's look-alike placeholder .envrc was left: %v", err)
 	}
 }
 

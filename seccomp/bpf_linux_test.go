@@ -260,6 +260,11 @@ func TestProgram(t *testing.T) {
 		same("socket AF_UNIX refused (no unix_sockets)", "socket", eperm, unix.AF_UNIX, unix.SOCK_STREAM),
 		same("socket AF_UNIX datagram refused (no unix_sockets)", "socket", eperm, unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC),
 		same("socketpair AF_UNIX allowed", "socketpair", allow, unix.AF_UNIX, unix.SOCK_STREAM),
+		same("socketpair AF_UNIX seqpacket allowed", "socketpair", allow, unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC),
+		same("socketpair AF_UNIX datagram refused (no unix_sockets)", "socketpair", eperm, unix.AF_UNIX, unix.SOCK_DGRAM),
+		same("socketpair AF_UNIX SOCK_RAW refused (af_unix makes it a datagram pair)", "socketpair", eperm, unix.AF_UNIX, unix.SOCK_RAW|unix.SOCK_NONBLOCK),
+		{name: "bind refused without network (the only sockets are socketpairs; an abstract name is the host's)", sys: "bind",
+			args: []uint64{3, 0x7f0000001000, 16}, noNet: eperm, net: allow},
 		{name: "socket AF_INET refused without network", sys: "socket",
 			args: []uint64{unix.AF_INET, unix.SOCK_STREAM}, noNet: eafnosupport, net: allow},
 		{name: "socket AF_INET6 refused without network", sys: "socket",
@@ -573,6 +578,7 @@ func TestProxyFilters(t *testing.T) {
 	} {
 		d := seccompData{nr: c.nr, arch: arch, ip: 0x7f0012345678}
 		d.args[0] = c.dom
+		d.args[1] = unix.SOCK_STREAM
 		if got := run(t, command, d); got != c.want {
 			t.Errorf("command: %s: got %s, want %s", c.name, actionName(got), actionName(c.want))
 		}

@@ -66,7 +66,11 @@
 //     socketpair stays for stream and seqpacket pairs (a connected pair
 //     reaches nothing else); a datagram pair is refused too, since sendto
 //     with an address (or a second connect) sends from it to any datagram
-//     socket the path reaches. Programs
+//     socket the path reaches, and so is every other type (SOCK_RAW,
+//     which af_unix makes a datagram socket). With no network either,
+//     bind is refused: the only sockets are then those pairs, and
+//     binding an end only takes a name (a host daemon's abstract name,
+//     under the landlock backend, for as long as the command runs). Programs
 //     that talk to a local daemon (syslog's /dev/log, nscd) get EPERM and
 //     carry on; test suites that start their own unix-socket servers fail.
 //     With sockets listed, the filter opens AF_UNIX for everything: bwrap

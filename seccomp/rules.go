@@ -83,11 +83,12 @@ const (
 	afALG    = 38
 	afVsock  = 40
 
-	sockTypeMask = 0xf // SOCK_TYPE_MASK: the flags (SOCK_CLOEXEC...) are above it
-	sockStream   = 1
-	sockDgram    = 2
-	sockRaw      = 3
-	sockPacket   = 10
+	sockTypeMask  = 0xf // SOCK_TYPE_MASK: the flags (SOCK_CLOEXEC...) are above it
+	sockStream    = 1
+	sockDgram     = 2
+	sockRaw       = 3
+	sockSeqpacket = 5
+	sockPacket    = 10
 
 	ipprotoTCP   = 6
 	ipprotoMPTCP = 262
@@ -291,11 +292,20 @@ func rules(p sandbox.SeccompPolicy) []rule {
 		// A datagram pair is not bound to its peer: sendto with an
 		// address, or a second connect, sends to any datagram socket
 		// the path reaches (and, with the network on, to the host's
-		// abstract ones). Stream and seqpacket pairs stay.
+		// abstract ones). af_unix makes SOCK_RAW a datagram socket
+		// too, so only stream and seqpacket pairs stay.
 		rs = append(rs, rule{name: "socketpair", errno: errnoEPERM,
-			cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is SOCK_DGRAM and no unix_sockets are listed",
-			any:  []match{lowEq(0, afUnix)},
-			with: []match{{arg: 1, op: opMaskedEq, mask: sockTypeMask, val: sockDgram}}})
+			cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is neither SOCK_STREAM nor SOCK_SEQPACKET and no unix_sockets are listed",
+			any:  maskedNotIn(1, sockTypeMask, sockStream, sockSeqpacket),
+			with: []match{lowEq(0, afUnix)}})
+		if !p.AllowNetwork {
+			// Then the only sockets are stream and seqpacket pairs,
+			// and binding one of their ends only takes a name: an
+			// abstract one is the host's under the landlock backend
+			// (a host daemon's, squatted while the command runs).
+			rs = append(rs, rule{name: "bind", errno: errnoEPERM,
+				cond: "always (no network and no unix_sockets: the only sockets are socketpairs)"})
+		}
 	}
 	if p.AllowNetwork {
 		// Packet and raw sockets see and forge other traffic on the

@@ -47,11 +47,11 @@ func errnoNameValid(s string) bool {
 }
 
 // TestRulesNetwork checks that the network policy changes the socket
-// rules and nothing else.
+// rules (and bind) and nothing else.
 func TestRulesNetwork(t *testing.T) {
 	socketRules := func(rs []RuleDesc) (sock, other []RuleDesc) {
 		for _, r := range rs {
-			if r.Name == "socket" || r.Name == "socketpair" {
+			if r.Name == "socket" || r.Name == "socketpair" || r.Name == "bind" {
 				sock = append(sock, r)
 			} else {
 				other = append(other, r)
@@ -65,9 +65,10 @@ func TestRulesNetwork(t *testing.T) {
 		t.Errorf("rules other than socket differ by network (-net +none):\n%s", diff)
 	}
 	unixRule := RuleDesc{Name: "socket", Action: "EPERM", Cond: "domain (low 32 bits) is AF_UNIX and no unix_sockets are listed"}
-	dgramPair := RuleDesc{Name: "socketpair", Action: "EPERM", Cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is SOCK_DGRAM and no unix_sockets are listed"}
+	dgramPair := RuleDesc{Name: "socketpair", Action: "EPERM", Cond: "domain (low 32 bits) is AF_UNIX and type (low 4 bits) is neither SOCK_STREAM nor SOCK_SEQPACKET and no unix_sockets are listed"}
 	if diff := cmp.Diff(noNetSock, []RuleDesc{
 		unixRule, dgramPair,
+		{Name: "bind", Action: "EPERM", Cond: "always (no network and no unix_sockets: the only sockets are socketpairs)"},
 		{Name: "socket", Action: "EAFNOSUPPORT", Cond: "domain is not AF_UNIX"},
 		{Name: "socketpair", Action: "EAFNOSUPPORT", Cond: "domain is not AF_UNIX"},
 	}); diff != "" {

@@ -157,7 +157,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 		fmt.Fprintf(w, "            (landlock: TCP only, to the proxy's port (Landlock) and address (connect served by guardrun); a token in the proxy URL)\n")
 	}
 	for _, r := range seccomp.Rules(pol) {
-		if r.Name == "socket" || r.Name == "socketpair" || pol.InetStreamOnly && (r.Name == "listen" || strings.HasPrefix(r.Name, "send")) {
+		if r.Name == "socket" || r.Name == "socketpair" || r.Name == "bind" || pol.InetStreamOnly && (r.Name == "listen" || strings.HasPrefix(r.Name, "send")) {
 			fmt.Fprintf(w, "  refused: %s (%s) when %s\n", r.Name, r.Action, r.Cond)
 		}
 	}

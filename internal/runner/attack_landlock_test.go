@@ -160,6 +160,15 @@ func TestAttacks(t *testing.T) {
 	metaRow := func(name, way string, extra ...string) attack {
 		return attack{escape: escape{name: name, args: append([]string{"meta", way, keepFile}, extra...), host: metaSame}}
 	}
+	var outsideSt unix.Stat_t
+	if err := unix.Stat(f.outside, &outsideSt); err != nil {
+		t.Fatal(err)
+	}
+	tmpTarget := filepath.Join(f.ws, "tmp-link-target")
+	if err := os.WriteFile(tmpTarget, []byte("target\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tmpTarget, 0o640)
 	rows := []attack{
 		{escape: escape{name: "signal guardrun from behind its own trampoline, run again from inside (nested, twice, odd argv)",
 			args: []string{"nest-signal", testExe, self}, host: alive}},
@@ -273,6 +282,34 @@ func TestAttacks(t *testing.T) {
 			}}},
 		{escape: escape{name: "bind a socket outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock")},
 			host: absent(filepath.Join(f.outside, "s.sock"))}},
+		{escape: escape{name: "squat a host abstract socket name from a stream socketpair", args: []string{"bind-abstract", squat, "stream"},
+			host: func(t *testing.T) {
+				// The name is free for a host daemon.
+				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unix.Close(fd)
+				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + squat}); err != nil {
+					t.Errorf("the host cannot bind @%s: %v", squat, err)
+				}
+			}}},
+		{escape: escape{name: "bind a stream socketpair end outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock"), "stream"},
+			host: absent(filepath.Join(f.outside, "s.sock"))}},
+		{escape: escape{name: "squat a host abstract socket name from a seqpacket socketpair", args: []string{"bind-abstract", squat, "seqpacket"},
+			host: func(t *testing.T) {
+				// The name is free for a host daemon.
+				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unix.Close(fd)
+				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + squat}); err != nil {
+					t.Errorf("the host cannot bind @%s: %v", squat, err)
+				}
+			}}},
+		{escape: escape{name: "bind a seqpacket socketpair end outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock"), "seqpacket"},
+			host: absent(filepath.Join(f.outside, "s.sock"))}},
 		{escape: escape{name: "write through /proc/PID/root of guardrun",
 			args: []string{"proc-root-write", self, filepath.Join(f.outside, "viaroot")},
 			host: absent(filepath.Join(f.outside, "viaroot"))}},
@@ -291,8 +328,33 @@ func TestAttacks(t *testing.T) {
 			movedAfter: true},
 		{escape: escape{name: "create .git/commondir as a directory", args: []string{"make-odd", "dir", commondir},
 			host: absent(commondir), restored: commondir}, movedAfter: true},
+		{escape: escape{name: "create .git/commondir as an empty sticky read-only directory (a bwrap placeholder no run holds; git dies on it)",
+			args: []string{"make-odd", "placeholder", commondir}, host: absent(commondir), restored: commondir}, movedAfter: true},
+		// Names bwrap masks with its own placeholder: refused there
+		// (the mount point is in the way), moved aside under landlock.
+		{escape: escape{name: "create a missing protected .vscode as an empty sticky read-only directory (a bwrap placeholder no run holds)",
+			args: []string{"make-odd", "placeholder", filepath.Join(f.ws, ".vscode")}, host: absent(filepath.Join(f.ws, ".vscode")), restored: filepath.Join(f.ws, ".vscode")}},
+		{escape: escape{name: "create a missing protected .bashrc as a sticky read-only directory with a file in it",
+			args: []string{"make-odd", "placeholder-full", filepath.Join(f.ws, ".bashrc")}, host: absent(filepath.Join(f.ws, ".bashrc")), restored: filepath.Join(f.ws, ".bashrc")}},
 		{escape: escape{name: "create .git/commondir as a fifo (the move must not block on it)", args: []string{"make-odd", "fifo", commondir},
 			host: absent(commondir), restored: commondir}, movedAfter: true},
+		{escape: escape{name: "leave links to outside, a hard link and mode-0 directories in $TMPDIR for its removal to follow",
+			args: []string{"tmp-odd", f.outside, tmpTarget, "guardrun-tmpodd-" + f.marker},
+			host: func(t *testing.T) {
+				metaSame(t)
+				unchanged(keepFile, "outside\n")(t)
+				var now unix.Stat_t
+				if err := unix.Stat(f.outside, &now); err != nil || now.Mode != outsideSt.Mode {
+					t.Errorf("%s's mode changed on the host: %o (was %o), %v", f.outside, now.Mode, outsideSt.Mode, err)
+				}
+				if err := unix.Stat(tmpTarget, &now); err != nil || now.Mode&0o7777 != 0o640 {
+					t.Errorf("%s changed on the host: mode %o, %v", tmpTarget, now.Mode, err)
+				}
+				unchanged(tmpTarget, "target\n")(t)
+				if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "guardrun-tmp-*", "guardrun-tmpodd-"+f.marker+"*")); len(left) > 0 {
+					t.Errorf("the command's $TMPDIR was left: %q", left)
+				}
+			}}},
 		// Last: they leave nested/.git and deep/x read-only.
 		{escape: escape{name: "change a protected file and make its directory read-only",
 			args: []string{"chmod-dir", nestedConfig}, restored: nestedConfig,

@@ -229,14 +229,24 @@ func TestEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dg.Close()
+	dgNothing := func(t *testing.T) {
+		dg.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		buf := make([]byte, 100)
+		if n, _, err := dg.ReadFrom(buf); err == nil {
+			t.Errorf("the host datagram socket got %q", buf[:n])
+		}
+	}
 	attempts = append(attempts, escape{name: "send a datagram to a host unix socket from a socketpair",
-		args: []string{"dgram-pair", dgPath}, host: func(t *testing.T) {
-			dg.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-			buf := make([]byte, 100)
-			if n, _, err := dg.ReadFrom(buf); err == nil {
-				t.Errorf("the host datagram socket got %q", buf[:n])
-			}
-		}})
+		args: []string{"dgram-pair", dgPath}, host: dgNothing})
+	// af_unix makes a SOCK_RAW socket a datagram one.
+	attempts = append(attempts, escape{name: "send a datagram to a host unix socket from a SOCK_RAW socketpair",
+		args: []string{"dgram-pair", dgPath, "raw"}, host: dgNothing})
+	attempts = append(attempts, escape{name: "connect a SOCK_RAW socketpair end to a host unix socket and write",
+		args: []string{"dgram-pair", dgPath, "raw", "connect"}, host: dgNothing})
+	attempts = append(attempts, escape{name: "connect a seqpacket socketpair end to a host unix socket",
+		args: []string{"dgram-pair", dgPath, "seqpacket", "connect"}, host: dgNothing})
+	attempts = append(attempts, escape{name: "sendto a host unix socket from a stream socketpair end",
+		args: []string{"dgram-pair", dgPath, "stream"}, host: dgNothing})
 
 	var summary []string
 	defer func() {

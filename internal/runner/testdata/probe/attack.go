@@ -301,10 +301,22 @@ func attemptTruncate(a []string) error {
 	return allowed("truncated %s", arg(a, 0))
 }
 
-// bind-abstract NAME: give one end of a socketpair the host's abstract
+// pairType is the socketpair type an attempt's argument names: stream,
+// seqpacket, or (by default) datagram.
+func pairType(s string) int {
+	switch s {
+	case "stream":
+		return unix.SOCK_STREAM
+	case "seqpacket":
+		return unix.SOCK_SEQPACKET
+	}
+	return unix.SOCK_DGRAM
+}
+
+// bind-abstract NAME [stream|seqpacket]: give one end of a socketpair the host's abstract
 // name @NAME (no socket(AF_UNIX) needed), squatting it for host clients.
 func attemptBindAbstract(a []string) error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, pairType(arg(a, 1))|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err // refused already
 	}
@@ -316,9 +328,10 @@ func attemptBindAbstract(a []string) error {
 	return allowed("bound @%s", arg(a, 0))
 }
 
-// bind-path PATH: the same with a path outside every zone.
+// bind-path PATH [stream|seqpacket]: the same with a path outside every
+// zone.
 func attemptBindPath(a []string) error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, pairType(arg(a, 1))|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err // refused already
 	}
@@ -702,7 +715,8 @@ func init() { attempts["make-odd"] = attemptMakeOdd }
 
 // make-odd KIND PATH [TARGET]: put at PATH (a name guardrun moves aside
 // after the command) a symbolic link to TARGET, a directory with a file
-// in it, or a fifo, so that the move acts on something else or fails.
+// in it, a fifo, or an empty sticky read-only directory (a fake bwrap
+// placeholder, which no bwrap run holds; placeholder-full: with a file), so that the move acts on something else or fails.
 func attemptMakeOdd(a []string) error {
 	kind, path := arg(a, 0), arg(a, 1)
 	var err error
@@ -715,6 +729,19 @@ func attemptMakeOdd(a []string) error {
 		}
 	case "fifo":
 		err = unix.Mkfifo(path, 0o644)
+	case "placeholder":
+		// What the bwrap backend makes for a missing name while its
+		// command runs: an empty sticky read-only directory.
+		if err = os.Mkdir(path, 0o755); err == nil {
+			err = os.Chmod(path, 0o555|os.ModeSticky)
+		}
+	case "placeholder-full":
+		// The same look, with a file in it.
+		if err = os.Mkdir(path, 0o755); err == nil {
+			if err = os.WriteFile(filepath.Join(path, "settings.json"), []byte("{}\n"), 0o644); err == nil {
+				err = os.Chmod(path, 0o555|os.ModeSticky)
+			}
+		}
 	default:
 		return setup("unknown kind %q", kind)
 	}
@@ -748,4 +775,38 @@ func flipLink(name, tmp, a, b string) (stop func()) {
 		}
 	}()
 	return func() { close(quit); <-done }
+}
+
+func init() { attempts["tmp-odd"] = attemptTmpOdd }
+
+// tmp-odd OUTSIDE FILE MARKER: leave in the command's temporary
+// directory, under MARKER, what its removal after the command might
+// follow or change: links to the directory OUTSIDE (at the top, and
+// inside directories made mode 0), a hard link to FILE (a file in a
+// writable zone, if the sandbox lets it be linked there), and mode-0
+// directories within mode-0 directories. Then change OUTSIDE's mode
+// through the link (the sandbox must refuse it: that is the result).
+func attemptTmpOdd(a []string) error {
+	outside, file, marker := arg(a, 0), arg(a, 1), arg(a, 2)
+	base := filepath.Join(os.TempDir(), marker)
+	if err := os.MkdirAll(filepath.Join(base, "d/e"), 0o755); err != nil {
+		return setup("%v", err)
+	}
+	for _, l := range []string{base + "-link", filepath.Join(base, "out"), filepath.Join(base, "d/up"), filepath.Join(base, "d/e/up")} {
+		if err := os.Symlink(outside, l); err != nil {
+			return setup("%v", err)
+		}
+	}
+	if err := os.Link(file, filepath.Join(base, "hard")); err != nil {
+		fmt.Fprintf(os.Stderr, "hard link to %s: %v\n", file, err)
+	}
+	for _, d := range []string{filepath.Join(base, "d/e"), filepath.Join(base, "d"), base} {
+		if err := os.Chmod(d, 0); err != nil {
+			return setup("%v", err)
+		}
+	}
+	if err := os.Chmod(base+"-link", 0o700); err != nil {
+		return err
+	}
+	return allowed("changed %s's mode through a link in $TMPDIR", outside)
 }

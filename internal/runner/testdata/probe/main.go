@@ -783,17 +783,40 @@ func attemptUnixPath(a []string) error {
 	return allowed("connected to %s", arg(a, 0))
 }
 
-// dgram-pair PATH: send a datagram to the unix socket at PATH from one
-// end of a socketpair (no socket(AF_UNIX) needed: a datagram pair may
-// still name any peer with sendto).
+// dgram-pair PATH [raw|seqpacket|stream] [connect]: send a datagram to
+// the unix socket at PATH from one end of a socketpair (no
+// socket(AF_UNIX) needed: a datagram pair may still name any peer with
+// sendto). raw asks for SOCK_RAW, which af_unix makes a datagram socket
+// (past a filter on SOCK_DGRAM alone); seqpacket and stream ask for the
+// pairs that stay. connect connects the end to PATH first (a datagram
+// socket may connect again) and sends without an address.
 func attemptDgramPair(a []string) error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	typ := unix.SOCK_DGRAM
+	switch arg(a, 1) {
+	case "raw":
+		typ = unix.SOCK_RAW
+	case "seqpacket":
+		typ = unix.SOCK_SEQPACKET
+	case "stream":
+		typ = unix.SOCK_STREAM
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fds[0])
 	defer unix.Close(fds[1])
-	if err := unix.Sendto(fds[0], []byte("hello from inside the sandbox"), 0, &unix.SockaddrUnix{Name: arg(a, 0)}); err != nil {
+	to := &unix.SockaddrUnix{Name: arg(a, 0)}
+	if arg(a, 2) == "connect" {
+		if err := unix.Connect(fds[0], to); err != nil {
+			return err
+		}
+		if _, err := unix.Write(fds[0], []byte("hello from inside the sandbox")); err != nil {
+			return err
+		}
+		return allowed("connected a socketpair end to %s and sent", arg(a, 0))
+	}
+	if err := unix.Sendto(fds[0], []byte("hello from inside the sandbox"), 0, to); err != nil {
 		return err
 	}
 	return allowed("sent a datagram to %s", arg(a, 0))
