@@ -330,6 +330,12 @@ func hasChild(pid int) (bool, error) {
 	if b, err := os.ReadFile("/proc/" + p + "/task/" + p + "/children"); err == nil {
 		return len(bytes.TrimSpace(b)) > 0, nil
 	}
+	return hasChildScan(pid)
+}
+
+// hasChildScan is hasChild through the parents in /proc.
+func hasChildScan(pid int) (bool, error) {
+	p := strconv.Itoa(pid)
 	d, err := os.Open("/proc")
 	if err != nil {
 		return false, err

@@ -18,7 +18,7 @@ import (
 func TestSignalBeforeFork(t *testing.T) {
 	requireLandlock(t)
 	p := workspace(t, false)
-	for i := range 20 {
+	for i := range 40 {
 		c, err := Command(context.Background(), p, []string{"/bin/sleep", "100"}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
 		if err != nil {
 			t.Fatal(err)
