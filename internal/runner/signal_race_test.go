@@ -16,9 +16,9 @@ import (
 	"github.com/guardrun/guardrun/landlock"
 )
 
-// TestSignalAtAnyMoment: a SIGINT sent to guardrun at any moment after
-// it started the sandbox ends the command, with status 130, and leaves
-// nothing running. The moments are a spread of delays after the
+// TestSignalAtAnyMoment: a SIGINT (or SIGTERM) sent to guardrun at any
+// moment after it started the sandbox ends the command, with status 130
+// (143), and leaves nothing running. The moments are a spread of delays after the
 // sandbox's first process appears, and the instants where the signal
 // was lost: under bwrap after the sandbox's init made its session and
 // before it forked the command (the group held the init alone, which as
@@ -44,21 +44,25 @@ func TestSignalAtAnyMoment(t *testing.T) {
 				name    string
 				delay   time.Duration
 				instant bool
+				sig     syscall.Signal
 			}
 			var rows []row
 			for ms := range 16 {
-				rows = append(rows, row{name: fmt.Sprintf("%dms", ms), delay: time.Duration(ms) * time.Millisecond})
+				rows = append(rows, row{name: fmt.Sprintf("%dms", ms), delay: time.Duration(ms) * time.Millisecond, sig: syscall.SIGINT})
 			}
 			for _, ms := range []int{20, 30, 50, 100} {
-				rows = append(rows, row{name: fmt.Sprintf("%dms", ms), delay: time.Duration(ms) * time.Millisecond})
+				rows = append(rows, row{name: fmt.Sprintf("%dms", ms), delay: time.Duration(ms) * time.Millisecond, sig: syscall.SIGINT})
 			}
 			for i := range 10 {
-				rows = append(rows, row{name: "instant-" + strconv.Itoa(i), instant: true})
+				rows = append(rows, row{name: "instant-" + strconv.Itoa(i), instant: true, sig: syscall.SIGINT})
+			}
+			for i := range 4 {
+				rows = append(rows, row{name: "instant-SIGTERM-" + strconv.Itoa(i), instant: true, sig: syscall.SIGTERM})
 			}
 			lost := 0
 			for i, r := range rows {
 				marker := f.marker + "-race-" + strconv.Itoa(i)
-				if !signalEnds(t, f, backend, marker, r.name, r.delay, r.instant) {
+				if !signalEnds(t, f, backend, marker, r.name, r.sig, r.delay, r.instant) {
 					lost++
 				}
 			}
@@ -69,12 +73,12 @@ func TestSignalAtAnyMoment(t *testing.T) {
 	}
 }
 
-// signalEnds runs the probe's sleep under backend, sends this process a
-// SIGINT once the sandbox's first process has appeared and delay has
+// signalEnds runs the probe's sleep under backend, sends this process
+// sig once the sandbox's first process has appeared and delay has
 // passed (or, with instant, at the instant described above), and
-// reports whether the command ended with 130 within 10 s, leaving
+// reports whether the command ended with 128+sig within 10 s, leaving
 // nothing behind. A command still running then is ended by cancelling.
-func signalEnds(t *testing.T, f *fixture, backend, marker, name string, delay time.Duration, instant bool) bool {
+func signalEnds(t *testing.T, f *fixture, backend, marker, name string, sig syscall.Signal, delay time.Duration, instant bool) bool {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -105,7 +109,7 @@ func signalEnds(t *testing.T, f *fixture, backend, marker, name string, delay ti
 	} else {
 		time.Sleep(delay)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	if err := syscall.Kill(os.Getpid(), sig); err != nil {
 		t.Fatal(err)
 	}
 	ok := true
@@ -114,8 +118,8 @@ func signalEnds(t *testing.T, f *fixture, backend, marker, name string, delay ti
 		if r.err != nil {
 			t.Errorf("%s: %v", name, r.err)
 			ok = false
-		} else if r.status != 130 {
-			t.Errorf("%s: status %d, want 130", name, r.status)
+		} else if r.status != 128+int(sig) {
+			t.Errorf("%s: status %d, want %d", name, r.status, 128+int(sig))
 			ok = false
 		}
 	case <-time.After(10 * time.Second):
