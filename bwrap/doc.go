@@ -26,6 +26,10 @@
 // itself ends the sandbox with SIGKILL. Cmd.Signal therefore delivers to
 // the sandbox's process group, found through bwrap's --json-status-fd,
 // so the command can handle SIGINT and SIGTERM as it would at a terminal.
+// Until the init has forked the command's process (seen in /proc before
+// the group is signalled) the group holds at most the init, which as pid
+// 1 of its namespace drops the signal: Cmd.Signal kills the init instead,
+// the command never runs, and Wait reports 128+sig.
 //
 // With Profile.Proxy (sandbox.network: proxy) the sandbox gets an empty
 // network namespace and its first process is guardrun's hidden bridge

@@ -2,6 +2,7 @@ package bwrap
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,7 @@ type Cmd struct {
 	initPid     int         // the sandbox's pid 1, as the host sees it
 	init        *os.Process // the same, held by pidfd where the kernel has them
 	done        bool        // Wait returned: pids may be reused
+	forked      bool        // the init was seen with a child: the command's process exists
 	interrupted syscall.Signal
 	sent        syscall.Signal // the last signal delivered to the sandbox's group
 	st          sandboxStatus
@@ -254,21 +256,29 @@ func (c *Cmd) readStatus(dec *json.Decoder, first bool) {
 // SIGKILL, except during setup, when bwrap has not armed that yet and the
 // sandbox would be orphaned (bubblewrap issue #633). So:
 //
-//   - once the command runs, the signal goes to the process group of the
-//     sandbox's session (bwrap --new-session makes init the leader and the
-//     command inherits the group); init ignores it, as pid 1 does for
-//     signals it has no handler for, and the command gets it, like a
-//     terminal's foreground job;
-//   - during setup (no such group yet) the sandbox's init is killed, which
-//     ends the whole pid namespace, and Wait reports 128+sig;
+//   - once the init has forked the command's process, the signal goes to
+//     the process group of the sandbox's session (bwrap --new-session
+//     makes init the leader and the command inherits the group); init
+//     ignores it, as pid 1 does for signals it has no handler for, and
+//     the command gets it, like a terminal's foreground job;
+//   - during setup, until that fork, the sandbox's init is killed, which
+//     ends the whole pid namespace, and Wait reports 128+sig. That
+//     includes the instant after the init's setsid and before its fork,
+//     when the group holds the init alone: a signal to it then was
+//     dropped, and the command ran to its end as if it had never been
+//     sent;
 //   - before bwrap has created the init, bwrap itself is signalled.
+//
+// Whether the init has forked is looked up before the group is
+// signalled, never after: a child seen then is in the group when the
+// signal is sent; one forked after the look-up goes with the init.
 func (c *Cmd) Signal(sig os.Signal) error {
 	s, ok := sig.(syscall.Signal)
 	if !ok {
 		return fmt.Errorf("bwrap: unsupported signal %v", sig)
 	}
 	c.mu.Lock()
-	pid, init, done := c.initPid, c.init, c.done
+	pid, init, done, forked := c.initPid, c.init, c.done, c.forked
 	c.mu.Unlock()
 	if done {
 		return os.ErrProcessDone
@@ -277,14 +287,27 @@ func (c *Cmd) Signal(sig os.Signal) error {
 		if err := init.Signal(syscall.Signal(0)); err != nil {
 			return os.ErrProcessDone // the sandbox is ending by itself
 		}
-		err := syscall.Kill(-pid, s)
-		if err == nil {
-			c.mu.Lock()
-			c.sent = s
-			c.mu.Unlock()
+		if !forked {
+			has, err := hasChild(pid)
+			// A look-up that fails (no /proc to read) keeps the group
+			// signal, as if the command ran.
+			forked = has || err != nil
+			if has {
+				c.mu.Lock()
+				c.forked = true
+				c.mu.Unlock()
+			}
 		}
-		if err == nil || !errors.Is(err, syscall.ESRCH) {
-			return err
+		if forked {
+			err := syscall.Kill(-pid, s)
+			if err == nil {
+				c.mu.Lock()
+				c.sent = s
+				c.mu.Unlock()
+			}
+			if err == nil || !errors.Is(err, syscall.ESRCH) {
+				return err
+			}
 		}
 		c.mu.Lock()
 		c.interrupted = s
@@ -295,6 +318,74 @@ func (c *Cmd) Signal(sig os.Signal) error {
 		return errors.New("bwrap: not started")
 	}
 	return c.Cmd.Process.Signal(s)
+}
+
+// hasChild reports whether process pid has a child: through
+// /proc/PID/task/PID/children where the kernel has it
+// (CONFIG_PROC_CHILDREN), else by reading every process's parent in
+// /proc. The sandbox's init is single-threaded, so its main task's
+// children are all of them. err is set when neither could be read.
+func hasChild(pid int) (bool, error) {
+	p := strconv.Itoa(pid)
+	if b, err := os.ReadFile("/proc/" + p + "/task/" + p + "/children"); err == nil {
+		return len(bytes.TrimSpace(b)) > 0, nil
+	}
+	return hasChildScan(pid)
+}
+
+// hasChildScan is hasChild through the parents in /proc.
+func hasChildScan(pid int) (bool, error) {
+	p := strconv.Itoa(pid)
+	d, err := os.Open("/proc")
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	buf := make([]byte, 512)
+	for {
+		names, err := d.Readdirnames(256)
+		for _, n := range names {
+			if n[0] < '1' || n[0] > '9' || n == p {
+				continue
+			}
+			if ppid, ok := parentOf(n, buf); ok && ppid == pid {
+				return true, nil
+			}
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// parentOf reads the parent pid of process name (a /proc entry) from
+// its stat line, into buf.
+func parentOf(name string, buf []byte) (int, bool) {
+	fd, err := unix.Open("/proc/"+name+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	n, err := unix.Read(fd, buf)
+	unix.Close(fd)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	// "pid (comm) state ppid ...": comm may hold anything, parentheses
+	// too; the last ')' ends it.
+	line := buf[:n]
+	i := bytes.LastIndexByte(line, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(line[i+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	return ppid, err == nil
 }
 
 // Wait waits for the sandbox to end and returns the command's exit status
@@ -318,6 +409,12 @@ func (c *Cmd) Wait() (int, error) {
 	c.release()
 
 	if st.exited {
+		if interrupted != 0 && st.exitCode == 128+int(syscall.SIGKILL) {
+			// The init was killed for the signal in the instant it
+			// forked and executed the command: bwrap reports the
+			// command's death by that kill.
+			return 128 + int(interrupted), nil
+		}
 		return st.exitCode, nil
 	}
 	if interrupted != 0 {

@@ -47,6 +47,10 @@
 //     put back, a full disk, the command's version is still moved
 //     aside and nothing is left at the path);
 //   - private /tmp: a per-command directory as TMPDIR, removed after;
+//     guardrun holds a lock file beside it (flock) while it may be in
+//     use, and each landlock command sweeps the directories of this
+//     user whose lock is free (left by a guardrun killed with SIGKILL)
+//     from the same temporary directory, following no link;
 //   - pid isolation: scoped signals and abstract unix sockets (ABI 6), a
 //     session of its own, and when the command exits every process left
 //     in its domain is killed from the restricted thread (kill(-1) limited
@@ -132,8 +136,12 @@
 //     parent guardrun refused its null signal: the scope is in force;
 //     the trampoline run from anywhere else never does); without the signal scope
 //     (below ABI 6, no keeper) the command gets SIGKILL but its own
-//     children are not ended. The command's $TMPDIR and the changes to
-//     protected names are left as they are then (nothing restores them).
+//     children are not ended. The changes to protected names are left
+//     as they are then (nothing restores them); the command's $TMPDIR
+//     stays until the next landlock command of the same user, with the
+//     same temporary directory, sweeps it. Directories an older guardrun
+//     left (no lock file beside them) are not swept: nothing tells them
+//     from one in use.
 //   - The command's RLIMIT_NPROC (soft and hard) is guardrun's minus 64
 //     (the keeper lowers it): the limit counts every process and thread
 //     of the user, and a command forking up to it made guardrun abort

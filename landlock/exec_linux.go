@@ -107,6 +107,7 @@ type Cmd struct {
 	server *notify.Server
 	finish chan struct{} // closed when the command has been waited for
 	ended  chan struct{} // closed when the restricted thread is gone
+	swept  chan struct{} // closed when sweepTmp, started with the command, is done
 	mu     sync.Mutex
 	done   bool
 }
@@ -143,7 +144,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	defer trace.Phase("landlock rules")()
 	var tmp string
 	if p.PrivateTmp {
-		if tmp, err = os.MkdirTemp("", "guardrun-tmp-"); err != nil {
+		if tmp, err = makeTmp(); err != nil {
 			return nil, fmt.Errorf("landlock: the command's temporary directory: %w", err)
 		}
 	}
@@ -308,8 +309,16 @@ func (c *Cmd) Start() error {
 		<-c.ended
 		c.stopServer()
 		removeTmp(c.Ruleset.TmpDir)
+		return err
 	}
-	return err
+	// What commands of guardruns killed before their cleanup left,
+	// while this one runs (Wait waits for it).
+	c.swept = make(chan struct{})
+	go func() {
+		defer close(c.swept)
+		sweepTmp()
+	}()
+	return nil
 }
 
 // stopServer stops serving notifications: from then on a routed call
@@ -362,7 +371,9 @@ func (c *Cmd) Signal(sig os.Signal) error {
 
 // Wait waits for the command and returns its exit status (128+N for
 // signal N, as sh reports it). Then everything the command left running
-// is ended (with ScopeSignal) and its temporary directory removed.
+// is ended (with ScopeSignal) and its temporary directory removed, and
+// the sweep of those killed guardruns left (started with the command)
+// is waited for.
 func (c *Cmd) Wait() (int, error) {
 	end := trace.Phase("command")
 	werr := c.Cmd.Wait()
@@ -383,6 +394,9 @@ func (c *Cmd) Wait() (int, error) {
 	// what it changed among the watched paths.
 	c.Restored = restore(c.snaps, time.Now())
 	removeTmp(c.Ruleset.TmpDir)
+	if c.swept != nil {
+		<-c.swept
+	}
 	if st := c.Cmd.ProcessState; st != nil {
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok {
 			switch {
@@ -404,17 +418,6 @@ func (c *Cmd) Wait() (int, error) {
 func (c *Cmd) Close() {
 	if c.Cmd.Process == nil {
 		removeTmp(c.Ruleset.TmpDir)
-	}
-}
-
-func removeTmp(dir string) {
-	if dir == "" {
-		return
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		// Directories the command made unreadable or unwritable.
-		unlockTree(unix.AT_FDCWD, dir)
-		_ = os.RemoveAll(dir)
 	}
 }
 

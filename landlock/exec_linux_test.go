@@ -126,11 +126,11 @@ func TestTmpDirRemoved(t *testing.T) {
 	}
 }
 
-// TestTmpDirRemovedUnprivileged runs TestTmpDirRemoved again as an
-// unprivileged user when the suite runs as root: without
-// CAP_DAC_READ_SEARCH a directory the command made mode 0 cannot be
-// listed until its mode is given back, and the removal must still get
-// everything.
+// TestTmpDirRemovedUnprivileged runs TestTmpDirRemoved and
+// TestTmpDirSweptAfterSIGKILL again as an unprivileged user when the
+// suite runs as root: without CAP_DAC_READ_SEARCH a directory the command
+// made mode 0 cannot be listed until its mode is given back, and the
+// removal (and the sweep) must still get everything.
 func TestTmpDirRemovedUnprivileged(t *testing.T) {
 	const user = "guardrun-test"
 	if os.Getenv("GUARDRUN_TEST_CHILD") != "" || os.Geteuid() != 0 {
@@ -165,10 +165,10 @@ func TestTmpDirRemovedUnprivileged(t *testing.T) {
 	}
 	cmd := exec.Command("runuser", "-u", user, "--", "env", "GUARDRUN_TEST_CHILD=1",
 		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"), "PATH=/usr/bin:/bin",
-		bin, "-test.v", "-test.count=1", "-test.run=^TestTmpDirRemoved$")
+		bin, "-test.v", "-test.count=1", "-test.run=^(TestTmpDirRemoved|TestTmpDirSweptAfterSIGKILL)$")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestTmpDirRemoved") {
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestTmpDirRemoved") || !strings.Contains(string(out), "--- PASS: TestTmpDirSweptAfterSIGKILL") {
 		t.Fatalf("as %s: %v\n%s", user, err, out)
 	}
 }

@@ -4,6 +4,7 @@ package landlock
 
 /*
 #include <errno.h>
+#include <time.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -167,6 +168,36 @@ static void guardrun_nest_exit(int st) {
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 125);
 }
 
+// GUARDRUN_NEST_GONE is the keeper's parent-death signal.
+#define GUARDRUN_NEST_GONE (SIGRTMIN + 2)
+
+// guardrun_nest_take acts on a signal the keeper took: the child's end
+// (SIGCHLD) ends the keeper the same way; guardrun's death (its
+// parent-death signal, with a new parent) ends the command's domain;
+// any other signal is for the command. Those reach the command's process
+// group, the keeper included, so the keeper passes one on only to a
+// child that left the group, or, with early set, to a child that has not
+// yet been let go (it was not in the group when the signal was sent, or
+// it holds a copy still pending and blocked, which the kernel does not
+// queue twice).
+static void guardrun_nest_take(int sig, pid_t child, pid_t parent, int scoped, int early) {
+	if (sig == SIGCHLD) {
+		int st;
+		pid_t p = waitpid(child, &st, WNOHANG);
+		if (p == child && (WIFEXITED(st) || WIFSIGNALED(st))) {
+			guardrun_nest_exit(st);
+		}
+		return;
+	}
+	if (sig == GUARDRUN_NEST_GONE && getppid() != parent) {
+		guardrun_nest_end(scoped);
+		_exit(137);
+	}
+	if (early || getpgid(child) != getpgrp()) {
+		kill(child, sig);
+	}
+}
+
 // guardrun_landlock_nest runs before the Go runtime starts (an ELF
 // constructor; glibc passes argc, argv and envp to them, in the static
 // binary too). Started as "EXE \x01guardrun-landlock-nest PATH ARGV..."
@@ -193,7 +224,7 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 	int scoped = guardrun_nest_scoped(parent);
 	// guardrun's death: until here the SIGKILL guardrun asked for at the
 	// fork stands, so a parent gone before this call has killed us.
-	const int gone = SIGRTMIN + 2;
+	const int gone = GUARDRUN_NEST_GONE;
 	if (prctl(PR_SET_PDEATHSIG, gone, 0, 0, 0) != 0) {
 		guardrun_nest_fail("keeper: parent death signal", NULL, errno, 125);
 	}
@@ -201,19 +232,62 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 		_exit(125);
 	}
 	pid_t keeper = getpid();
+	// The child keeps every signal blocked until the keeper has passed
+	// on those that reached the group before the fork (see below) and
+	// says so on this pipe. Both ends are closed before anything is
+	// executed.
+	int handoff[2];
+	if (pipe(handoff) != 0) {
+		guardrun_nest_fail("keeper: pipe", NULL, errno, 125);
+	}
 	pid_t child = fork();
 	if (child < 0) {
 		guardrun_nest_fail("keeper: fork", NULL, errno, 125);
 	}
 	if (child == 0) {
-		sigprocmask(SIG_SETMASK, &orig, NULL);
+		close(handoff[1]);
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != keeper) {
 			_exit(125);
 		}
+		char go;
+		ssize_t n;
+		do {
+			n = read(handoff[0], &go, 1);
+		} while (n < 0 && errno == EINTR);
+		if (n != 1) {
+			_exit(125); // the keeper is gone
+		}
+		close(handoff[0]);
+		sigprocmask(SIG_SETMASK, &orig, NULL);
 		guardrun_nest_nproc();
 		guardrun_nest_sched();
 		guardrun_nest_exec(argv, envp);
 	}
+	close(handoff[0]);
+	// A signal guardrun sent to the command's process group before the
+	// fork reached the keeper alone (the group had no other member) and
+	// is pending here, blocked: pass each on to the child now. One sent
+	// after the fork is pending in the child as well, still blocked, and
+	// a signal already pending is not queued twice: the child gets each
+	// exactly once, whichever side of the fork it came.
+	const struct timespec now = {0, 0};
+	for (;;) {
+		siginfo_t si;
+		int sig = sigtimedwait(&all, &si, &now);
+		if (sig < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			break; // EAGAIN: none pending
+		}
+		guardrun_nest_take(sig, child, parent, scoped, 1);
+	}
+	char go = 1;
+	ssize_t n;
+	do {
+		n = write(handoff[1], &go, 1);
+	} while (n < 0 && errno == EINTR);
+	close(handoff[1]);
 	// The keeper holds none of the command's descriptors: a reader of
 	// the command's output sees its end when the command closes it.
 	if (syscall(SYS_close_range, 0U, ~0U, 0U) != 0) {
@@ -227,23 +301,7 @@ __attribute__((constructor)) static void guardrun_landlock_nest(int argc, char *
 		if (sig < 0) {
 			continue;
 		}
-		if (sig == SIGCHLD) {
-			int st;
-			pid_t p = waitpid(child, &st, WNOHANG);
-			if (p == child && (WIFEXITED(st) || WIFSIGNALED(st))) {
-				guardrun_nest_exit(st);
-			}
-			continue;
-		}
-		if (sig == gone && getppid() != parent) {
-			guardrun_nest_end(scoped);
-			_exit(137);
-		}
-		// Signals for the command reach its process group, the keeper
-		// included; one that left the group gets them from here.
-		if (getpgid(child) != getpgrp()) {
-			kill(child, sig);
-		}
+		guardrun_nest_take(sig, child, parent, scoped, 0);
 	}
 }
 */

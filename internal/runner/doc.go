@@ -17,6 +17,10 @@
 // works here; RunWith runs with it.
 //
 // Run's guarantees: the command's status is its own (128+N for signal N);
+// a relayed SIGINT, SIGTERM, SIGHUP or SIGQUIT that arrives while the
+// sandbox starts is not lost: until the command's process exists it ends
+// the sandbox before the command runs (128+N), after that it reaches the
+// command;
 // an error means the sandbox did not start; nothing of the sandbox
 // outlives the calling process, even when it is killed with SIGKILL, once
 // bwrap has set the sandbox up (for its first milliseconds, see the bwrap
