@@ -111,6 +111,15 @@ func (e *Env) Clean() *Env {
 	return &c
 }
 
+// discoversAs reports whether Discover finds the same config for e as
+// for c: the same working directory, home, state directory (trust
+// store) and user config, none of them chosen by a variable (which
+// would change how the user config is named).
+func (e *Env) discoversAs(c *Env) bool {
+	return e.configVar == "" && e.stateVar == "" &&
+		e.Cwd == c.Cwd && e.Home == c.Home && e.StateDir == c.StateDir && e.ConfigHome == c.ConfigHome
+}
+
 func (e *Env) RulesEnv() rules.Env {
 	return rules.Env{Cwd: e.Cwd, Home: e.Home, StateDir: e.StateDir}
 }
@@ -235,23 +244,35 @@ func Load(g Options, e *Env) (*Loaded, error) {
 		// choices it is the one discovery finds anyway.
 		chosen := e.configVar != "" || e.stateVar != "" || e.storeVar != ""
 		ref := l
+		discovered := false
 		if chosen {
+			clean := e.Clean()
 			ref = &Loaded{}
-			if err := ref.Discover(e.Clean(), nil); err != nil {
+			if err := ref.Discover(clean, nil); err != nil {
 				return nil, err
 			}
 			if err := CheckState(e, ref.Cfg); err != nil {
 				return nil, err
+			}
+			if e.discoversAs(clean) {
+				// Only the session store's place was chosen
+				// ($XDG_RUNTIME_DIR): discovery reads the same files
+				// with the same trust store, so it would find ref
+				// again. Its config is checked again below, as the
+				// config in force.
+				*l, discovered = *ref, true
 			}
 		}
 		var userWhy string
 		if e.configVar != "" {
 			userWhy = insideRW(e.UserConfig(), ref.Cfg)
 		}
-		if err := l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
-			return UserOrDefault(e, userWhy)
-		}); err != nil {
-			return nil, err
+		if !discovered {
+			if err := l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
+				return UserOrDefault(e, userWhy)
+			}); err != nil {
+				return nil, err
+			}
 		}
 		if gc := e.Getenv("GUARDRUN_CONFIG"); gc != "" {
 			if err := l.fromEnv(e, gc, ref.Cfg); err != nil {

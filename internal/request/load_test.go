@@ -1,0 +1,74 @@
+package request
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/guardrun/guardrun/rules"
+)
+
+// storeOnlyEnv is an environment in which only $XDG_RUNTIME_DIR chose a
+// location (a systemd login session): the session store is in dir, the
+// rest where guardrun finds it without variables.
+func storeOnlyEnv(t *testing.T, cwd, home, store string) *Env {
+	t.Helper()
+	e := &Env{Cwd: cwd, Home: home, pwHome: home, Getenv: func(k string) string {
+		if k == "XDG_RUNTIME_DIR" {
+			return filepath.Dir(filepath.Dir(store))
+		}
+		return ""
+	}}
+	e.ConfigHome = filepath.Join(home, ".config")
+	e.StateDir = filepath.Join(home, ".local", "state", "guardrun")
+	e.StoreDir, e.storeVar = store, "XDG_RUNTIME_DIR"
+	return e
+}
+
+// TestLoadStoreChosen: with only the session store's place chosen by
+// the environment, the config in force is the one found without it (an
+// untrusted project file tightening the user config here), and a store
+// inside one of its rw zones is still refused.
+func TestLoadStoreChosen(t *testing.T) {
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	user := filepath.Join(home, ".config", "guardrun", "config.yaml")
+	for _, d := range []string{work, filepath.Dir(user)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(user, []byte(strings.ReplaceAll(testConfig, "WORK", work)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, ProjectFile), []byte("shell:\n  rules:\n    - {pattern: make, allowed: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := storeOnlyEnv(t, work, home, "")
+	plain.StoreDir, plain.storeVar = filepath.Join(plain.StateDir, "sessions"), ""
+	want, err := Load(Options{}, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(Options{}, storeOnlyEnv(t, work, home, filepath.Join(root, "run", "guardrun", "sessions")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Source != want.Source || !reflect.DeepEqual(got.Chain, want.Chain) || got.Project != want.Project ||
+		got.ProjectTrusted != want.ProjectTrusted || !reflect.DeepEqual(got.Files, want.Files) || !reflect.DeepEqual(got.Cfg, want.Cfg) {
+		t.Errorf("with $XDG_RUNTIME_DIR: source %q chain %+v project %q; without: %q %+v %q", got.Source, got.Chain, got.Project, want.Source, want.Chain, want.Project)
+	}
+	if !strings.Contains(got.Source, "untrusted") || len(got.Chain) != 2 {
+		t.Errorf("source %q, chain %+v: want the user config tightened by the project file", got.Source, got.Chain)
+	}
+	if d := got.Engine.Script("make", work); d.Decision != rules.Block {
+		t.Errorf("make: %s, want block (the project file's rule)", d.Decision)
+	}
+
+	_, err = Load(Options{}, storeOnlyEnv(t, work, home, filepath.Join(work, "run", "guardrun", "sessions")))
+	if err == nil || !strings.Contains(err.Error(), "$XDG_RUNTIME_DIR puts guardrun's session grants in") {
+		t.Errorf("store inside the workspace: %v, want a refusal", err)
+	}
+}
