@@ -127,7 +127,11 @@ func Default(env Env) *Config {
 // its workspace zone is the working directory, which may be one no zone
 // can be (/: the whole machine writable).
 func LoadDefault(env Env) (*Config, error) {
-	c, err := Parse(DefaultName, defaultYAML, env.Cwd, env)
+	return loadDefault(env, false)
+}
+
+func loadDefault(env Env, zonesOnly bool) (*Config, error) {
+	c, err := parse(DefaultName, defaultYAML, env.Cwd, env, zonesOnly)
 	if err != nil {
 		return nil, fmt.Errorf("embedded default config, whose workspace zone is the working directory %s: %w", env.Cwd, err)
 	}
@@ -142,13 +146,27 @@ func LoadDefault(env Env) (*Config, error) {
 	return c, nil
 }
 
+// DefaultZones is LoadDefault for a caller that reads nothing but the
+// config's zones (where its rw zones are: request.Load's checks of what
+// the environment chose): the shell section, whose rules and examples
+// are most of the default's decoding and cannot fail (the embedded text
+// is tested), is not decoded, so its Shell is empty. Everything else,
+// and every error LoadDefault returns, is the same.
+func DefaultZones(env Env) (*Config, error) {
+	return loadDefault(env, true)
+}
+
 // Parse validates config text. file names it in errors; dir is the base of
 // relative roots.
 func Parse(file string, data []byte, dir string, env Env) (*Config, error) {
+	return parse(file, data, dir, env, false)
+}
+
+func parse(file string, data []byte, dir string, env Env, zonesOnly bool) (*Config, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, tooLarge(file, int64(len(data)))
 	}
-	d := &decoder{file: file, dir: dir, env: env}
+	d := &decoder{file: file, dir: dir, env: env, zonesOnly: zonesOnly}
 	c := d.config(data)
 	if len(d.errs) > 0 {
 		d.finish()
@@ -164,6 +182,8 @@ type decoder struct {
 	errs ConfigErrors
 	// dropped counts the errors beyond maxKeptErrors.
 	dropped int
+	// zonesOnly skips the shell section (DefaultZones).
+	zonesOnly bool
 }
 
 func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) {
@@ -237,7 +257,11 @@ func (d *decoder) config(data []byte) *Config {
 				c.Mode = Mode(s)
 			}
 		},
-		"shell":   func(n *yaml.Node, p string) { d.shell(n, p, c) },
+		"shell": func(n *yaml.Node, p string) {
+			if !d.zonesOnly {
+				d.shell(n, p, c)
+			}
+		},
 		"sandbox": func(n *yaml.Node, p string) { d.sandbox(n, p, c) },
 		"audit": func(n *yaml.Node, p string) {
 			d.mapping(n, p, map[string]func(*yaml.Node, string){

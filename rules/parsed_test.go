@@ -57,3 +57,36 @@ func TestSplitPatternRemembered(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultZones: the default decoded for its zones only is the
+// default without its shell section, and fails where it fails, for each
+// environment (a working directory that holds the home directory, or
+// that is /, among them).
+func TestDefaultZones(t *testing.T) {
+	for _, env := range []Env{
+		{Cwd: "/w", Home: "/h", StateDir: "/h/.local/state/guardrun"},
+		{Cwd: "/w", Home: "/other", StateDir: "/s"},
+		{Cwd: "/x/y", Home: "/h"},
+		{Cwd: "/h", Home: "/h/sub"},
+		{Cwd: "/", Home: "/h"},
+		{Cwd: "/h", Home: "/h"},
+	} {
+		full, ferr := LoadDefault(env)
+		zones, zerr := DefaultZones(env)
+		if (ferr == nil) != (zerr == nil) || ferr != nil && ferr.Error() != zerr.Error() {
+			t.Errorf("%+v: LoadDefault: %v; DefaultZones: %v", env, ferr, zerr)
+			continue
+		}
+		if ferr != nil {
+			continue
+		}
+		if len(zones.Shell.Rules) != 0 || len(full.Shell.Rules) == 0 {
+			t.Errorf("%+v: %d rules decoded for the zones, %d in the default", env, len(zones.Shell.Rules), len(full.Shell.Rules))
+		}
+		want := *full
+		want.Shell = zones.Shell
+		if !reflect.DeepEqual(zones, &want) || len(zones.Sandbox.Zones) == 0 {
+			t.Errorf("%+v: beyond the shell section:\n got %+v\nwant %+v", env, zones, &want)
+		}
+	}
+}

@@ -248,13 +248,21 @@ func Load(g Options, e *Env) (*Loaded, error) {
 		if chosen {
 			clean := e.Clean()
 			ref = &Loaded{}
-			if err := ref.Discover(clean, nil); err != nil {
+			same := e.discoversAs(clean)
+			var base func() (*rules.Config, []ConfigFile, error)
+			if !same {
+				// Only ref's rw zones are read: the embedded
+				// default, when it is the base, is decoded for
+				// them alone.
+				base = func() (*rules.Config, []ConfigFile, error) { return userOrDefault(clean, "", true) }
+			}
+			if err := ref.Discover(clean, base); err != nil {
 				return nil, err
 			}
 			if err := CheckState(e, ref.Cfg); err != nil {
 				return nil, err
 			}
-			if e.discoversAs(clean) {
+			if same {
 				// Only the session store's place was chosen
 				// ($XDG_RUNTIME_DIR): discovery reads the same files
 				// with the same trust store, so it would find ref
@@ -396,6 +404,12 @@ func (l *Loaded) Discover(e *Env, base func() (*rules.Config, []ConfigFile, erro
 // when set, says why the user config (chosen by $XDG_CONFIG_HOME) is not
 // trusted: it then only tightens the user config at its default place.
 func UserOrDefault(e *Env, untrusted string) (*rules.Config, []ConfigFile, error) {
+	return userOrDefault(e, untrusted, false)
+}
+
+// userOrDefault is UserOrDefault; with zonesOnly the embedded default,
+// when it is the one, is decoded for its zones only (rules.DefaultZones).
+func userOrDefault(e *Env, untrusted string, zonesOnly bool) (*rules.Config, []ConfigFile, error) {
 	if untrusted != "" {
 		base, chain, err := UserOrDefault(e.Clean(), "")
 		if err != nil {
@@ -421,7 +435,11 @@ func UserOrDefault(e *Env, untrusted string) (*rules.Config, []ConfigFile, error
 		}
 		return cfg, []ConfigFile{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
 	}
-	def, err := rules.LoadDefault(e.RulesEnv())
+	load := rules.LoadDefault
+	if zonesOnly {
+		load = rules.DefaultZones
+	}
+	def, err := load(e.RulesEnv())
 	if err != nil {
 		return nil, nil, err
 	}

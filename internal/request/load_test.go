@@ -72,3 +72,37 @@ func TestLoadStoreChosen(t *testing.T) {
 		t.Errorf("store inside the workspace: %v, want a refusal", err)
 	}
 }
+
+// TestLoadHomeChosen: with $HOME and $XDG_STATE_HOME other than the
+// account's, the config found without them (here the embedded default,
+// decoded for its zones only) still refuses a state directory inside its
+// workspace, and the config in force is the one the environment names.
+func TestLoadHomeChosen(t *testing.T) {
+	root := t.TempDir()
+	account, home, work := filepath.Join(root, "account"), filepath.Join(root, "home"), filepath.Join(root, "work")
+	for _, d := range []string{account, home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := func(state string) *Env {
+		return &Env{Cwd: work, Home: home, pwHome: account, Getenv: func(string) string { return "" },
+			ConfigHome: filepath.Join(home, ".config"), configVar: "HOME",
+			StateDir: state, stateVar: "XDG_STATE_HOME"}
+	}
+	_, err := Load(Options{}, env(filepath.Join(work, "state", "guardrun")))
+	if err == nil || !strings.Contains(err.Error(), "$XDG_STATE_HOME puts guardrun's trust store and audit log in") ||
+		!strings.Contains(err.Error(), rules.DefaultName) {
+		t.Errorf("state inside the working directory: %v, want a refusal naming the embedded default's rw zone", err)
+	}
+	l, err := Load(Options{}, env(filepath.Join(home, ".local", "state", "guardrun")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Source != "embedded default" || len(l.Cfg.Shell.Rules) == 0 {
+		t.Errorf("source %q with %d rules, want the whole embedded default", l.Source, len(l.Cfg.Shell.Rules))
+	}
+	if d := l.Engine.Script("sudo ls", work); d.Decision != rules.Block {
+		t.Errorf("sudo ls: %s, want block (the default's rule)", d.Decision)
+	}
+}
