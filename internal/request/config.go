@@ -275,15 +275,28 @@ func Load(g Options, e *Env) (*Loaded, error) {
 		if e.configVar != "" {
 			userWhy = insideRW(e.UserConfig(), ref.Cfg)
 		}
+		gc := e.Getenv("GUARDRUN_CONFIG")
+		discover := func(zonesOnly bool) error {
+			*l = Loaded{}
+			return l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
+				return userOrDefault(e, userWhy, zonesOnly)
+			})
+		}
 		if !discovered {
-			if err := l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
-				return UserOrDefault(e, userWhy)
-			}); err != nil {
+			// With $GUARDRUN_CONFIG, the config discovered here is
+			// read for its rw zones (is that file inside one?) and
+			// replaced by it when it is not: the embedded default, as
+			// its base, is decoded in full only when it stays.
+			if err := discover(gc != ""); err != nil {
 				return nil, err
 			}
 		}
-		if gc := e.Getenv("GUARDRUN_CONFIG"); gc != "" {
-			if err := l.fromEnv(e, gc, ref.Cfg); err != nil {
+		if gc != "" {
+			full := func() error { return nil }
+			if !discovered {
+				full = func() error { return discover(false) }
+			}
+			if err := l.fromEnv(e, gc, ref.Cfg, full); err != nil {
 				return nil, err
 			}
 		}
@@ -309,8 +322,9 @@ func Load(g Options, e *Env) (*Loaded, error) {
 
 // fromEnv applies $GUARDRUN_CONFIG: trusted outside every rw zone of ref
 // and of the config discovered so far; inside one, an untrusted file that
-// only tightens the latter.
-func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config) error {
+// only tightens the latter, which full then discovers in full (it may
+// have been decoded for its zones only).
+func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error) error {
 	abs, err := filepath.Abs(gc)
 	if err != nil {
 		return err
@@ -324,6 +338,9 @@ func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config) error {
 		l.Cfg, l.Source = cfg, "$GUARDRUN_CONFIG"
 		l.Chain = []ConfigFile{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
 		return nil
+	}
+	if err := full(); err != nil {
+		return err
 	}
 	out, ignored := rules.Tighten(l.Cfg, cfg)
 	out.File = cfg.File
@@ -411,7 +428,7 @@ func UserOrDefault(e *Env, untrusted string) (*rules.Config, []ConfigFile, error
 // when it is the one, is decoded for its zones only (rules.DefaultZones).
 func userOrDefault(e *Env, untrusted string, zonesOnly bool) (*rules.Config, []ConfigFile, error) {
 	if untrusted != "" {
-		base, chain, err := UserOrDefault(e.Clean(), "")
+		base, chain, err := userOrDefault(e.Clean(), "", zonesOnly)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -106,3 +106,61 @@ func TestLoadHomeChosen(t *testing.T) {
 		t.Errorf("sudo ls: %s, want block (the default's rule)", d.Decision)
 	}
 }
+
+// TestLoadGuardrunConfig: $GUARDRUN_CONFIG outside every rw zone is the
+// config in force; inside the working directory (the embedded default's
+// workspace) it only tightens the whole default, whose rules stay.
+func TestLoadGuardrunConfig(t *testing.T) {
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tighten := "shell:\n  rules:\n    - {pattern: make, allowed: false}\n"
+	outside, inside := filepath.Join(root, "guardrun.yaml"), filepath.Join(work, "guardrun.yaml")
+	if err := os.WriteFile(outside, []byte(strings.ReplaceAll(testConfig, "WORK", work)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inside, []byte(tighten), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, chosen := range []bool{false, true} {
+		env := func(gc string) *Env {
+			e := &Env{Cwd: work, Home: home, pwHome: home, Getenv: func(k string) string {
+				if k == "GUARDRUN_CONFIG" {
+					return gc
+				}
+				return ""
+			}, ConfigHome: filepath.Join(home, ".config"), StateDir: filepath.Join(home, ".local", "state", "guardrun")}
+			if chosen {
+				e.pwHome = filepath.Join(root, "account")
+				e.configVar, e.stateVar = "HOME", "HOME"
+			}
+			return e
+		}
+		l, err := Load(Options{}, env(outside))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Source != "$GUARDRUN_CONFIG" || len(l.Chain) != 1 || l.Chain[0].File != outside {
+			t.Errorf("chosen %v, outside: source %q chain %+v", chosen, l.Source, l.Chain)
+		}
+		if d := l.Engine.Script("rm x", work); d.Decision != rules.Block {
+			t.Errorf("chosen %v, outside: rm: %s, want block (its rule)", chosen, d.Decision)
+		}
+		l, err = Load(Options{}, env(inside))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Source != "$GUARDRUN_CONFIG (untrusted: only tightens embedded default)" || len(l.Chain) != 2 || l.Chain[1].Trusted {
+			t.Errorf("chosen %v, inside: source %q chain %+v", chosen, l.Source, l.Chain)
+		}
+		for cmd, want := range map[string]rules.Verdict{"make": rules.Block, "sudo ls": rules.Block, "ls": rules.Allow} {
+			if d := l.Engine.Script(cmd, work); d.Decision != want {
+				t.Errorf("chosen %v, inside: %s: %s, want %s", chosen, cmd, d.Decision, want)
+			}
+		}
+	}
+}
