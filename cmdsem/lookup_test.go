@@ -1,7 +1,9 @@
 package cmdsem
 
 import (
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -67,5 +69,43 @@ func TestLookupAlone(t *testing.T) {
 			}
 			t.Errorf("%s: %d answers alone, %d with the table", name, len(got), len(want[name]))
 		}
+	}
+}
+
+// TestLookupConcurrent: lookups from many goroutines at once (the
+// supervisor and the proxy decide concurrently) build each spec once
+// and answer alike; run with -race.
+func TestLookupConcurrent(t *testing.T) {
+	forget()
+	defer forget()
+	names := []string{"git", "sort", "sed", "awk", "gawk", "npm", "pip", "less", "more", "tar"}
+	want := map[string]string{}
+	for _, n := range names {
+		want[n] = fmt.Sprint(Analyze(argv(n, "-o", "x", "--output=y", "in"), []string{"TMPDIR"}))
+	}
+	forget()
+	var wg sync.WaitGroup
+	got := make([]map[string]string, 8)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[g] = map[string]string{}
+			for i := range names {
+				n := names[(i+g)%len(names)]
+				got[g][n] = fmt.Sprint(Analyze(argv(n, "-o", "x", "--output=y", "in"), []string{"TMPDIR"}))
+			}
+		}()
+	}
+	wg.Wait()
+	for g := range got {
+		for _, n := range names {
+			if got[g][n] != want[n] {
+				t.Errorf("goroutine %d, %s: %s, want %s", g, n, got[g][n], want[n])
+			}
+		}
+	}
+	if len(built.specs) != len(names) {
+		t.Errorf("%d specs built for %d commands", len(built.specs), len(names))
 	}
 }
