@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -84,9 +85,15 @@ func TestDefaultZones(t *testing.T) {
 			t.Errorf("%+v: %d rules decoded for the zones, %d in the default", env, len(zones.Shell.Rules), len(full.Shell.Rules))
 		}
 		want := *full
-		want.Shell = zones.Shell
+		want.Shell = Config{}.Shell
+		want.Shell.Program, want.Shell.Default = "/bin/bash", Action{Allowed: true, Approval: true}
 		if !reflect.DeepEqual(zones, &want) || len(zones.Sandbox.Zones) == 0 {
 			t.Errorf("%+v: beyond the shell section:\n got %+v\nwant %+v", env, zones, &want)
 		}
+	}
+	// The shell section is left out of the text decoded, line for line.
+	z := zonesYAML()
+	if bytes.Count(z, []byte("\n")) != bytes.Count(defaultYAML, []byte("\n")) || len(z) > len(defaultYAML)/2 || bytes.Contains(z, []byte("shell:")) {
+		t.Errorf("the zones text: %d lines of %d, %d bytes of %d", bytes.Count(z, []byte("\n")), bytes.Count(defaultYAML, []byte("\n")), len(z), len(defaultYAML))
 	}
 }
