@@ -73,12 +73,15 @@ func (e Effect) String() string {
 }
 
 // Known reports whether the table describes the command (by base name).
-func Known(name string) bool { return specs()[name] != nil }
+func Known(name string) bool { return findEntry(name) != nil }
 
 // Risky reports whether some option of a known command writes, deletes or
 // runs something, so that an argument only known at run time may turn
 // into one.
-func Risky(name string) bool { return specs()[name] != nil && specs()[name].risky() }
+func Risky(name string) bool {
+	s := lookup(name)
+	return s != nil && s.risky()
+}
 
 // Analyze returns what argv (argv[0] the command name, directory stripped
 // or not) makes the command do according to the table, and the
@@ -89,7 +92,7 @@ func Analyze(argv []Arg, env []string) []Effect {
 		return nil
 	}
 	name := path.Base(argv[0].Value)
-	s := specs()[name]
+	s := lookup(name)
 	if s == nil {
 		return nil
 	}

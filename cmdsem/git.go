@@ -24,9 +24,6 @@ func gitDiffLogSpec() *spec {
 	}
 }
 
-// gitSpec is built with the table (buildTable), not at start-up.
-var gitSpec *spec
-
 func newGitSpec() *spec {
 	rw := func(short string, do map[string]act) *spec {
 		return &spec{short: short, permute: true, abbrev: true, do: do}

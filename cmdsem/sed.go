@@ -3,12 +3,17 @@ package cmdsem
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
-var sedOptions *spec // built with the table (buildTable)
+// sedOptions are sed's options, built on first use.
+var sedOptions struct {
+	once sync.Once
+	spec *spec
+}
 
 func buildSedOptions() {
-	sedOptions = &spec{
+	sedOptions.spec = &spec{
 		short: "ne:f:i::l:EnrsuzbE", allShort: true,
 		long:   "debug expression= file= follow-symlinks in-place[=] line-length= null-data zero-terminated posix quiet regexp-extended sandbox separate silent unbuffered binary help version",
 		abbrev: true, strictLong: true, permute: true,
@@ -19,7 +24,8 @@ func buildSedOptions() {
 // operand) for the commands that write (w, W, s///w), read (r, R) or run
 // programs (e, s///e), and -i, which rewrites every input file.
 func sedCmd(s *spec, r *result, i int) {
-	o := sedOptions
+	sedOptions.once.Do(buildSedOptions)
+	o := sedOptions.spec
 	o.init()
 	ops, _ := o.scan(r, i)
 	scripts := append(append([]opnd(nil), r.all["e"]...), r.all["expression"]...)
@@ -252,10 +258,14 @@ func (p *sedParser) subst() (string, bool) {
 	return p.s[start:p.i], true
 }
 
-var awkOptions *spec // built with the table (buildTable)
+// awkOptions are awk's options, built on first use.
+var awkOptions struct {
+	once sync.Once
+	spec *spec
+}
 
 func buildAwkOptions() {
-	awkOptions = &spec{
+	awkOptions.spec = &spec{
 		short: "F:v:f:E:i:l:bcCdDeghLMnNoOpPrsStVW:", allShort: false,
 		long:   "field-separator= assign= file= exec= include= load= characters-as-bytes traditional copyright dump-variables[=] debug[=] source= gen-pot lint[=] bignum non-decimal-data optimize profile[=] pretty-print[=] posix re-interval no-optimize sandbox lint-old help version",
 		abbrev: true, strictLong: true,
@@ -266,7 +276,8 @@ func buildAwkOptions() {
 // commands (system(), pipes to and from commands) or writes files
 // (print > file).
 func awkCmd(s *spec, r *result, i int) {
-	o := awkOptions
+	awkOptions.once.Do(buildAwkOptions)
+	o := awkOptions.spec
 	o.init()
 	ops, _ := o.scan(r, i)
 	for _, name := range []string{"f", "file", "E", "exec", "i", "include"} {

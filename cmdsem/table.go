@@ -2,12 +2,10 @@ package cmdsem
 
 import (
 	"path"
+	"sort"
 	"strings"
 	"sync"
 )
-
-// The table. Keep in sync with README.md ("What options mean") and the
-// tests in table_test.go, which exercise every write and exec option.
 
 var (
 	wr = func(why string) act { return act{Write, why} }
@@ -33,16 +31,58 @@ func acts(pairs ...any) map[string]act {
 	return m
 }
 
-// table is built on first use (specs), not at start-up: most guardrun
-// runs never consult it. Only buildTable and what it calls write it.
-var table map[string]*spec
+// Each command's spec is built on its first lookup, alone: a guardrun
+// run looks up one or two commands, and building the whole table cost
+// about a seventh of what a `guardrun -c true` allocated. entries is
+// static data (names and functions, nothing to run at start-up); built
+// keeps what lookups made.
+var built struct {
+	mu    sync.Mutex
+	specs map[string]*spec
+}
 
-var tableOnce sync.Once
+// lookup returns the named command's spec, or nil when the table does
+// not describe it.
+func lookup(name string) *spec {
+	e := findEntry(name)
+	if e == nil {
+		return nil
+	}
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if s := built.specs[name]; s != nil {
+		return s
+	}
+	if built.specs == nil {
+		built.specs = map[string]*spec{}
+	}
+	s := e.build()
+	built.specs[name] = s
+	return s
+}
 
-// specs is the table, built on first use.
+// findEntry finds name in entries (sorted by name).
+func findEntry(name string) *entry {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].name >= name })
+	if i < len(entries) && entries[i].name == name {
+		return &entries[i]
+	}
+	return nil
+}
+
+// specs is the whole table, every command looked up (Commands, Catalog).
 func specs() map[string]*spec {
-	tableOnce.Do(buildTable)
-	return table
+	m := make(map[string]*spec, len(entries))
+	for i := range entries {
+		m[entries[i].name] = lookup(entries[i].name)
+	}
+	return m
+}
+
+// entry is one command of the table and how to build its spec.
+type entry struct {
+	name  string
+	build func() *spec
 }
 
 // gnu marks a GNU tool's spec: abbreviated long options, options after
@@ -62,42 +102,90 @@ func readOps(r *result, ops []opnd) {
 	}
 }
 
-func buildTable() {
-	buildNpmDo()
-	buildPipDo()
-	buildSedOptions()
-	buildAwkOptions()
-	buildTarSpec()
-	buildCurlSpec()
-	buildWgetSpec()
-	buildMakeSpec()
-	buildGoSpec()
-	buildPythonSpec()
-	gitSpec, npmSpec, pipSpec = newGitSpec(), newNpmSpec(), newPipSpec()
-	writeOps := func(why string) func(r *result, ops []opnd) {
-		return func(r *result, ops []opnd) {
-			for _, o := range ops {
-				if o.Static && (o.Value == "-" && r.name == "tee") {
-					continue
-				}
-				r.file(Write, o, "", why)
+// writeOps judges every operand as a write (tee's "-" is its output).
+func writeOps(why string) func(r *result, ops []opnd) {
+	return func(r *result, ops []opnd) {
+		for _, o := range ops {
+			if o.Static && (o.Value == "-" && r.name == "tee") {
+				continue
 			}
+			r.file(Write, o, "", why)
 		}
 	}
-	table = map[string]*spec{
-		// Read-only tools. Their operands are reads, judged by deny.
-		"cat":  gnu(&spec{short: "AbeEnstTuv", allShort: true, long: "number number-nonblank show-all show-ends show-nonprinting show-tabs squeeze-blank", operands: readOps}),
-		"head": gnu(&spec{short: "c:n:qvz0123456789", allShort: true, long: "bytes= lines= quiet silent verbose zero-terminated", operands: readOps}),
-		"tail": gnu(&spec{short: "c:fFn:qs:vz0123456789", allShort: true,
-			long: "bytes= follow[=] lines= max-unchanged-stats= pid= quiet retry silent sleep-interval= verbose zero-terminated", operands: readOps}),
-		"wc": gnu(&spec{short: "clLmw", allShort: true, long: "bytes chars files0-from= lines max-line-length words total=",
-			do: acts("", "files0-from", rd("reads the names of the files to count")), operands: readOps}),
-		"ls": gnu(&spec{short: "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvwxXZ1I:T:w:", allShort: true,
-			long: "all almost-all author block-size= classify[=] color[=] context dereference dereference-command-line dereference-command-line-symlink-to-dir directory dired escape file-type format= full-time group-directories-first hide= hide-control-chars human-readable hyperlink[=] ignore= ignore-backups indicator-style= inode kibibytes literal no-group numeric-uid-gid quote-name quoting-style= recursive reverse show-control-chars si size sort= tabsize= time= time-style= width= zero"}),
-		"pwd":  {short: "LP", allShort: true, long: "help version logical physical", strictLong: true},
-		"true": {},
-		"echo": {},
-		"grep": gnu(&spec{short: "A:B:C:D:d:e:f:m:EFGPiyvwxcLloqsbHhnTZuzUraIR0123456789", allShort: true,
+}
+
+// entries are the commands of the table, sorted by name. Keep in sync
+// with README.md ("What options mean") and the tests in table_test.go,
+// which exercise every write and exec option.
+var entries = [...]entry{
+	{"awk", func() *spec {
+		return &spec{custom: awkCmd}
+	}},
+	{"cat", func() *spec {
+		return gnu(&spec{short: "AbeEnstTuv", allShort: true, long: "number number-nonblank show-all show-ends show-nonprinting show-tabs squeeze-blank", operands: readOps})
+	}},
+	{"chmod", func() *spec {
+		return gnu(&spec{short: "cfvRrwxXstugoa0123456789", allShort: true,
+			long: "changes no-preserve-root preserve-root quiet recursive reference= silent verbose",
+			do:   acts("", "reference", rd("reads the file's mode")),
+			operands: func(r *result, ops []opnd) {
+				if _, ok := r.seen("reference"); !ok && len(ops) > 0 {
+					ops = ops[1:] // the mode
+				}
+				writeOps("changes the file's mode")(r, ops)
+			}})
+	}},
+	{"cp", func() *spec {
+		return gnu(&spec{short: "abdfHilLnPpRrsS:t:TuvxZ", allShort: true,
+			long:     "archive attributes-only backup[=] context[=] copy-contents dereference force interactive link no-clobber no-dereference no-preserve= no-target-directory one-file-system parents preserve[=] recursive reflink[=] remove-destination sparse= strip-trailing-slashes suffix= symbolic-link target-directory= update[=] verbose debug",
+			do:       acts("t", "target-directory", act{"target", "copies the files into the directory"}),
+			operands: destOps("copies", false)})
+	}},
+	{"curl", newCurlSpec},
+	{"dd", func() *spec {
+		return &spec{custom: func(s *spec, r *result, i int) {
+			for ; i < len(r.argv); i++ {
+				a := r.argv[i]
+				if !a.Static {
+					r.unknown(i, "", "dd: an operand known only at run time may name a file")
+					continue
+				}
+				if v, ok := strings.CutPrefix(a.Value, "of="); ok {
+					r.file(Write, opnd{Arg{Value: v, Static: true}, i}, "of=", "writes its output to the file")
+				} else if v, ok := strings.CutPrefix(a.Value, "if="); ok {
+					r.file(Read, opnd{Arg{Value: v, Static: true}, i}, "if=", "reads the file")
+				}
+			}
+		}}
+	}},
+	{"diff", func() *spec {
+		return gnu(&spec{short: "abBcC:dD:eEF:hiI:lnNpqrsS:tTuU:vwWx:X:Zy0123456789", allShort: true,
+			long: "brief color[=] context[=] ed exclude= exclude-from= expand-tabs from-file= horizon-lines= ifdef= ignore-all-space ignore-blank-lines ignore-case ignore-file-name-case ignore-matching-lines= ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab label= left-column line-format= minimal new-file no-dereference no-ignore-file-name-case normal paginate palette= rcs recursive report-identical-files show-c-function show-function-line= side-by-side speed-large-files starting-file= strip-trailing-cr suppress-blank-empty suppress-common-lines tabsize= text to-file= unidirectional-new-file unified[=] width= old-group-format= new-group-format= changed-group-format= unchanged-group-format= old-line-format= new-line-format= unchanged-line-format= no-ignore-file-name-case",
+			do: acts("X", "exclude-from", rd("reads exclusion patterns from the file"),
+				"", "from-file", rd("compares the file"), "", "to-file", rd("compares the file"),
+				"l", "paginate", ex("runs pr on the output")),
+			operands: readOps})
+	}},
+	{"echo", func() *spec {
+		return &spec{}
+	}},
+	{"file", func() *spec {
+		return &spec{short: "bcCdEhiklLNnprsSvzZ0e:f:F:m:P:", permute: true, abbrev: true,
+			long: "apple brief checking-printout compile debug dereference exclude= exclude-quiet= extension files-from= keep-going list magic-file= mime mime-encoding mime-type no-buffer no-dereference no-pad no-sandbox parameter= preserve-date print0 raw separator= special-files uncompress uncompress-noreport help version",
+			do: acts("C", "compile", act{Unknown, "writes a compiled magic file into the working directory"},
+				"f", "files-from", rd("reads the names of the files"), "m", "magic-file", rd("reads the magic file"))}
+	}},
+	{"find", func() *spec {
+		return &spec{custom: findCmd}
+	}},
+	{"gawk", func() *spec {
+		return &spec{custom: awkCmd}
+	}},
+	{"git", newGitSpec},
+	{"gmake", newMakeSpec},
+	{"go", newGoSpec},
+	{"grep", func() *spec {
+		return gnu(&spec{short: "A:B:C:D:d:e:f:m:EFGPiyvwxcLloqsbHhnTZuzUraIR0123456789", allShort: true,
 			long: "after-context= basic-regexp before-context= binary binary-files= byte-offset color[=] colour[=] context= count dereference-recursive devices= directories= exclude= exclude-dir= exclude-from= extended-regexp file= files-with-matches files-without-match fixed-strings group-separator= ignore-case include= initial-tab invert-match label= line-buffered line-number line-regexp max-count= no-filename no-group-separator no-ignore-case no-messages null null-data only-matching perl-regexp quiet recursive regexp= silent text with-filename word-regexp",
 			do:   acts("f", "file", rd("reads patterns from the file"), "", "exclude-from", rd("reads exclusion patterns from the file")),
 			operands: func(r *result, ops []opnd) {
@@ -105,8 +193,95 @@ func buildTable() {
 					ops = ops[1:] // the pattern
 				}
 				readOps(r, ops)
-			}}),
-		"rg": {abbrev: false, strictLong: true, permute: true,
+			}})
+	}},
+	{"head", func() *spec {
+		return gnu(&spec{short: "c:n:qvz0123456789", allShort: true, long: "bytes= lines= quiet silent verbose zero-terminated", operands: readOps})
+	}},
+	{"install", func() *spec {
+		return gnu(&spec{short: "bcCdDg:m:o:pst:TvS:Z", allShort: true,
+			long: "backup[=] compare context[=] directory group= mode= no-target-directory owner= preserve-context preserve-timestamps strip strip-program= suffix= target-directory= verbose debug",
+			do: acts("t", "target-directory", act{"target", "installs the files into the directory"},
+				"", "strip-program", ex("runs the program to strip binaries")),
+			operands: func(r *result, ops []opnd) {
+				if r.hasAny("d", "directory") {
+					writeOps("creates the directory")(r, ops)
+					return
+				}
+				destOps("installs", false)(r, ops)
+			}})
+	}},
+	{"less", newLessSpec},
+	{"ln", func() *spec {
+		return gnu(&spec{short: "bdfFilLnPrsS:t:Tv", allShort: true,
+			long:     "backup[=] directory force interactive logical no-dereference no-target-directory physical relative suffix= symbolic target-directory= verbose",
+			do:       acts("t", "target-directory", act{"target", "creates links in the directory"}),
+			operands: lnOps})
+	}},
+	{"ls", func() *spec {
+		return gnu(&spec{short: "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvwxXZ1I:T:w:", allShort: true,
+			long: "all almost-all author block-size= classify[=] color[=] context dereference dereference-command-line dereference-command-line-symlink-to-dir directory dired escape file-type format= full-time group-directories-first hide= hide-control-chars human-readable hyperlink[=] ignore= ignore-backups indicator-style= inode kibibytes literal no-group numeric-uid-gid quote-name quoting-style= recursive reverse show-control-chars si size sort= tabsize= time= time-style= width= zero"})
+	}},
+	{"make", newMakeSpec},
+	{"man", func() *spec {
+		return &spec{short: "C:dDwWkKfl:LmMpPr:S:s:e:E:ZTHXRgaIiutBcn", permute: true, abbrev: true,
+			long: "all apropos ascii catman config-file= debug default ditroff encoding= extension= global-apropos gxditview[=] html[=] ignore-case local-file locale= location location-cat manpath= match-case names-only nh nj no-hyphenation no-justification no-subpages pager= path preprocessor= prompt= recode= regex sections= systems= troff troff-device[=] update usage warnings[=] whatis where where-cat wildcard help version",
+			do: acts("P", "pager", ex("runs the program as the pager"),
+				"H", "html", ex("runs a web browser"),
+				"", "gxditview", ex("runs a viewer program"),
+				"p", "preprocessor", act{Unknown, "chooses the preprocessors man runs"},
+				"C", "config-file", act{Unknown, "reads configuration that can name programs"},
+				"l", "local-file", act{Unknown, "formats a local file, which can run programs through troff requests"}),
+			env: []string{"MANPAGER", "MANOPT", "MANROFFOPT", "GROFF_*", "BROWSER"}}
+	}},
+	{"mawk", func() *spec {
+		return &spec{custom: awkCmd}
+	}},
+	{"mkdir", func() *spec {
+		return gnu(&spec{short: "m:pvZ", allShort: true, long: "context[=] mode= parents verbose",
+			operands: writeOps("creates the directory")})
+	}},
+	{"more", newLessSpec},
+	{"mv", func() *spec {
+		return gnu(&spec{short: "bfinS:t:TuvZ", allShort: true,
+			long:     "backup[=] context force interactive no-clobber no-target-directory strip-trailing-slashes suffix= target-directory= update[=] verbose debug exchange no-copy",
+			do:       acts("t", "target-directory", act{"target", "moves the files into the directory"}),
+			operands: destOps("moves", true)})
+	}},
+	{"nawk", func() *spec {
+		return &spec{custom: awkCmd}
+	}},
+	{"npm", newNpmSpec},
+	{"npx", func() *spec {
+		return &spec{custom: func(s *spec, r *result, i int) { r.exec(0, "", "npx runs a package's program") }}
+	}},
+	{"patch", func() *spec {
+		return gnu(&spec{short: "bB:cd:D:eEfF:g:i:lnNo:p:r:RstTuvVY:z:Z", allShort: true,
+			long: "backup backup-if-mismatch basename-prefix= batch binary context directory= dry-run ed force forward fuzz= get= ifdef= ignore-whitespace input= merge no-backup-if-mismatch normal output= posix prefix= quiet quoting-style= read-only= reject-file= reject-format= remove-empty-files reverse set-time set-utc silent strip= suffix= unified verbose version-control=",
+			do: acts("o", "output", wr("writes the patched file"), "r", "reject-file", wr("writes rejected hunks to the file"),
+				"d", "directory", act{chdir, ""}, "i", "input", rd("reads the patch"),
+				"", "ed", act{Unknown, "feeds the patch to ed, which can run commands"}),
+			operands: func(r *result, ops []opnd) {
+				if len(ops) > 0 {
+					r.file(Write, ops[0], "", "patches the file")
+				} else if !r.hasAny("dry-run") {
+					r.add(Effect{Kind: Write, Word: 0, Path: "(named inside the patch)", Dynamic: true, Why: "patches the files the patch names"})
+				}
+				if len(ops) > 1 {
+					r.file(Read, ops[1], "", "reads the patch")
+				}
+			}})
+	}},
+	{"pip", newPipSpec},
+	{"pip3", newPipSpec},
+	{"pwd", func() *spec {
+		return &spec{short: "LP", allShort: true, long: "help version logical physical", strictLong: true}
+	}},
+	{"python", newPythonSpec},
+	{"python2", newPythonSpec},
+	{"python3", newPythonSpec},
+	{"rg", func() *spec {
+		return &spec{abbrev: false, strictLong: true, permute: true,
 			short: "A:B:C:E:f:g:j:l:M:m:r:t:T:d:e:0123456789abcFHhiIjLnNopqsSuUvVwxz.",
 			long:  rgLong,
 			do: acts("", "pre", ex("runs the program on every file searched"),
@@ -119,90 +294,95 @@ func buildTable() {
 					ops = ops[1:]
 				}
 				readOps(r, ops)
-			}},
-		"sort": gnu(&spec{short: "bdfgiMhnRrVcCk:mo:sS:t:T:uz", allShort: true,
+			}}
+	}},
+	{"sed", func() *spec {
+		return &spec{custom: sedCmd}
+	}},
+	{"shuf", func() *spec {
+		return gnu(&spec{short: "ei:n:o:rz", allShort: true,
+			long: "echo head-count= input-range= output= random-source= repeat zero-terminated",
+			do:   acts("o", "output", wr("writes its output to the file"), "", "random-source", rd("reads random bytes from the file")),
+			operands: func(r *result, ops []opnd) {
+				if !r.hasAny("e", "echo", "i", "input-range") {
+					readOps(r, ops)
+				}
+			}})
+	}},
+	{"sort", func() *spec {
+		return gnu(&spec{short: "bdfgiMhnRrVcCk:mo:sS:t:T:uz", allShort: true,
 			long: "batch-size= buffer-size= check[=] compress-program= debug dictionary-order field-separator= files0-from= general-numeric-sort human-numeric-sort ignore-case ignore-leading-blanks ignore-nonprinting key= merge month-sort numeric-sort output= parallel= random-sort random-source= reverse sort= stable temporary-directory= unique version-sort zero-terminated",
 			do: acts("o", "output", wr("writes the sorted output to the file"),
 				"T", "temporary-directory", wr("writes temporary files into the directory"),
 				"", "compress-program", ex("runs the program to compress temporary files"),
 				"", "files0-from", rd("reads the names of the files to sort"),
 				"", "random-source", rd("reads random bytes from the file")),
-			operands: readOps}),
-		"tee": gnu(&spec{short: "aip", allShort: true, long: "append ignore-interrupts output-error[=]",
-			operands: writeOps("copies its input into the file")}),
-		"diff": gnu(&spec{short: "abBcC:dD:eEF:hiI:lnNpqrsS:tTuU:vwWx:X:Zy0123456789", allShort: true,
-			long: "brief color[=] context[=] ed exclude= exclude-from= expand-tabs from-file= horizon-lines= ifdef= ignore-all-space ignore-blank-lines ignore-case ignore-file-name-case ignore-matching-lines= ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab label= left-column line-format= minimal new-file no-dereference no-ignore-file-name-case normal paginate palette= rcs recursive report-identical-files show-c-function show-function-line= side-by-side speed-large-files starting-file= strip-trailing-cr suppress-blank-empty suppress-common-lines tabsize= text to-file= unidirectional-new-file unified[=] width= old-group-format= new-group-format= changed-group-format= unchanged-group-format= old-line-format= new-line-format= unchanged-line-format= no-ignore-file-name-case",
-			do: acts("X", "exclude-from", rd("reads exclusion patterns from the file"),
-				"", "from-file", rd("compares the file"), "", "to-file", rd("compares the file"),
-				"l", "paginate", ex("runs pr on the output")),
-			operands: readOps}),
-		"cp": gnu(&spec{short: "abdfHilLnPpRrsS:t:TuvxZ", allShort: true,
-			long:     "archive attributes-only backup[=] context[=] copy-contents dereference force interactive link no-clobber no-dereference no-preserve= no-target-directory one-file-system parents preserve[=] recursive reflink[=] remove-destination sparse= strip-trailing-slashes suffix= symbolic-link target-directory= update[=] verbose debug",
-			do:       acts("t", "target-directory", act{"target", "copies the files into the directory"}),
-			operands: destOps("copies", false)}),
-		"mv": gnu(&spec{short: "bfinS:t:TuvZ", allShort: true,
-			long:     "backup[=] context force interactive no-clobber no-target-directory strip-trailing-slashes suffix= target-directory= update[=] verbose debug exchange no-copy",
-			do:       acts("t", "target-directory", act{"target", "moves the files into the directory"}),
-			operands: destOps("moves", true)}),
-		"ln": gnu(&spec{short: "bdfFilLnPrsS:t:Tv", allShort: true,
-			long:     "backup[=] directory force interactive logical no-dereference no-target-directory physical relative suffix= symbolic target-directory= verbose",
-			do:       acts("t", "target-directory", act{"target", "creates links in the directory"}),
-			operands: lnOps}),
-		"install": gnu(&spec{short: "bcCdDg:m:o:pst:TvS:Z", allShort: true,
-			long: "backup[=] compare context[=] directory group= mode= no-target-directory owner= preserve-context preserve-timestamps strip strip-program= suffix= target-directory= verbose debug",
-			do: acts("t", "target-directory", act{"target", "installs the files into the directory"},
-				"", "strip-program", ex("runs the program to strip binaries")),
+			operands: readOps})
+	}},
+	{"split", func() *spec {
+		return gnu(&spec{short: "a:b:C:del:n:t:x", allShort: true,
+			long: "additional-suffix= bytes= elide-empty-files filter= hex-suffixes[=] line-bytes= lines= number= numeric-suffixes[=] separator= suffix-length= unbuffered verbose",
+			do:   acts("", "filter", ex("pipes each piece through a shell command")),
 			operands: func(r *result, ops []opnd) {
-				if r.hasAny("d", "directory") {
-					writeOps("creates the directory")(r, ops)
-					return
+				prefix := opnd{Arg{Value: "x", Static: true}, 0}
+				if len(ops) > 1 {
+					prefix = ops[1]
 				}
-				destOps("installs", false)(r, ops)
-			}}),
-		"touch": gnu(&spec{short: "acd:fhmr:t:", allShort: true,
+				if len(ops) > 0 && ops[0].Value != "-" {
+					r.file(Read, ops[0], "", "reads the file")
+				}
+				if !r.hasAny("filter") {
+					r.file(Write, prefix, "", "writes the pieces to files starting with this name")
+				}
+			}})
+	}},
+	{"tail", func() *spec {
+		return gnu(&spec{short: "c:fFn:qs:vz0123456789", allShort: true,
+			long: "bytes= follow[=] lines= max-unchanged-stats= pid= quiet retry silent sleep-interval= verbose zero-terminated", operands: readOps})
+	}},
+	{"tar", newTarSpec},
+	{"tee", func() *spec {
+		return gnu(&spec{short: "aip", allShort: true, long: "append ignore-interrupts output-error[=]",
+			operands: writeOps("copies its input into the file")})
+	}},
+	{"touch", func() *spec {
+		return gnu(&spec{short: "acd:fhmr:t:", allShort: true,
 			long: "date= no-create no-dereference reference= time=",
-			do:   acts("r", "reference", rd("reads the file's times")), operands: writeOps("creates the file or changes its times")}),
-		"mkdir": gnu(&spec{short: "m:pvZ", allShort: true, long: "context[=] mode= parents verbose",
-			operands: writeOps("creates the directory")}),
-		"chmod": gnu(&spec{short: "cfvRrwxXstugoa0123456789", allShort: true,
-			long: "changes no-preserve-root preserve-root quiet recursive reference= silent verbose",
-			do:   acts("", "reference", rd("reads the file's mode")),
-			operands: func(r *result, ops []opnd) {
-				if _, ok := r.seen("reference"); !ok && len(ops) > 0 {
-					ops = ops[1:] // the mode
-				}
-				writeOps("changes the file's mode")(r, ops)
-			}}),
-		"sed":  {custom: sedCmd},
-		"awk":  {custom: awkCmd},
-		"gawk": {custom: awkCmd},
-		"mawk": {custom: awkCmd},
-		"nawk": {custom: awkCmd},
-		"find": {custom: findCmd},
-		"xargs": gnu(&spec{short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx", allShort: true,
+			do:   acts("r", "reference", rd("reads the file's times")), operands: writeOps("creates the file or changes its times")})
+	}},
+	{"tree", func() *spec {
+		return &spec{short: "adfxL:P:I:o:RnNQqpugsDhFvrtcUSXJCA", permute: true,
+			long: "help version noreport charset= filelimit= timefmt= du si prune dirsfirst filesfirst sort= gitignore info fromfile",
+			do:   acts("o", "", wr("writes the listing to the file"))}
+	}},
+	{"true", func() *spec {
+		return &spec{}
+	}},
+	{"uniq", func() *spec {
+		return gnu(&spec{short: "cdDf:is:uw:z", allShort: true,
+			long:     "all-repeated[=] check-chars= count group[=] ignore-case repeated skip-chars= skip-fields= unique zero-terminated",
+			operands: inOut("writes its output to the second operand")})
+	}},
+	{"wc", func() *spec {
+		return gnu(&spec{short: "clLmw", allShort: true, long: "bytes chars files0-from= lines max-line-length words total=",
+			do: acts("", "files0-from", rd("reads the names of the files to count")), operands: readOps})
+	}},
+	{"wget", newWgetSpec},
+	{"xargs", func() *spec {
+		return gnu(&spec{short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx", allShort: true,
 			long: "arg-file= delimiter= eof[=] exit interactive max-args= max-chars= max-lines= max-procs= no-run-if-empty null open-tty process-slot-var= replace[=] show-limits verbose",
 			// xargs's command is reported by shellparse as its own
 			// command; its -a file as a read.
 			custom: func(s *spec, r *result, i int) {
 				s.permute = false
 				s.scan(r, i)
-			}}),
-		"tar":    tarSpec,
-		"git":    gitSpec,
-		"curl":   curlSpec,
-		"wget":   wgetSpec,
-		"make":   makeSpec,
-		"gmake":  makeSpec,
-		"go":     goSpec,
-		"npm":    npmSpec,
-		"npx":    {custom: func(s *spec, r *result, i int) { r.exec(0, "", "npx runs a package's program") }},
-		"pip":    pipSpec,
-		"pip3":   pipSpec,
-		"python": pythonSpec, "python3": pythonSpec, "python2": pythonSpec,
-	}
-	// Each spec parses its long options on first use (spec.init): most
-	// processes look up one or two commands.
-	moreCommands()
+			}})
+	}},
+	{"xxd", func() *spec {
+		return &spec{short: "abCEeg:hic:l:n:o:prs:uvRd", permute: true,
+			long:     "help version",
+			operands: inOut("writes its output to the second operand")}
+	}},
 }
 
 // hasAny reports whether one of the options was given.

@@ -5,10 +5,8 @@ import (
 	"strings"
 )
 
-var tarSpec *spec // built with the table (buildTable)
-
-func buildTarSpec() {
-	tarSpec = &spec{
+func newTarSpec() *spec {
+	return &spec{
 		short: "AcdrtuxFf:b:C:g:G:hiI:jJkK:lL:mMnN:OoPpRsST:UvV:wWX:zZH:", allShort: true,
 		long:   "absolute-names acls add-file= after-date= anchored append atime-preserve[=] auto-compress backup[=] block-number blocking-factor= bzip2 catenate check-device check-links checkpoint[=] checkpoint-action= clamp-mtime compare compress concatenate confirmation create delay-directory-restore delete dereference diff directory= exclude= exclude-backups exclude-caches exclude-caches-all exclude-caches-under exclude-from= exclude-ignore= exclude-ignore-recursive= exclude-tag= exclude-tag-all= exclude-tag-under= exclude-vcs exclude-vcs-ignores extract file= files-from= force-local format= full-time get group= group-map= gunzip gzip hard-dereference hole-detection= ignore-case ignore-command-error ignore-failed-read ignore-zeros incremental index-file= info-script= interactive keep-directory-symlink keep-newer-files keep-old-files label= level= list listed-incremental= lzip lzma lzop mode= mtime= multi-volume new-volume-script= newer= newer-mtime= no-acls no-anchored no-auto-compress no-check-device no-delay-directory-restore no-ignore-case no-ignore-command-error no-null no-overwrite-dir no-quote-chars= no-recursion no-same-owner no-same-permissions no-seek no-selinux no-unquote no-verbatim-files-from no-wildcards no-wildcards-match-slash no-xattrs null numeric-owner occurrence[=] old-archive one-file-system one-top-level[=] overwrite overwrite-dir owner= owner-map= pax-option= portability posix preserve-order preserve-permissions quote-chars= quoting-style= read-full-records record-size= recursion recursive-unlink remove-files restrict rmt-command= rsh-command= same-order same-owner same-permissions seek selinux show-defaults show-omitted-dirs show-snapshot-field-ranges show-stored-names show-transformed-names skip-old-files sort= sparse sparse-version= starting-file= strip-components= suffix= tape-length= test-label to-command= to-stdout totals[=] touch transform= uncompress ungzip unlink-first unquote update usage use-compress-program= utc verbatim-files-from verbose verify volno-file= warning= wildcards wildcards-match-slash xattrs xattrs-exclude= xattrs-include= xform= xz zstd help version",
 		abbrev: true, strictLong: true, permute: true,
@@ -88,10 +86,8 @@ func tarCmd(s *spec, r *result, i int) {
 	}
 }
 
-var curlSpec *spec // built with the table (buildTable)
-
-func buildCurlSpec() {
-	curlSpec = &spec{
+func newCurlSpec() *spec {
+	return &spec{
 		short: "aA:b:c:C:d:D:e:E:fF:gGhH:iIjJkK:lLm:M:nNo:OpP:qQ:r:RsSt:T:u:U:vVw:x:X:y:Y:z:Z0123456#", allShort: true,
 		long:       "abstract-unix-socket= alt-svc= anyauth append aws-sigv4= basic cacert= capath= cert= cert-status cert-type= ciphers= compressed compressed-ssh config= connect-timeout= connect-to= continue-at= cookie= cookie-jar= create-dirs create-file-mode= crlf crlfile= curves= data= data-ascii= data-binary= data-raw= data-urlencode= delegation= digest disable disable-eprt disable-epsv disallow-username-in-url dns-interface= dns-ipv4-addr= dns-ipv6-addr= dns-servers= doh-cert-status doh-insecure doh-url= dump-header= egd-file= engine= etag-compare= etag-save= expect100-timeout= fail fail-early fail-with-body false-start form= form-escape form-string= ftp-account= ftp-alternative-to-user= ftp-create-dirs ftp-method= ftp-pasv ftp-port= ftp-pret ftp-skip-pasv-ip ftp-ssl-ccc ftp-ssl-ccc-mode= ftp-ssl-control get globoff happy-eyeballs-timeout-ms= haproxy-protocol head header= hostpubmd5= hostpubsha256= hsts= http0.9 http1.0 http1.1 http2 http2-prior-knowledge http3 http3-only ignore-content-length include insecure interface= ipv4 ipv6 json= junk-session-cookies keepalive-time= key= key-type= krb= libcurl= limit-rate= list-only local-port= location location-trusted login-options= mail-auth= mail-from= mail-rcpt= mail-rcpt-allowfails manual max-filesize= max-redirs= max-time= metalink negotiate netrc netrc-file= netrc-optional next no-alpn no-buffer no-clobber no-keepalive no-npn no-progress-meter no-sessionid noproxy= ntlm ntlm-wb oauth2-bearer= output= output-dir= parallel parallel-immediate parallel-max= pass= path-as-is pinnedpubkey= post301 post302 post303 preproxy= progress-bar proto= proto-default= proto-redir= proxy= proxy-anyauth proxy-basic proxy-cacert= proxy-capath= proxy-cert= proxy-cert-type= proxy-ciphers= proxy-crlfile= proxy-digest proxy-header= proxy-insecure proxy-key= proxy-key-type= proxy-negotiate proxy-ntlm proxy-pass= proxy-pinnedpubkey= proxy-service-name= proxy-ssl-allow-beast proxy-ssl-auto-client-cert proxy-tls13-ciphers= proxy-tlsauthtype= proxy-tlspassword= proxy-tlsuser= proxy-tlsv1 proxy-user= proxy1.0= proxytunnel pubkey= quote= random-file= range= rate= raw referer= remote-header-name remote-name remote-name-all remote-time remove-on-error request= request-target= resolve= retry= retry-all-errors retry-connrefused retry-delay= retry-max-time= sasl-authzid= sasl-ir service-name= show-error silent socks4= socks4a= socks5= socks5-basic socks5-gssapi socks5-gssapi-nec socks5-gssapi-service= socks5-hostname= speed-limit= speed-time= ssl ssl-allow-beast ssl-auto-client-cert ssl-no-revoke ssl-reqd ssl-revoke-best-effort sslv2 sslv3 stderr= styled-output suppress-connect-headers tcp-fastopen tcp-nodelay telnet-option= tftp-blksize= tftp-no-options time-cond= tls-max= tls13-ciphers= tlsauthtype= tlspassword= tlsuser= tlsv1 tlsv1.0 tlsv1.1 tlsv1.2 tlsv1.3 tr-encoding trace= trace-ascii= trace-time unix-socket= upload-file= url= url-query= use-ascii user= user-agent= verbose write-out= xattr help[=] version",
 		strictLong: true, permute: true,
@@ -125,10 +121,8 @@ func buildCurlSpec() {
 	}
 }
 
-var wgetSpec *spec // built with the table (buildTable)
-
-func buildWgetSpec() {
-	wgetSpec = &spec{
+func newWgetSpec() *spec {
+	return &spec{
 		short: "Vhbe:o:a:qvn:i:dFB:t:O:cNST:w:Q:46xP:EkKmprl:A:R:D:I:X:HLU:Y:", allShort: true,
 		long:   "accept= accept-regex= adjust-extension append-output= ask-password auth-no-challenge background backup-converted backups= base= bind-address= body-data= body-file= ca-certificate= ca-directory= certificate= certificate-type= ciphers= compression= config= connect-timeout= content-disposition content-on-error continue convert-file-only convert-links crl-file= cut-dirs= debug default-page= delete-after directory-prefix= dns-timeout= domains= exclude-directories= exclude-domains= execute= follow-ftp follow-tags= force-directories force-html ftp-password= ftp-user= header= hsts-file= http-password= http-user= https-only ignore-case ignore-length ignore-tags= include-directories= inet4-only inet6-only input-file= keep-session-cookies level= limit-rate= load-cookies= local-encoding= max-redirect= method= mirror no-cache no-check-certificate no-clobber no-config no-cookies no-directories no-dns-cache no-glob no-host-directories no-hsts no-http-keep-alive no-if-modified-since no-iri no-netrc no-parent no-passive-ftp no-proxy no-remove-listing no-use-server-timestamps no-verbose output-document= output-file= page-requisites password= post-data= post-file= prefer-family= preserve-permissions private-key= private-key-type= progress= protocol-directories proxy-password= proxy-user= quiet quota= random-wait read-timeout= recursive referer= reject= reject-regex= rejected-log= relative remote-encoding= report-speed= restrict-file-names= retr-symlinks retry-connrefused retry-on-http-error= save-cookies= save-headers secure-protocol= server-response show-progress span-hosts spider start-pos= timeout= timestamping tries= trust-server-names unlink use-askpass= user= user-agent= verbose wait= waitretry= warc-file= warc-tempdir= xattr help version",
 		abbrev: true, strictLong: true, permute: true,
@@ -153,10 +147,8 @@ func buildWgetSpec() {
 	}
 }
 
-var makeSpec *spec // built with the table (buildTable)
-
-func buildMakeSpec() {
-	makeSpec = &spec{
+func newMakeSpec() *spec {
+	return &spec{
 		short: "bBC:de::f:hiI:j::kl::LnNo:pqrsStvwW:O::E:", allShort: true,
 		long:   "always-make assume-new= assume-old= check-symlink-times debug[=] directory= dry-run environment-overrides eval= file= ignore-errors include-dir= jobs[=] just-print keep-going load-average[=] makefile= max-load[=] new-file= no-builtin-rules no-builtin-variables no-keep-going no-print-directory no-silent old-file= output-sync[=] print-data-base print-directory question quiet recon silent stop touch trace warn-undefined-variables what-if= shuffle[=] help version",
 		abbrev: true, strictLong: true, permute: true,
@@ -202,10 +194,8 @@ func goSub(long string, more map[string]act, operands func(r *result, ops []opnd
 
 const ldflags Kind = "ldflags"
 
-var goSpec *spec // built with the table (buildTable)
-
-func buildGoSpec() {
-	goSpec = &spec{
+func newGoSpec() *spec {
+	return &spec{
 		goFlags: true, long: "h help", strictLong: true,
 		env: []string{"GO*", "CGO_*", "CC", "CXX", "FC", "AR", "PKG_CONFIG"},
 		sub: map[string]*spec{
@@ -238,10 +228,8 @@ func buildGoSpec() {
 	}
 }
 
-// npmSpec is built with the table (buildTable), not at start-up.
-var npmSpec *spec
-
 func newNpmSpec() *spec {
+	npmDo := newNpmDo()
 	// Options before -- are npm configuration, any of which can name a
 	// program (--script-shell, --git, --node-gyp ...): they are read
 	// strictly; what follows -- goes to the script.
@@ -273,10 +261,8 @@ func newNpmSpec() *spec {
 
 const npmLong = "json long parseable p global g depth= all a omit= include= production dev save save-dev D save-exact E no-save dry-run silent quiet loglevel= yes y no-audit no-fund workspace= w= workspaces ws if-present ignore-scripts legacy-peer-deps force f version v help h registry= prefix= C= userconfig= globalconfig= script-shell= node-options= shell= editor= browser= cache= call= c= package="
 
-var npmDo map[string]act // built with the table (buildTable)
-
-func buildNpmDo() {
-	npmDo = acts("", "script-shell", ex("runs scripts with the program"),
+func newNpmDo() map[string]act {
+	return acts("", "script-shell", ex("runs scripts with the program"),
 		"", "node-options", ex("passes options to node, which can load code"),
 		"", "shell", ex("runs the program as the shell"),
 		"", "editor", ex("runs the program as the editor"),
@@ -288,10 +274,8 @@ func buildNpmDo() {
 		"", "cache", wr("writes its cache into the directory"))
 }
 
-// pipSpec is built with the table (buildTable), not at start-up.
-var pipSpec *spec
-
 func newPipSpec() *spec {
+	pipDo := newPipDo()
 	build := &spec{custom: func(s *spec, r *result, i int) {
 		r.exec(i-1, "", "builds and installs packages, which runs their build scripts")
 		ls := &spec{long: pipWriteLong, do: pipDo, permute: true, short: "r:c:t:d:e:"}
@@ -312,10 +296,8 @@ func newPipSpec() *spec {
 
 const pipWriteLong = "requirement= constraint= target= prefix= root= src= dest= log= cache-dir= editable="
 
-var pipDo map[string]act // built with the table (buildTable)
-
-func buildPipDo() {
-	pipDo = acts("", "log", wr("writes its log to the file"), "", "cache-dir", wr("writes its cache into the directory"),
+func newPipDo() map[string]act {
+	return acts("", "log", wr("writes its log to the file"), "", "cache-dir", wr("writes its cache into the directory"),
 		"r", "requirement", rd("reads requirements (which can hold options) from the file"),
 		"c", "constraint", rd("reads constraints from the file"),
 		"t", "target", wr("installs into the directory"), "", "prefix", wr("installs under the directory"),
@@ -324,10 +306,8 @@ func buildPipDo() {
 		"", "python", ex("runs the Python interpreter named"))
 }
 
-var pythonSpec *spec // built with the table (buildTable)
-
-func buildPythonSpec() {
-	pythonSpec = &spec{custom: pythonCmd, env: []string{"PYTHON*"}}
+func newPythonSpec() *spec {
+	return &spec{custom: pythonCmd, env: []string{"PYTHON*"}}
 }
 
 func pythonCmd(s *spec, r *result, i int) {

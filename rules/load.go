@@ -30,8 +30,12 @@ var defaultYAML []byte
 // reads a document or a word list changes it.
 var parsed struct {
 	sync.Mutex
-	defaultDoc *yaml.Node
-	words      map[patternKey]patternWords
+	// defaultDoc and zonesDoc are the documents of defaultYAML and
+	// zonesYAML.
+	defaultDoc, zonesDoc *yaml.Node
+	// zones is zonesYAML's text, made on first use.
+	zones []byte
+	words map[patternKey]patternWords
 }
 
 type patternKey struct {
@@ -48,19 +52,42 @@ type patternWords struct {
 // every time.
 const maxRememberedPatterns = 4096
 
-func defaultDocument(isDefault bool) *yaml.Node {
-	if !isDefault {
-		return nil
+// embeddedDocument returns where the document of data is remembered:
+// data is the embedded default or its zones, or nil.
+func embeddedDocument(data []byte) **yaml.Node {
+	same := func(b []byte) bool { return len(data) > 0 && len(data) == len(b) && &data[0] == &b[0] }
+	if same(defaultYAML) {
+		return &parsed.defaultDoc
 	}
 	parsed.Lock()
-	defer parsed.Unlock()
-	return parsed.defaultDoc
+	zones := parsed.zones
+	parsed.Unlock()
+	if same(zones) {
+		return &parsed.zonesDoc
+	}
+	return nil
 }
 
-func rememberDefaultDocument(doc *yaml.Node) {
+// zonesYAML is the embedded default with the lines of its shell section
+// blank: the rest decodes as in the default, at the same lines.
+func zonesYAML() []byte {
 	parsed.Lock()
-	parsed.defaultDoc = doc
-	parsed.Unlock()
+	defer parsed.Unlock()
+	if parsed.zones != nil {
+		return parsed.zones
+	}
+	lines := bytes.SplitAfter(slices.Clone(defaultYAML), []byte("\n"))
+	inShell := false
+	for i, l := range lines {
+		if len(l) > 0 && l[0] != ' ' && l[0] != '#' && l[0] != '\n' {
+			inShell = bytes.HasPrefix(l, []byte("shell:"))
+		}
+		if inShell {
+			lines[i] = []byte("\n")
+		}
+	}
+	parsed.zones = bytes.Join(lines, nil)
+	return parsed.zones
 }
 
 // splitPattern is shellparse.SplitPattern, remembered.
@@ -127,7 +154,15 @@ func Default(env Env) *Config {
 // its workspace zone is the working directory, which may be one no zone
 // can be (/: the whole machine writable).
 func LoadDefault(env Env) (*Config, error) {
-	c, err := Parse(DefaultName, defaultYAML, env.Cwd, env)
+	return loadDefault(env, false)
+}
+
+func loadDefault(env Env, zonesOnly bool) (*Config, error) {
+	data := defaultYAML
+	if zonesOnly {
+		data = zonesYAML()
+	}
+	c, err := parse(DefaultName, data, env.Cwd, env)
 	if err != nil {
 		return nil, fmt.Errorf("embedded default config, whose workspace zone is the working directory %s: %w", env.Cwd, err)
 	}
@@ -142,9 +177,24 @@ func LoadDefault(env Env) (*Config, error) {
 	return c, nil
 }
 
+// DefaultZones is LoadDefault for a caller that reads nothing but the
+// config's zones (where its rw zones are: request.Load's checks of what
+// the environment chose): the shell section, whose rules and examples
+// are most of the default's text and decoding and cannot fail (the
+// embedded text is tested), is left out (its lines blank), so its Shell
+// is the one of an empty config. Everything else, and every error
+// LoadDefault returns, is the same.
+func DefaultZones(env Env) (*Config, error) {
+	return loadDefault(env, true)
+}
+
 // Parse validates config text. file names it in errors; dir is the base of
 // relative roots.
 func Parse(file string, data []byte, dir string, env Env) (*Config, error) {
+	return parse(file, data, dir, env)
+}
+
+func parse(file string, data []byte, dir string, env Env) (*Config, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, tooLarge(file, int64(len(data)))
 	}
@@ -200,8 +250,13 @@ func (d *decoder) config(data []byte) *Config {
 		c.defaultAudit = c.Audit.Path
 	}
 
-	isDefault := len(data) > 0 && len(data) == len(defaultYAML) && &data[0] == &defaultYAML[0]
-	doc := defaultDocument(isDefault)
+	remembered := embeddedDocument(data)
+	var doc *yaml.Node
+	if remembered != nil {
+		parsed.Lock()
+		doc = *remembered
+		parsed.Unlock()
+	}
 	if doc == nil {
 		before := len(d.errs)
 		dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -223,8 +278,10 @@ func (d *decoder) config(data []byte) *Config {
 			d.errAt(nil, "", "with its aliases (*name) expanded the document is more than %s; a config may expand to at most that: use fewer aliases", sizeText(maxExpanded))
 			return c
 		}
-		if isDefault && len(d.errs) == before && d.dropped == 0 {
-			rememberDefaultDocument(doc)
+		if remembered != nil && len(d.errs) == before && d.dropped == 0 {
+			parsed.Lock()
+			*remembered = doc
+			parsed.Unlock()
 		}
 	}
 	root := doc.Content[0]

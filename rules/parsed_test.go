@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -55,5 +56,44 @@ func TestSplitPatternRemembered(t *testing.T) {
 		if _, err := splitPattern("a; b", syntax.LangBash); err == nil {
 			t.Fatal("a; b split without an error")
 		}
+	}
+}
+
+// TestDefaultZones: the default decoded for its zones only is the
+// default without its shell section, and fails where it fails, for each
+// environment (a working directory that holds the home directory, or
+// that is /, among them).
+func TestDefaultZones(t *testing.T) {
+	for _, env := range []Env{
+		{Cwd: "/w", Home: "/h", StateDir: "/h/.local/state/guardrun"},
+		{Cwd: "/w", Home: "/other", StateDir: "/s"},
+		{Cwd: "/x/y", Home: "/h"},
+		{Cwd: "/h", Home: "/h/sub"},
+		{Cwd: "/", Home: "/h"},
+		{Cwd: "/h", Home: "/h"},
+	} {
+		full, ferr := LoadDefault(env)
+		zones, zerr := DefaultZones(env)
+		if (ferr == nil) != (zerr == nil) || ferr != nil && ferr.Error() != zerr.Error() {
+			t.Errorf("%+v: LoadDefault: %v; DefaultZones: %v", env, ferr, zerr)
+			continue
+		}
+		if ferr != nil {
+			continue
+		}
+		if len(zones.Shell.Rules) != 0 || len(full.Shell.Rules) == 0 {
+			t.Errorf("%+v: %d rules decoded for the zones, %d in the default", env, len(zones.Shell.Rules), len(full.Shell.Rules))
+		}
+		want := *full
+		want.Shell = Config{}.Shell
+		want.Shell.Program, want.Shell.Default = "/bin/bash", Action{Allowed: true, Approval: true}
+		if !reflect.DeepEqual(zones, &want) || len(zones.Sandbox.Zones) == 0 {
+			t.Errorf("%+v: beyond the shell section:\n got %+v\nwant %+v", env, zones, &want)
+		}
+	}
+	// The shell section is left out of the text decoded, line for line.
+	z := zonesYAML()
+	if bytes.Count(z, []byte("\n")) != bytes.Count(defaultYAML, []byte("\n")) || len(z) > len(defaultYAML)/2 || bytes.Contains(z, []byte("shell:")) {
+		t.Errorf("the zones text: %d lines of %d, %d bytes of %d", bytes.Count(z, []byte("\n")), bytes.Count(defaultYAML, []byte("\n")), len(z), len(defaultYAML))
 	}
 }

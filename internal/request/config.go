@@ -111,6 +111,15 @@ func (e *Env) Clean() *Env {
 	return &c
 }
 
+// discoversAs reports whether Discover finds the same config for e as
+// for c: the same working directory, home, state directory (trust
+// store) and user config, none of them chosen by a variable (which
+// would change how the user config is named).
+func (e *Env) discoversAs(c *Env) bool {
+	return e.configVar == "" && e.stateVar == "" &&
+		e.Cwd == c.Cwd && e.Home == c.Home && e.StateDir == c.StateDir && e.ConfigHome == c.ConfigHome
+}
+
 func (e *Env) RulesEnv() rules.Env {
 	return rules.Env{Cwd: e.Cwd, Home: e.Home, StateDir: e.StateDir}
 }
@@ -235,26 +244,59 @@ func Load(g Options, e *Env) (*Loaded, error) {
 		// choices it is the one discovery finds anyway.
 		chosen := e.configVar != "" || e.stateVar != "" || e.storeVar != ""
 		ref := l
+		discovered := false
 		if chosen {
+			clean := e.Clean()
 			ref = &Loaded{}
-			if err := ref.Discover(e.Clean(), nil); err != nil {
+			same := e.discoversAs(clean)
+			var base func() (*rules.Config, []ConfigFile, error)
+			if !same {
+				// Only ref's rw zones are read: the embedded
+				// default, when it is the base, is decoded for
+				// them alone.
+				base = func() (*rules.Config, []ConfigFile, error) { return userOrDefault(clean, "", true) }
+			}
+			if err := ref.Discover(clean, base); err != nil {
 				return nil, err
 			}
 			if err := CheckState(e, ref.Cfg); err != nil {
 				return nil, err
+			}
+			if same {
+				// Only the session store's place was chosen
+				// ($XDG_RUNTIME_DIR): discovery reads the same files
+				// with the same trust store, so it would find ref
+				// again. Its config is checked again below, as the
+				// config in force.
+				*l, discovered = *ref, true
 			}
 		}
 		var userWhy string
 		if e.configVar != "" {
 			userWhy = insideRW(e.UserConfig(), ref.Cfg)
 		}
-		if err := l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
-			return UserOrDefault(e, userWhy)
-		}); err != nil {
-			return nil, err
+		gc := e.Getenv("GUARDRUN_CONFIG")
+		discover := func(zonesOnly bool) error {
+			*l = Loaded{}
+			return l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
+				return userOrDefault(e, userWhy, zonesOnly)
+			})
 		}
-		if gc := e.Getenv("GUARDRUN_CONFIG"); gc != "" {
-			if err := l.fromEnv(e, gc, ref.Cfg); err != nil {
+		if !discovered {
+			// With $GUARDRUN_CONFIG, the config discovered here is
+			// read for its rw zones (is that file inside one?) and
+			// replaced by it when it is not: the embedded default, as
+			// its base, is decoded in full only when it stays.
+			if err := discover(gc != ""); err != nil {
+				return nil, err
+			}
+		}
+		if gc != "" {
+			full := func() error { return nil }
+			if !discovered {
+				full = func() error { return discover(false) }
+			}
+			if err := l.fromEnv(e, gc, ref.Cfg, full); err != nil {
 				return nil, err
 			}
 		}
@@ -280,8 +322,9 @@ func Load(g Options, e *Env) (*Loaded, error) {
 
 // fromEnv applies $GUARDRUN_CONFIG: trusted outside every rw zone of ref
 // and of the config discovered so far; inside one, an untrusted file that
-// only tightens the latter.
-func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config) error {
+// only tightens the latter, which full then discovers in full (it may
+// have been decoded for its zones only).
+func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error) error {
 	abs, err := filepath.Abs(gc)
 	if err != nil {
 		return err
@@ -295,6 +338,9 @@ func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config) error {
 		l.Cfg, l.Source = cfg, "$GUARDRUN_CONFIG"
 		l.Chain = []ConfigFile{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
 		return nil
+	}
+	if err := full(); err != nil {
+		return err
 	}
 	out, ignored := rules.Tighten(l.Cfg, cfg)
 	out.File = cfg.File
@@ -375,8 +421,14 @@ func (l *Loaded) Discover(e *Env, base func() (*rules.Config, []ConfigFile, erro
 // when set, says why the user config (chosen by $XDG_CONFIG_HOME) is not
 // trusted: it then only tightens the user config at its default place.
 func UserOrDefault(e *Env, untrusted string) (*rules.Config, []ConfigFile, error) {
+	return userOrDefault(e, untrusted, false)
+}
+
+// userOrDefault is UserOrDefault; with zonesOnly the embedded default,
+// when it is the one, is decoded for its zones only (rules.DefaultZones).
+func userOrDefault(e *Env, untrusted string, zonesOnly bool) (*rules.Config, []ConfigFile, error) {
 	if untrusted != "" {
-		base, chain, err := UserOrDefault(e.Clean(), "")
+		base, chain, err := userOrDefault(e.Clean(), "", zonesOnly)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -400,7 +452,11 @@ func UserOrDefault(e *Env, untrusted string) (*rules.Config, []ConfigFile, error
 		}
 		return cfg, []ConfigFile{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
 	}
-	def, err := rules.LoadDefault(e.RulesEnv())
+	load := rules.LoadDefault
+	if zonesOnly {
+		load = rules.DefaultZones
+	}
+	def, err := load(e.RulesEnv())
 	if err != nil {
 		return nil, nil, err
 	}
