@@ -1,0 +1,448 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/internal/request"
+	"github.com/guardrun/guardrun/internal/runner"
+)
+
+// requestTimeout bounds how long a client may take to send its request.
+const requestTimeout = 10 * time.Second
+
+// Server serves the run requests of guardrun processes started below
+// `guardrun serve` (see the package doc).
+type Server struct {
+	cfg       Config
+	ln        *net.UnixListener
+	dir, path string
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	self      *procInfo
+	env       *request.Env
+	umask     uint32
+	pidfd     bool // SO_PEERPIDFD works here
+}
+
+// Listen makes the server's socket in a new private directory under
+// $XDG_RUNTIME_DIR (else the temporary directory) and learns what it
+// compares its clients with: its own namespaces, seccomp filters,
+// no_new_privs, terminal session, umask and environment.
+func Listen(cfg Config) (*Server, error) {
+	if cfg.Parse == nil || cfg.Report == nil {
+		return nil, errors.New("serve: Config needs Parse and Report")
+	}
+	self, err := readProcInfo(os.Getpid())
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	umask, err := procUmask("self")
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	env, err := request.NewEnv()
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	dir, err := os.MkdirTemp(socketBase(), "guardrun-serve-")
+	if err != nil {
+		return nil, fmt.Errorf("serve: socket directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("serve: socket directory: %w", err)
+	}
+	path := filepath.Join(dir, "s")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("serve: socket: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{cfg: cfg, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
+		self: self, env: env, umask: umask, pidfd: pidfdWorks()}, nil
+}
+
+// socketBase is $XDG_RUNTIME_DIR when it is a usable directory, else the
+// temporary directory (where the supervisor puts its socket too).
+func socketBase() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d
+		}
+	}
+	return os.TempDir()
+}
+
+// Path is the socket, for GUARDRUN_SERVER.
+func (s *Server) Path() string { return s.path }
+
+// Serve accepts clients until Close, each on its own goroutine.
+func (s *Server) Serve() error {
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("serve: accept: %w", err)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handle(c)
+		}()
+	}
+}
+
+// Close stops accepting, ends the commands still running (as guardrun
+// being killed would: their sandboxes end, their end records are
+// written), waits for them and removes the socket and its directory.
+func (s *Server) Close() {
+	s.cancel()
+	s.ln.Close()
+	s.wg.Wait()
+	os.RemoveAll(s.dir)
+}
+
+// client is one connection's request under way.
+type client struct {
+	conn  *net.UnixConn
+	files [4]*os.File // stdin, stdout, stderr, working directory
+	mu    sync.Mutex  // serialises writes to conn
+}
+
+func (c *client) send(b []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err := c.conn.Write(b)
+	return err
+}
+
+func (c *client) closeFiles() {
+	for _, f := range c.files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// handle serves one connection: a peer that fails the check is closed
+// on (its guardrun then runs as if there were no server); a request the
+// server does not take gets F; one it takes gets R, runs, and gets X
+// with the exit status.
+func (s *Server) handle(conn *net.UnixConn) {
+	defer conn.Close()
+	pid, ok := s.checkPeer(conn)
+	if !ok {
+		return
+	}
+	c := &client{conn: conn}
+	conn.SetReadDeadline(time.Now().Add(requestTimeout))
+	req, err := readRequest(conn, &c.files)
+	defer c.closeFiles()
+	if err != nil {
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	committed, code := s.run(c, pid, req)
+	if !committed {
+		c.send([]byte{msgFallback})
+		return
+	}
+	c.send(exitMessage(code))
+}
+
+// run runs req if the server can run it as the client's own guardrun
+// would; committed false means nothing was done and the client should.
+func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code int) {
+	if len(req.Argv) < 2 || req.Umask != s.umask {
+		return false, 0
+	}
+	env, ok := clientEnv(req.Environ)
+	if !ok || !s.sameGuardrunEnv(env) {
+		return false, 0
+	}
+	getenv := func(k string) string { return env.vars[k] }
+	cwd, ok := clientCwd(c.files[3], getenv("PWD"))
+	if !ok {
+		return false, 0
+	}
+	opts, job, ok := s.cfg.Parse(req.Argv[1:], getenv)
+	if !ok {
+		return false, 0
+	}
+	if opts.Session == "" && getenv("GUARDRUN_SESSION") == "" {
+		// The session is the client's terminal's; serve only clients
+		// whose terminal session is the server's.
+		peer, err := readProcInfo(pid)
+		if err != nil || peer.sid != s.self.sid || peer.tty != s.self.tty {
+			return false, 0
+		}
+	}
+	stderr := c.files[2]
+	held := &heldWriter{}
+	e := s.env.For(cwd, getenv)
+	sess, err := request.OpenEnv(opts, e, request.IO{Stdin: c.files[0], Stdout: c.files[1], Stderr: held})
+	if err != nil {
+		return false, 0
+	}
+	cfg := sess.Loaded.Cfg
+	if !sess.Sandboxed || sess.NoSandbox != nil || sess.Backend != runner.BackendBwrap || cfg.Sandbox.Proxy {
+		return false, 0
+	}
+	sess.NoPerson = true
+
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	readerDone := make(chan struct{})
+	job.Cwd, job.Environ = cwd, env.list
+	job.PID, job.Via, job.Signals = pid, "server", sigs
+	job.Commit = func() error {
+		if err := c.send([]byte{msgCommitted}); err != nil {
+			return fmt.Errorf("serve: the client is gone: %w", err)
+		}
+		committed = true
+		held.release(stderr)
+		go func() {
+			defer close(readerDone)
+			readSignals(ctx, c.conn, sigs)
+			// The client is gone (or sent nonsense): as if guardrun
+			// were killed, the command ends.
+			cancel()
+		}()
+		return nil
+	}
+	io := request.IO{Stdin: c.files[0], Stdout: c.files[1], Stderr: stderr}
+	err = sess.Run(ctx, job, io)
+	if !committed {
+		return false, 0
+	}
+	return true, s.cfg.Report(err, stderr)
+}
+
+// readSignals reads S messages from the client until EOF, passing the
+// signals guardrun relays to sigs.
+func readSignals(ctx context.Context, conn *net.UnixConn, sigs chan<- os.Signal) {
+	var b [5]byte
+	for {
+		if _, err := io.ReadFull(conn, b[:]); err != nil || b[0] != msgSignal {
+			return
+		}
+		var sig os.Signal
+		switch n := int32(binary.LittleEndian.Uint32(b[1:])); syscall.Signal(n) {
+		case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT:
+			sig = syscall.Signal(n)
+		default:
+			continue
+		}
+		select {
+		case sigs <- sig:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// heldWriter keeps what is written to it until release, then passes
+// it on: guardrun's warnings from loading the config reach the client's
+// stderr only when the server takes the request (else the client's own
+// guardrun prints them).
+type heldWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	w   io.Writer
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.w != nil {
+		return h.w.Write(p)
+	}
+	return h.buf.Write(p)
+}
+
+func (h *heldWriter) release(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w.Write(h.buf.Bytes())
+	h.buf.Reset()
+	h.w = w
+}
+
+// readRequest reads the magic, length and payload, with the four
+// descriptors that come with the first bytes.
+func readRequest(conn *net.UnixConn, files *[4]*os.File) (*wireRequest, error) {
+	hdr := make([]byte, 8)
+	oob := make([]byte, unix.CmsgSpace(4*8))
+	n, oobn, flags, _, err := conn.ReadMsgUnix(hdr, oob)
+	if err != nil {
+		return nil, err
+	}
+	fds, ferr := unixRights(oob[:oobn])
+	for i, fd := range fds {
+		if i < 4 {
+			files[i] = os.NewFile(uintptr(fd), "client-fd-"+strconv.Itoa(i))
+		} else {
+			unix.Close(fd)
+		}
+	}
+	if ferr != nil || len(fds) != 4 || flags&unix.MSG_CTRUNC != 0 {
+		return nil, errors.New("serve: the request did not come with 4 descriptors")
+	}
+	if _, err := io.ReadFull(conn, hdr[n:]); err != nil {
+		return nil, err
+	}
+	if string(hdr[:4]) != magic {
+		return nil, errors.New("serve: not a " + magic + " request")
+	}
+	size := binary.LittleEndian.Uint32(hdr[4:])
+	if size > maxRequest {
+		return nil, errors.New("serve: request too large")
+	}
+	payload := make([]byte, size)
+	if _, err := io.ReadFull(conn, payload); err != nil {
+		return nil, err
+	}
+	return decodeRequest(payload)
+}
+
+func unixRights(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	var bad error
+	for _, m := range msgs {
+		f, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			bad = err
+			continue
+		}
+		fds = append(fds, f...)
+	}
+	return fds, bad
+}
+
+// environ is a client's environment: the list as the command gets it
+// (first of duplicates kept, as Go's os.Environ does) and its values.
+type environ struct {
+	list []string
+	vars map[string]string
+}
+
+func clientEnv(in []string) (environ, bool) {
+	e := environ{vars: make(map[string]string, len(in))}
+	for _, kv := range in {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return e, false
+		}
+		if _, dup := e.vars[k]; dup {
+			continue
+		}
+		e.vars[k] = v
+		e.list = append(e.list, kv)
+	}
+	return e, true
+}
+
+// guarded reports whether the variable k chooses something the server
+// has fixed for its lifetime: where state, config and grants live
+// (HOME, XDG_*, GUARDRUN_*), where bwrap is found (PATH), tracing.
+func guarded(k string) bool {
+	return k == "HOME" || k == "PATH" || strings.HasPrefix(k, "XDG_") ||
+		(strings.HasPrefix(k, "GUARDRUN_") && k != request.ServerEnvVar)
+}
+
+// sameGuardrunEnv reports whether the client's guarded variables are
+// the server's, and no trace is asked for.
+func (s *Server) sameGuardrunEnv(env environ) bool {
+	if _, ok := env.vars["GUARDRUN_TRACE"]; ok {
+		return false
+	}
+	for k, v := range env.vars {
+		if guarded(k) {
+			if own, ok := os.LookupEnv(k); !ok || own != v {
+				return false
+			}
+		}
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if guarded(k) {
+			if _, ok := env.vars[k]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// clientCwd is the path of the client's working directory, as its own
+// os.Getwd would say: $PWD when that names the same directory, else the
+// directory's path. ok is false when it has none the server can name.
+func clientCwd(f *os.File, pwd string) (string, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return "", false
+	}
+	same := func(p string) bool {
+		var ps unix.Stat_t
+		return unix.Stat(p, &ps) == nil && ps.Dev == st.Dev && ps.Ino == st.Ino
+	}
+	if filepath.IsAbs(pwd) && same(pwd) {
+		return pwd, true
+	}
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || !filepath.IsAbs(p) || !same(p) {
+		return "", false
+	}
+	return p, true
+}
+
+// procUmask reads the Umask line of /proc/PID/status.
+func procUmask(pid string) (uint32, error) {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0, err
+	}
+	v, ok := statusField(b, "Umask")
+	if !ok {
+		return 0, errors.New("no Umask in /proc/" + pid + "/status")
+	}
+	u, err := strconv.ParseUint(v, 8, 32)
+	return uint32(u), err
+}
+
+func statusField(status []byte, name string) (string, bool) {
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
