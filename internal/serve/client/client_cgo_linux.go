@@ -121,6 +121,13 @@ static char *grs_request(int argc, char **argv, char **envp, uint32_t um, size_t
 // person sends to guardrun, and exit as the server says.
 static void grs_committed(int sock, sigset_t *relay) {
 	int sfd = signalfd(-1, relay, SFD_CLOEXEC);
+	// Relayed even when started ignored (a background job of sh), as
+	// guardrun's own relay (signal.Notify) does: blocked, they are only
+	// read from sfd.
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	for (unsigned i = 0; sfd >= 0 && i < sizeof sigs / sizeof sigs[0]; i++) {
+		signal(sigs[i], SIG_DFL);
+	}
 	struct pollfd pfd[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
 	for (;;) {
 		int n = poll(pfd, sfd >= 0 ? 2 : 1, -1);
