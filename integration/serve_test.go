@@ -326,3 +326,96 @@ func TestServeMakeShell(t *testing.T) {
 		t.Errorf("make clean: exit %d\n%s", code, out)
 	}
 }
+
+// serveClientPy sends one well-formed GRS1 request (argv after the
+// socket; the whole environment; descriptors 0-2 and the working
+// directory) and prints what the server answered first: R, F, or
+// closed. $CLIENT_ENV names a file of NUL-separated variables to send
+// instead of its own environment.
+const serveClientPy = `import os, socket, struct, sys
+def strs(l):
+    return struct.pack('<I', len(l)) + b''.join(struct.pack('<I', len(x)) + x for x in l)
+argv = [b'guardrun'] + [a.encode() for a in sys.argv[2:]]
+env = [k.encode() + b'=' + v.encode() for k, v in os.environ.items()]
+if os.environ.get('CLIENT_ENV'):
+    env = [e for e in open(os.environ['CLIENT_ENV'], 'rb').read().split(b'\0') if e]
+um = os.umask(0o22); os.umask(um)
+p = strs(argv) + strs(env) + struct.pack('<I', um)
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+print('connected', flush=True)
+d = os.open('.', os.O_PATH | os.O_DIRECTORY)
+try:
+    socket.send_fds(s, [b'GRS1' + struct.pack('<I', len(p)) + p], [0, 1, 2, d])
+    r = s.recv(1)
+except (BrokenPipeError, ConnectionResetError):
+    r = b''
+print('reply', r.decode() if r else 'closed', flush=True)
+while r and s.recv(64):
+    pass
+`
+
+// TestServeSandboxedPeer: a command inside a guardrun sandbox (landlock,
+// which with unix_sockets accepted lets it connect to any pathname
+// socket) that reaches the server with a well-formed request is not
+// served: the server closes without an answer, and the request (a
+// trusted --config of its own making, opening a directory the sandbox
+// keeps shut) has no effect. The same request from outside any
+// sandbox is served, so the request itself is sound.
+func TestServeSandboxedPeer(t *testing.T) {
+	requireSandbox(t)
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		testenv.Missing(t, "%s is needed to speak to the server from inside a sandbox", python)
+	}
+	// A socket the config lets commands use; with it listed, socket(AF_UNIX)
+	// is open and landlock cannot restrict connect.
+	w := serveWorld(t, superviseConfig+"  unix_sockets: [/run/guardrun-test-none.sock]\n  landlock_accept: [unix_sockets]\n")
+	landlockWorks(t, w, w.work)
+	outside := filepath.Join(filepath.Dir(w.work), "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.work, "client.py"), []byte(serveClientPy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evil := "mode: approve-all\nsandbox:\n  paths:\n    work: {root: " + w.work + ", mode: rw}\n    out: {root: " + outside + ", mode: rw}\n"
+	if err := os.WriteFile(filepath.Join(w.work, "evil.yaml"), []byte(evil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Inside the sandbox: the direct write must fail (else the sandbox is
+	// not up and the attempt is not made); then the request.
+	attack := `touch ` + outside + `/direct 2>/dev/null && echo DIRECT-WROTE; ` +
+		python + ` client.py "$1" --session s1 --config evil.yaml -- touch ` + outside + `/OUTSIDE`
+	// The attack sends the environment of guardrun serve's own child,
+	// which the server would accept, so that only the peer check stands
+	// between it and the server.
+	attack = `CLIENT_ENV=client.env ` + attack
+	script := `env -0 > client.env; ` + python + ` client.py "$GUARDRUN_SERVER" --approve-all -- touch served-ok; ` +
+		`"$GR" --approve-all --backend landlock -c '` + attack + `' attack "$GUARDRUN_SERVER"`
+	out, errOut, code := serveScript(t, w, script)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.HasPrefix(out, "connected\nreply R\n") || !exists(filepath.Join(w.work, "served-ok")) {
+		t.Fatalf("the request from outside the sandbox was not served: the test's client is wrong:\n%s", out)
+	}
+	attackOut := strings.TrimPrefix(out, "connected\nreply R\n")
+	if strings.Contains(attackOut, "DIRECT-WROTE") || exists(filepath.Join(outside, "direct")) {
+		t.Fatal("the sandbox let the command write outside: the attempt did not run confined")
+	}
+	recs := recordsOf(auditRecords(t, w), attack)
+	if len(recs) != 2 || recs[0]["sandbox"] != "landlock" {
+		t.Fatalf("the attack did not run under landlock: %v", recs)
+	}
+	if !strings.Contains(attackOut, "connected\n") {
+		t.Fatalf("the sandboxed command could not connect to the server, so the peer check was not reached:\n%s", attackOut)
+	}
+	if !strings.Contains(attackOut, "reply closed\n") {
+		t.Errorf("the server answered a sandboxed peer:\n%s", attackOut)
+	}
+	if exists(filepath.Join(outside, "OUTSIDE")) {
+		t.Error("the sandboxed command got OUTSIDE created through the server")
+	}
+}

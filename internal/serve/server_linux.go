@@ -192,6 +192,15 @@ func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code
 	if !ok {
 		return false, 0
 	}
+	if opts.Config != "" && !filepath.IsAbs(opts.Config) {
+		// As the client's filepath.Abs would make it.
+		opts.Config = filepath.Join(cwd, opts.Config)
+	}
+	if gc := getenv("GUARDRUN_CONFIG"); gc != "" && !filepath.IsAbs(gc) {
+		// Relative to the working directory, which is the client's
+		// here and not the server's.
+		return false, 0
+	}
 	if opts.Session == "" && getenv("GUARDRUN_SESSION") == "" {
 		// The session is the client's terminal's; serve only clients
 		// whose terminal session is the server's.
