@@ -16,4 +16,8 @@ type Config struct {
 	// Report maps Run's error to the exit status, printing it on
 	// stderr as guardrun does.
 	Report func(err error, stderr io.Writer) int
+	// Environ is the environment of the command the server serves
+	// (GUARDRUN_SERVER aside): a client's HOME, PATH, XDG_* and
+	// GUARDRUN_* must be as here. Nil means the server's own.
+	Environ []string
 }

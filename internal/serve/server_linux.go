@@ -38,6 +38,8 @@ type Server struct {
 	env       *request.Env
 	umask     uint32
 	pidfd     bool // SO_PEERPIDFD works here
+	// guarded are the guarded variables (see guarded) of Config.Environ.
+	guarded map[string]string
 }
 
 // Listen makes the server's socket in a new private directory under
@@ -47,6 +49,10 @@ type Server struct {
 func Listen(cfg Config) (*Server, error) {
 	if cfg.Parse == nil || cfg.Report == nil {
 		return nil, errors.New("serve: Config needs Parse and Report")
+	}
+	g, err := guardedOf(cfg.Environ)
+	if err != nil {
+		return nil, err
 	}
 	self, err := readProcInfo(os.Getpid())
 	if err != nil {
@@ -76,7 +82,7 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{cfg: cfg, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
-		self: self, env: env, umask: umask, pidfd: pidfdWorks()}, nil
+		self: self, env: env, umask: umask, pidfd: pidfdWorks(), guarded: g}, nil
 }
 
 // socketBase is $XDG_RUNTIME_DIR when it is a usable directory, else the
@@ -382,33 +388,66 @@ func clientEnv(in []string) (environ, bool) {
 // guarded reports whether the variable k chooses something the server
 // has fixed for its lifetime: where state, config and grants live
 // (HOME, XDG_*, GUARDRUN_*), where bwrap is found (PATH), tracing.
+//
+// GUARDRUN_SOCKET is not: the supervisor sets it for its agent after the
+// server starts, and a request reads it from the client's environment
+// alone (who would be asked, which is never the server's business: a
+// request that needs a person is the client's; the directory hidden).
 func guarded(k string) bool {
 	return k == "HOME" || k == "PATH" || strings.HasPrefix(k, "XDG_") ||
-		(strings.HasPrefix(k, "GUARDRUN_") && k != request.ServerEnvVar)
+		(strings.HasPrefix(k, "GUARDRUN_") && k != request.ServerEnvVar && k != "GUARDRUN_SOCKET")
+}
+
+// guardedOf are the guarded variables of environ (the process's own
+// when nil). Those that choose what the server fixes for its lifetime
+// (HOME, PATH, XDG_*, GUARDRUN_TRACE) must be the process's own.
+func guardedOf(environ []string) (map[string]string, error) {
+	collect := func(env []string) map[string]string {
+		g := map[string]string{}
+		for _, kv := range env {
+			if k, v, ok := strings.Cut(kv, "="); ok && guarded(k) {
+				if _, dup := g[k]; !dup {
+					g[k] = v
+				}
+			}
+		}
+		return g
+	}
+	own := collect(os.Environ())
+	if environ == nil {
+		return own, nil
+	}
+	g := collect(environ)
+	fixed := func(k string) bool { return !strings.HasPrefix(k, "GUARDRUN_") || k == "GUARDRUN_TRACE" }
+	for _, m := range []map[string]string{g, own} {
+		for k := range m {
+			v1, ok1 := g[k]
+			v2, ok2 := own[k]
+			if fixed(k) && (ok1 != ok2 || v1 != v2) {
+				return nil, fmt.Errorf("serve: the served command's $%s is not guardrun's own", k)
+			}
+		}
+	}
+	return g, nil
 }
 
 // sameGuardrunEnv reports whether the client's guarded variables are
-// the server's, and no trace is asked for.
+// those of the command served (Config.Environ), and no trace is asked
+// for.
 func (s *Server) sameGuardrunEnv(env environ) bool {
 	if _, ok := env.vars["GUARDRUN_TRACE"]; ok {
 		return false
 	}
+	n := 0
 	for k, v := range env.vars {
 		if guarded(k) {
-			if own, ok := os.LookupEnv(k); !ok || own != v {
+			if own, ok := s.guarded[k]; !ok || own != v {
 				return false
 			}
+			n++
 		}
 	}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if guarded(k) {
-			if _, ok := env.vars[k]; !ok {
-				return false
-			}
-		}
-	}
-	return true
+	return n == len(s.guarded)
 }
 
 // clientCwd is the path of the client's working directory, as its own
