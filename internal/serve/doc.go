@@ -54,11 +54,20 @@
 // (`-c SCRIPT [ARGV0 ARG...]` with sh-style options, `-- CMD`, with the
 // common flags; parsed by the CLI's own parser) and everything that
 // shapes guardrun beyond the request is what the server already has:
-// HOME, PATH, XDG_* and GUARDRUN_* (but GUARDRUN_SERVER) set alike, no
-// GUARDRUN_TRACE, the same umask; the same terminal session unless the
-// session is named (--session, $GUARDRUN_SESSION); a working directory
-// it can name; a config that loads, under the bwrap backend, without
-// network: proxy. A request that would need a person (interactive mode,
+// HOME, XDG_* and GUARDRUN_* set as for the command served
+// (Config.Environ: `guardrun serve`'s CMD, `guardrun supervise`'s
+// agent), no GUARDRUN_TRACE, the same umask; the same terminal session
+// unless the session is named (--session, $GUARDRUN_SESSION); a
+// relative $GUARDRUN_CONFIG only with the server's working directory; a
+// working directory it can name; a config that loads, under the bwrap
+// backend, without network: proxy. GUARDRUN_SERVER itself and
+// GUARDRUN_SOCKET are not compared: the supervisor sets the latter for
+// its agent after the server starts, and a request reads it from the
+// client's environment only (to hide its directory, and to see that a
+// person would be asked through it, which makes the request the
+// client's). HOME and XDG_* must be the server process's own too: they
+// chose its state directory and caches for its lifetime. A PATH may
+// differ where it finds the same bwrap as the server's. A request that would need a person (interactive mode,
 // an ask the session's grants do not cover) is answered F before
 // anything is recorded, and the client's guardrun asks as always.
 //
