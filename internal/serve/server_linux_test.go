@@ -70,6 +70,12 @@ type conn struct {
 
 func dial(t *testing.T, srv *serve.Server, dir string, args ...string) *conn {
 	t.Helper()
+	return dialEnv(t, srv, dir, os.Environ(), args...)
+}
+
+// dialEnv is dial with the client's environment env.
+func dialEnv(t *testing.T, srv *serve.Server, dir string, env []string, args ...string) *conn {
+	t.Helper()
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: srv.Path(), Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +99,7 @@ func dial(t *testing.T, srv *serve.Server, dir string, args ...string) *conn {
 	}
 	um := unix.Umask(0o22)
 	unix.Umask(um)
-	req := serve.EncodeRequest(append([]string{"guardrun"}, args...), os.Environ(), uint32(um))
+	req := serve.EncodeRequest(append([]string{"guardrun"}, args...), env, uint32(um))
 	rights := unix.UnixRights(int(in.Fd()), int(ow.Fd()), int(ew.Fd()), cwd)
 	if _, _, err := c.WriteMsgUnix(req, rights, nil); err != nil {
 		t.Fatal(err)
@@ -238,6 +244,56 @@ func TestFallbackAnswers(t *testing.T) {
 	}
 }
 
+// TestEnvironment: a client whose state, config or session variables
+// differ from the server's, or whose PATH finds another bwrap, gets F; a
+// PATH that finds the same bwrap is served.
+func TestEnvironment(t *testing.T) {
+	srv, work, _ := startServer(t)
+	with := func(kv ...string) []string {
+		env := os.Environ()
+		for _, x := range kv {
+			k, _, _ := strings.Cut(x, "=")
+			var out []string
+			for _, e := range env {
+				if !strings.HasPrefix(e, k+"=") {
+					out = append(out, e)
+				}
+			}
+			env = append(out, x)
+		}
+		return env
+	}
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want byte
+	}{
+		{"same", os.Environ(), 'R'},
+		{"PATH finding the same bwrap", with("PATH=" + empty + ":" + os.Getenv("PATH")), 'R'},
+		{"PATH finding another bwrap", with("PATH=" + fake + ":" + os.Getenv("PATH")), 'F'},
+		{"XDG_STATE_HOME", with("XDG_STATE_HOME=" + t.TempDir()), 'F'},
+		{"HOME", with("HOME=" + t.TempDir()), 'F'},
+		{"GUARDRUN_SESSION", with("GUARDRUN_SESSION=other"), 'F'},
+		{"GUARDRUN_TRACE", with("GUARDRUN_TRACE=1"), 'F'},
+	} {
+		c := dialEnv(t, srv, work, tc.env, "--approve-all", "-c", "true")
+		if r := c.reply(t); r != tc.want {
+			t.Errorf("%s: reply %q, want %q", tc.name, r, tc.want)
+		}
+		if tc.want == 'R' {
+			if code := c.exit(t); code != 0 {
+				t.Errorf("%s: exit %d", tc.name, code)
+			}
+		}
+		c.c.Close()
+	}
+}
+
 func TestMain(m *testing.M) {
 	if p := os.Getenv("SERVE_TEST_PEER"); p != "" {
 		os.Exit(peerMain(p))
@@ -377,13 +433,13 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"),
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		bin, "-test.v", "-test.count=1",
-		"-test.run=^(TestConcurrentRuns|TestSignalsPerClient|TestFallbackAnswers|TestPeerOtherNamespace)$")
+		"-test.run=^(TestConcurrentRuns|TestSignalsPerClient|TestFallbackAnswers|TestEnvironment|TestPeerOtherNamespace)$")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("as %s: %v\n%s", unprivUser, err, out)
 	}
-	for _, name := range []string{"TestConcurrentRuns", "TestSignalsPerClient", "TestFallbackAnswers", "TestPeerOtherNamespace"} {
+	for _, name := range []string{"TestConcurrentRuns", "TestSignalsPerClient", "TestFallbackAnswers", "TestEnvironment", "TestPeerOtherNamespace"} {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("as %s, %s did not pass:\n%s", unprivUser, name, out)
 		}
