@@ -295,14 +295,23 @@ func TestServeSignals(t *testing.T) {
 }
 
 // TestServeMakeShell: make -j2 SHELL=guardrun under guardrun serve builds
-// the C project, every recipe served.
+// the C project, every recipe served, under either backend.
 func TestServeMakeShell(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) { serveMakeShell(t, backend) })
+	}
+}
+
+func serveMakeShell(t *testing.T, backend string) {
 	requireSandbox(t)
 	testenv.LookPath(t, "make")
 	testenv.LookPath(t, "cc")
 	proj := filepath.Join(t.TempDir(), "cproject")
 	copyTree(t, "testdata/cproject", proj)
-	w := runWorld(t, fmt.Sprintf(makeConfig, proj))
+	w := runWorld(t, fmt.Sprintf(makeConfig, proj)+landlockAccept, "GUARDRUN_BACKEND="+backend)
+	if backend == "landlock" {
+		landlockWorks(t, w, proj)
+	}
 	out, code := makeWithGuardrun(t, w, proj, []string{guardrunBin, "serve", "--"}, "-j2", "check")
 	if code != 0 {
 		t.Fatalf("make -j2 check: exit %d\n%s", code, out)
@@ -317,8 +326,8 @@ func TestServeMakeShell(t *testing.T) {
 		t.Fatalf("only %d records", len(recs))
 	}
 	for _, r := range recs {
-		if r["via"] != "server" {
-			t.Errorf("a recipe was not served: %v", r)
+		if r["via"] != "server" || r["sandbox"] != backend {
+			t.Errorf("a recipe was not served under %s: %v", backend, r)
 		}
 	}
 	out, code = makeWithGuardrun(t, w, proj, []string{guardrunBin, "serve", "--"}, "clean")

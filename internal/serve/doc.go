@@ -59,8 +59,8 @@
 // agent), no GUARDRUN_TRACE, the same umask; the same terminal session
 // unless the session is named (--session, $GUARDRUN_SESSION); a
 // relative $GUARDRUN_CONFIG only with the server's working directory; a
-// working directory it can name; a config that loads, under the bwrap
-// backend, without network: proxy. GUARDRUN_SERVER itself and
+// working directory it can name; a config that loads, with an OS sandbox
+// (bwrap or landlock), without network: proxy. GUARDRUN_SERVER itself and
 // GUARDRUN_SOCKET are not compared: the supervisor sets the latter for
 // its agent after the server starts, and a request reads it from the
 // client's environment only (to hide its directory, and to see that a
@@ -85,9 +85,15 @@
 //     ignored signals, not the client's. Everything else a command sees
 //     (argv, environment, descriptors 0-2, working directory, umask) is
 //     the client's. Other descriptors the client has open are not passed.
-//   - Served requests run only under the bwrap backend: a config that
-//     picks landlock, runs unsandboxed, or uses network: proxy is left
-//     to the client.
+//   - A config that runs commands unsandboxed (require_os_sandbox:
+//     false, or refuse_tools without a sandbox) or uses network: proxy
+//     is left to the client: the unsandboxed runner relays the process's
+//     own signals, and the proxy asks for hosts while the command runs.
+//   - Under landlock, each served command is restricted on a thread of
+//     the server's own (never its main thread; the thread ends with the
+//     start), as guardrun does for its one command; the server keeps its
+//     main thread unrestricted, which is what the peer check compares
+//     clients with.
 //   - Without SO_PEERPIDFD (Linux before 6.5) the peer check reads /proc
 //     by the pid SO_PEERCRED gives, checked to be alive afterwards; a pid
 //     reused in between could pass it.

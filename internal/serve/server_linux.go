@@ -227,7 +227,12 @@ func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code
 		return false, 0
 	}
 	cfg := sess.Loaded.Cfg
-	if !sess.Sandboxed || sess.NoSandbox != nil || sess.Backend != runner.BackendBwrap || cfg.Sandbox.Proxy {
+	switch {
+	case !sess.Sandboxed, sess.NoSandbox != nil, cfg.Sandbox.Proxy:
+		// Unsandboxed runs relay the process's own signals, and a
+		// proxy asks for hosts while the command runs.
+		return false, 0
+	case sess.Backend != runner.BackendBwrap && sess.Backend != runner.BackendLandlock:
 		return false, 0
 	}
 	sess.NoPerson = true

@@ -20,6 +20,7 @@ import (
 	"github.com/guardrun/guardrun/internal/cli"
 	"github.com/guardrun/guardrun/internal/serve"
 	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/landlock"
 )
 
 // startServer starts a server in a fresh home, state and work directory
@@ -141,13 +142,24 @@ func (c *conn) signal(t *testing.T, sig syscall.Signal) {
 }
 
 // TestConcurrentRuns: many clients at once (make -j) each get their own
-// command's output and exit status, and each run is audited as served.
+// command's output and exit status, and each run is audited as served,
+// under either backend.
 func TestConcurrentRuns(t *testing.T) {
+	t.Run("bwrap", func(t *testing.T) { concurrentRuns(t, "bwrap") })
+	t.Run("landlock", func(t *testing.T) {
+		if err := landlock.Check(); err != nil {
+			testenv.Missing(t, "the landlock backend cannot run here: %v", err)
+		}
+		concurrentRuns(t, "landlock")
+	})
+}
+
+func concurrentRuns(t *testing.T, backend string) {
 	srv, work, audit := startServer(t)
 	const n = 8
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
-		c := dial(t, srv, work, "--approve-all", "-c", fmt.Sprintf("echo out %d; echo err %d >&2; exit %d", i, i, i+1))
+		c := dial(t, srv, work, "--backend", backend, "--approve-all", "-c", fmt.Sprintf("echo out %d; echo err %d >&2; exit %d", i, i, i+1))
 		wg.Add(1)
 		go func(i int, c *conn) {
 			defer wg.Done()
@@ -176,13 +188,13 @@ func TestConcurrentRuns(t *testing.T) {
 	runs := map[string]int{}
 	for _, l := range lines {
 		var r struct {
-			Via, Run, Session string
-			PID               int
+			Via, Run, Session, Sandbox string
+			PID                        int
 		}
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.Via != "server" || r.Session != "served-test" || r.PID != os.Getpid() {
+		if r.Via != "server" || r.Session != "served-test" || r.PID != os.Getpid() || r.Sandbox != backend {
 			t.Errorf("record %s", l)
 		}
 		runs[r.Run]++
@@ -195,9 +207,19 @@ func TestConcurrentRuns(t *testing.T) {
 // TestSignalsPerClient: a client's signal reaches its own command only;
 // the server's own signals reach none.
 func TestSignalsPerClient(t *testing.T) {
+	t.Run("bwrap", func(t *testing.T) { signalsPerClient(t, "bwrap") })
+	t.Run("landlock", func(t *testing.T) {
+		if err := landlock.Check(); err != nil {
+			testenv.Missing(t, "the landlock backend cannot run here: %v", err)
+		}
+		signalsPerClient(t, "landlock")
+	})
+}
+
+func signalsPerClient(t *testing.T, backend string) {
 	srv, work, _ := startServer(t)
-	a := dial(t, srv, work, "--approve-all", "-c", "sleep 20")
-	b := dial(t, srv, work, "--approve-all", "-c", "sleep 20")
+	a := dial(t, srv, work, "--backend", backend, "--approve-all", "-c", "sleep 20")
+	b := dial(t, srv, work, "--backend", backend, "--approve-all", "-c", "sleep 20")
 	if a.reply(t) != 'R' || b.reply(t) != 'R' {
 		t.Fatal("not served")
 	}
