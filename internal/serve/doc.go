@@ -89,11 +89,14 @@
 //     false, or refuse_tools without a sandbox) or uses network: proxy
 //     is left to the client: the unsandboxed runner relays the process's
 //     own signals, and the proxy asks for hosts while the command runs.
-//   - Under landlock, each served command is restricted on a thread of
-//     the server's own (never its main thread; the thread ends with the
-//     start), as guardrun does for its one command; the server keeps its
-//     main thread unrestricted, which is what the peer check compares
-//     clients with.
+//   - Under landlock, each served command is started from a thread of
+//     the server's own that restricts itself (never the main thread; it
+//     lives as long as the command and then ends), as guardrun does for
+//     its one command; the main thread, which the peer check compares
+//     clients with, stays unrestricted.
+//   - A server that is stopped (SIGSTOP) or hangs stalls its clients
+//     before they get an answer: a client cannot give up and run the
+//     request itself, since the server may have taken it.
 //   - Without SO_PEERPIDFD (Linux before 6.5) the peer check reads /proc
 //     by the pid SO_PEERCRED gives, checked to be alive afterwards; a pid
 //     reused in between could pass it.
