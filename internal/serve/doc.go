@@ -94,6 +94,9 @@
 //     lives as long as the command and then ends), as guardrun does for
 //     its one command; the main thread, which the peer check compares
 //     clients with, stays unrestricted.
+//     Its first landlock run makes the server not dumpable, as it makes
+//     guardrun (so that a command cannot read the server's memory and
+//     environment through /proc), for the rest of its life.
 //   - A server that is stopped (SIGSTOP) or hangs stalls its clients
 //     before they get an answer: a client cannot give up and run the
 //     request itself, since the server may have taken it.

@@ -160,7 +160,7 @@ func (c *client) closeFiles() {
 // with the exit status.
 func (s *Server) handle(conn *net.UnixConn) {
 	defer conn.Close()
-	pid, ok := s.checkPeer(conn)
+	pid, peer, ok := s.checkPeer(conn)
 	if !ok {
 		return
 	}
@@ -172,7 +172,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
-	committed, code := s.run(c, pid, req)
+	committed, code := s.run(c, pid, peer, req)
 	if !committed {
 		c.send([]byte{msgFallback})
 		return
@@ -182,7 +182,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 
 // run runs req if the server can run it as the client's own guardrun
 // would; committed false means nothing was done and the client should.
-func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code int) {
+func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (committed bool, code int) {
 	if len(req.Argv) < 2 || req.Umask != s.umask {
 		return false, 0
 	}
@@ -214,8 +214,7 @@ func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code
 	if opts.Session == "" && getenv("GUARDRUN_SESSION") == "" {
 		// The session is the client's terminal's; serve only clients
 		// whose terminal session is the server's.
-		peer, err := readProcInfo(pid)
-		if err != nil || peer.sid != s.self.sid || peer.tty != s.self.tty {
+		if peer.sid != s.self.sid || peer.tty != s.self.tty {
 			return false, 0
 		}
 	}
