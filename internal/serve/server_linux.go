@@ -35,6 +35,8 @@ type Server struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
+	mu        sync.Mutex // guards closed and wg.Add against Close
+	closed    bool
 	self      *procInfo
 	env       *request.Env
 	umask     uint32
@@ -114,7 +116,14 @@ func (s *Server) Serve() error {
 			}
 			return fmt.Errorf("serve: accept: %w", err)
 		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return nil
+		}
 		s.wg.Add(1)
+		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			s.handle(c)
@@ -126,6 +135,9 @@ func (s *Server) Serve() error {
 // being killed would: their sandboxes end, their end records are
 // written), waits for them and removes the socket and its directory.
 func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
 	s.ln.Close()
 	s.wg.Wait()
