@@ -102,7 +102,9 @@ func socketBase() string {
 // Path is the socket, for GUARDRUN_SERVER.
 func (s *Server) Path() string { return s.path }
 
-// Serve accepts clients until Close, each on its own goroutine.
+// Serve accepts clients until Close, each on its own goroutine. If
+// accepting fails, it closes the socket (clients then run their
+// requests themselves) and returns the error.
 func (s *Server) Serve() error {
 	for {
 		c, err := s.ln.AcceptUnix()
@@ -114,6 +116,9 @@ func (s *Server) Serve() error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			// Refuse from now on rather than leave clients waiting in
+			// the backlog: they run their requests themselves.
+			s.ln.Close()
 			return fmt.Errorf("serve: accept: %w", err)
 		}
 		s.mu.Lock()
