@@ -256,7 +256,6 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	sigs := make(chan os.Signal, 4)
-	readerDone := make(chan struct{})
 	job.Cwd, job.Environ = cwd, env.list
 	job.PID, job.Via, job.Signals = pid, "server", sigs
 	job.Commit = func() error {
@@ -266,7 +265,6 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 		committed = true
 		held.release(stderr)
 		go func() {
-			defer close(readerDone)
 			readSignals(ctx, c.conn, sigs)
 			// The client is gone (or sent nonsense): as if guardrun
 			// were killed, the command ends.
