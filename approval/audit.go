@@ -47,6 +47,9 @@ type Record struct {
 	Reason    string `json:"reason,omitempty"`
 	// Note is what the person typed with a denial or an approval.
 	Note string `json:"note,omitempty"`
+	// Via is "server" for a command `guardrun serve` ran for a client
+	// guardrun (PID is then the client's); empty otherwise.
+	Via string `json:"via,omitempty"`
 	// Sandbox is bwrap, seatbelt or none.
 	Sandbox    string  `json:"sandbox,omitempty"`
 	Exit       *int    `json:"exit,omitempty"`

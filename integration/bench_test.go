@@ -18,8 +18,9 @@ import (
 // BenchmarkBackends times, alternating within one loop, `guardrun
 // --approve-all -c true` with the landlock backend, the same with bwrap,
 // plain `bash -c true`, the hand-written bwrap+seccomp call of
-// BenchmarkRunOverhead, and `guardrun explain -c true` (guardrun's own
-// start, config and policy: the floor of every guardrun run).
+// BenchmarkRunOverhead, `guardrun explain -c true` (guardrun's own
+// start, config and policy: the floor of every guardrun run), and both
+// runs served by `guardrun serve`.
 // landlock/bare is the landlock path against the hand-written bwrap
 // call; the target is ≤ 0.7.
 //
@@ -36,6 +37,15 @@ func BenchmarkBackends(b *testing.B) {
 		}
 	}
 	bare := bareBwrap(b, guardrunBin, w, run)
+	srv := startBenchServer(b, guardrunBin, w)
+	served := func(backend string) {
+		c := exec.Command(guardrunBin, "--backend", backend, "--approve-all", "-c", "true")
+		c.Dir, c.Env = w.work, srv.env(w)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("served %s: %v\n%s", backend, err, out)
+		}
+	}
 	steps := []func(){
 		func() { run(exec.Command(guardrunBin, "--backend", "landlock", "--approve-all", "-c", "true")) },
 		func() { run(exec.Command(guardrunBin, "--backend", "bwrap", "--approve-all", "-c", "true")) },
@@ -44,6 +54,9 @@ func BenchmarkBackends(b *testing.B) {
 		// guardrun's own floor: the same config and policy, no sandbox,
 		// nothing run.
 		func() { run(exec.Command(guardrunBin, "explain", "-c", "true")) },
+		// Both paths served by guardrun serve.
+		func() { served("bwrap") },
+		func() { served("landlock") },
 	}
 	for _, s := range steps {
 		s() // warm up
@@ -61,6 +74,7 @@ func BenchmarkBackends(b *testing.B) {
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 / float64(b.N) }
 	ll, bw, sh, hand, floor := ms(spent[0]), ms(spent[1]), ms(spent[2]), ms(spent[3]), ms(spent[4])
+	sbw, sll := ms(spent[5]), ms(spent[6])
 	b.ReportMetric(ll, "ms/landlock")
 	b.ReportMetric(bw, "ms/bwrap")
 	b.ReportMetric(sh, "ms/bash")
@@ -68,6 +82,12 @@ func BenchmarkBackends(b *testing.B) {
 	b.ReportMetric(floor, "ms/explain")
 	b.ReportMetric(ll/hand, "landlock/bare")
 	b.ReportMetric(bw/hand, "bwrap/bare")
+	b.ReportMetric(sbw, "ms/served-bwrap")
+	b.ReportMetric(sll, "ms/served-landlock")
+	b.ReportMetric(sbw/hand, "served-bwrap/bare")
+	b.ReportMetric(sll/hand, "served-landlock/bare")
+	b.ReportMetric(sbw/bw, "served-bwrap/bwrap")
+	b.ReportMetric(sll/ll, "served-landlock/landlock")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -120,7 +140,8 @@ func bareBwrap(b *testing.B, gr string, w *world, run func(*exec.Cmd)) func() {
 // the sandbox), the bare sandbox entry (the same bwrap argv and seccomp
 // filter, exec'd by hand), and plain `sh -c true`. overhead-ms is
 // guardrun's cost above the sandbox it starts; the target is
-// guardrun/bare ≤ 1.15. cpu-ms counts the CPU time of each with its
+// guardrun/bare ≤ 1.15, met only served (served/bare: the same run through
+// `guardrun serve`). cpu-ms counts the CPU time of each with its
 // descendants, steadier than wall time on a loaded machine.
 //
 //	go test -run '^$' -bench RunOverhead -benchtime 100x ./integration
@@ -149,10 +170,23 @@ func BenchmarkRunOverhead(b *testing.B) {
 	sh := func() time.Duration {
 		return run(exec.Command("sh", "-c", "true"))
 	}
+	// Served: the client's CPU and the server's (with the sandbox it
+	// waited for).
+	srv := startBenchServer(b, gr, w)
+	served := func() time.Duration {
+		c := exec.Command(gr, "--approve-all", "-c", "true")
+		c.Dir, c.Env = w.work, srv.env(w)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		before := srv.cpu()
+		if err := c.Run(); err != nil {
+			b.Fatalf("served: %v", err)
+		}
+		return cpuOf(c) + srv.cpu() - before
+	}
 
 	// Rotated so none always runs first or last; warmed outside the
 	// timing (page cache, filter).
-	steps, names := []func() time.Duration{guardrun, bare, sh}, []string{"guardrun", "bare", "sh"}
+	steps, names := []func() time.Duration{guardrun, bare, sh, served}, []string{"guardrun", "bare", "sh", "served"}
 	if base := benchBase(); base != "" {
 		steps = append(steps, func() time.Duration {
 			return run(exec.Command(base, "--approve-all", "-c", "true"))
@@ -162,6 +196,8 @@ func BenchmarkRunOverhead(b *testing.B) {
 	t := alternate(b, steps...)
 	report(b, names, t)
 	b.ReportMetric(msOf(t[0].wall-t[1].wall), "overhead-ms")
+	b.ReportMetric(float64(t[3].wall)/float64(t[1].wall), "served/bare")
+	b.ReportMetric(float64(t[3].cpu)/float64(t[1].cpu), "cpu:served/bare")
 }
 
 // profileBwrap is the bwrap argv of `guardrun profile --json` output.

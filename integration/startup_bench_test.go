@@ -181,7 +181,8 @@ func BenchmarkStartupVersion(b *testing.B) {
 // BenchmarkMakeRecipes: make -j2 on 200 one-line recipes with
 // SHELL=guardrun, against the same make with SHELL set to a hand-written
 // wrapper that starts the same bwrap sandbox with the same seccomp filter,
-// and against plain make. Target: guardrun/wrapper ≤ 1.3.
+// and against plain make; and the guardrun make run under `guardrun
+// serve`. Target: guardrun/wrapper ≤ 1.3 (served/wrapper).
 func BenchmarkMakeRecipes(b *testing.B) {
 	requireSandbox(b)
 	if _, err := exec.LookPath("make"); err != nil {
@@ -259,12 +260,25 @@ func BenchmarkMakeRecipes(b *testing.B) {
 			return cpuOf(c)
 		}
 	}
-	steps, names := []func() time.Duration{mkRun(gr), mkRun(wrapper), mkRun("/bin/sh")}, []string{"guardrun", "wrapper", "plain"}
+	// The same make under guardrun serve (started anew each time, as a
+	// person would run it).
+	served := func() time.Duration {
+		c := exec.Command(gr, "serve", "--", "make", "-s", "-j2", "SHELL="+gr)
+		c.Dir, c.Env = w.work, w.env
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("guardrun serve -- make: %v\n%s", err, out)
+		}
+		return cpuOf(c)
+	}
+	steps, names := []func() time.Duration{mkRun(gr), mkRun(wrapper), mkRun("/bin/sh"), served}, []string{"guardrun", "wrapper", "plain", "served"}
 	if base := benchBase(); base != "" {
 		steps, names = append(steps, mkRun(base)), append(names, "base")
 	}
 	t := alternate(b, steps...)
 	report(b, names, t)
+	b.ReportMetric(float64(t[3].wall)/float64(t[1].wall), "served/wrapper")
+	b.ReportMetric(float64(t[3].cpu)/float64(t[1].cpu), "cpu:served/wrapper")
 }
 
 // benchBase is GUARDRUN_BENCH_BASE: another guardrun binary (an older

@@ -279,11 +279,18 @@ func TestSupervise(t *testing.T) {
 	// The socket is the agent's, and invisible to the commands it runs.
 	at = tt.socketHidden(at, "socket", "GUARDRUN_SOCKET")
 
-	// An allowed command: no prompt.
+	// So is the command server's, where commands that need no prompt
+	// run.
+	at = tt.socketHidden(at, "server", "GUARDRUN_SERVER")
+
+	// An allowed command: no prompt, served.
 	tt.typ("echo hello-from-echo\n")
 	at = tt.waitFor(at, `agent saw: hello-from-echo\r\n>>> end \d+: status 0`)
 	if n := prompts(tt.screen()); n != 0 {
 		t.Fatalf("%d prompts for an allowed command", n)
+	}
+	if recs := recordsOf(auditRecords(t, w), "echo hello-from-echo"); len(recs) != 2 || recs[0]["via"] != "server" {
+		t.Errorf("the allowed command was not served: %v", recs)
 	}
 
 	// y: runs.
@@ -292,6 +299,9 @@ func TestSupervise(t *testing.T) {
 	at = tt.waitFor(at, `>>> end \d+: status 0`)
 	if _, err := os.Stat(filepath.Join(w.work, "file-y")); err != nil {
 		t.Errorf("approved touch did not run: %v", err)
+	}
+	if recs := recordsOf(auditRecords(t, w), "touch file-y"); len(recs) != 2 || recs[1]["decided_by"] != "person" || recs[1]["via"] != nil {
+		t.Errorf("the approved command: %v", recs)
 	}
 
 	// n with a note: refused with the note, the file not made.

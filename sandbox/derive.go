@@ -75,6 +75,7 @@ var DefaultEnvDeny = []string{
 	"GPG_AGENT_INFO",
 	"GUARDRUN_SOCKET",
 	"GUARDRUN_PROXY",
+	"GUARDRUN_SERVER",
 }
 
 // MaxWalkEntries bounds the search for DenyNames across all zones of one

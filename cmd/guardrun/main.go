@@ -6,6 +6,9 @@ import (
 	"os"
 
 	"github.com/guardrun/guardrun/internal/cli"
+	// The client of `guardrun serve`: an ELF constructor that hands the
+	// request to the server named by $GUARDRUN_SERVER before Go starts.
+	_ "github.com/guardrun/guardrun/internal/serve/client"
 )
 
 func main() {

@@ -83,6 +83,9 @@ func cmdLog(g *global, args []string, io IO) error {
 			status += " " + strconv.Itoa(*r.Exit)
 		}
 		line := fmt.Sprintf("%s  %-5s %-7s %-9s %s", r.Time.Local().Format(time.DateTime), r.Verdict, r.DecidedBy, status, request.OneLineDisplay(what))
+		if r.Via != "" {
+			line += "  (via " + request.OneLineDisplay(r.Via) + ")"
+		}
 		if r.Note != "" {
 			line += "  # " + request.OneLineDisplay(r.Note)
 		}

@@ -97,6 +97,7 @@ Usage:
   guardrun [flags] -c 'SCRIPT' [ARGV0 [ARG...]]   the same for a shell script
   guardrun shell                          a supervised interactive shell
   guardrun supervise -- AGENT [ARG...]    run an agent in a pty; its commands ask here
+  guardrun serve -- CMD [ARG...]          run CMD; the guardrun commands it starts run faster, served from here
   guardrun explain [--json] -c 'SCRIPT' | -- CMD...   the decision, without running
   guardrun check [--json]                 validate the config and run its examples
   guardrun profile [--os linux|darwin] [--json]   the OS sandbox that would be applied
@@ -171,6 +172,8 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return runShell(g, vargs, io)
 	case "supervise":
 		return cmdSupervise(g, vargs, io)
+	case "serve":
+		return cmdServe(g, vargs, io)
 	case "fs":
 		return cmdFS(g, vargs, io)
 	case "trust":
@@ -212,6 +215,22 @@ func isShFlags(arg string) bool {
 // runShFront handles what programs send to $SHELL:
 // [-l|--login|-i|-e|-o opt...] -c SCRIPT [ARGV0 [ARG...]].
 func runShFront(g *global, args []string, io IO) error {
+	j, err := parseShFront(args)
+	if err != nil {
+		return err
+	}
+	if j == nil {
+		if f, ok := io.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return runShell(g, nil, io)
+		}
+		return usagef("guardrun does not read commands from stdin; use -c 'SCRIPT'")
+	}
+	return execute(g, j, io)
+}
+
+// parseShFront parses runShFront's arguments into the job; nil, with no
+// error, when there is no -c SCRIPT and no script file either.
+func parseShFront(args []string) (*request.Job, error) {
 	var shellOpts []string
 	script, haveScript := "", false
 	i := 0
@@ -224,7 +243,7 @@ loop:
 			continue
 		case a == "-o" || a == "+o":
 			if i+1 >= len(args) {
-				return usagef("%s needs an option name", a)
+				return nil, usagef("%s needs an option name", a)
 			}
 			shellOpts = append(shellOpts, a, args[i+1])
 			i += 2
@@ -233,7 +252,7 @@ loop:
 			i++
 			if !haveScript {
 				if i < len(args) {
-					return usagef("a script file (%s) cannot be checked; use -c 'SCRIPT'", args[i])
+					return nil, usagef("a script file (%s) cannot be checked; use -c 'SCRIPT'", args[i])
 				}
 			}
 			continue
@@ -249,7 +268,7 @@ loop:
 			i++
 			if c && !haveScript {
 				if i >= len(args) {
-					return usagef("-c needs a script")
+					return nil, usagef("-c needs a script")
 				}
 				script, haveScript = args[i], true
 				i++
@@ -260,12 +279,44 @@ loop:
 	}
 	if !haveScript {
 		if i < len(args) {
-			return usagef("a script file (%s) cannot be checked; use -c 'SCRIPT'", args[i])
+			return nil, usagef("a script file (%s) cannot be checked; use -c 'SCRIPT'", args[i])
 		}
-		if f, ok := io.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return runShell(g, nil, io)
-		}
-		return usagef("guardrun does not read commands from stdin; use -c 'SCRIPT'")
+		return nil, nil
 	}
-	return runScript(g, script, shellOpts, args[i:], io)
+	return &request.Job{Script: script, ShellOpts: shellOpts, PosArgs: args[i:]}, nil
 }
+
+// ParseRun parses a guardrun command line (the arguments after argv[0])
+// that runs one command, -c SCRIPT or -- CMD with the common flags and
+// sh-style options, as Main would, reading the environment with getenv.
+// ok is false for anything else: another verb, a usage error, help, no
+// command, or one Main would turn into an interactive shell. `guardrun
+// serve` runs what it parses and leaves the rest to its client's own
+// guardrun, which reports it as always.
+func ParseRun(args []string, getenv func(string) string) (opts request.Options, j *request.Job, ok bool) {
+	g, rest, err := parseGlobal(args)
+	if err != nil || len(rest) == 0 {
+		return opts, nil, false
+	}
+	if err := g.backendFromEnv(getenv); err != nil {
+		return opts, nil, false
+	}
+	switch {
+	case rest[0] == "--":
+		if len(rest) < 2 {
+			return opts, nil, false
+		}
+		j = &request.Job{Argv: rest[1:]}
+	case isShFlags(rest[0]):
+		if j, err = parseShFront(rest); err != nil || j == nil {
+			return opts, nil, false
+		}
+	default:
+		return opts, nil, false
+	}
+	return g.Options, j, true
+}
+
+// Report maps the error of a run to guardrun's exit status and prints it
+// on stderr, as Main does.
+func Report(err error, stderr io.Writer) int { return report(err, stderr) }

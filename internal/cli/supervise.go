@@ -17,6 +17,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/request"
+	"github.com/guardrun/guardrun/internal/serve"
 	"github.com/guardrun/guardrun/supervisor"
 )
 
@@ -31,7 +32,10 @@ guardrun the agent starts, however nested, asks in the same place.
 The agent's environment gets SHELL (this guardrun), GUARDRUN_SOCKET (where
 its commands ask), GUARDRUN_SESSION (the supervisor's session), with
 network: proxy GUARDRUN_PROXY (the session's one proxy, which its commands
-share), with --config GUARDRUN_CONFIG, and with --backend GUARDRUN_BACKEND.
+share), with --config GUARDRUN_CONFIG, with --backend GUARDRUN_BACKEND,
+and on Linux GUARDRUN_SERVER: the agent's guardrun commands that need no
+prompt are run from here, as under guardrun serve, without starting
+guardrun anew.
 The config is checked before the agent starts.
 
 Keys at a prompt: y approve once, s approve for session, n deny (then an
@@ -115,6 +119,19 @@ func cmdSupervise(g *global, args []string, io IO) error {
 		for _, kv := range sp.Env() {
 			k, v, _ := strings.Cut(kv, "=")
 			env = setenv(env, k, v)
+		}
+	}
+	env = unsetenv(env, request.ServerEnvVar)
+	if runtime.GOOS == "linux" {
+		// The agent's guardrun commands are served from here when they
+		// can be (see guardrun serve); the rest run as they would.
+		srv, err := serve.Listen(serve.Config{Parse: ParseRun, Report: report, Environ: env})
+		if err != nil {
+			fmt.Fprintf(io.Stderr, "guardrun: warning: %v; the agent's commands each start guardrun anew\n", err)
+		} else {
+			defer srv.Close()
+			go srv.Serve()
+			env = setenv(env, request.ServerEnvVar, srv.Path())
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -11,8 +11,11 @@ import (
 
 // runID names one run in the audit log; the started record and the end
 // record of a command share it.
-func runID(start time.Time) string {
-	return fmt.Sprintf("%d-%d", os.Getpid(), start.UnixNano())
+func runID(pid int, start time.Time) string {
+	if pid == 0 {
+		pid = os.Getpid()
+	}
+	return fmt.Sprintf("%d-%d", pid, start.UnixNano())
 }
 
 // auditStart writes the record of a command about to run: the decision,

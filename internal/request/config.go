@@ -73,6 +73,21 @@ func NewEnv() (*Env, error) {
 	return e, nil
 }
 
+// For is e for a request from another process in the same user's
+// environment (`guardrun serve`'s clients): its working directory and
+// variables. The locations (home, state, config, store) stay e's: the
+// caller makes sure the variables that choose them are the same.
+func (e *Env) For(cwd string, getenv func(string) string) *Env {
+	c := *e
+	c.Cwd, c.Getenv = cwd, getenv
+	return &c
+}
+
+// ServerEnvVar names the socket of `guardrun serve`, which a guardrun
+// started with it set asks to run its command (see internal/serve).
+// Commands never get it; sandboxes hide its directory.
+const ServerEnvVar = "GUARDRUN_SERVER"
+
 // accountHome is the home directory of the account guardrun runs as,
 // from the user database rather than the environment; "" when unknown.
 func accountHome() string {

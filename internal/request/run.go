@@ -33,7 +33,35 @@ type Job struct {
 	// sets them to carry cd and export from one input to the next.
 	Cwd     string
 	Environ []string
+	// PID is the process the job came from when that is not this one
+	// (`guardrun serve` runs its clients' jobs): the audit records name
+	// it. Via says how the job came ("server"), for the audit records.
+	PID int
+	Via string
+	// Signals, when not nil, are relayed to the command instead of the
+	// signals this process receives (runner.Options.Signals).
+	Signals <-chan os.Signal
+	// Commit, when set, is called once before Run does anything that
+	// cannot be taken back (an audit record, a prompt's answer acted
+	// on, the command): `guardrun serve` tells its client there that
+	// the job is its own now. An error from it ends Run with that
+	// error, with nothing done.
+	Commit func() error
 }
+
+// commit calls j.Commit once.
+func (j *Job) commit() error {
+	if j.Commit == nil {
+		return nil
+	}
+	c := j.Commit
+	j.Commit = nil
+	return c()
+}
+
+// ErrNeedsPerson is Run's and Ask's error, with Session.NoPerson set,
+// when the gate would ask a person: nothing was asked, recorded or run.
+var ErrNeedsPerson = errors.New("the request needs a person to approve it")
 
 // Display is the job as the person is shown it and the audit log records
 // it: the script, or the argv quoted for a shell.
@@ -98,6 +126,9 @@ func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	add(approval.DefaultStoreDir(), true)
 	add(l.Cfg.Audit.Path, true)
 	if s := e.Getenv("GUARDRUN_SOCKET"); s != "" {
+		add(filepath.Dir(s), true)
+	}
+	if s := e.Getenv(ServerEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
 	if s := e.Getenv(ProxyEnvVar); s != "" {
@@ -187,6 +218,10 @@ type Session struct {
 	// Prompter, when set, replaces the terminal prompter (the
 	// supervisor's own shell asks on its terminal this way).
 	Prompter approval.Prompter
+	// NoPerson, when set, makes Ask fail with ErrNeedsPerson instead
+	// of asking anyone (`guardrun serve`, which then leaves the request
+	// to its client's own guardrun).
+	NoPerson bool
 }
 
 // Open starts a session for commands: it loads and trusts the config
@@ -195,7 +230,13 @@ type Session struct {
 // require_os_sandbox and fail_fast and no sandbox, it fails (125) before
 // anything is decided.
 func Open(g Options, io IO) (*Session, error) {
-	return open(g, io, true)
+	return open(g, nil, io, true)
+}
+
+// OpenEnv is Open in the environment e instead of the process's own
+// (`guardrun serve`, for its clients).
+func OpenEnv(g Options, e *Env, io IO) (*Session, error) {
+	return open(g, e, io, true)
 }
 
 // OpenForFiles is Open for guardrun fs, without the OS sandbox check:
@@ -203,14 +244,16 @@ func Open(g Options, io IO) (*Session, error) {
 // could start changes nothing for it. The session can never run a
 // command (Run refuses).
 func OpenForFiles(g Options, io IO) (*Session, error) {
-	return open(g, io, false)
+	return open(g, nil, io, false)
 }
 
-func open(g Options, io IO, checkSandbox bool) (*Session, error) {
+func open(g Options, e *Env, io IO, checkSandbox bool) (*Session, error) {
 	end := trace.Phase("config")
-	e, err := NewEnv()
-	if err != nil {
-		return nil, err
+	if e == nil {
+		var err error
+		if e, err = NewEnv(); err != nil {
+			return nil, err
+		}
 	}
 	l, err := Load(g, e)
 	end()
@@ -279,11 +322,17 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	l, e, cfg := s.Loaded, s.Env, s.Loaded.Cfg
 	cwd := s.Dir(j)
 	if s.NoSandbox != nil {
+		if err := j.commit(); err != nil {
+			return err
+		}
 		rec := approval.Record{Verdict: "block", Outcome: "refused", DecidedBy: "sandbox", Reason: s.NoSandbox.Error()}
 		s.audit(j, cwd, rec, start, io)
 		return &Refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.NoSandbox)}
 	}
 	if err := landlockProxyError(s); err != nil {
+		if cerr := j.commit(); cerr != nil {
+			return cerr
+		}
 		// Refused before anything is decided or asked: every command of
 		// this config would reach the network through the proxy, which
 		// this kernel's landlock cannot route (neither more nor less
@@ -308,6 +357,9 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	out, err := s.Ask(ctx, req, io, nil)
 	end()
 	if err != nil {
+		return err
+	}
+	if err := j.commit(); err != nil {
 		return err
 	}
 	rec := approval.Record{
@@ -341,7 +393,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 			return err
 		}
 		rec.Sandbox = s.Backend
-		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept}
+		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept, Signals: j.Signals}
 		if p.Proxy && runtime.GOOS == "linux" {
 			end = trace.Phase("proxy")
 			jp, err := s.proxyFor(j, cwd, io)
@@ -397,6 +449,14 @@ func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare
 	cfg := s.Loaded.Cfg
 	gate := &approval.Gate{Mode: cfg.Mode, Store: s.Store, ConfigFile: configHint(s.Loaded), Prompter: s.Prompter}
 	asks := req.Decision.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive
+	if asks && s.NoPerson {
+		if !s.granted(req) {
+			return approval.Outcome{}, ErrNeedsPerson
+		}
+		// Should the grant lapse before the gate reads it again, the
+		// gate still asks no one.
+		gate.Prompter = noPerson{}
+	}
 	if asks && gate.Prompter == nil {
 		p, closeP := prompterFor(s.Env)
 		if closeP != nil {
@@ -419,6 +479,28 @@ func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare
 	return out, err
 }
 
+// granted reports whether the session store already grants req, so that
+// the gate answers it without a person.
+func (s *Session) granted(req *approval.Request) bool {
+	if s.Store == nil || req.Key == "" {
+		return false
+	}
+	if s.Env.Getenv("GUARDRUN_SOCKET") != "" {
+		// The supervisor keeps its own grants (Ask drops the store).
+		return false
+	}
+	_, ok, err := s.Store.Has(req.Key)
+	return err == nil && ok
+}
+
+// noPerson is the Prompter of a session with NoPerson: it fails with
+// ErrNeedsPerson.
+type noPerson struct{}
+
+func (noPerson) Prompt(context.Context, *approval.Request) (approval.Answer, error) {
+	return approval.Answer{}, ErrNeedsPerson
+}
+
 // sessionKeeper is a Prompter that keeps session grants itself (the
 // supervisor).
 type sessionKeeper interface{ KeepsSessions() bool }
@@ -429,7 +511,7 @@ type sessionKeeper interface{ KeepsSessions() bool }
 func commandEnv(environ []string, program string) []string {
 	out := make([]string, 0, len(environ)+1)
 	for _, kv := range environ {
-		if strings.HasPrefix(kv, "SHELL=") {
+		if strings.HasPrefix(kv, "SHELL=") || strings.HasPrefix(kv, ServerEnvVar+"=") {
 			continue
 		}
 		out = append(out, kv)
@@ -468,7 +550,9 @@ func (s *Session) audit(j *Job, cwd string, rec approval.Record, start time.Time
 		rec.Script = j.Script
 	}
 	rec.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-	rec.Run = runID(start)
+	rec.PID = j.PID
+	rec.Via = j.Via
+	rec.Run = runID(j.PID, start)
 	defer trace.Phase("audit")()
 	s.Audit(rec, io.Stderr)
 }

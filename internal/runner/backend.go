@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
 )
 
@@ -36,6 +37,11 @@ type Options struct {
 	// loopback, required for a profile with Proxy under landlock (see
 	// landlock.CommandProxy).
 	ProxyAddr netip.AddrPort
+	// Signals, when not nil, are the signals to relay to the command
+	// instead of those this process receives (SIGINT, SIGTERM, SIGHUP,
+	// SIGQUIT): `guardrun serve` runs many commands in one process and
+	// feeds each the signals its own client received.
+	Signals <-chan os.Signal
 }
 
 // ErrLandlockProxy: a profile with the proxy under landlock, but no

@@ -57,7 +57,7 @@ func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, 
 	default:
 		return 0, fmt.Errorf("runner: backend %q is not available on Linux", o.Backend)
 	}
-	status, err := runRelaying(func() (sandboxedCmd, error) {
+	status, err := runRelaying(o.Signals, func() (sandboxedCmd, error) {
 		c, err := bwrap.CommandProxy(ctx, p, o.Proxy, argv, env)
 		if err != nil {
 			return nil, err
@@ -85,17 +85,26 @@ type sandboxedCmd interface {
 // and unsubscribing each wait for the runtime's signal thread, so the
 // first overlaps with build and the second is not waited for: a signal
 // in the moment after the command ended is dropped rather than relayed.
-func runRelaying(build func() (sandboxedCmd, error)) (int, error) {
-	sigs := make(chan os.Signal, 4)
+//
+// With from not nil, the process's signals are left alone and what from
+// delivers is relayed instead (Options.Signals).
+func runRelaying(from <-chan os.Signal, build func() (sandboxedCmd, error)) (int, error) {
+	var sigs <-chan os.Signal = from
 	subscribed := make(chan struct{})
-	go func() {
-		signal.Notify(sigs, relayed...)
+	if from == nil {
+		own := make(chan os.Signal, 4)
+		sigs = own
+		go func() {
+			signal.Notify(own, relayed...)
+			close(subscribed)
+		}()
+		defer func() {
+			<-subscribed
+			go signal.Stop(own)
+		}()
+	} else {
 		close(subscribed)
-	}()
-	defer func() {
-		<-subscribed
-		go signal.Stop(sigs)
-	}()
+	}
 
 	c, err := build()
 	if err != nil {
@@ -137,7 +146,7 @@ func CheckCached(cacheFile string) error {
 // relay, to the command's process group.
 func runLandlock(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
 	var lc *landlock.Cmd
-	status, err := runRelaying(func() (sandboxedCmd, error) {
+	status, err := runRelaying(o.Signals, func() (sandboxedCmd, error) {
 		var c *landlock.Cmd
 		var err error
 		if p != nil && p.Proxy {

@@ -9,6 +9,7 @@
 #	               started (a child of a child), as make or git would
 #	socket         print the agent's own GUARDRUN_SOCKET
 #	proxy          print the agent's own GUARDRUN_PROXY
+#	server         print the agent's own GUARDRUN_SERVER
 #	quit           exit 0
 #
 # Typed lines are not echoed, so the screen holds only what the agent and
@@ -29,6 +30,10 @@ while IFS= read -r line; do
 		;;
 	proxy)
 		echo "agent proxy: $GUARDRUN_PROXY"
+		continue
+		;;
+	server)
+		echo "agent server: $GUARDRUN_SERVER"
 		continue
 		;;
 	par\ *)

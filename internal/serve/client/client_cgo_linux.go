@@ -1,0 +1,264 @@
+//go:build linux && cgo
+
+package client
+
+/*
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#ifndef O_PATH
+#define O_PATH 010000000
+#endif
+
+static void grs_put32(char *p, uint32_t v) {
+	p[0] = (char)(v & 0xff);
+	p[1] = (char)((v >> 8) & 0xff);
+	p[2] = (char)((v >> 16) & 0xff);
+	p[3] = (char)((v >> 24) & 0xff);
+}
+
+static uint32_t grs_get32(const unsigned char *p) {
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int grs_send_all(int fd, const char *p, size_t n) {
+	while (n > 0) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR) {
+			continue;
+		}
+		if (w <= 0) {
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+// grs_read_all: 0 when n bytes were read, -1 at EOF or on an error.
+static int grs_read_all(int fd, unsigned char *p, size_t n) {
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR) {
+			continue;
+		}
+		if (r <= 0) {
+			return -1;
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static void grs_lost(const char *why, int err) {
+	const char *msg = err ? strerror(err) : "";
+	const char *parts[] = {"guardrun: lost the guardrun server (", why, err ? ": " : "", msg, ")\n"};
+	for (unsigned i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		ssize_t w = write(2, parts[i], strlen(parts[i]));
+		(void)w;
+	}
+	_exit(125);
+}
+
+// grs_request builds the request (see internal/serve's doc): "GRS1", the
+// payload's length, argc and each argument, envc and each variable, the
+// umask; numbers little-endian uint32. NULL when it cannot.
+static char *grs_request(int argc, char **argv, char **envp, uint32_t um, size_t *len) {
+	size_t size = 8 + 4 + 4 + 4;
+	int envc = 0;
+	for (int i = 0; i < argc; i++) {
+		size += 4 + strlen(argv[i]);
+	}
+	for (; envp && envp[envc]; envc++) {
+		size += 4 + strlen(envp[envc]);
+	}
+	if (size > (8u << 20)) {
+		return NULL;
+	}
+	char *buf = malloc(size);
+	if (buf == NULL) {
+		return NULL;
+	}
+	char *p = buf;
+	memcpy(p, "GRS1", 4);
+	grs_put32(p + 4, (uint32_t)(size - 8));
+	p += 8;
+	grs_put32(p, (uint32_t)argc);
+	p += 4;
+	for (int i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]);
+		grs_put32(p, (uint32_t)l);
+		memcpy(p + 4, argv[i], l);
+		p += 4 + l;
+	}
+	grs_put32(p, (uint32_t)envc);
+	p += 4;
+	for (int i = 0; i < envc; i++) {
+		size_t l = strlen(envp[i]);
+		grs_put32(p, (uint32_t)l);
+		memcpy(p + 4, envp[i], l);
+		p += 4 + l;
+	}
+	grs_put32(p, um);
+	*len = size;
+	return buf;
+}
+
+// grs_committed: the server runs the request. Relay the signals a
+// person sends to guardrun, and exit as the server says.
+static void grs_committed(int sock, sigset_t *relay) {
+	int sfd = signalfd(-1, relay, SFD_CLOEXEC);
+	// Relayed even when started ignored (a background job of sh), as
+	// guardrun's own relay (signal.Notify) does: blocked, they are only
+	// read from sfd.
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	for (unsigned i = 0; sfd >= 0 && i < sizeof sigs / sizeof sigs[0]; i++) {
+		signal(sigs[i], SIG_DFL);
+	}
+	struct pollfd pfd[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+	for (;;) {
+		int n = poll(pfd, sfd >= 0 ? 2 : 1, -1);
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			grs_lost("poll", errno);
+		}
+		if (sfd >= 0 && (pfd[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			if (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+				char m[5] = {'S'};
+				grs_put32(m + 1, si.ssi_signo);
+				if (grs_send_all(sock, m, sizeof m) != 0) {
+					grs_lost("sending a signal", errno);
+				}
+			}
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			unsigned char m[5];
+			if (grs_read_all(sock, m, 1) != 0) {
+				grs_lost("it closed the connection before the command's exit status", 0);
+			}
+			if (m[0] != 'X' || grs_read_all(sock, m + 1, 4) != 0) {
+				grs_lost("unexpected message", 0);
+			}
+			_exit((int)(int32_t)grs_get32(m + 1));
+		}
+	}
+}
+
+// guardrun_serve_client runs before the Go runtime (an ELF constructor;
+// glibc passes argc, argv and envp). See the package doc. It returns
+// unless the server took the request, having closed what it opened and
+// restored the signal mask.
+__attribute__((constructor)) static void guardrun_serve_client(int argc, char **argv, char **envp) {
+	if (argc < 2 || argv == NULL || argv[1] == NULL || argv[1][0] != '-') {
+		return;
+	}
+	const char *path = NULL;
+	for (int i = 0; envp && envp[i]; i++) {
+		if (strncmp(envp[i], "GUARDRUN_SERVER=", 16) == 0) {
+			path = envp[i] + 16;
+			break;
+		}
+	}
+	struct sockaddr_un sa;
+	if (path == NULL || path[0] != '/' || strlen(path) >= sizeof sa.sun_path) {
+		return;
+	}
+	sigset_t relay, orig;
+	sigemptyset(&relay);
+	sigaddset(&relay, SIGINT);
+	sigaddset(&relay, SIGTERM);
+	sigaddset(&relay, SIGHUP);
+	sigaddset(&relay, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &relay, &orig) != 0) {
+		return;
+	}
+	int cwd = -1;
+	char *buf = NULL;
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0) {
+		goto fallback;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, path);
+	if (connect(sock, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		goto fallback;
+	}
+	struct ucred cr;
+	socklen_t crlen = sizeof cr;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || cr.uid != geteuid()) {
+		goto fallback;
+	}
+	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cwd < 0) {
+		goto fallback;
+	}
+	mode_t um = umask(022);
+	umask(um);
+	size_t len = 0;
+	buf = grs_request(argc, argv, envp, (uint32_t)um, &len);
+	if (buf == NULL) {
+		goto fallback;
+	}
+	int fds[4] = {0, 1, 2, cwd};
+	union {
+		char b[CMSG_SPACE(sizeof fds)];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct iovec iov = {buf, len};
+	struct msghdr mh = {0};
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl.b;
+	mh.msg_controllen = sizeof ctl.b;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(c), fds, sizeof fds);
+	ssize_t sent;
+	do {
+		sent = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	} while (sent < 0 && errno == EINTR);
+	if (sent <= 0 || grs_send_all(sock, buf + sent, len - (size_t)sent) != 0) {
+		goto fallback;
+	}
+	free(buf);
+	buf = NULL;
+	unsigned char reply;
+	if (grs_read_all(sock, &reply, 1) != 0 || reply != 'R') {
+		goto fallback;
+	}
+	close(cwd);
+	grs_committed(sock, &relay);
+	_exit(125); // not reached
+
+fallback:
+	free(buf);
+	if (cwd >= 0) {
+		close(cwd);
+	}
+	if (sock >= 0) {
+		close(sock);
+	}
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+}
+*/
+import "C"

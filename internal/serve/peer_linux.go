@@ -1,0 +1,163 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// procInfo is what the peer check compares between a client and the
+// server: namespaces, seccomp filters, no_new_privs, terminal session.
+type procInfo struct {
+	ns       [3]nsID // mnt, user, pid
+	filters  int     // Seccomp_filters
+	nnp      int     // NoNewPrivs
+	sid, tty int     // session and controlling terminal (stat fields 6, 7)
+}
+
+type nsID struct{ dev, ino uint64 }
+
+var nsNames = [3]string{"mnt", "user", "pid"}
+
+func readProcInfo(pid int) (*procInfo, error) {
+	dir := "/proc/" + strconv.Itoa(pid)
+	pi := &procInfo{}
+	for i, n := range nsNames {
+		var st unix.Stat_t
+		if err := unix.Stat(dir+"/ns/"+n, &st); err != nil {
+			return nil, fmt.Errorf("%s namespace of %d: %w", n, pid, err)
+		}
+		pi.ns[i] = nsID{st.Dev, st.Ino}
+	}
+	status, err := os.ReadFile(dir + "/status")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"Seccomp_filters", &pi.filters}, {"NoNewPrivs", &pi.nnp}} {
+		s, ok := statusField(status, f.name)
+		if !ok {
+			return nil, fmt.Errorf("no %s in %s/status", f.name, dir)
+		}
+		if *f.v, err = strconv.Atoi(s); err != nil {
+			return nil, fmt.Errorf("%s in %s/status: %w", f.name, dir, err)
+		}
+	}
+	stat, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	end := strings.LastIndexByte(string(stat), ')')
+	if end < 0 {
+		return nil, errors.New("no command name in " + dir + "/stat")
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	if len(fields) < 5 {
+		return nil, errors.New("short " + dir + "/stat")
+	}
+	// fields[0] is field 3 (state).
+	if pi.sid, err = strconv.Atoi(fields[6-3]); err != nil {
+		return nil, err
+	}
+	if pi.tty, err = strconv.Atoi(fields[7-3]); err != nil {
+		return nil, err
+	}
+	return pi, nil
+}
+
+// confined reports whether peer is confined in a way the server is not:
+// another mount, user or pid namespace (bwrap's sandbox), more seccomp
+// filters or no_new_privs (the landlock backend's, or anything else's).
+// A process so confined asking for a command would get the config's
+// sandbox instead of its own.
+func (s *Server) confined(peer *procInfo) bool {
+	return peer.ns != s.self.ns || peer.filters > s.self.filters || peer.nnp > s.self.nnp
+}
+
+// checkPeer identifies the peer of conn and reports whether the server
+// may serve it: the same user, and not confined (see confined). The pid
+// comes from a pidfd (SO_PEERPIDFD), so that what is read under
+// /proc/PID is the peer's own: the pidfd is checked to be alive after
+// reading. Without SO_PEERPIDFD (kernels before 6.5), SO_PEERCRED's pid
+// is used and checked to be alive after reading, which a pid reused in
+// between could pass.
+func (s *Server) checkPeer(conn *net.UnixConn) (pid int, peer *procInfo, ok bool) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, nil, false
+	}
+	var cred *unix.Ucred
+	pidfd := -1
+	var cerr error
+	err = raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if cerr == nil && s.pidfd {
+			pidfd, cerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+		}
+	})
+	if err != nil || cerr != nil {
+		return 0, nil, false
+	}
+	if pidfd >= 0 {
+		defer unix.Close(pidfd)
+	}
+	if int(cred.Uid) != os.Geteuid() || cred.Pid <= 0 {
+		return 0, nil, false
+	}
+	pid = int(cred.Pid)
+	if pidfd >= 0 {
+		p, err := pidfdPid(pidfd)
+		if err != nil || p != pid {
+			return 0, nil, false
+		}
+	}
+	peer, err = readProcInfo(pid)
+	if err != nil || s.confined(peer) {
+		return 0, nil, false
+	}
+	// Still the same process: the pid was not reused while read.
+	if pidfd >= 0 {
+		if unix.PidfdSendSignal(pidfd, 0, nil, 0) != nil {
+			return 0, nil, false
+		}
+	} else if unix.Kill(pid, 0) != nil {
+		return 0, nil, false
+	}
+	return pid, peer, true
+}
+
+// pidfdPid is the pid a pidfd refers to, from its fdinfo.
+func pidfdPid(pidfd int) (int, error) {
+	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(pidfd))
+	if err != nil {
+		return 0, err
+	}
+	v, ok := statusField(b, "Pid")
+	if !ok {
+		return 0, errors.New("pidfd without a Pid")
+	}
+	return strconv.Atoi(v)
+}
+
+// pidfdWorks reports whether SO_PEERPIDFD is available (Linux 6.5).
+func pidfdWorks() bool {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	pidfd, err := unix.GetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+	if err != nil {
+		return false
+	}
+	unix.Close(pidfd)
+	return true
+}
