@@ -118,9 +118,10 @@ static char *grs_request(int argc, char **argv, char **envp, uint32_t um, size_t
 }
 
 // grs_committed: the server runs the request. Relay the signals a
-// person sends to guardrun, and exit as the server says.
+// person sends to guardrun (relay, blocked; NULL: none), and exit as the
+// server says.
 static void grs_committed(int sock, sigset_t *relay) {
-	int sfd = signalfd(-1, relay, SFD_CLOEXEC);
+	int sfd = relay ? signalfd(-1, relay, SFD_CLOEXEC) : -1;
 	// Relayed even when started ignored (a background job of sh), as
 	// guardrun's own relay (signal.Notify) does: blocked, they are only
 	// read from sfd.
@@ -179,15 +180,25 @@ __attribute__((constructor)) static void guardrun_serve_client(int argc, char **
 	if (path == NULL || path[0] != '/' || strlen(path) >= sizeof sa.sun_path) {
 		return;
 	}
-	sigset_t relay, orig;
+	// Descriptors 0-2 must be open: else the socket or the cwd
+	// descriptor would take the lowest free number and be sent as the
+	// command's stdin, stdout or stderr (handing the command the
+	// connection to the server). guardrun handles closed ones itself.
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0) {
+			return;
+		}
+	}
+	// The signals guardrun relays are blocked (to be read from a
+	// signalfd) only once the server has committed: until then they act
+	// as on guardrun before it runs anything, so a server that does not
+	// answer cannot make the client ignore ^C or a time-out's SIGTERM.
+	sigset_t relay;
 	sigemptyset(&relay);
 	sigaddset(&relay, SIGINT);
 	sigaddset(&relay, SIGTERM);
 	sigaddset(&relay, SIGHUP);
 	sigaddset(&relay, SIGQUIT);
-	if (sigprocmask(SIG_BLOCK, &relay, &orig) != 0) {
-		return;
-	}
 	int cwd = -1;
 	char *buf = NULL;
 	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -247,7 +258,11 @@ __attribute__((constructor)) static void guardrun_serve_client(int argc, char **
 		goto fallback;
 	}
 	close(cwd);
-	grs_committed(sock, &relay);
+	// Committed: a signal that came before this was acted on already
+	// (it ended the client, and with it the run); from here they are
+	// relayed. Without the mask nothing is relayed, and the signals
+	// keep their dispositions.
+	grs_committed(sock, sigprocmask(SIG_BLOCK, &relay, NULL) == 0 ? &relay : NULL);
 	_exit(125); // not reached
 
 fallback:
@@ -258,7 +273,6 @@ fallback:
 	if (sock >= 0) {
 		close(sock);
 	}
-	sigprocmask(SIG_SETMASK, &orig, NULL);
 }
 */
 import "C"
