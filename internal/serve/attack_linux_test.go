@@ -5,7 +5,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guardrun/guardrun/internal/serve"
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // Attacks on the server's side of the protocol: malformed and
@@ -287,5 +291,100 @@ func TestAttackSignalsOutsideTheSet(t *testing.T) {
 	c.c.Close()
 	if out, _ := io.ReadAll(c.stdout); string(out) != "finished\n" {
 		t.Errorf("stdout %q", out)
+	}
+}
+
+// TestAttackPeerCredentials: a peer of the same user whose other
+// credentials differ from the server's (groups, gid, capabilities: a
+// command would get the server's) is closed on; the same peer with the
+// server's credentials is served.
+func TestAttackPeerCredentials(t *testing.T) {
+	srv, work, _ := startServer(t)
+	testenv.LookPath(t, "setpriv")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		name string
+		args []string // setpriv's
+		root bool     // needs root to make
+		want string
+	}{
+		{"same-credentials", []string{"--reuid", strconv.Itoa(os.Geteuid())}, false, "R"},
+		{"other-gid", []string{"--regid", "65534", "--keep-groups"}, true, "closed"},
+		{"other-group-list", []string{"--groups", "65534"}, true, "closed"},
+		{"fewer-capabilities", []string{"--bounding-set", "-sys_admin"}, true, "closed"},
+		{"no-inheritable-capabilities-but-bounding", []string{"--inh-caps", "-all", "--bounding-set", "-all"}, true, "closed"},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			if r.root && os.Geteuid() != 0 {
+				t.Skip("needs root to start a peer with other credentials")
+			}
+			cmd := exec.Command("setpriv", append(r.args, exe)...)
+			cmd.Dir, cmd.Env = work, append(os.Environ(), "SERVE_TEST_PEER="+srv.Path())
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("peer: %v\n%s", err, out)
+			}
+			if got := strings.TrimSpace(string(out)); got != r.want {
+				t.Errorf("peer got %q, want %q", got, r.want)
+			}
+		})
+	}
+}
+
+// TestAttackAsUnprivilegedUser re-runs the attack tests as an
+// unprivileged user (see TestAsUnprivilegedUser).
+func TestAttackAsUnprivilegedUser(t *testing.T) {
+	if os.Getenv("GUARDRUN_TEST_CHILD") != "" {
+		t.Skip("already the re-executed copy")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("running as an unprivileged user already: the other tests cover it")
+	}
+	startServer(t) // skips without the sandbox
+	testenv.LookPath(t, "runuser")
+	if exec.Command("id", "-u", unprivUser).Run() != nil {
+		if out, err := exec.Command("useradd", "-m", unprivUser).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v\n%s", unprivUser, err, out)
+		}
+	}
+	dir, err := os.MkdirTemp("", "serve-attack-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "serve.test")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"TestAttackMalformedRequests", "TestAttackSilentClient", "TestAttackSignalsOutsideTheSet", "TestAttackPeerCredentials"}
+	cmd := exec.Command("runuser", "-u", unprivUser, "--", "env",
+		"GUARDRUN_TEST_CHILD=1",
+		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"),
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		bin, "-test.v", "-test.count=1", "-test.run=^("+strings.Join(names, "|")+")$")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as %s: %v\n%s", unprivUser, err, out)
+	}
+	for _, name := range names {
+		if !strings.Contains(string(out), "--- PASS: "+name) {
+			t.Errorf("as %s, %s did not pass:\n%s", unprivUser, name, out)
+		}
 	}
 }
