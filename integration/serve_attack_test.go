@@ -167,6 +167,7 @@ func TestServeAttackHoles(t *testing.T) {
 		{"stalled-request-interruptible", attackStalledRequest},
 		{"other-groups-not-served", attackOtherGroups},
 		{"chrooted-client-not-served", attackChroot},
+		{"sandboxed-fake-server-gets-nothing", attackFakeServer},
 		{"socket-dir-hidden-when-spelled-otherwise", attackSocketSpelling},
 		{"served-command-sees-no-other-descriptors", attackOtherFDs},
 		{"landlock-peer-without-user-namespaces", attackLandlockNoUserns},
@@ -314,6 +315,81 @@ inner="cd $PWD && exec \"\$GR\" --approve-all -c 'echo in-chroot'"
 	if uOut != sOut || uCode != sCode {
 		t.Errorf("in a chroot, served and unserved differ:\n unserved: exit %d stdout %q stderr %q\n served:   exit %d stdout %q stderr %q",
 			uCode, uOut, uErr, sCode, sOut, sErr)
+	}
+}
+
+// fakeServerPy listens at argv[1] as if it were guardrun serve, takes
+// what a client sends, tries to read ../outside/secret relative to the
+// working directory descriptor it was handed, answers R and X 0, and
+// says what it got.
+const fakeServerPy = `import array, os, socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(1)
+c, _ = s.accept()
+fds = array.array('i')
+try:
+    msg, anc, flags, addr = c.recvmsg(8, socket.CMSG_SPACE(4 * 4))
+    for lvl, typ, data in anc:
+        if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+            fds.frombytes(data[:len(data) - len(data) % 4])
+except OSError:
+    pass
+stolen = 'nothing'
+if len(fds) == 4:
+    try:
+        fd = os.open('../outside/secret', os.O_RDONLY, dir_fd=fds[3])
+        stolen = os.read(fd, 100).decode().strip()
+    except OSError as e:
+        stolen = 'denied (%s)' % e.strerror
+try:
+    c.sendall(b'RX' + struct.pack('<i', 0))
+except OSError:
+    pass
+print('fake got %d descriptors; outside: %s' % (len(fds), stolen), flush=True)
+`
+
+// attackFakeServer: a command in a guardrun sandbox (bwrap) listens
+// where an unconfined guardrun's $GUARDRUN_SERVER points (set by a
+// Makefile's export, say) and answers as the server would. The client
+// must not hand it its descriptors (its working directory's would let
+// the command open files outside its sandbox) nor take its answer: it
+// runs its command itself.
+func attackFakeServer(t *testing.T, w *world) {
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		testenv.Missing(t, "%s is needed for a server inside a sandbox", python)
+	}
+	w = serveWorld(t, superviseConfig+"  unix_sockets: [/run/guardrun-test-none.sock]\n")
+	shortRuntime(t, w)
+	outside := filepath.Join(filepath.Dir(w.work), "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("TOPSECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(w.work, "fake.py"), []byte(fakeServerPy), 0o644)
+	os.Mkdir(filepath.Join(w.work, "sock"), 0o700)
+	script := `"$GR" --approve-all -c 'cat ../outside/secret 2>/dev/null && echo DIRECT-READ; ` + python + ` fake.py "$PWD/sock/s"' > fake.out 2>&1 &
+for i in $(seq 100); do [ -S sock/s ] && break; sleep 0.1; done
+GUARDRUN_SERVER=$PWD/sock/s "$GR" --approve-all -c 'echo real-run'; echo "client $?"; wait; cat fake.out`
+	out, errOut, code := shRun(t, w, nil, 60*time.Second, script)
+	t.Logf("exit %d stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	if strings.Contains(out, "DIRECT-READ") {
+		t.Fatal("the sandbox let the command read outside: the attempt did not run confined")
+	}
+	if !strings.Contains(out, "fake got") {
+		t.Fatalf("the fake server did not run:\n%s", out)
+	}
+	if strings.Contains(out, "TOPSECRET") {
+		t.Error("a sandboxed fake server read a file outside its sandbox through the client's working directory")
+	}
+	if !strings.Contains(out, "real-run\nclient 0\n") {
+		t.Error("the client took a sandboxed fake server's answer instead of running its command")
+	}
+	if !strings.Contains(out, "fake got 0 descriptors") {
+		t.Error("the client handed its descriptors to a sandboxed fake server")
 	}
 }
 

@@ -12,7 +12,13 @@
 // A unix stream socket in a private (0700) directory under
 // $XDG_RUNTIME_DIR, else the temporary directory, named to the command
 // by $GUARDRUN_SERVER. The client connects, checks with SO_PEERCRED that
-// the server runs as its own effective user, and sends one request:
+// the server runs as its own effective user and (through /proc, by a
+// pidfd) is confined no more than itself: the same mount, user and pid
+// namespaces and root directory, no more seccomp filters, no
+// no_new_privs it lacks. A command in a sandbox listening where a
+// guardrun's $GUARDRUN_SERVER points (a Makefile's export) so gets no
+// descriptor: the working directory's would open files outside its
+// sandbox. Then the client sends one request:
 //
 //	"GRS1"  uint32 length of the rest
 //	uint32 argc, then per argument: uint32 length, bytes

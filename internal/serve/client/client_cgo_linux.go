@@ -12,7 +12,9 @@ package client
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdio.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -71,6 +73,70 @@ static void grs_lost(const char *why, int err) {
 		(void)w;
 	}
 	_exit(125);
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+// grs_same_file: whether the files at a and b (followed) are the same.
+static int grs_same_file(const char *a, const char *b) {
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// grs_status_field: the number after "NAME:" in a /proc status file, or -1.
+static long grs_status_field(const char *file, const char *name) {
+	char buf[4096];
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return -1;
+	}
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0) {
+		return -1;
+	}
+	buf[n] = 0;
+	size_t l = strlen(name);
+	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, name, l) == 0 && p[l] == ':') {
+			return strtol(p + l + 1, NULL, 10);
+		}
+	}
+	return -1;
+}
+
+// grs_server_ok: whether the server (the peer, pid) is confined no more
+// than this process: the same mount, user and pid namespaces and root
+// directory, no more seccomp filters, no no_new_privs this process
+// lacks. The request hands the server descriptors (the working
+// directory's among them), which a process in a sandbox listening at
+// $GUARDRUN_SERVER must not get. pidfd (-1 without SO_PEERPIDFD) proves
+// the pid was not reused while its /proc was read.
+static int grs_server_ok(pid_t pid, int pidfd) {
+	char a[64], b[64];
+	const char *links[] = {"ns/mnt", "ns/user", "ns/pid", "root"};
+	for (unsigned i = 0; i < sizeof links / sizeof links[0]; i++) {
+		snprintf(a, sizeof a, "/proc/self/%s", links[i]);
+		snprintf(b, sizeof b, "/proc/%d/%s", (int)pid, links[i]);
+		if (!grs_same_file(a, b)) {
+			return 0;
+		}
+	}
+	snprintf(b, sizeof b, "/proc/%d/status", (int)pid);
+	const char *fields[] = {"Seccomp_filters", "NoNewPrivs"};
+	for (unsigned i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		long own = grs_status_field("/proc/self/status", fields[i]);
+		long peer = grs_status_field(b, fields[i]);
+		if (own < 0 || peer < 0 || peer > own) {
+			return 0;
+		}
+	}
+	if (pidfd >= 0) {
+		return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+	}
+	return kill(pid, 0) == 0;
 }
 
 // grs_request builds the request (see internal/serve's doc): "GRS1", the
@@ -213,7 +279,19 @@ __attribute__((constructor)) static void guardrun_serve_client(int argc, char **
 	}
 	struct ucred cr;
 	socklen_t crlen = sizeof cr;
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || cr.uid != geteuid()) {
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || cr.uid != geteuid() || cr.pid <= 0) {
+		goto fallback;
+	}
+	int pidfd = -1;
+	socklen_t pidfdlen = sizeof pidfd;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &pidfdlen) != 0) {
+		pidfd = -1;
+	}
+	int server_ok = grs_server_ok(cr.pid, pidfd);
+	if (pidfd >= 0) {
+		close(pidfd);
+	}
+	if (!server_ok) {
 		goto fallback;
 	}
 	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
