@@ -119,6 +119,9 @@ func TestServeAttackParity(t *testing.T) {
 		{"stdout-closed", "exec 1>&-;", []string{"--approve-all", "-c", "echo out"}, false},
 		{"named-session", "", []string{"--approve-all", "--session", "s1", "-c", "echo sess"}, true},
 		{"server-var-not-passed-on", "", []string{"--approve-all", "-c", "echo \"[$GUARDRUN_SERVER]\""}, true},
+		{"large-script", "", []string{"--approve-all", "-c", "echo " + strings.Repeat("x", 100000) + " | wc -c"}, true},
+		{"large-environment", "export BIG=$(head -c 100000 /dev/zero | tr '\\0' x);", []string{"--approve-all", "-c", "echo ${#BIG}"}, true},
+		{"many-arguments", "", append([]string{"--approve-all", "-c", "echo $#", "a0"}, strings.Fields(strings.Repeat("a ", 5000))...), true},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

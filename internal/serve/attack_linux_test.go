@@ -388,3 +388,28 @@ func TestAttackAsUnprivilegedUser(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackClientGoneAtCommit: a client that goes away as soon as the
+// server has committed leaves a command that does not run on (or is
+// ended) and a start and an end record, as a guardrun killed at that
+// moment would.
+func TestAttackClientGoneAtCommit(t *testing.T) {
+	srv, work, audit := startServer(t)
+	c := dial(t, srv, work, "--approve-all", "-c", "sleep 2; echo > finished")
+	if c.reply(t) != 'R' {
+		t.Fatal("not served")
+	}
+	c.c.Close()
+	time.Sleep(3 * time.Second)
+	if _, err := os.Stat(filepath.Join(work, "finished")); err == nil {
+		t.Error("the command ran on after its client went away")
+	}
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"outcome":"started"`) || strings.Contains(lines[1], `"outcome":"started"`) {
+		t.Errorf("records, want a start and an end:\n%s", b)
+	}
+}
