@@ -55,8 +55,26 @@ func check() error {
 var lookBwrap = sync.OnceValues(findBwrap)
 
 func findBwrap() (string, error) {
-	if p, err := exec.LookPath("bwrap"); err == nil {
-		return p, nil
+	return FindIn(os.Getenv("PATH"))
+}
+
+// Binary is the bwrap this process runs: the one found on its PATH when
+// it first needed it (see FindIn).
+func Binary() (string, error) { return lookBwrap() }
+
+// FindIn is the bwrap a process whose PATH is path would run: the first
+// on path, else /usr/bin/bwrap.
+func FindIn(path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			// exec.LookPath refuses a bwrap found relative to the
+			// working directory (exec.ErrDot), and so skips it.
+			continue
+		}
+		p := filepath.Join(dir, "bwrap")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
 	}
 	if fi, err := os.Stat("/usr/bin/bwrap"); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 		return "/usr/bin/bwrap", nil

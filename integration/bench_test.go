@@ -19,8 +19,8 @@ import (
 // --approve-all -c true` with the landlock backend, the same with bwrap,
 // plain `bash -c true`, the hand-written bwrap+seccomp call of
 // BenchmarkRunOverhead, `guardrun explain -c true` (guardrun's own
-// start, config and policy: the floor of every guardrun run), and the
-// bwrap run served by `guardrun serve`.
+// start, config and policy: the floor of every guardrun run), and both
+// runs served by `guardrun serve`.
 // landlock/bare is the landlock path against the hand-written bwrap
 // call; the target is ≤ 0.7.
 //
@@ -38,6 +38,14 @@ func BenchmarkBackends(b *testing.B) {
 	}
 	bare := bareBwrap(b, guardrunBin, w, run)
 	srv := startBenchServer(b, guardrunBin, w)
+	served := func(backend string) {
+		c := exec.Command(guardrunBin, "--backend", backend, "--approve-all", "-c", "true")
+		c.Dir, c.Env = w.work, srv.env(w)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("served %s: %v\n%s", backend, err, out)
+		}
+	}
 	steps := []func(){
 		func() { run(exec.Command(guardrunBin, "--backend", "landlock", "--approve-all", "-c", "true")) },
 		func() { run(exec.Command(guardrunBin, "--backend", "bwrap", "--approve-all", "-c", "true")) },
@@ -46,16 +54,9 @@ func BenchmarkBackends(b *testing.B) {
 		// guardrun's own floor: the same config and policy, no sandbox,
 		// nothing run.
 		func() { run(exec.Command(guardrunBin, "explain", "-c", "true")) },
-		// The bwrap path served by guardrun serve (landlock is not served:
-		// it runs as above).
-		func() {
-			c := exec.Command(guardrunBin, "--backend", "bwrap", "--approve-all", "-c", "true")
-			c.Dir, c.Env = w.work, srv.env(w)
-			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			if out, err := c.CombinedOutput(); err != nil {
-				b.Fatalf("served: %v\n%s", err, out)
-			}
-		},
+		// Both paths served by guardrun serve.
+		func() { served("bwrap") },
+		func() { served("landlock") },
 	}
 	for _, s := range steps {
 		s() // warm up
@@ -72,7 +73,8 @@ func BenchmarkBackends(b *testing.B) {
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 / float64(b.N) }
-	ll, bw, sh, hand, floor, served := ms(spent[0]), ms(spent[1]), ms(spent[2]), ms(spent[3]), ms(spent[4]), ms(spent[5])
+	ll, bw, sh, hand, floor := ms(spent[0]), ms(spent[1]), ms(spent[2]), ms(spent[3]), ms(spent[4])
+	sbw, sll := ms(spent[5]), ms(spent[6])
 	b.ReportMetric(ll, "ms/landlock")
 	b.ReportMetric(bw, "ms/bwrap")
 	b.ReportMetric(sh, "ms/bash")
@@ -80,9 +82,12 @@ func BenchmarkBackends(b *testing.B) {
 	b.ReportMetric(floor, "ms/explain")
 	b.ReportMetric(ll/hand, "landlock/bare")
 	b.ReportMetric(bw/hand, "bwrap/bare")
-	b.ReportMetric(served, "ms/served")
-	b.ReportMetric(served/hand, "served/bare")
-	b.ReportMetric(served/bw, "served/bwrap")
+	b.ReportMetric(sbw, "ms/served-bwrap")
+	b.ReportMetric(sll, "ms/served-landlock")
+	b.ReportMetric(sbw/hand, "served-bwrap/bare")
+	b.ReportMetric(sll/hand, "served-landlock/bare")
+	b.ReportMetric(sbw/bw, "served-bwrap/bwrap")
+	b.ReportMetric(sll/ll, "served-landlock/landlock")
 	b.ReportMetric(0, "ns/op")
 }
 

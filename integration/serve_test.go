@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -223,7 +224,7 @@ func TestServeAsksPerson(t *testing.T) {
 // servedClient starts `guardrun serve -- sh -c 'exec $GR --approve-all
 // -c SCRIPT'` and returns it and the client's pid once the command has
 // made started.
-func servedClient(t *testing.T, w *world, script, started string) (*exec.Cmd, int) {
+func servedClient(t *testing.T, w *world, script, started string) (*exec.Cmd, int, *bytes.Buffer) {
 	t.Helper()
 	cmd, out := startKillable(t, w, "serve", "--", "sh", "-c", `exec "$GR" --approve-all -c '`+script+`'`)
 	deadline := time.Now().Add(20 * time.Second)
@@ -247,7 +248,7 @@ func servedClient(t *testing.T, w *world, script, started string) (*exec.Cmd, in
 	if ppid, _ := strconv.Atoi(f[1]); ppid != cmd.Process.Pid {
 		t.Fatalf("the client %d is not serve's child (its parent is %d)", pid, ppid)
 	}
-	return cmd, pid
+	return cmd, pid, out
 }
 
 // TestServeSignals: SIGINT to a served client ends the command (130,
@@ -258,7 +259,7 @@ func TestServeSignals(t *testing.T) {
 		w := serveWorld(t, superviseConfig)
 		started, done := filepath.Join(w.work, "started"), filepath.Join(w.work, "done")
 		script := "echo > started; sleep 30; echo > done"
-		cmd, client := servedClient(t, w, script, started)
+		cmd, client, _ := servedClient(t, w, script, started)
 		syscall.Kill(client, syscall.SIGINT)
 		cmd.Wait()
 		if code := cmd.ProcessState.ExitCode(); code != 130 {
@@ -276,7 +277,7 @@ func TestServeSignals(t *testing.T) {
 		w := serveWorld(t, superviseConfig)
 		started, done := filepath.Join(w.work, "started"), filepath.Join(w.work, "done")
 		script := "echo > started; sleep 3; echo > done"
-		cmd, client := servedClient(t, w, script, started)
+		cmd, client, _ := servedClient(t, w, script, started)
 		syscall.Kill(client, syscall.SIGKILL)
 		cmd.Wait()
 		if code := cmd.ProcessState.ExitCode(); code != 128+9 {
@@ -295,14 +296,23 @@ func TestServeSignals(t *testing.T) {
 }
 
 // TestServeMakeShell: make -j2 SHELL=guardrun under guardrun serve builds
-// the C project, every recipe served.
+// the C project, every recipe served, under either backend.
 func TestServeMakeShell(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) { serveMakeShell(t, backend) })
+	}
+}
+
+func serveMakeShell(t *testing.T, backend string) {
 	requireSandbox(t)
 	testenv.LookPath(t, "make")
 	testenv.LookPath(t, "cc")
 	proj := filepath.Join(t.TempDir(), "cproject")
 	copyTree(t, "testdata/cproject", proj)
-	w := runWorld(t, fmt.Sprintf(makeConfig, proj))
+	w := runWorld(t, fmt.Sprintf(makeConfig, proj)+landlockAccept, "GUARDRUN_BACKEND="+backend)
+	if backend == "landlock" {
+		landlockWorks(t, w, proj)
+	}
 	out, code := makeWithGuardrun(t, w, proj, []string{guardrunBin, "serve", "--"}, "-j2", "check")
 	if code != 0 {
 		t.Fatalf("make -j2 check: exit %d\n%s", code, out)
@@ -317,8 +327,8 @@ func TestServeMakeShell(t *testing.T) {
 		t.Fatalf("only %d records", len(recs))
 	}
 	for _, r := range recs {
-		if r["via"] != "server" {
-			t.Errorf("a recipe was not served: %v", r)
+		if r["via"] != "server" || r["sandbox"] != backend {
+			t.Errorf("a recipe was not served under %s: %v", backend, r)
 		}
 	}
 	out, code = makeWithGuardrun(t, w, proj, []string{guardrunBin, "serve", "--"}, "clean")
@@ -417,5 +427,34 @@ func TestServeSandboxedPeer(t *testing.T) {
 	}
 	if exists(filepath.Join(outside, "OUTSIDE")) {
 		t.Error("the sandboxed command got OUTSIDE created through the server")
+	}
+}
+
+// TestServeServerKilled: a client whose server dies while its command
+// runs says so and exits 125, and the command does not outlive the
+// server.
+func TestServeServerKilled(t *testing.T) {
+	requireSandbox(t)
+	w := serveWorld(t, superviseConfig)
+	started, done := filepath.Join(w.work, "started"), filepath.Join(w.work, "done")
+	script := "echo > started; sleep 3; echo > done"
+	cmd, client, out := servedClient(t, w, script, started)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait() // and for the client, which holds the output pipe
+	// The client is the server's orphan now; it ends once it sees the
+	// server gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(client, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the client outlived its server by 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), "guardrun: lost the guardrun server (") {
+		t.Errorf("the client did not say it lost its server: %q", out)
+	}
+	time.Sleep(4 * time.Second)
+	if exists(done) {
+		t.Error("the command outlived its server")
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -203,5 +204,56 @@ func TestBackendFromEnv(t *testing.T) {
 				t.Errorf("backend %q, err %v; want %q", g.Backend, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseRun: the run forms guardrun serve takes, parsed as Main
+// parses them; everything else is left to the client.
+func TestParseRun(t *testing.T) {
+	env := func(k string) string {
+		if k == "GUARDRUN_BACKEND" {
+			return "landlock"
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+		opts request.Options
+		job  request.Job
+	}{
+		{args: []string{"-c", "echo hi"}, ok: true, job: request.Job{Script: "echo hi", PosArgs: []string{}}},
+		{args: []string{"--strict", "-ec", "x", "a0", "a1"}, ok: true, opts: request.Options{Mode: rules.ModeStrict},
+			job: request.Job{Script: "x", ShellOpts: []string{"-e"}, PosArgs: []string{"a0", "a1"}}},
+		{args: []string{"--config", "c.yaml", "--", "ls", "-l"}, ok: true, opts: request.Options{Config: "c.yaml"}, job: request.Job{Argv: []string{"ls", "-l"}}},
+		{args: []string{"--backend", "bwrap", "-c", "true"}, ok: true, opts: request.Options{Backend: rules.BackendBwrap}, job: request.Job{Script: "true", PosArgs: []string{}}},
+		{args: []string{"-lc", "true"}, ok: true, job: request.Job{Script: "true", PosArgs: []string{}}},
+		{args: []string{"--"}},
+		{args: []string{"-c"}},
+		{args: []string{"-l"}},
+		{args: []string{"explain", "-c", "true"}},
+		{args: []string{"--approve-all", "log"}},
+		{args: []string{"--mode", "bogus", "-c", "true"}},
+		{args: []string{"-c", "true", "--", "x"}, ok: true, job: request.Job{Script: "true", PosArgs: []string{"x"}}},
+		{args: []string{"script.sh"}},
+		{args: []string{"--help"}},
+	} {
+		opts, j, ok := ParseRun(tc.args, env)
+		if ok != tc.ok {
+			t.Errorf("%q: ok %v, want %v", tc.args, ok, tc.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if tc.opts.Backend == "" {
+			tc.opts.Backend = "landlock" // from the environment
+		}
+		if opts != tc.opts {
+			t.Errorf("%q: options %+v, want %+v", tc.args, opts, tc.opts)
+		}
+		if !reflect.DeepEqual(*j, tc.job) {
+			t.Errorf("%q: job %+v, want %+v", tc.args, *j, tc.job)
+		}
 	}
 }

@@ -46,7 +46,11 @@ func cmdServe(g *global, args []string, io IO) error {
 	if len(argv) == 0 {
 		return usagef("serve needs a command: guardrun serve -- CMD [ARG...]")
 	}
-	if g.Options != (request.Options{}) {
+	given := g.Options
+	if v := os.Getenv("GUARDRUN_BACKEND"); v != "" && string(given.Backend) == v {
+		given.Backend = "" // from the environment, which CMD's commands get too
+	}
+	if given != (request.Options{}) {
 		// Each command is parsed as its own guardrun would parse it.
 		return usagef("serve takes no flags: give them to the commands CMD runs, or set them in the config")
 	}

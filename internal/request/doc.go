@@ -35,10 +35,16 @@
 // calls Ask and Audit; the proxy calls Ask for each unlisted host and
 // Audit for each connection.
 //
-// internal/cli is the caller today: it parses flags into Options, calls
+// internal/cli is the caller: it parses flags into Options, calls
 // Open and Run, and maps the errors to exit statuses (*Refusal 77,
 // *ExitStatus the command's own, anything else 125). A new entry point (an
 // MCP server, say) does the same rather than copying the flow.
+// internal/serve (`guardrun serve`) does it for other guardrun processes:
+// OpenEnv in the client's environment and directory, Job.PID and Via for
+// the audit, Job.Signals for the relay, Job.Commit called before the
+// first step that cannot be taken back, and Session.NoPerson, which makes
+// a request that would prompt fail with ErrNeedsPerson before anything
+// is recorded.
 //
 // # Limitations
 //

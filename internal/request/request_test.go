@@ -236,3 +236,48 @@ func TestOpenRefusesStateInsideZone(t *testing.T) {
 		t.Fatalf("Open = %v, want a refusal naming $XDG_STATE_HOME", err)
 	}
 }
+
+// TestNoPerson: a session that may not ask anyone (guardrun serve) fails
+// a request that would prompt with ErrNeedsPerson, before Commit and
+// before any record; one the session's grants cover, or that needs no
+// person, goes on to Commit.
+func TestNoPerson(t *testing.T) {
+	w := newWorld(t, testConfig)
+	io, _, _ := testIO()
+	s, err := OpenForFiles(Options{Config: w.config, Mode: rules.ModeInteractive}, io)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing runs: every Commit below stops the run.
+	s.NoSandbox = nil
+	s.NoPerson = true
+	p := &person{approve: true}
+	s.Prompter = p
+	commits := 0
+	stop := errors.New("stop at commit")
+	job := func(script string) *Job {
+		return &Job{Script: script, Commit: func() error { commits++; return stop }}
+	}
+	if err := s.Run(context.Background(), job("make"), io); !errors.Is(err, ErrNeedsPerson) {
+		t.Fatalf("an ask: %v, want ErrNeedsPerson", err)
+	}
+	if commits != 0 || len(p.asked) != 0 || len(w.records(t)) != 0 {
+		t.Fatalf("an ask: %d commits, asked %v, records %v", commits, p.asked, w.records(t))
+	}
+	if err := s.Run(context.Background(), job("true"), io); err != stop || commits != 1 {
+		t.Fatalf("an allowed job: %v, %d commits", err, commits)
+	}
+	if s.Store == nil {
+		t.Fatal("no session store")
+	}
+	d := s.Decide(&Job{Script: "make"})
+	if err := s.Store.Add(approval.Grant{Key: approval.RequestKey(d, "make", w.work), Summary: "make", Where: w.work}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(context.Background(), job("make"), io); err != stop || commits != 2 || len(p.asked) != 0 {
+		t.Fatalf("a granted ask: %v, %d commits, asked %v", err, commits, p.asked)
+	}
+	if len(w.records(t)) != 0 {
+		t.Errorf("records before any commit: %v", w.records(t))
+	}
+}

@@ -449,8 +449,13 @@ func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare
 	cfg := s.Loaded.Cfg
 	gate := &approval.Gate{Mode: cfg.Mode, Store: s.Store, ConfigFile: configHint(s.Loaded), Prompter: s.Prompter}
 	asks := req.Decision.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive
-	if asks && s.NoPerson && !s.granted(req) {
-		return approval.Outcome{}, ErrNeedsPerson
+	if asks && s.NoPerson {
+		if !s.granted(req) {
+			return approval.Outcome{}, ErrNeedsPerson
+		}
+		// Should the grant lapse before the gate reads it again, the
+		// gate still asks no one.
+		gate.Prompter = noPerson{}
 	}
 	if asks && gate.Prompter == nil {
 		p, closeP := prompterFor(s.Env)
@@ -486,6 +491,14 @@ func (s *Session) granted(req *approval.Request) bool {
 	}
 	_, ok, err := s.Store.Has(req.Key)
 	return err == nil && ok
+}
+
+// noPerson is the Prompter of a session with NoPerson: it fails with
+// ErrNeedsPerson.
+type noPerson struct{}
+
+func (noPerson) Prompt(context.Context, *approval.Request) (approval.Answer, error) {
+	return approval.Answer{}, ErrNeedsPerson
 }
 
 // sessionKeeper is a Prompter that keeps session grants itself (the

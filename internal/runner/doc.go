@@ -2,8 +2,10 @@
 // takes the sandbox Profile the policy layer derived, starts argv inside
 // the platform's OS sandbox (bubblewrap and seccomp on Linux, or Landlock
 // and seccomp where user namespaces are unavailable; Seatbelt on macOS),
-// relays SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command, and
-// returns its exit status the way sh reports it. Check says whether a
+// relays SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command (those this
+// process receives, or with Options.Signals those a caller running many
+// commands at once feeds it: `guardrun serve`), and returns its exit
+// status the way sh reports it. Check says whether a
 // sandbox can be built here at all.
 //
 // It does not decide whether to run anything (rules and approval do), it

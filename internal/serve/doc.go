@@ -67,11 +67,20 @@
 // (`-c SCRIPT [ARGV0 ARG...]` with sh-style options, `-- CMD`, with the
 // common flags; parsed by the CLI's own parser) and everything that
 // shapes guardrun beyond the request is what the server already has:
-// HOME, PATH, XDG_* and GUARDRUN_* (but GUARDRUN_SERVER) set alike, no
-// GUARDRUN_TRACE, the same umask; the same terminal session unless the
-// session is named (--session, $GUARDRUN_SESSION); a working directory
-// it can name; a config that loads, under the bwrap backend, without
-// network: proxy. A request that would need a person (interactive mode,
+// HOME, XDG_* and GUARDRUN_* set as for the command served
+// (Config.Environ: `guardrun serve`'s CMD, `guardrun supervise`'s
+// agent), no GUARDRUN_TRACE, the same umask; the same terminal session
+// unless the session is named (--session, $GUARDRUN_SESSION); a
+// relative $GUARDRUN_CONFIG only with the server's working directory; a
+// working directory it can name; a config that loads, with an OS sandbox
+// (bwrap or landlock), without network: proxy. GUARDRUN_SERVER itself and
+// GUARDRUN_SOCKET are not compared: the supervisor sets the latter for
+// its agent after the server starts, and a request reads it from the
+// client's environment only (to hide its directory, and to see that a
+// person would be asked through it, which makes the request the
+// client's). HOME and XDG_* must be the server process's own too: they
+// chose its state directory and caches for its lifetime. A PATH may
+// differ where it finds the same bwrap as the server's. A request that would need a person (interactive mode,
 // an ask the session's grants do not cover) is answered F before
 // anything is recorded, and the client's guardrun asks as always.
 //
@@ -96,9 +105,21 @@
 //     more, it stops listening and its clients run the usual way. Everything else a command sees
 //     (argv, environment, descriptors 0-2, working directory, umask) is
 //     the client's. Other descriptors the client has open are not passed.
-//   - Served requests run only under the bwrap backend: a config that
-//     picks landlock, runs unsandboxed, or uses network: proxy is left
-//     to the client.
+//   - A config that runs commands unsandboxed (require_os_sandbox:
+//     false, or refuse_tools without a sandbox) or uses network: proxy
+//     is left to the client: the unsandboxed runner relays the process's
+//     own signals, and the proxy asks for hosts while the command runs.
+//   - Under landlock, each served command is started from a thread of
+//     the server's own that restricts itself (never the main thread; it
+//     lives as long as the command and then ends), as guardrun does for
+//     its one command; the main thread, which the peer check compares
+//     clients with, stays unrestricted.
+//     Its first landlock run makes the server not dumpable, as it makes
+//     guardrun (so that a command cannot read the server's memory and
+//     environment through /proc), for the rest of its life.
+//   - A server that is stopped (SIGSTOP) or hangs stalls its clients
+//     before they get an answer: a client cannot give up and run the
+//     request itself, since the server may have taken it.
 //   - Without SO_PEERPIDFD (Linux before 6.5) the peer check reads /proc
 //     by the pid SO_PEERCRED gives, checked to be alive afterwards; a pid
 //     reused in between could pass it.

@@ -110,10 +110,10 @@ func (s *Server) confined(peer *procInfo) bool {
 // reading. Without SO_PEERPIDFD (kernels before 6.5), SO_PEERCRED's pid
 // is used and checked to be alive after reading, which a pid reused in
 // between could pass.
-func (s *Server) checkPeer(conn *net.UnixConn) (pid int, ok bool) {
+func (s *Server) checkPeer(conn *net.UnixConn) (pid int, peer *procInfo, ok bool) {
 	raw, err := conn.SyscallConn()
 	if err != nil {
-		return 0, false
+		return 0, nil, false
 	}
 	var cred *unix.Ucred
 	pidfd := -1
@@ -125,34 +125,34 @@ func (s *Server) checkPeer(conn *net.UnixConn) (pid int, ok bool) {
 		}
 	})
 	if err != nil || cerr != nil {
-		return 0, false
+		return 0, nil, false
 	}
 	if pidfd >= 0 {
 		defer unix.Close(pidfd)
 	}
 	if int(cred.Uid) != os.Geteuid() || cred.Pid <= 0 {
-		return 0, false
+		return 0, nil, false
 	}
 	pid = int(cred.Pid)
 	if pidfd >= 0 {
 		p, err := pidfdPid(pidfd)
 		if err != nil || p != pid {
-			return 0, false
+			return 0, nil, false
 		}
 	}
-	peer, err := readProcInfo(pid)
+	peer, err = readProcInfo(pid)
 	if err != nil || s.confined(peer) {
-		return 0, false
+		return 0, nil, false
 	}
 	// Still the same process: the pid was not reused while read.
 	if pidfd >= 0 {
 		if unix.PidfdSendSignal(pidfd, 0, nil, 0) != nil {
-			return 0, false
+			return 0, nil, false
 		}
 	} else if unix.Kill(pid, 0) != nil {
-		return 0, false
+		return 0, nil, false
 	}
-	return pid, true
+	return pid, peer, true
 }
 
 // pidfdPid is the pid a pidfd refers to, from its fdinfo.

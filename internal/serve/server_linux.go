@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/runner"
 )
@@ -181,7 +182,7 @@ func (c *client) closeFiles() {
 // with the exit status.
 func (s *Server) handle(conn *net.UnixConn) {
 	defer conn.Close()
-	pid, ok := s.checkPeer(conn)
+	pid, peer, ok := s.checkPeer(conn)
 	if !ok {
 		return
 	}
@@ -193,7 +194,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
-	committed, code := s.run(c, pid, req)
+	committed, code := s.run(c, pid, peer, req)
 	if !committed {
 		c.send([]byte{msgFallback})
 		return
@@ -204,7 +205,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 
 // run runs req if the server can run it as the client's own guardrun
 // would; committed false means nothing was done and the client should.
-func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code int) {
+func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (committed bool, code int) {
 	if len(req.Argv) < 2 || req.Umask != s.umask {
 		return false, 0
 	}
@@ -213,6 +214,9 @@ func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code
 		return false, 0
 	}
 	getenv := func(k string) string { return env.vars[k] }
+	if !s.samePath(getenv("PATH")) {
+		return false, 0
+	}
 	cwd, ok := clientCwd(c.files[3], getenv("PWD"))
 	if !ok {
 		return false, 0
@@ -233,8 +237,7 @@ func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code
 	if opts.Session == "" && getenv("GUARDRUN_SESSION") == "" {
 		// The session is the client's terminal's; serve only clients
 		// whose terminal session is the server's.
-		peer, err := readProcInfo(pid)
-		if err != nil || peer.sid != s.self.sid || peer.tty != s.self.tty {
+		if peer.sid != s.self.sid || peer.tty != s.self.tty {
 			return false, 0
 		}
 	}
@@ -246,7 +249,12 @@ func (s *Server) run(c *client, pid int, req *wireRequest) (committed bool, code
 		return false, 0
 	}
 	cfg := sess.Loaded.Cfg
-	if !sess.Sandboxed || sess.NoSandbox != nil || sess.Backend != runner.BackendBwrap || cfg.Sandbox.Proxy {
+	switch {
+	case !sess.Sandboxed, sess.NoSandbox != nil, cfg.Sandbox.Proxy:
+		// Unsandboxed runs relay the process's own signals, and a
+		// proxy asks for hosts while the command runs.
+		return false, 0
+	case sess.Backend != runner.BackendBwrap && sess.Backend != runner.BackendLandlock:
 		return false, 0
 	}
 	sess.NoPerson = true
@@ -414,20 +422,35 @@ func clientEnv(in []string) (environ, bool) {
 
 // guarded reports whether the variable k chooses something the server
 // has fixed for its lifetime: where state, config and grants live
-// (HOME, XDG_*, GUARDRUN_*), where bwrap is found (PATH), tracing.
+// (HOME, XDG_*, GUARDRUN_*), tracing. (PATH, which chose the bwrap the
+// server runs, is compared by what it finds: see samePath.)
 //
 // GUARDRUN_SOCKET is not: the supervisor sets it for its agent after the
 // server starts, and a request reads it from the client's environment
 // alone (who would be asked, which is never the server's business: a
 // request that needs a person is the client's; the directory hidden).
 func guarded(k string) bool {
-	return k == "HOME" || k == "PATH" || strings.HasPrefix(k, "XDG_") ||
+	return k == "HOME" || strings.HasPrefix(k, "XDG_") ||
 		(strings.HasPrefix(k, "GUARDRUN_") && k != request.ServerEnvVar && k != "GUARDRUN_SOCKET")
+}
+
+// samePath reports whether a client whose PATH is path would run the
+// bwrap the server runs.
+func (s *Server) samePath(path string) bool {
+	if path == os.Getenv("PATH") {
+		return true
+	}
+	own, err := bwrap.Binary()
+	if err != nil {
+		return false
+	}
+	p, err := bwrap.FindIn(path)
+	return err == nil && p == own
 }
 
 // guardedOf are the guarded variables of environ (the process's own
 // when nil). Those that choose what the server fixes for its lifetime
-// (HOME, PATH, XDG_*, GUARDRUN_TRACE) must be the process's own.
+// (HOME, XDG_*, GUARDRUN_TRACE) must be the process's own.
 func guardedOf(environ []string) (map[string]string, error) {
 	collect := func(env []string) map[string]string {
 		g := map[string]string{}

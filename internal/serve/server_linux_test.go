@@ -20,6 +20,7 @@ import (
 	"github.com/guardrun/guardrun/internal/cli"
 	"github.com/guardrun/guardrun/internal/serve"
 	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/landlock"
 )
 
 // startServer starts a server in a fresh home, state and work directory
@@ -70,6 +71,12 @@ type conn struct {
 
 func dial(t *testing.T, srv *serve.Server, dir string, args ...string) *conn {
 	t.Helper()
+	return dialEnv(t, srv, dir, os.Environ(), args...)
+}
+
+// dialEnv is dial with the client's environment env.
+func dialEnv(t *testing.T, srv *serve.Server, dir string, env []string, args ...string) *conn {
+	t.Helper()
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: srv.Path(), Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +100,7 @@ func dial(t *testing.T, srv *serve.Server, dir string, args ...string) *conn {
 	}
 	um := unix.Umask(0o22)
 	unix.Umask(um)
-	req := serve.EncodeRequest(append([]string{"guardrun"}, args...), os.Environ(), uint32(um))
+	req := serve.EncodeRequest(append([]string{"guardrun"}, args...), env, uint32(um))
 	rights := unix.UnixRights(int(in.Fd()), int(ow.Fd()), int(ew.Fd()), cwd)
 	if _, _, err := c.WriteMsgUnix(req, rights, nil); err != nil {
 		t.Fatal(err)
@@ -135,13 +142,24 @@ func (c *conn) signal(t *testing.T, sig syscall.Signal) {
 }
 
 // TestConcurrentRuns: many clients at once (make -j) each get their own
-// command's output and exit status, and each run is audited as served.
+// command's output and exit status, and each run is audited as served,
+// under either backend.
 func TestConcurrentRuns(t *testing.T) {
+	t.Run("bwrap", func(t *testing.T) { concurrentRuns(t, "bwrap") })
+	t.Run("landlock", func(t *testing.T) {
+		if err := landlock.Check(); err != nil {
+			testenv.Missing(t, "the landlock backend cannot run here: %v", err)
+		}
+		concurrentRuns(t, "landlock")
+	})
+}
+
+func concurrentRuns(t *testing.T, backend string) {
 	srv, work, audit := startServer(t)
 	const n = 8
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
-		c := dial(t, srv, work, "--approve-all", "-c", fmt.Sprintf("echo out %d; echo err %d >&2; exit %d", i, i, i+1))
+		c := dial(t, srv, work, "--backend", backend, "--approve-all", "-c", fmt.Sprintf("echo out %d; echo err %d >&2; exit %d", i, i, i+1))
 		wg.Add(1)
 		go func(i int, c *conn) {
 			defer wg.Done()
@@ -170,13 +188,13 @@ func TestConcurrentRuns(t *testing.T) {
 	runs := map[string]int{}
 	for _, l := range lines {
 		var r struct {
-			Via, Run, Session string
-			PID               int
+			Via, Run, Session, Sandbox string
+			PID                        int
 		}
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatal(err)
 		}
-		if r.Via != "server" || r.Session != "served-test" || r.PID != os.Getpid() {
+		if r.Via != "server" || r.Session != "served-test" || r.PID != os.Getpid() || r.Sandbox != backend {
 			t.Errorf("record %s", l)
 		}
 		runs[r.Run]++
@@ -189,9 +207,19 @@ func TestConcurrentRuns(t *testing.T) {
 // TestSignalsPerClient: a client's signal reaches its own command only;
 // the server's own signals reach none.
 func TestSignalsPerClient(t *testing.T) {
+	t.Run("bwrap", func(t *testing.T) { signalsPerClient(t, "bwrap") })
+	t.Run("landlock", func(t *testing.T) {
+		if err := landlock.Check(); err != nil {
+			testenv.Missing(t, "the landlock backend cannot run here: %v", err)
+		}
+		signalsPerClient(t, "landlock")
+	})
+}
+
+func signalsPerClient(t *testing.T, backend string) {
 	srv, work, _ := startServer(t)
-	a := dial(t, srv, work, "--approve-all", "-c", "sleep 20")
-	b := dial(t, srv, work, "--approve-all", "-c", "sleep 20")
+	a := dial(t, srv, work, "--backend", backend, "--approve-all", "-c", "sleep 20")
+	b := dial(t, srv, work, "--backend", backend, "--approve-all", "-c", "sleep 20")
 	if a.reply(t) != 'R' || b.reply(t) != 'R' {
 		t.Fatal("not served")
 	}
@@ -235,6 +263,56 @@ func TestFallbackAnswers(t *testing.T) {
 	if _, err := os.Stat(audit); err == nil {
 		b, _ := os.ReadFile(audit)
 		t.Errorf("a fallback was audited: %s", b)
+	}
+}
+
+// TestEnvironment: a client whose state, config or session variables
+// differ from the server's, or whose PATH finds another bwrap, gets F; a
+// PATH that finds the same bwrap is served.
+func TestEnvironment(t *testing.T) {
+	srv, work, _ := startServer(t)
+	with := func(kv ...string) []string {
+		env := os.Environ()
+		for _, x := range kv {
+			k, _, _ := strings.Cut(x, "=")
+			var out []string
+			for _, e := range env {
+				if !strings.HasPrefix(e, k+"=") {
+					out = append(out, e)
+				}
+			}
+			env = append(out, x)
+		}
+		return env
+	}
+	fake := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want byte
+	}{
+		{"same", os.Environ(), 'R'},
+		{"PATH finding the same bwrap", with("PATH=" + empty + ":" + os.Getenv("PATH")), 'R'},
+		{"PATH finding another bwrap", with("PATH=" + fake + ":" + os.Getenv("PATH")), 'F'},
+		{"XDG_STATE_HOME", with("XDG_STATE_HOME=" + t.TempDir()), 'F'},
+		{"HOME", with("HOME=" + t.TempDir()), 'F'},
+		{"GUARDRUN_SESSION", with("GUARDRUN_SESSION=other"), 'F'},
+		{"GUARDRUN_TRACE", with("GUARDRUN_TRACE=1"), 'F'},
+	} {
+		c := dialEnv(t, srv, work, tc.env, "--approve-all", "-c", "true")
+		if r := c.reply(t); r != tc.want {
+			t.Errorf("%s: reply %q, want %q", tc.name, r, tc.want)
+		}
+		if tc.want == 'R' {
+			if code := c.exit(t); code != 0 {
+				t.Errorf("%s: exit %d", tc.name, code)
+			}
+		}
+		c.c.Close()
 	}
 }
 
@@ -295,35 +373,31 @@ func TestPeerOtherNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(attr *syscall.SysProcAttr, nnp bool) string {
+	// The confined peers are made by programs of their own: after a
+	// landlock run this process is not dumpable, and cannot write the
+	// id maps of a user namespace it would make itself.
+	run := func(pre ...string) string {
 		t.Helper()
 		cmd := exec.Command(exe)
-		if nnp {
-			cmd = exec.Command("setpriv", "--no-new-privs", exe)
+		if len(pre) > 0 {
+			cmd = exec.Command(pre[0], append(pre[1:], exe)...)
 		}
 		cmd.Dir, cmd.Env = work, append(os.Environ(), "SERVE_TEST_PEER="+srv.Path())
-		cmd.SysProcAttr = attr
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("peer: %v\n%s", err, out)
 		}
 		return strings.TrimSpace(string(out))
 	}
-	if got := run(nil, false); got != "R" {
+	testenv.LookPath(t, "unshare")
+	testenv.LookPath(t, "setpriv")
+	if got := run(); got != "R" {
 		t.Fatalf("an unconfined peer got %q, want R: the test's peer is wrong", got)
 	}
-	userns := &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}},
-	}
-	if got := run(userns, false); got != "closed" {
+	if got := run("unshare", "--user"); got != "closed" {
 		t.Errorf("a peer in another user namespace got %q, want closed", got)
 	}
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		testenv.Missing(t, "setpriv (util-linux) is not installed")
-	}
-	if got := run(nil, true); got != "closed" {
+	if got := run("setpriv", "--no-new-privs"); got != "closed" {
 		t.Errorf("a peer with no_new_privs got %q, want closed", got)
 	}
 	b, _ := os.ReadFile(audit)
@@ -377,13 +451,13 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"),
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		bin, "-test.v", "-test.count=1",
-		"-test.run=^(TestConcurrentRuns|TestSignalsPerClient|TestFallbackAnswers|TestPeerOtherNamespace)$")
+		"-test.run=^(TestConcurrentRuns|TestSignalsPerClient|TestFallbackAnswers|TestEnvironment|TestPeerOtherNamespace)$")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("as %s: %v\n%s", unprivUser, err, out)
 	}
-	for _, name := range []string{"TestConcurrentRuns", "TestSignalsPerClient", "TestFallbackAnswers", "TestPeerOtherNamespace"} {
+	for _, name := range []string{"TestConcurrentRuns", "TestSignalsPerClient", "TestFallbackAnswers", "TestEnvironment", "TestPeerOtherNamespace"} {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("as %s, %s did not pass:\n%s", unprivUser, name, out)
 		}
