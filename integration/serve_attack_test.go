@@ -102,7 +102,7 @@ func TestServeAttackParity(t *testing.T) {
 		{"bad-mode", "", []string{"--mode", "bogus", "-c", "echo x"}, false},
 		{"help", "", []string{"-h"}, false},
 		{"script-file", "", []string{"-e", "script.sh"}, false},
-		{"landlock-backend", "", []string{"--approve-all", "--backend", "landlock", "-c", "echo ll"}, false},
+		{"landlock-backend", "", []string{"--approve-all", "--backend", "landlock", "-c", "echo ll"}, true},
 		{"umask-077", "umask 077;", []string{"--approve-all", "-c", "umask; echo f > um; stat -c %a um"}, false},
 		{"pwd-through-symlink", "ln -sfn \"$PWD\" ../sym; cd ../sym;", []string{"--approve-all", "-c", "pwd; echo $PWD"}, true},
 		{"pwd-lies", "export PWD=/;", []string{"--approve-all", "-c", "pwd"}, true},
@@ -170,9 +170,11 @@ func TestServeAttackHoles(t *testing.T) {
 		{"stalled-request-interruptible", attackStalledRequest},
 		{"other-groups-not-served", attackOtherGroups},
 		{"chrooted-client-not-served", attackChroot},
-		{"sandboxed-fake-server-gets-nothing", attackFakeServer},
+		{"bwrap-sandboxed-fake-server-gets-nothing", func(t *testing.T, w *world) { attackFakeServer(t, w, "bwrap") }},
+		{"landlock-sandboxed-fake-server-gets-nothing", func(t *testing.T, w *world) { attackFakeServer(t, w, "landlock") }},
 		{"socket-dir-hidden-when-spelled-otherwise", attackSocketSpelling},
-		{"served-command-sees-no-other-descriptors", attackOtherFDs},
+		{"served-command-sees-no-other-descriptors", func(t *testing.T, w *world) { attackOtherFDs(t, w, "bwrap") }},
+		{"served-landlock-command-sees-no-other-descriptors", func(t *testing.T, w *world) { attackOtherFDs(t, w, "landlock") }},
 		{"landlock-peer-without-user-namespaces", attackLandlockNoUserns},
 	}
 	for _, r := range rows {
@@ -358,13 +360,16 @@ print('fake got %d descriptors; outside: %s' % (len(fds), stolen), flush=True)
 // must not hand it its descriptors (its working directory's would let
 // the command open files outside its sandbox) nor take its answer: it
 // runs its command itself.
-func attackFakeServer(t *testing.T, w *world) {
+func attackFakeServer(t *testing.T, w *world, backend string) {
 	python := "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
 		testenv.Missing(t, "%s is needed for a server inside a sandbox", python)
 	}
-	w = serveWorld(t, superviseConfig+"  unix_sockets: [/run/guardrun-test-none.sock]\n")
+	w = serveWorld(t, superviseConfig+"  unix_sockets: [/run/guardrun-test-none.sock]\n  landlock_accept: [unix_sockets]\n")
 	shortRuntime(t, w)
+	if backend == "landlock" {
+		landlockWorks(t, w, w.work)
+	}
 	outside := filepath.Join(filepath.Dir(w.work), "outside")
 	if err := os.Mkdir(outside, 0o755); err != nil {
 		t.Fatal(err)
@@ -374,7 +379,7 @@ func attackFakeServer(t *testing.T, w *world) {
 	}
 	os.WriteFile(filepath.Join(w.work, "fake.py"), []byte(fakeServerPy), 0o644)
 	os.Mkdir(filepath.Join(w.work, "sock"), 0o700)
-	script := `"$GR" --approve-all -c 'cat ../outside/secret 2>/dev/null && echo DIRECT-READ; ` + python + ` fake.py "$PWD/sock/s"' > fake.out 2>&1 &
+	script := `"$GR" --backend ` + backend + ` --approve-all -c 'cat ../outside/secret 2>/dev/null && echo DIRECT-READ; ` + python + ` fake.py "$PWD/sock/s"' > fake.out 2>&1 &
 for i in $(seq 100); do [ -S sock/s ] && break; sleep 0.1; done
 GUARDRUN_SERVER=$PWD/sock/s "$GR" --approve-all -c 'echo real-run'; echo "client $?"; wait; cat fake.out`
 	out, errOut, code := shRun(t, w, nil, 60*time.Second, script)
@@ -384,6 +389,9 @@ GUARDRUN_SERVER=$PWD/sock/s "$GR" --approve-all -c 'echo real-run'; echo "client
 	}
 	if !strings.Contains(out, "fake got") {
 		t.Fatalf("the fake server did not run:\n%s", out)
+	}
+	if recs := auditRecords(t, w); len(recs) < 1 || recs[0]["sandbox"] != backend {
+		t.Fatalf("the fake server did not run under %s: %v", backend, recs)
 	}
 	if strings.Contains(out, "TOPSECRET") {
 		t.Error("a sandboxed fake server read a file outside its sandbox through the client's working directory")
@@ -418,9 +426,12 @@ func attackSocketSpelling(t *testing.T, w *world) {
 
 // attackOtherFDs: runs served at the same time see only their own
 // descriptors 0-2, none of the other client's or the server's.
-func attackOtherFDs(t *testing.T, w *world) {
-	script := `"$GR" --approve-all -c 'sleep 2' 3</dev/null 4</dev/null & sleep 0.5
-"$GR" --approve-all -c 'ls /proc/self/fd | tr "\n" " "; echo' 7</dev/null; wait`
+func attackOtherFDs(t *testing.T, w *world, backend string) {
+	if backend == "landlock" {
+		landlockWorks(t, w, w.work)
+	}
+	script := `"$GR" --backend ` + backend + ` --approve-all -c 'sleep 2' 3</dev/null 4</dev/null & sleep 0.5
+"$GR" --backend ` + backend + ` --approve-all -c 'ls /proc/self/fd | tr "\n" " "; echo' 7</dev/null; wait`
 	out, errOut, code := shRun(t, w, []string{guardrunBin, "serve", "--"}, 30*time.Second, script)
 	if code != 0 || servedRecords(t, w) != 4 {
 		t.Fatalf("exit %d, %d served records: stdout %q stderr %q", code, servedRecords(t, w), out, errOut)

@@ -53,8 +53,8 @@
 // The server first checks the peer: the same user (SO_PEERCRED), and
 // not confined more than the server, read from /proc through a pidfd
 // (SO_PEERPIDFD): the same mount, user and pid namespaces, the same
-// root directory (no chroot), the same uids, gids, supplementary groups
-// and capability sets (a command gets the server's), no more seccomp
+// root directory (no chroot), the same uids, gids and supplementary
+// groups (a command gets the server's), no more seccomp
 // filters and no no_new_privs the server lacks. A client inside
 // a guardrun sandbox fails this (bwrap's namespaces, landlock's seccomp
 // filter and no_new_privs), and the server closes the connection

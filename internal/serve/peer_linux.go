@@ -18,8 +18,9 @@ type procInfo struct {
 	root    nsID    // the root directory (chroot)
 	filters int     // Seccomp_filters
 	nnp     int     // NoNewPrivs
-	// creds are the Uid, Gid, Groups and Cap* lines of the status: a
-	// served command gets the server's, so the peer must have the same.
+	// creds are the Uid, Gid and Groups lines of the status: a served
+	// command gets the server's, so the peer must have the same.
+	// (Capabilities are not compared: both sandboxes drop them all.)
 	creds    string
 	sid, tty int // session and controlling terminal (stat fields 6, 7)
 }
@@ -29,7 +30,7 @@ type nsID struct{ dev, ino uint64 }
 var nsNames = [3]string{"mnt", "user", "pid"}
 
 // credFields are the lines of /proc/PID/status that make procInfo.creds.
-var credFields = []string{"Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"}
+var credFields = []string{"Uid", "Gid", "Groups"}
 
 func readProcInfo(pid int) (*procInfo, error) {
 	dir := "/proc/" + strconv.Itoa(pid)
@@ -96,8 +97,8 @@ func readProcInfo(pid int) (*procInfo, error) {
 // filters or no_new_privs (the landlock backend's, or anything else's).
 // A process so confined asking for a command would get the config's
 // sandbox instead of its own. Another root directory (chroot) or other
-// credentials than the server's (groups, capabilities: setpriv, sg)
-// count as confined too: the command would run with the server's.
+// uids, gids or groups than the server's (setpriv, sg) count as
+// confined too: the command would run with the server's.
 func (s *Server) confined(peer *procInfo) bool {
 	return peer.ns != s.self.ns || peer.root != s.self.root || peer.filters > s.self.filters ||
 		peer.nnp > s.self.nnp || peer.creds != s.self.creds

@@ -79,57 +79,94 @@ static void grs_lost(const char *why, int err) {
 #define SO_PEERPIDFD 77
 #endif
 
-// grs_same_file: whether the files at a and b (followed) are the same.
-static int grs_same_file(const char *a, const char *b) {
-	struct stat sa, sb;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-// grs_status_field: the number after "NAME:" in a /proc status file, or -1.
-static long grs_status_field(const char *file, const char *name) {
-	char buf[4096];
+// grs_status_line: the text after "NAME:" in a /proc status file, in
+// buf; NULL when missing.
+static char *grs_status_line(const char *file, const char *name, char *buf, size_t size) {
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		return -1;
+		return NULL;
 	}
-	ssize_t n = read(fd, buf, sizeof buf - 1);
+	ssize_t n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0) {
-		return -1;
+		return NULL;
 	}
 	buf[n] = 0;
 	size_t l = strlen(name);
-	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+	for (char *p = buf; p != NULL; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (strncmp(p, name, l) == 0 && p[l] == ':') {
-			return strtol(p + l + 1, NULL, 10);
+			char *end = strchr(p, '\n');
+			if (end) {
+				*end = 0;
+			}
+			return p + l + 1;
 		}
 	}
-	return -1;
+	return NULL;
+}
+
+// grs_status_num: the number of NAME in a status file, or -1.
+static long grs_status_num(const char *file, const char *name) {
+	char buf[4096];
+	char *v = grs_status_line(file, name, buf, sizeof buf);
+	return v ? strtol(v, NULL, 10) : -1;
+}
+
+// grs_status_words: how many words NAME has in a status file, or -1.
+static int grs_status_words(const char *file, const char *name) {
+	char buf[4096];
+	char *v = grs_status_line(file, name, buf, sizeof buf);
+	if (v == NULL) {
+		return -1;
+	}
+	int n = 0;
+	for (char *t = strtok(v, " \t"); t; t = strtok(NULL, " \t")) {
+		n++;
+	}
+	return n;
 }
 
 // grs_server_ok: whether the server (the peer, pid) is confined no more
-// than this process: the same mount, user and pid namespaces and root
-// directory, no more seccomp filters, no no_new_privs this process
-// lacks. The request hands the server descriptors (the working
-// directory's among them), which a process in a sandbox listening at
-// $GUARDRUN_SERVER must not get. pidfd (-1 without SO_PEERPIDFD) proves
-// the pid was not reused while its /proc was read.
+// than this process: no more seccomp filters, no no_new_privs this
+// process lacks, no deeper pid namespace, and, where this process may
+// look (a server that ran a landlock command is not dumpable), the same
+// mount, user and pid namespaces and root directory. The request hands
+// the server descriptors (the working directory's among them), which a
+// command in a sandbox listening at $GUARDRUN_SERVER must not get (a
+// guardrun sandbox always has a seccomp filter and no_new_privs of its
+// own). pidfd (-1 without SO_PEERPIDFD) proves the pid was not reused
+// while its /proc was read.
 static int grs_server_ok(pid_t pid, int pidfd) {
 	char a[64], b[64];
-	const char *links[] = {"ns/mnt", "ns/user", "ns/pid", "root"};
-	for (unsigned i = 0; i < sizeof links / sizeof links[0]; i++) {
-		snprintf(a, sizeof a, "/proc/self/%s", links[i]);
-		snprintf(b, sizeof b, "/proc/%d/%s", (int)pid, links[i]);
-		if (!grs_same_file(a, b)) {
-			return 0;
-		}
-	}
 	snprintf(b, sizeof b, "/proc/%d/status", (int)pid);
 	const char *fields[] = {"Seccomp_filters", "NoNewPrivs"};
 	for (unsigned i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-		long own = grs_status_field("/proc/self/status", fields[i]);
-		long peer = grs_status_field(b, fields[i]);
+		long own = grs_status_num("/proc/self/status", fields[i]);
+		long peer = grs_status_num(b, fields[i]);
 		if (own < 0 || peer < 0 || peer > own) {
+			return 0;
+		}
+	}
+	int own = grs_status_words("/proc/self/status", "NSpid");
+	int peer = grs_status_words(b, "NSpid");
+	if (own < 1 || peer < 1 || peer > own) {
+		return 0;
+	}
+	const char *links[] = {"ns/mnt", "ns/user", "ns/pid", "root"};
+	for (unsigned i = 0; i < sizeof links / sizeof links[0]; i++) {
+		struct stat sa, sb;
+		snprintf(a, sizeof a, "/proc/self/%s", links[i]);
+		snprintf(b, sizeof b, "/proc/%d/%s", (int)pid, links[i]);
+		if (stat(a, &sa) != 0) {
+			return 0;
+		}
+		if (stat(b, &sb) != 0) {
+			if (errno == EACCES || errno == EPERM) {
+				continue; // not dumpable: the status above decides
+			}
+			return 0;
+		}
+		if (sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino) {
 			return 0;
 		}
 	}
