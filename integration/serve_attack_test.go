@@ -481,3 +481,78 @@ func attackLandlockNoUserns(t *testing.T, w *world) {
 		t.Error("the sandboxed command got OUTSIDE created through the server")
 	}
 }
+
+// TestServeAttackUnprivileged: as an unprivileged user, (1) a server
+// that ran a landlock command (and so is not dumpable: its /proc is
+// closed to its clients) still serves the clients after it, and (2) a
+// fake server in a bwrap sandbox gets nothing from an unconfined client.
+func TestServeAttackUnprivileged(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run guardrun as an unprivileged user")
+	}
+	testenv.LookPath(t, "runuser")
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		testenv.Missing(t, "%s is needed for a server inside a sandbox", python)
+	}
+	const user = "guardrun-test"
+	if exec.Command("id", "-u", user).Run() != nil {
+		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v\n%s", user, err, out)
+		}
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "grsa-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ws, home, outside := dir+"/ws", dir+"/home", dir+"/outside"
+	cfg := home + "/cfg.yaml"
+	for p, c := range map[string]string{
+		ws + "/fake.py":     fakeServerPy,
+		outside + "/secret": "TOPSECRET\n",
+		cfg: "shell:\n  program: /bin/bash\n  default: {allowed: true, approval: false}\nsandbox:\n" +
+			"  unix_sockets: [/run/guardrun-test-none.sock]\n  landlock_accept: [unix_sockets]\n" +
+			"  paths:\n    ws: {root: " + ws + ", mode: rw}\n",
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(ws+"/sock", 0o700)
+	if out, err := exec.Command("chown", "-R", user, dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v\n%s", err, out)
+	}
+	os.Chmod(dir, 0o755)
+	run := func(script string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "runuser", "-u", user, "--", "env", "-i", "HOME="+home, "PATH=/usr/local/bin:/usr/bin:/bin",
+			"GUARDRUN_CONFIG="+cfg, "GR="+guardrunBin, "sh", "-c", script)
+		cmd.Dir = ws
+		cmd.WaitDelay = pipeGrace
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("as %s: %v\n%s", user, err, out)
+		}
+		return string(out)
+	}
+	audit := home + "/.local/state/guardrun/audit.jsonl"
+	out := run(`"$GR" serve -- sh -c '"$GR" --backend landlock -c "echo ll"; "$GR" --backend bwrap -c "echo after1"; "$GR" --backend landlock -c "echo after2"'`)
+	b, _ := os.ReadFile(audit)
+	if out != "ll\nafter1\nafter2\n" || strings.Count(string(b), `"via":"server"`) != 6 {
+		t.Errorf("not every run served after a landlock run:\n%s\n%s", out, b)
+	}
+	out = run(`"$GR" --approve-all -c 'cat ../outside/secret 2>/dev/null && echo DIRECT-READ; ` + python + ` fake.py "$PWD/sock/s"' > fake.out 2>&1 &
+for i in $(seq 100); do [ -S sock/s ] && break; sleep 0.1; done
+GUARDRUN_SERVER=$PWD/sock/s "$GR" --approve-all -c 'echo real-run'; echo "client $?"; wait; cat fake.out`)
+	if strings.Contains(out, "DIRECT-READ") || !strings.Contains(out, "fake got") {
+		t.Fatalf("the fake server did not run confined:\n%s", out)
+	}
+	if strings.Contains(out, "TOPSECRET") || !strings.Contains(out, "real-run\nclient 0\n") || !strings.Contains(out, "fake got 0 descriptors") {
+		t.Errorf("a sandboxed fake server was handed the client's request:\n%s", out)
+	}
+}
