@@ -11,6 +11,7 @@ FUZZ_TARGETS := \
 	./shellparse:FuzzSplitPattern \
 	./rules:FuzzLoad \
 	./supervisor:FuzzDecode \
+	./internal/serve:FuzzDecodeRequest \
 	./internal/bashoracle:FuzzBashOracle
 
 .PHONY: all deps build test vet cross fuzz fuzz-list bench demo clean

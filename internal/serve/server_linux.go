@@ -106,7 +106,9 @@ func socketBase() string {
 // Path is the socket, for GUARDRUN_SERVER.
 func (s *Server) Path() string { return s.path }
 
-// Serve accepts clients until Close, each on its own goroutine.
+// Serve accepts clients until Close, each on its own goroutine. If
+// accepting fails, it closes the socket (clients then run their
+// requests themselves) and returns the error.
 func (s *Server) Serve() error {
 	for {
 		c, err := s.ln.AcceptUnix()
@@ -262,7 +264,6 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	sigs := make(chan os.Signal, 4)
-	readerDone := make(chan struct{})
 	job.Cwd, job.Environ = cwd, env.list
 	job.PID, job.Via, job.Signals = pid, "server", sigs
 	job.Commit = func() error {
@@ -276,7 +277,6 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 		committed = true
 		held.release(stderr)
 		go func() {
-			defer close(readerDone)
 			readSignals(ctx, c.conn, sigs)
 			// The client is gone (or sent nonsense): as if guardrun
 			// were killed, the command ends.
