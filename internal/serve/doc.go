@@ -119,7 +119,9 @@
 //     environment through /proc), for the rest of its life.
 //   - A server that is stopped (SIGSTOP) or hangs stalls its clients
 //     before they get an answer: a client cannot give up and run the
-//     request itself, since the server may have taken it.
+//     request itself, since the server may have taken it. ^C or a
+//     time-out's SIGTERM still ends such a client, as it ends a guardrun
+//     that has not run anything yet.
 //   - Without SO_PEERPIDFD (Linux before 6.5) the peer check reads /proc
 //     by the pid SO_PEERCRED gives, checked to be alive afterwards; a pid
 //     reused in between could pass it.
