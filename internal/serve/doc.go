@@ -12,7 +12,13 @@
 // A unix stream socket in a private (0700) directory under
 // $XDG_RUNTIME_DIR, else the temporary directory, named to the command
 // by $GUARDRUN_SERVER. The client connects, checks with SO_PEERCRED that
-// the server runs as its own effective user, and sends one request:
+// the server runs as its own effective user and (through /proc, by a
+// pidfd) is confined no more than itself: the same mount, user and pid
+// namespaces and root directory, no more seccomp filters, no
+// no_new_privs it lacks. A command in a sandbox listening where a
+// guardrun's $GUARDRUN_SERVER points (a Makefile's export) so gets no
+// descriptor: the working directory's would open files outside its
+// sandbox. Then the client sends one request:
 //
 //	"GRS1"  uint32 length of the rest
 //	uint32 argc, then per argument: uint32 length, bytes
@@ -20,13 +26,18 @@
 //	uint32 umask
 //
 // (numbers little-endian), with SCM_RIGHTS on its first bytes: its
-// descriptors 0, 1, 2 and an O_PATH descriptor of its working directory.
+// descriptors 0, 1, 2 and an O_PATH descriptor of its working directory
+// (a client with one of 0-2 closed does not ask: its socket would take
+// the free number and be sent as the command's stdio).
 // The server answers one byte:
 //
 //   - 'F' (fallback), or the connection closes: nothing was done; the
-//     client closes what it opened, restores its signal mask and returns
-//     from the constructor, and guardrun runs the request itself.
-//   - 'R' (committed): the server owns the request. The client relays
+//     client closes what it opened and returns from the constructor,
+//     and guardrun runs the request itself.
+//   - 'R' (committed): the server owns the request. Until R the client
+//     leaves its signals alone (SIGINT or SIGTERM end it as they end a
+//     guardrun that has not run anything yet; the server then runs
+//     nothing, or ends what it started); from R on it relays
 //     SIGINT, SIGTERM, SIGHUP and SIGQUIT as 'S' + int32 signal number,
 //     and waits for 'X' + int32 exit status, with which it exits. If the
 //     connection ends first it prints "guardrun: lost the guardrun server
@@ -41,8 +52,10 @@
 //
 // The server first checks the peer: the same user (SO_PEERCRED), and
 // not confined more than the server, read from /proc through a pidfd
-// (SO_PEERPIDFD): the same mount, user and pid namespaces, no more
-// seccomp filters and no no_new_privs the server lacks. A client inside
+// (SO_PEERPIDFD): the same mount, user and pid namespaces, the same
+// root directory (no chroot), the same uids, gids and supplementary
+// groups (a command gets the server's), no more seccomp
+// filters and no no_new_privs the server lacks. A client inside
 // a guardrun sandbox fails this (bwrap's namespaces, landlock's seccomp
 // filter and no_new_privs), and the server closes the connection
 // without reading the request: a sandboxed command never gets a fresh
@@ -80,9 +93,16 @@
 // # Limitations
 //
 //   - The command inherits the server's resource limits, nice value,
-//     cgroup, scheduling and security attributes, supplementary groups,
-//     controlling terminal (bwrap gives it a new session either way) and
-//     ignored signals, not the client's. Everything else a command sees
+//     cgroup, scheduling, LSM label (AppArmor, SELinux), controlling
+//     terminal (bwrap gives it a new session either way) and ignored
+//     signals, not the client's. A Landlock domain that comes without a
+//     seccomp filter or no_new_privs the server lacks (another tool's,
+//     under a server that has no_new_privs itself) is not seen: /proc
+//     does not show Landlock domains.
+//   - The server's descriptors are shared by its concurrent runs: when
+//     its limit (RLIMIT_NOFILE) is reached, served runs fail (125) where
+//     separate guardrun processes would not; when it cannot accept any
+//     more, it stops listening and its clients run the usual way. Everything else a command sees
 //     (argv, environment, descriptors 0-2, working directory, umask) is
 //     the client's. Other descriptors the client has open are not passed.
 //   - A config that runs commands unsandboxed (require_os_sandbox:
@@ -99,7 +119,9 @@
 //     environment through /proc), for the rest of its life.
 //   - A server that is stopped (SIGSTOP) or hangs stalls its clients
 //     before they get an answer: a client cannot give up and run the
-//     request itself, since the server may have taken it.
+//     request itself, since the server may have taken it. ^C or a
+//     time-out's SIGTERM still ends such a client, as it ends a guardrun
+//     that has not run anything yet.
 //   - Without SO_PEERPIDFD (Linux before 6.5) the peer check reads /proc
 //     by the pid SO_PEERCRED gives, checked to be alive afterwards; a pid
 //     reused in between could pass it.

@@ -14,15 +14,23 @@ import (
 // procInfo is what the peer check compares between a client and the
 // server: namespaces, seccomp filters, no_new_privs, terminal session.
 type procInfo struct {
-	ns       [3]nsID // mnt, user, pid
-	filters  int     // Seccomp_filters
-	nnp      int     // NoNewPrivs
-	sid, tty int     // session and controlling terminal (stat fields 6, 7)
+	ns      [3]nsID // mnt, user, pid
+	root    nsID    // the root directory (chroot)
+	filters int     // Seccomp_filters
+	nnp     int     // NoNewPrivs
+	// creds are the Uid, Gid and Groups lines of the status: a served
+	// command gets the server's, so the peer must have the same.
+	// (Capabilities are not compared: both sandboxes drop them all.)
+	creds    string
+	sid, tty int // session and controlling terminal (stat fields 6, 7)
 }
 
 type nsID struct{ dev, ino uint64 }
 
 var nsNames = [3]string{"mnt", "user", "pid"}
+
+// credFields are the lines of /proc/PID/status that make procInfo.creds.
+var credFields = []string{"Uid", "Gid", "Groups"}
 
 func readProcInfo(pid int) (*procInfo, error) {
 	dir := "/proc/" + strconv.Itoa(pid)
@@ -34,9 +42,21 @@ func readProcInfo(pid int) (*procInfo, error) {
 		}
 		pi.ns[i] = nsID{st.Dev, st.Ino}
 	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir+"/root", &st); err != nil {
+		return nil, fmt.Errorf("root directory of %d: %w", pid, err)
+	}
+	pi.root = nsID{st.Dev, st.Ino}
 	status, err := os.ReadFile(dir + "/status")
 	if err != nil {
 		return nil, err
+	}
+	for _, name := range credFields {
+		v, ok := statusField(status, name)
+		if !ok {
+			return nil, fmt.Errorf("no %s in %s/status", name, dir)
+		}
+		pi.creds += name + ":" + strings.Join(strings.Fields(v), " ") + "\n"
 	}
 	for _, f := range []struct {
 		name string
@@ -76,9 +96,12 @@ func readProcInfo(pid int) (*procInfo, error) {
 // another mount, user or pid namespace (bwrap's sandbox), more seccomp
 // filters or no_new_privs (the landlock backend's, or anything else's).
 // A process so confined asking for a command would get the config's
-// sandbox instead of its own.
+// sandbox instead of its own. Another root directory (chroot) or other
+// uids, gids or groups than the server's (setpriv, sg) count as
+// confined too: the command would run with the server's.
 func (s *Server) confined(peer *procInfo) bool {
-	return peer.ns != s.self.ns || peer.filters > s.self.filters || peer.nnp > s.self.nnp
+	return peer.ns != s.self.ns || peer.root != s.self.root || peer.filters > s.self.filters ||
+		peer.nnp > s.self.nnp || peer.creds != s.self.creds
 }
 
 // checkPeer identifies the peer of conn and reports whether the server

@@ -34,13 +34,17 @@ type Server struct {
 	dir, path string
 	ctx       context.Context
 	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	mu        sync.Mutex // guards closed and wg.Add against Close
-	closed    bool
-	self      *procInfo
-	env       *request.Env
-	umask     uint32
-	pidfd     bool // SO_PEERPIDFD works here
+	// runs are the committed requests, which Close waits for; mu
+	// guards closed, after which no request commits. A request not yet
+	// committed may be stuck (a --config that is a FIFO): Close does
+	// not wait for it, and its client falls back when serve exits.
+	mu     sync.Mutex
+	closed bool
+	runs   sync.WaitGroup
+	self   *procInfo
+	env    *request.Env
+	umask  uint32
+	pidfd  bool // SO_PEERPIDFD works here
 	// guarded are the guarded variables (see guarded) of Config.Environ.
 	guarded map[string]string
 }
@@ -116,37 +120,40 @@ func (s *Server) Serve() error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			// Refuse from now on rather than leave clients waiting in
-			// the backlog: they run their requests themselves.
+			// Stop listening (the socket goes): clients queued or
+			// still to come get no connection and run the usual way
+			// instead of waiting for an accept that does not come.
 			s.ln.Close()
 			return fmt.Errorf("serve: accept: %w", err)
 		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			return nil
-		}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			s.handle(c)
-		}()
+		go s.handle(c)
 	}
 }
 
 // Close stops accepting, ends the commands still running (as guardrun
 // being killed would: their sandboxes end, their end records are
 // written), waits for them and removes the socket and its directory.
+// Requests not committed yet are not waited for: they can no longer
+// commit, and their clients run them the usual way.
 func (s *Server) Close() {
+	s.cancel()
+	s.ln.Close()
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.cancel()
-	s.ln.Close()
-	s.wg.Wait()
+	s.runs.Wait()
 	os.RemoveAll(s.dir)
+}
+
+// commit counts a request as committed unless the server is closing.
+func (s *Server) commit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.runs.Add(1)
+	return true
 }
 
 // client is one connection's request under way.
@@ -195,6 +202,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 		return
 	}
 	c.send(exitMessage(code))
+	s.runs.Done()
 }
 
 // run runs req if the server can run it as the client's own guardrun
@@ -259,7 +267,11 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 	job.Cwd, job.Environ = cwd, env.list
 	job.PID, job.Via, job.Signals = pid, "server", sigs
 	job.Commit = func() error {
+		if !s.commit() {
+			return errors.New("serve: the server is closing")
+		}
 		if err := c.send([]byte{msgCommitted}); err != nil {
+			s.runs.Done()
 			return fmt.Errorf("serve: the client is gone: %w", err)
 		}
 		committed = true

@@ -12,7 +12,9 @@ package client
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdio.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -73,6 +75,107 @@ static void grs_lost(const char *why, int err) {
 	_exit(125);
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+// grs_status_line: the text after "NAME:" in a /proc status file, in
+// buf; NULL when missing.
+static char *grs_status_line(const char *file, const char *name, char *buf, size_t size) {
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return NULL;
+	}
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0) {
+		return NULL;
+	}
+	buf[n] = 0;
+	size_t l = strlen(name);
+	for (char *p = buf; p != NULL; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, name, l) == 0 && p[l] == ':') {
+			char *end = strchr(p, '\n');
+			if (end) {
+				*end = 0;
+			}
+			return p + l + 1;
+		}
+	}
+	return NULL;
+}
+
+// grs_status_num: the number of NAME in a status file, or -1.
+static long grs_status_num(const char *file, const char *name) {
+	char buf[4096];
+	char *v = grs_status_line(file, name, buf, sizeof buf);
+	return v ? strtol(v, NULL, 10) : -1;
+}
+
+// grs_status_words: how many words NAME has in a status file, or -1.
+static int grs_status_words(const char *file, const char *name) {
+	char buf[4096];
+	char *v = grs_status_line(file, name, buf, sizeof buf);
+	if (v == NULL) {
+		return -1;
+	}
+	int n = 0;
+	for (char *t = strtok(v, " \t"); t; t = strtok(NULL, " \t")) {
+		n++;
+	}
+	return n;
+}
+
+// grs_server_ok: whether the server (the peer, pid) is confined no more
+// than this process: no more seccomp filters, no no_new_privs this
+// process lacks, no deeper pid namespace, and, where this process may
+// look (a server that ran a landlock command is not dumpable), the same
+// mount, user and pid namespaces and root directory. The request hands
+// the server descriptors (the working directory's among them), which a
+// command in a sandbox listening at $GUARDRUN_SERVER must not get (a
+// guardrun sandbox always has a seccomp filter and no_new_privs of its
+// own). pidfd (-1 without SO_PEERPIDFD) proves the pid was not reused
+// while its /proc was read.
+static int grs_server_ok(pid_t pid, int pidfd) {
+	char a[64], b[64];
+	snprintf(b, sizeof b, "/proc/%d/status", (int)pid);
+	const char *fields[] = {"Seccomp_filters", "NoNewPrivs"};
+	for (unsigned i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		long own = grs_status_num("/proc/self/status", fields[i]);
+		long peer = grs_status_num(b, fields[i]);
+		if (own < 0 || peer < 0 || peer > own) {
+			return 0;
+		}
+	}
+	int own = grs_status_words("/proc/self/status", "NSpid");
+	int peer = grs_status_words(b, "NSpid");
+	if (own < 1 || peer < 1 || peer > own) {
+		return 0;
+	}
+	const char *links[] = {"ns/mnt", "ns/user", "ns/pid", "root"};
+	for (unsigned i = 0; i < sizeof links / sizeof links[0]; i++) {
+		struct stat sa, sb;
+		snprintf(a, sizeof a, "/proc/self/%s", links[i]);
+		snprintf(b, sizeof b, "/proc/%d/%s", (int)pid, links[i]);
+		if (stat(a, &sa) != 0) {
+			return 0;
+		}
+		if (stat(b, &sb) != 0) {
+			if (errno == EACCES || errno == EPERM) {
+				continue; // not dumpable: the status above decides
+			}
+			return 0;
+		}
+		if (sa.st_dev != sb.st_dev || sa.st_ino != sb.st_ino) {
+			return 0;
+		}
+	}
+	if (pidfd >= 0) {
+		return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+	}
+	return kill(pid, 0) == 0;
+}
+
 // grs_request builds the request (see internal/serve's doc): "GRS1", the
 // payload's length, argc and each argument, envc and each variable, the
 // umask; numbers little-endian uint32. NULL when it cannot.
@@ -118,9 +221,10 @@ static char *grs_request(int argc, char **argv, char **envp, uint32_t um, size_t
 }
 
 // grs_committed: the server runs the request. Relay the signals a
-// person sends to guardrun, and exit as the server says.
+// person sends to guardrun (relay, blocked; NULL: none), and exit as the
+// server says.
 static void grs_committed(int sock, sigset_t *relay) {
-	int sfd = signalfd(-1, relay, SFD_CLOEXEC);
+	int sfd = relay ? signalfd(-1, relay, SFD_CLOEXEC) : -1;
 	// Relayed even when started ignored (a background job of sh), as
 	// guardrun's own relay (signal.Notify) does: blocked, they are only
 	// read from sfd.
@@ -179,15 +283,25 @@ __attribute__((constructor)) static void guardrun_serve_client(int argc, char **
 	if (path == NULL || path[0] != '/' || strlen(path) >= sizeof sa.sun_path) {
 		return;
 	}
-	sigset_t relay, orig;
+	// Descriptors 0-2 must be open: else the socket or the cwd
+	// descriptor would take the lowest free number and be sent as the
+	// command's stdin, stdout or stderr (handing the command the
+	// connection to the server). guardrun handles closed ones itself.
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0) {
+			return;
+		}
+	}
+	// The signals guardrun relays are blocked (to be read from a
+	// signalfd) only once the server has committed: until then they act
+	// as on guardrun before it runs anything, so a server that does not
+	// answer cannot make the client ignore ^C or a time-out's SIGTERM.
+	sigset_t relay;
 	sigemptyset(&relay);
 	sigaddset(&relay, SIGINT);
 	sigaddset(&relay, SIGTERM);
 	sigaddset(&relay, SIGHUP);
 	sigaddset(&relay, SIGQUIT);
-	if (sigprocmask(SIG_BLOCK, &relay, &orig) != 0) {
-		return;
-	}
 	int cwd = -1;
 	char *buf = NULL;
 	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -202,7 +316,19 @@ __attribute__((constructor)) static void guardrun_serve_client(int argc, char **
 	}
 	struct ucred cr;
 	socklen_t crlen = sizeof cr;
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || cr.uid != geteuid()) {
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || cr.uid != geteuid() || cr.pid <= 0) {
+		goto fallback;
+	}
+	int pidfd = -1;
+	socklen_t pidfdlen = sizeof pidfd;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &pidfdlen) != 0) {
+		pidfd = -1;
+	}
+	int server_ok = grs_server_ok(cr.pid, pidfd);
+	if (pidfd >= 0) {
+		close(pidfd);
+	}
+	if (!server_ok) {
 		goto fallback;
 	}
 	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -247,7 +373,11 @@ __attribute__((constructor)) static void guardrun_serve_client(int argc, char **
 		goto fallback;
 	}
 	close(cwd);
-	grs_committed(sock, &relay);
+	// Committed: a signal that came before this was acted on already
+	// (it ended the client, and with it the run); from here they are
+	// relayed. Without the mask nothing is relayed, and the signals
+	// keep their dispositions.
+	grs_committed(sock, sigprocmask(SIG_BLOCK, &relay, NULL) == 0 ? &relay : NULL);
 	_exit(125); // not reached
 
 fallback:
@@ -258,7 +388,6 @@ fallback:
 	if (sock >= 0) {
 		close(sock);
 	}
-	sigprocmask(SIG_SETMASK, &orig, NULL);
 }
 */
 import "C"
