@@ -150,6 +150,23 @@ type verbFlags struct {
 	dashes bool // "--" was seen
 }
 
+// command is the command a verb runs (serve, supervise): the words after
+// "--", or, without "--", all its positional words; a usage error names
+// what it needs (needs) when there is none.
+func (vf *verbFlags) command(needs string) ([]string, error) {
+	argv := vf.rest
+	switch {
+	case vf.dashes && len(vf.args) > 0:
+		return nil, usagef("unexpected argument %q before --", vf.args[0])
+	case !vf.dashes:
+		argv = vf.args
+	}
+	if len(argv) == 0 {
+		return nil, usagef("%s", needs)
+	}
+	return argv, nil
+}
+
 func parseVerb(g *global, args []string, withValue, boolean []string) (*verbFlags, error) {
 	vf := &verbFlags{values: map[string]string{}, bools: map[string]bool{}}
 	for i := 0; i < len(args); i++ {

@@ -36,15 +36,9 @@ func cmdServe(g *global, args []string, io IO) error {
 	if err != nil || help {
 		return err
 	}
-	argv := vf.rest
-	switch {
-	case vf.dashes && len(vf.args) > 0:
-		return usagef("unexpected argument %q before --", vf.args[0])
-	case !vf.dashes:
-		argv = vf.args
-	}
-	if len(argv) == 0 {
-		return usagef("serve needs a command: guardrun serve -- CMD [ARG...]")
+	argv, err := vf.command("serve needs a command: guardrun serve -- CMD [ARG...]")
+	if err != nil {
+		return err
 	}
 	given := g.Options
 	if v := os.Getenv("GUARDRUN_BACKEND"); v != "" && string(given.Backend) == v {

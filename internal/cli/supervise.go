@@ -51,15 +51,9 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	if err != nil || help {
 		return err
 	}
-	argv := vf.rest
-	switch {
-	case vf.dashes && len(vf.args) > 0:
-		return usagef("unexpected argument %q before --", vf.args[0])
-	case !vf.dashes:
-		argv = vf.args
-	}
-	if len(argv) == 0 {
-		return usagef("supervise needs an agent: guardrun supervise -- AGENT [ARG...]")
+	argv, err := vf.command("supervise needs an agent: guardrun supervise -- AGENT [ARG...]")
+	if err != nil {
+		return err
 	}
 	// The agent's commands are separate guardrun processes: only the
 	// config can reach them (as $GUARDRUN_CONFIG).

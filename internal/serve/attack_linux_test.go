@@ -336,55 +336,7 @@ func TestAttackPeerCredentials(t *testing.T) {
 // TestAttackAsUnprivilegedUser re-runs the attack tests as an
 // unprivileged user (see TestAsUnprivilegedUser).
 func TestAttackAsUnprivilegedUser(t *testing.T) {
-	if os.Getenv("GUARDRUN_TEST_CHILD") != "" {
-		t.Skip("already the re-executed copy")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("running as an unprivileged user already: the other tests cover it")
-	}
-	startServer(t) // skips without the sandbox
-	testenv.LookPath(t, "runuser")
-	if exec.Command("id", "-u", unprivUser).Run() != nil {
-		if out, err := exec.Command("useradd", "-m", unprivUser).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", unprivUser, err, out)
-		}
-	}
-	dir, err := os.MkdirTemp("", "serve-attack-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "serve.test")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	names := []string{"TestAttackMalformedRequests", "TestAttackSilentClient", "TestAttackSignalsOutsideTheSet", "TestAttackPeerCredentials"}
-	cmd := exec.Command("runuser", "-u", unprivUser, "--", "env",
-		"GUARDRUN_TEST_CHILD=1",
-		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"),
-		"PATH=/usr/local/bin:/usr/bin:/bin",
-		bin, "-test.v", "-test.count=1", "-test.run=^("+strings.Join(names, "|")+")$")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("as %s: %v\n%s", unprivUser, err, out)
-	}
-	for _, name := range names {
-		if !strings.Contains(string(out), "--- PASS: "+name) {
-			t.Errorf("as %s, %s did not pass:\n%s", unprivUser, name, out)
-		}
-	}
+	runAsUnprivileged(t, "TestAttackMalformedRequests", "TestAttackSilentClient", "TestAttackSignalsOutsideTheSet", "TestAttackPeerCredentials")
 }
 
 // TestAttackClientGoneAtCommit: a client that goes away as soon as the

@@ -413,6 +413,14 @@ const unprivUser = "guardrun-test"
 // TestAsUnprivilegedUser re-runs the server's tests as an unprivileged
 // user: the peer check and the runs must work without root.
 func TestAsUnprivilegedUser(t *testing.T) {
+	runAsUnprivileged(t, "TestConcurrentRuns", "TestSignalsPerClient", "TestFallbackAnswers", "TestEnvironment", "TestPeerOtherNamespace")
+}
+
+// runAsUnprivileged runs the named tests of this binary again as
+// unprivUser (created when missing) and fails unless each passed there.
+// It skips when not root, or when it is that copy already.
+func runAsUnprivileged(t *testing.T, names ...string) {
+	t.Helper()
 	if os.Getenv("GUARDRUN_TEST_CHILD") != "" {
 		t.Skip("already the re-executed copy")
 	}
@@ -450,14 +458,13 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		"GUARDRUN_TEST_CHILD=1",
 		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"),
 		"PATH=/usr/local/bin:/usr/bin:/bin",
-		bin, "-test.v", "-test.count=1",
-		"-test.run=^(TestConcurrentRuns|TestSignalsPerClient|TestFallbackAnswers|TestEnvironment|TestPeerOtherNamespace)$")
+		bin, "-test.v", "-test.count=1", "-test.run=^("+strings.Join(names, "|")+")$")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("as %s: %v\n%s", unprivUser, err, out)
 	}
-	for _, name := range []string{"TestConcurrentRuns", "TestSignalsPerClient", "TestFallbackAnswers", "TestEnvironment", "TestPeerOtherNamespace"} {
+	for _, name := range names {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("as %s, %s did not pass:\n%s", unprivUser, name, out)
 		}
