@@ -411,19 +411,27 @@ func TestServeSandboxedPeer(t *testing.T) {
 	if !strings.HasPrefix(out, "connected\nreply R\n") || !exists(filepath.Join(w.work, "served-ok")) {
 		t.Fatalf("the request from outside the sandbox was not served: the test's client is wrong:\n%s", out)
 	}
-	attackOut := strings.TrimPrefix(out, "connected\nreply R\n")
-	if strings.Contains(attackOut, "DIRECT-WROTE") || exists(filepath.Join(outside, "direct")) {
+	checkPeerRefused(t, w, outside, attack, strings.TrimPrefix(out, "connected\nreply R\n"))
+}
+
+// checkPeerRefused checks the output of a command that, in a landlock
+// sandbox, sent the server a request to create outside/OUTSIDE (attack
+// is its script): it ran confined, it reached the server, the server
+// closed on it, and OUTSIDE does not exist.
+func checkPeerRefused(t *testing.T, w *world, outside, attack, out string) {
+	t.Helper()
+	if strings.Contains(out, "DIRECT-WROTE") || exists(filepath.Join(outside, "direct")) {
 		t.Fatal("the sandbox let the command write outside: the attempt did not run confined")
 	}
 	recs := recordsOf(auditRecords(t, w), attack)
 	if len(recs) != 2 || recs[0]["sandbox"] != "landlock" {
 		t.Fatalf("the attack did not run under landlock: %v", recs)
 	}
-	if !strings.Contains(attackOut, "connected\n") {
-		t.Fatalf("the sandboxed command could not connect to the server, so the peer check was not reached:\n%s", attackOut)
+	if !strings.Contains(out, "connected\n") {
+		t.Fatalf("the sandboxed command could not connect to the server, so the peer check was not reached:\n%s", out)
 	}
-	if !strings.Contains(attackOut, "reply closed\n") {
-		t.Errorf("the server answered a sandboxed peer:\n%s", attackOut)
+	if !strings.Contains(out, "reply closed\n") {
+		t.Errorf("the server answered a sandboxed peer:\n%s", out)
 	}
 	if exists(filepath.Join(outside, "OUTSIDE")) {
 		t.Error("the sandboxed command got OUTSIDE created through the server")
