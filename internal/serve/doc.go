@@ -67,7 +67,11 @@
 // person would be asked through it, which makes the request the
 // client's). HOME and XDG_* must be the server process's own too: they
 // chose its state directory and caches for its lifetime. A PATH may
-// differ where it finds the same bwrap as the server's. A request that would need a person (interactive mode,
+// differ where it finds the same bwrap as the server's. Once the
+// server's executable is no longer the file at the path it started from
+// (guardrun upgraded), every request is answered F: the clients are the
+// new guardrun, and under landlock the old server could not start its
+// trampoline from the deleted file. A request that would need a person (interactive mode,
 // an ask the session's grants do not cover) is answered F before
 // anything is recorded, and the client's guardrun asks as always.
 //

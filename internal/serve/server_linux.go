@@ -41,6 +41,10 @@ type Server struct {
 	env       *request.Env
 	umask     uint32
 	pidfd     bool // SO_PEERPIDFD works here
+	// exePath is where the server's executable was when it started, and
+	// exe that file (device and inode): see sameExecutable.
+	exePath string
+	exe     [2]uint64
 	// guarded are the guarded variables (see guarded) of Config.Environ.
 	guarded map[string]string
 }
@@ -69,6 +73,10 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	exePath, exe, err := executable()
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	dir, err := os.MkdirTemp(socketBase(), "guardrun-serve-")
 	if err != nil {
 		return nil, fmt.Errorf("serve: socket directory: %w", err)
@@ -85,7 +93,33 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{cfg: cfg, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
-		self: self, env: env, umask: umask, pidfd: pidfdWorks(), guarded: g}, nil
+		self: self, env: env, umask: umask, pidfd: pidfdWorks(), guarded: g,
+		exePath: exePath, exe: exe}, nil
+}
+
+// executable is the path and file (device, inode) of the running
+// program.
+func executable() (string, [2]uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &st); err != nil {
+		return "", [2]uint64{}, fmt.Errorf("own executable: %w", err)
+	}
+	p, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return "", [2]uint64{}, fmt.Errorf("own executable: %w", err)
+	}
+	return p, [2]uint64{st.Dev, st.Ino}, nil
+}
+
+// sameExecutable reports whether the server's executable is still the
+// file at the path it was started from. Once guardrun is replaced there
+// (an upgrade), the clients are the new guardrun and the server the old:
+// it would decide and run their requests with the old code, and under
+// landlock could not start its trampoline from the deleted file at all.
+// Their requests are then their own.
+func (s *Server) sameExecutable() bool {
+	var st unix.Stat_t
+	return unix.Stat(s.exePath, &st) == nil && [2]uint64{st.Dev, st.Ino} == s.exe
 }
 
 // socketBase is $XDG_RUNTIME_DIR when it is a usable directory, else the
@@ -200,7 +234,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 // run runs req if the server can run it as the client's own guardrun
 // would; committed false means nothing was done and the client should.
 func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (committed bool, code int) {
-	if len(req.Argv) < 2 || req.Umask != s.umask {
+	if len(req.Argv) < 2 || req.Umask != s.umask || !s.sameExecutable() {
 		return false, 0
 	}
 	env, ok := clientEnv(req.Environ)
