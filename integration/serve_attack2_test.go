@@ -98,6 +98,7 @@ func TestServeAttack2(t *testing.T) {
 		{"concurrent-protected-change-not-kept", attackConcurrentRestore, nil},
 		{"server-still-confines-after-runs", attackServerAfterRuns, nil},
 		{"binary-replaced-not-served-by-old-server", attackBinaryReplaced, nil},
+		{"client-file-size-limit-kept", attackClientLimit, nil},
 		{"config-edited-between-commands", attackConfigEdited, nil},
 		{"project-config-added-between-commands", attackProjectAdded, nil},
 		{"trusted-project-config-changed", attackTrustedChanged, nil},
@@ -449,5 +450,26 @@ func trustHere(t *testing.T, w *world) {
 	r.send("y\r")
 	if code := r.wait(); code != 0 {
 		t.Fatalf("guardrun trust: exit %d\n%s", code, r.text())
+	}
+}
+
+// attackClientLimit: the agent holds its commands to a file size limit
+// (ulimit -f); a served command must not get the server's unlimited
+// one: the 3 MB write stops at the 2 MB limit (SIGXFSZ, 153) as it
+// would without the server.
+func attackClientLimit(t *testing.T, backend string) {
+	w, _ := attack2World(t, backend, attack2Config)
+	script := `"$GR" --approve-all -c 'echo served'; ulimit -f 4096; "$GR" --approve-all -c 'head -c 3000000 /dev/zero > big; echo "st $?"'`
+	out, errOut, code := serveTimed(t, w, guardrunBin, script)
+	if code != 0 || !strings.HasPrefix(out, "served\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	servedUnder(t, w, "echo served", backend)
+	fi, err := os.Stat(filepath.Join(w.work, "big"))
+	if err != nil {
+		t.Fatalf("the command did not run: %v\n%s\n%s", err, out, errOut)
+	}
+	if fi.Size() > 4096*512 || !strings.Contains(out, "st 153\n") {
+		t.Errorf("the command wrote %d bytes past its client's file size limit (2 MB):\n%s", fi.Size(), out)
 	}
 }

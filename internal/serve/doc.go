@@ -83,10 +83,15 @@
 //
 // # Limitations
 //
-//   - The command inherits the server's resource limits, nice value,
-//     cgroup, scheduling and security attributes, supplementary groups,
-//     controlling terminal (bwrap gives it a new session either way) and
-//     ignored signals, not the client's. Everything else a command sees
+//   - The command inherits the server's nice value, scheduling and
+//     security attributes, supplementary groups, controlling terminal
+//     (bwrap gives it a new session either way) and ignored signals, not
+//     the client's. Resource limits and cgroups are the server's too,
+//     which is why a client with other ones is not served (F): a served
+//     command would escape a `ulimit -f` or a cgroup's limits its
+//     client is held to. Only RLIMIT_NOFILE's soft limit (Go raises
+//     its own), RLIMIT_RTPRIO and RLIMIT_NICE (lowered for every
+//     command anyway) are not compared. Everything else a command sees
 //     (argv, environment, descriptors 0-2, working directory, umask) is
 //     the client's. Other descriptors the client has open are not passed.
 //   - A config that runs commands unsandboxed (require_os_sandbox:

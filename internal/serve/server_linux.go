@@ -45,6 +45,9 @@ type Server struct {
 	// exe that file (device and inode): see sameExecutable.
 	exePath string
 	exe     [2]uint64
+	// limits is the server's /proc/self/limits and cgroup: see
+	// sameLimits.
+	limits string
 	// guarded are the guarded variables (see guarded) of Config.Environ.
 	guarded map[string]string
 }
@@ -77,6 +80,10 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	limits, err := procLimits("self")
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	dir, err := os.MkdirTemp(socketBase(), "guardrun-serve-")
 	if err != nil {
 		return nil, fmt.Errorf("serve: socket directory: %w", err)
@@ -94,7 +101,50 @@ func Listen(cfg Config) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{cfg: cfg, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
 		self: self, env: env, umask: umask, pidfd: pidfdWorks(), guarded: g,
-		exePath: exePath, exe: exe}, nil
+		exePath: exePath, exe: exe, limits: limits}, nil
+}
+
+// procLimits is the resource limits and control groups of the process
+// pid ("self" for this one), as /proc shows them.
+func procLimits(pid string) (string, error) {
+	l, err := os.ReadFile("/proc/" + pid + "/limits")
+	if err != nil {
+		return "", err
+	}
+	c, err := os.ReadFile("/proc/" + pid + "/cgroup")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(string(l), "\n") {
+		if len(line) < 26 {
+			b.WriteString(line + "\n")
+			continue
+		}
+		name, vals := strings.TrimSpace(line[:26]), strings.Fields(line[26:])
+		switch {
+		case name == "Max realtime priority" || name == "Max nice priority":
+			// Lowered in the server by its first bwrap run, and for
+			// every command by the sandbox anyway.
+			continue
+		case name == "Max open files" && len(vals) >= 2:
+			// Go raises its own soft limit to the hard one (and gives
+			// its children the one it started with).
+			vals = vals[1:]
+		}
+		b.WriteString(name + " " + strings.Join(vals, " ") + "\n")
+	}
+	b.Write(c)
+	return b.String(), nil
+}
+
+// sameLimits reports whether the client pid has the server's resource
+// limits and control groups. A served command gets the server's: a
+// client held to less (ulimit -f, -n, -u; a cgroup with a memory or
+// pids limit) would have its command escape them.
+func (s *Server) sameLimits(pid int) bool {
+	l, err := procLimits(strconv.Itoa(pid))
+	return err == nil && l == s.limits
 }
 
 // executable is the path and file (device, inode) of the running
@@ -234,7 +284,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 // run runs req if the server can run it as the client's own guardrun
 // would; committed false means nothing was done and the client should.
 func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (committed bool, code int) {
-	if len(req.Argv) < 2 || req.Umask != s.umask || !s.sameExecutable() {
+	if len(req.Argv) < 2 || req.Umask != s.umask || !s.sameExecutable() || !s.sameLimits(pid) {
 		return false, 0
 	}
 	env, ok := clientEnv(req.Environ)
