@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,8 @@ func TestServeAttack2(t *testing.T) {
 		{"concurrent-command-reads-other-tmpdir", attackConcurrentTmp, nil},
 		{"concurrent-protected-change-not-kept", attackConcurrentRestore, nil},
 		{"server-still-confines-after-runs", attackServerAfterRuns, nil},
+		{"server-descriptors-not-leaked-across-runs", attackFDLeak, nil},
+		{"signal-to-one-client-ends-only-its-run", attackSignalOne, nil},
 		{"binary-replaced-not-served-by-old-server", attackBinaryReplaced, nil},
 		{"client-file-size-limit-kept", attackClientLimit, nil},
 		{"config-edited-between-commands", attackConfigEdited, nil},
@@ -472,4 +475,41 @@ func attackClientLimit(t *testing.T, backend string) {
 	if fi.Size() > 4096*512 || !strings.Contains(out, "st 153\n") {
 		t.Errorf("the command wrote %d bytes past its client's file size limit (2 MB):\n%s", fi.Size(), out)
 	}
+}
+
+// attackFDLeak: the server's open descriptors after many served runs
+// (each with its client's four descriptors, under landlock a seccomp
+// listener too) are as many as after the first.
+func attackFDLeak(t *testing.T, backend string) {
+	w, _ := attack2World(t, backend, attack2Config)
+	script := `"$GR" --approve-all -c 'echo warm'; sleep 0.5; a=$(ls /proc/$PPID/fd | wc -l); i=0; ` +
+		`while [ $i -lt 15 ]; do "$GR" --approve-all -c 'echo x' >/dev/null; i=$((i+1)); done; ` +
+		`"$GR" --approve-all -c 'false'; sleep 0.5; b=$(ls /proc/$PPID/fd | wc -l); echo "fds $a $b"`
+	out, errOut, code := serveTimed(t, w, guardrunBin, script)
+	var a, b int
+	if _, err := fmt.Sscanf(out, "warm\nfds %d %d", &a, &b); err != nil || code != 0 {
+		t.Fatalf("exit %d (%v)\nstdout:\n%s\nstderr:\n%s", code, err, out, errOut)
+	}
+	servedUnder(t, w, "echo x", backend)
+	t.Logf("server descriptors: %d after the first run, %d after 16 more", a, b)
+	if b > a {
+		t.Errorf("the server holds %d descriptors after 16 more runs, %d before", b, a)
+	}
+}
+
+// attackSignalOne: two served runs at once; SIGTERM to one client ends
+// its command (143) and not the other, which finishes.
+func attackSignalOne(t *testing.T, backend string) {
+	w, _ := attack2World(t, backend, attack2Config)
+	first := `echo > a.started; sleep 10; echo A-FINISHED`
+	second := `echo > b.started; sleep 2; echo B-FINISHED`
+	script := `"$GR" --approve-all -c '` + first + `' & pa=$!; "$GR" --approve-all -c '` + second + `' & pb=$!; ` +
+		`set -- a.started; ` + waitArg1 + `set -- b.started; ` + waitArg1 + `sleep 0.2; kill -TERM $pa; wait $pa; echo "A $?"; wait $pb; echo "B $?"`
+	out, errOut, code := serveTimed(t, w, guardrunBin, script)
+	if code != 0 || !strings.Contains(out, "A 143\n") || !strings.Contains(out, "B-FINISHED\n") || !strings.Contains(out, "B 0\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	wantNo(t, out, "A-FINISHED")
+	servedUnder(t, w, first, backend)
+	servedUnder(t, w, second, backend)
 }
