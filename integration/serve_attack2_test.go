@@ -513,3 +513,79 @@ func attackSignalOne(t *testing.T, backend string) {
 	servedUnder(t, w, first, backend)
 	servedUnder(t, w, second, backend)
 }
+
+// TestServeAttack2Unprivileged: as an unprivileged user, a served
+// landlock command reaches neither the server (signals, /proc) nor,
+// through a concurrent command's snapshot, a lasting change to a
+// protected file.
+func TestServeAttack2Unprivileged(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run guardrun as an unprivileged user")
+	}
+	testenv.LookPath(t, "runuser")
+	testenv.LookPath(t, "git")
+	const user = "guardrun-test"
+	if exec.Command("id", "-u", user).Run() != nil {
+		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v\n%s", user, err, out)
+		}
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "grsa2-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ws, home, outside := dir+"/ws", dir+"/home", dir+"/outside"
+	cfg := home + "/cfg.yaml"
+	attack := `srv=$PPID
+"$GR" --approve-all -c 'd=../outside; touch $d/direct 2>/dev/null && echo DIRECT-WROTE; kill -0 $1 2>/dev/null && echo SIG0-OK; kill -STOP $1 2>/dev/null && echo STOP-OK; cat /proc/$1/environ >/dev/null 2>&1 && echo ENVIRON-READ; ls /proc/$1/fd/ >/dev/null 2>&1 && echo FD-LISTED; (exec 3</proc/$1/mem) 2>/dev/null && echo MEM-OPENED; echo tried' x "$srv"
+"$GR" --approve-all -c 'echo after'
+"$GR" --approve-all -c 'printf "[alias]\n\tst = !touch PWNED\n" >> .git/config; echo > a.mod; sleep 2; echo A-DONE' &
+i=0; while [ ! -e a.mod ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done
+"$GR" --approve-all -c 'sleep 4; echo B-DONE'
+wait
+`
+	for p, c := range map[string]string{
+		ws + "/attack.sh": attack,
+		cfg: "shell:\n  program: /bin/bash\n  default: {allowed: true, approval: false}\nsandbox:\n" +
+			"  backend: landlock\n  paths:\n    ws: {root: " + ws + ", mode: rw}\n",
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(outside, 0o755)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	orig, err := os.ReadFile(ws + "/.git/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("chown", "-R", user, dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v\n%s", err, out)
+	}
+	os.Chmod(dir, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "runuser", "-u", user, "--", "env", "-i", "HOME="+home, "PATH=/usr/local/bin:/usr/bin:/bin",
+		"GUARDRUN_CONFIG="+cfg, "GR="+guardrunBin, guardrunBin, "serve", "--", "sh", "attack.sh")
+	cmd.Dir = ws
+	cmd.WaitDelay = pipeGrace
+	b, err := cmd.CombinedOutput()
+	out := string(b)
+	if err != nil || !strings.Contains(out, "tried\n") || !strings.Contains(out, "after\n") || !strings.Contains(out, "B-DONE\n") {
+		t.Fatalf("as %s: %v\n%s", user, err, out)
+	}
+	wantNo(t, out, "DIRECT-WROTE", "SIG0-OK", "STOP-OK", "ENVIRON-READ", "FD-LISTED", "MEM-OPENED")
+	audit, _ := os.ReadFile(home + "/.local/state/guardrun/audit.jsonl")
+	if n := strings.Count(string(audit), `"via":"server"`); n != 8 || strings.Count(string(audit), `"sandbox":"landlock"`) != 8 {
+		t.Fatalf("not every run was served under landlock (%d served):\n%s", n, audit)
+	}
+	now, _ := os.ReadFile(ws + "/.git/config")
+	if !bytes.Equal(now, orig) {
+		t.Errorf("the first command's change to .git/config survived:\n%s\n%s", now, out)
+	}
+}
