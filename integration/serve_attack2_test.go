@@ -102,6 +102,7 @@ func TestServeAttack2(t *testing.T) {
 		{"signal-to-one-client-ends-only-its-run", attackSignalOne, nil},
 		{"binary-replaced-not-served-by-old-server", attackBinaryReplaced, nil},
 		{"client-file-size-limit-kept", attackClientLimit, nil},
+		{"client-cgroup-kept", attackClientCgroup, nil},
 		{"config-edited-between-commands", attackConfigEdited, nil},
 		{"project-config-added-between-commands", attackProjectAdded, nil},
 		{"trusted-project-config-changed", attackTrustedChanged, nil},
@@ -587,5 +588,45 @@ wait
 	now, _ := os.ReadFile(ws + "/.git/config")
 	if !bytes.Equal(now, orig) {
 		t.Errorf("the first command's change to .git/config survived:\n%s\n%s", now, out)
+	}
+}
+
+// attackClientCgroup: the agent puts a command's guardrun in a cgroup of
+// its own (a pids limit, as systemd-run or a CI runner would); the
+// command must stay in it, not run in the server's: such a client is not
+// served, and under landlock (no cgroup namespace) the command sees the
+// cgroup.
+func attackClientCgroup(t *testing.T, backend string) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to make a cgroup")
+	}
+	base := "/sys/fs/cgroup/pids"
+	if _, err := os.Stat(base + "/cgroup.procs"); err != nil {
+		testenv.Missing(t, "no pids cgroup hierarchy at %s", base)
+	}
+	cg, err := os.MkdirTemp(base, "guardrun-attack-")
+	if err != nil {
+		testenv.Missing(t, "cannot make a cgroup: %v", err)
+	}
+	defer os.Remove(cg)
+	if err := os.WriteFile(cg+"/pids.max", []byte("200"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := attack2World(t, backend, attack2Config)
+	rel := strings.TrimPrefix(cg, base)
+	script := `"$GR" --approve-all -c 'echo served'; echo $$ > ` + cg + `/cgroup.procs && "$GR" --approve-all -c 'grep -c "pids:` + rel + `$" /proc/self/cgroup; echo in-cgroup'`
+	out, errOut, code := serveTimed(t, w, guardrunBin, script)
+	if code != 0 || !strings.HasPrefix(out, "served\n") || !strings.Contains(out, "in-cgroup\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	servedUnder(t, w, "echo served", backend)
+	recs := auditRecords(t, w)
+	for _, r := range recs {
+		if s, _ := r["script"].(string); strings.Contains(s, "in-cgroup") && r["via"] != nil {
+			t.Errorf("a client in another cgroup was served: %v", r)
+		}
+	}
+	if backend == "landlock" && !strings.HasPrefix(strings.TrimPrefix(out, "served\n"), "1\n") {
+		t.Errorf("the command did not run in its client's cgroup:\n%s", out)
 	}
 }
