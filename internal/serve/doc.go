@@ -83,12 +83,13 @@
 //
 // # Limitations
 //
-//   - The command inherits the server's nice value, scheduling and
-//     security attributes, supplementary groups, controlling terminal
-//     (bwrap gives it a new session either way) and ignored signals, not
-//     the client's. Resource limits and cgroups are the server's too,
-//     which is why a client with other ones is not served (F): a served
-//     command would escape a `ulimit -f` or a cgroup's limits its
+//   - The command inherits the server's nice value, scheduling
+//     attributes, supplementary groups, controlling terminal (bwrap
+//     gives it a new session either way) and ignored signals, not the
+//     client's. Resource limits, cgroups and the LSM label
+//     (/proc/PID/attr/current) are the server's too, which is why a
+//     client with other ones is not served (F): a served command would
+//     escape a `ulimit -f`, a cgroup's limits or an AppArmor profile its
 //     client is held to. Only RLIMIT_NOFILE's soft limit (Go raises
 //     its own), RLIMIT_RTPRIO and RLIMIT_NICE (lowered for every
 //     command anyway) are not compared. Everything else a command sees

@@ -104,8 +104,8 @@ func Listen(cfg Config) (*Server, error) {
 		exePath: exePath, exe: exe, limits: limits}, nil
 }
 
-// procLimits is the resource limits and control groups of the process
-// pid ("self" for this one), as /proc shows them.
+// procLimits is the resource limits, control groups and LSM label of
+// the process pid ("self" for this one), as /proc shows them.
 func procLimits(pid string) (string, error) {
 	l, err := os.ReadFile("/proc/" + pid + "/limits")
 	if err != nil {
@@ -135,13 +135,22 @@ func procLimits(pid string) (string, error) {
 		b.WriteString(name + " " + strings.Join(vals, " ") + "\n")
 	}
 	b.Write(c)
+	// The LSM label (AppArmor profile, SELinux context): a client
+	// confined by one the server is not would have its command run
+	// unconfined by it. Without an LSM the read fails alike for both.
+	if a, err := os.ReadFile("/proc/" + pid + "/attr/current"); err == nil {
+		b.WriteString("\nlsm " + string(a))
+	} else {
+		b.WriteString("\nlsm unreadable")
+	}
 	return b.String(), nil
 }
 
 // sameLimits reports whether the client pid has the server's resource
-// limits and control groups. A served command gets the server's: a
-// client held to less (ulimit -f, -n, -u; a cgroup with a memory or
-// pids limit) would have its command escape them.
+// limits, control groups and LSM label. A served command gets the
+// server's: a client held to less (ulimit -f, -n, -u; a cgroup with a
+// memory or pids limit; an AppArmor profile) would have its command
+// escape them.
 func (s *Server) sameLimits(pid int) bool {
 	l, err := procLimits(strconv.Itoa(pid))
 	return err == nil && l == s.limits
