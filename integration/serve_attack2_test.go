@@ -107,6 +107,7 @@ func TestServeAttack2(t *testing.T) {
 		{"project-config-added-between-commands", attackProjectAdded, nil},
 		{"trusted-project-config-changed", attackTrustedChanged, nil},
 		{"trust-store-removed-between-commands", attackTrustRemoved, nil},
+		{"session-grant-revoked-between-commands", attackGrantRevoked, nil},
 	}
 	classes := map[string]bool{}
 	for _, r := range rows {
@@ -628,5 +629,46 @@ func attackClientCgroup(t *testing.T, backend string) {
 	}
 	if backend == "landlock" && !strings.HasPrefix(strings.TrimPrefix(out, "served\n"), "1\n") {
 		t.Errorf("the command did not run in its client's cgroup:\n%s", out)
+	}
+}
+
+// attackGrantRevoked: a person approves a command for the session on the
+// terminal (the client asks: the server does not); the same command is
+// then served without asking, by the grant; the grant is revoked; the
+// next identical command is not served silently: the person is asked
+// again and says no.
+func attackGrantRevoked(t *testing.T, backend string) {
+	w, _ := attack2World(t, backend, attack2Config)
+	w.env = append(w.env, "GUARDRUN_SESSION=attack2-grants")
+	script := `mkdir d; "$GR" -c 'touch d/a'; echo "first $?"; "$GR" -c 'touch d/a'; echo "second $?"; ` +
+		`"$GR" session revoke --all >/dev/null; echo "revoked $?"; "$GR" -c 'touch d/a'; echo "third $?"`
+	r := startPrompt(t, w, nil, "serve", "--", "sh", "-c", script)
+	r.waitFor(keyLine, 1)
+	r.send("s")
+	r.waitFor(keyLine, 2)
+	r.send("n")
+	r.waitFor("note for the agent", 1)
+	r.send("revoked\r")
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d; stderr: %s\nterminal:\n%s", code, r.stderr.String(), r.text())
+	}
+	out := r.stdout.String()
+	if out != "first 0\nsecond 0\nrevoked 0\nthird 77\n" {
+		t.Fatalf("stdout %q, want first 0, second 0, revoked 0, third 77; terminal:\n%s", out, r.text())
+	}
+	if n := strings.Count(r.text(), keyLine); n != 2 {
+		t.Errorf("%d prompts, want 2 (the grant's, and after the revocation)", n)
+	}
+	recs := recordsOf(auditRecords(t, w), "touch d/a")
+	if len(recs) != 5 {
+		t.Fatalf("records: %v", recs)
+	}
+	by := []string{}
+	for _, rec := range recs {
+		by = append(by, fmt.Sprint(rec["outcome"], "/", rec["decided_by"], "/", rec["via"]))
+	}
+	want := "started/person/<nil> ran/person/<nil> started/session/server ran/session/server refused/person/<nil>"
+	if strings.Join(by, " ") != want {
+		t.Errorf("records (outcome/decided_by/via): %s\nwant %s", strings.Join(by, " "), want)
 	}
 }
