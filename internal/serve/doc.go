@@ -104,6 +104,10 @@
 //     lives as long as the command and then ends), as guardrun does for
 //     its one command; the main thread, which the peer check compares
 //     clients with, stays unrestricted.
+//     Where Landlock lacks the signal scope (ABI 6; the config accepts
+//     losing it), landlock requests are answered F: the command could
+//     stop or kill the server and every other client's run with it.
+//     (Untested: the test machine's kernel has the scope.)
 //     Its first landlock run makes the server not dumpable, as it makes
 //     guardrun (so that a command cannot read the server's memory and
 //     environment through /proc), for the rest of its life.

@@ -21,6 +21,7 @@ import (
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/landlock"
 )
 
 // requestTimeout bounds how long a client may take to send its request.
@@ -343,6 +344,11 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 		return false, 0
 	case sess.Backend != runner.BackendBwrap && sess.Backend != runner.BackendLandlock:
 		return false, 0
+	case sess.Backend == runner.BackendLandlock && !signalScoped():
+		// Without Landlock's signal scope (ABI 6, accepted as lost in
+		// the config) the command could stop or kill the server, and
+		// with it every client's run.
+		return false, 0
 	}
 	sess.NoPerson = true
 
@@ -371,6 +377,13 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 		return false, 0
 	}
 	return true, s.cfg.Report(err, stderr)
+}
+
+// signalScoped reports whether Landlock here keeps a command's signals
+// inside its domain (ABI 6).
+func signalScoped() bool {
+	abi, err := landlock.ABI()
+	return err == nil && abi >= 6
 }
 
 // readSignals reads S messages from the client until EOF, passing the
