@@ -100,6 +100,7 @@ func TestServeAttack2(t *testing.T) {
 		{"server-still-confines-after-runs", attackServerAfterRuns, nil},
 		{"server-descriptors-not-leaked-across-runs", attackFDLeak, nil},
 		{"signal-to-one-client-ends-only-its-run", attackSignalOne, nil},
+		{"client-killed-mid-change-restored-and-audited", attackClientKilled, nil},
 		{"binary-replaced-not-served-by-old-server", attackBinaryReplaced, nil},
 		{"client-file-size-limit-kept", attackClientLimit, nil},
 		{"client-cgroup-kept", attackClientCgroup, nil},
@@ -670,5 +671,36 @@ func attackGrantRevoked(t *testing.T, backend string) {
 	want := "started/person/<nil> ran/person/<nil> started/session/server ran/session/server refused/person/<nil>"
 	if strings.Join(by, " ") != want {
 		t.Errorf("records (outcome/decided_by/via): %s\nwant %s", strings.Join(by, " "), want)
+	}
+}
+
+// attackClientKilled: the client is killed (SIGKILL) while its command,
+// having changed a protected file, still runs. The server ends the
+// command, writes the end record, and the protected file is as before
+// (under landlock put back by the server's restore; under bwrap never
+// changed).
+func attackClientKilled(t *testing.T, backend string) {
+	w, _ := attack2World(t, backend, attack2Config)
+	orig := gitWork(t, w)
+	started := filepath.Join(w.work, "started")
+	script := `printf "[alias]\n\tst = !touch PWNED\n" >> .git/config 2>/dev/null; echo > started; sleep 5; echo > done`
+	cmd, client, out := servedClient(t, w, script, started)
+	servedUnder(t, w, script, backend)
+	syscall.Kill(client, syscall.SIGKILL)
+	cmd.Wait()
+	time.Sleep(6 * time.Second)
+	if exists(filepath.Join(w.work, "done")) {
+		t.Error("the command outlived its killed client")
+	}
+	recs := recordsOf(auditRecords(t, w), script)
+	if len(recs) != 2 || recs[1]["outcome"] != "ran" {
+		t.Errorf("no end record: %v", recs)
+	}
+	now, err := os.ReadFile(filepath.Join(w.work, ".git", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(now, orig) {
+		t.Errorf("the change to .git/config survived the killed client:\n%s\n%s", now, out)
 	}
 }
