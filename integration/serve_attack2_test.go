@@ -109,6 +109,7 @@ func TestServeAttack2(t *testing.T) {
 		{"trusted-project-config-changed", attackTrustedChanged, nil},
 		{"trust-store-removed-between-commands", attackTrustRemoved, nil},
 		{"session-grant-revoked-between-commands", attackGrantRevoked, nil},
+		{"state-dir-removed-between-commands", attackStateRemoved, nil},
 	}
 	classes := map[string]bool{}
 	for _, r := range rows {
@@ -702,5 +703,23 @@ func attackClientKilled(t *testing.T, backend string) {
 	}
 	if !bytes.Equal(now, orig) {
 		t.Errorf("the change to .git/config survived the killed client:\n%s\n%s", now, out)
+	}
+}
+
+// attackStateRemoved: guardrun's state directory (audit log, caches of
+// compiled filters and of the sandbox check) is removed between two
+// served commands: the second is still served, runs confined and is
+// recorded in a new audit log.
+func attackStateRemoved(t *testing.T, backend string) {
+	w, outside := attack2World(t, backend, attack2Config)
+	probe := confinedProbe(outside) + `echo two`
+	script := `"$GR" --approve-all -c 'echo one'; rm -rf "$XDG_STATE_HOME/guardrun"; "$GR" --approve-all -c '` + probe + `'; echo "status $?"`
+	out, errOut, code := serveTimed(t, w, guardrunBin, script)
+	if code != 0 || out != "one\ntwo\nstatus 0\n" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	servedUnder(t, w, probe, backend)
+	if recs := recordsOf(auditRecords(t, w), probe); len(recs) != 2 || recs[1]["outcome"] != "ran" {
+		t.Errorf("records after the state directory was removed: %v", recs)
 	}
 }
