@@ -82,7 +82,12 @@ func confinedProbe(outside string) string {
 
 type attack2Row struct {
 	name string
-	run  func(t *testing.T, backend string)
+	// class: "server" (a served command against the server), "concurrent"
+	// (against another served command), "later-runs" (the server's later
+	// runs weakened or broken), "attributes" (what the client is held to
+	// that the server is not), "state" (what changes between commands).
+	class string
+	run   func(t *testing.T, backend string)
 	// backends the row runs under; nil: both.
 	backends []string
 }
@@ -92,28 +97,28 @@ type attack2Row struct {
 func TestServeAttack2(t *testing.T) {
 	requireSandbox(t)
 	rows := []attack2Row{
-		{"command-signals-server", attackSignalServer, nil},
-		{"command-reads-server-proc", attackServerProc, nil},
-		{"concurrent-command-signals-other", attackConcurrentSignal, nil},
-		{"concurrent-command-reads-other-tmpdir", attackConcurrentTmp, nil},
-		{"concurrent-protected-change-not-kept", attackConcurrentRestore, nil},
-		{"server-still-confines-after-runs", attackServerAfterRuns, nil},
-		{"server-descriptors-not-leaked-across-runs", attackFDLeak, nil},
-		{"signal-to-one-client-ends-only-its-run", attackSignalOne, nil},
-		{"client-killed-mid-change-restored-and-audited", attackClientKilled, nil},
-		{"binary-replaced-not-served-by-old-server", attackBinaryReplaced, nil},
-		{"client-file-size-limit-kept", attackClientLimit, nil},
-		{"client-cgroup-kept", attackClientCgroup, nil},
-		{"config-edited-between-commands", attackConfigEdited, nil},
-		{"project-config-added-between-commands", attackProjectAdded, nil},
-		{"trusted-project-config-changed", attackTrustedChanged, nil},
-		{"trust-store-removed-between-commands", attackTrustRemoved, nil},
-		{"session-grant-revoked-between-commands", attackGrantRevoked, nil},
-		{"state-dir-removed-between-commands", attackStateRemoved, nil},
+		{"command-signals-server", "server", attackSignalServer, nil},
+		{"command-reads-server-proc", "server", attackServerProc, nil},
+		{"concurrent-command-signals-other", "concurrent", attackConcurrentSignal, nil},
+		{"concurrent-command-reads-other-tmpdir", "concurrent", attackConcurrentTmp, nil},
+		{"concurrent-protected-change-not-kept", "concurrent", attackConcurrentRestore, nil},
+		{"server-still-confines-after-runs", "later-runs", attackServerAfterRuns, nil},
+		{"server-descriptors-not-leaked-across-runs", "later-runs", attackFDLeak, nil},
+		{"signal-to-one-client-ends-only-its-run", "later-runs", attackSignalOne, nil},
+		{"client-killed-mid-change-restored-and-audited", "later-runs", attackClientKilled, nil},
+		{"binary-replaced-not-served-by-old-server", "state", attackBinaryReplaced, nil},
+		{"client-file-size-limit-kept", "attributes", attackClientLimit, nil},
+		{"client-cgroup-kept", "attributes", attackClientCgroup, nil},
+		{"config-edited-between-commands", "state", attackConfigEdited, nil},
+		{"project-config-added-between-commands", "state", attackProjectAdded, nil},
+		{"trusted-project-config-changed", "state", attackTrustedChanged, nil},
+		{"trust-store-removed-between-commands", "state", attackTrustRemoved, nil},
+		{"session-grant-revoked-between-commands", "state", attackGrantRevoked, nil},
+		{"state-dir-removed-between-commands", "state", attackStateRemoved, nil},
 	}
 	classes := map[string]bool{}
 	for _, r := range rows {
-		classes[strings.SplitN(r.name, "-", 2)[0]] = true
+		classes[r.class] = true
 		backends := r.backends
 		if backends == nil {
 			backends = []string{"bwrap", "landlock"}
@@ -122,7 +127,7 @@ func TestServeAttack2(t *testing.T) {
 			t.Run(r.name+"/"+b, func(t *testing.T) { r.run(t, b) })
 		}
 	}
-	t.Logf("%d rows", len(rows))
+	t.Logf("%d rows in %d classes, each under both backends", len(rows), len(classes))
 }
 
 // attack2World is a served world for backend with a directory outside
