@@ -112,6 +112,15 @@
 //   - Protected names created during the run where none was expected (the
 //     hooks of a repository the command itself initialised) are reported,
 //     not restored, as under bwrap (sandbox.Profile.CreatedProtected).
+//   - Commands that run at the same time in one tree and watch the same
+//     protected path: within one process (guardrun serve) a command
+//     starting while another runs is restored to the running one's
+//     snapshot, not to what it finds (which may be the running one's
+//     change); separate guardrun processes (make -j2 SHELL=guardrun
+//     without the server) each read the path at their start, and one
+//     starting after another changed it restores that change when it
+//     ends. A path one command watches inside a directory another
+//     watches whole is read at the start either way.
 //   - If guardrun itself is killed with SIGKILL, nothing restores. Before
 //     ABI 6 (scope accepted) processes the command left running are not
 //     ended and could change a protected name after it was restored.

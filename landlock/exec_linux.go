@@ -102,14 +102,17 @@ type Cmd struct {
 	// and serves them until Wait. Empty, no listener is made.
 	Notify *notify.Registry
 
-	snaps  []snap
-	policy sandbox.SeccompPolicy
-	server *notify.Server
-	finish chan struct{} // closed when the command has been waited for
-	ended  chan struct{} // closed when the restricted thread is gone
-	swept  chan struct{} // closed when sweepTmp, started with the command, is done
-	mu     sync.Mutex
-	done   bool
+	snaps []snap
+	// release lets go of snaps as the snapshot other commands of this
+	// process starting meanwhile share (takeHeld).
+	release func()
+	policy  sandbox.SeccompPolicy
+	server  *notify.Server
+	finish  chan struct{} // closed when the command has been waited for
+	ended   chan struct{} // closed when the restricted thread is gone
+	swept   chan struct{} // closed when sweepTmp, started with the command, is done
+	mu      sync.Mutex
+	done    bool
 }
 
 // Command prepares argv to run under p with environment env (filtered as
@@ -267,12 +270,12 @@ func (c *Cmd) Start() error {
 		removeTmp(c.Ruleset.TmpDir)
 		return err
 	}
-	snaps, err := take(c.Ruleset.Watch)
+	snaps, release, err := takeHeld(c.Ruleset.Watch)
 	if err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return err
 	}
-	c.snaps = snaps
+	c.snaps, c.release = snaps, release
 	errc := make(chan error, 1)
 	// Never unlocked: the thread dies with this goroutine.
 	goOffMain(func() {
@@ -308,6 +311,7 @@ func (c *Cmd) Start() error {
 	if err != nil {
 		<-c.ended
 		c.stopServer()
+		release()
 		removeTmp(c.Ruleset.TmpDir)
 		return err
 	}
@@ -393,6 +397,9 @@ func (c *Cmd) Wait() (int, error) {
 	// Every process of the command has ended (endDomain): put back
 	// what it changed among the watched paths.
 	c.Restored = restore(c.snaps, time.Now())
+	if c.release != nil {
+		c.release()
+	}
 	removeTmp(c.Ruleset.TmpDir)
 	if c.swept != nil {
 		<-c.swept

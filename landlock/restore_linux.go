@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -227,6 +228,71 @@ func take(ws []Watch) ([]snap, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// held are the snapshots the commands this process runs are restored
+// to, by watched path, and how many running commands hold each: see
+// takeHeld.
+var (
+	heldMu sync.Mutex
+	held   = map[string]*heldSnap{}
+)
+
+type heldSnap struct {
+	s snap
+	n int
+}
+
+// takeHeld is take for a command that may run while others of this
+// process run in the same tree (guardrun serve, make -j through it): a
+// path that a running command watches is not read again but given that
+// command's snapshot. Read now, it could hold the running command's
+// change to it, which this command's restore would put back after the
+// running one's restore removed it. release, called once the command's
+// restore is done, lets the path be read again when no command holds
+// it.
+func takeHeld(ws []Watch) (snaps []snap, release func(), err error) {
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	for _, w := range ws {
+		// As take: a path inside another watched directory is covered
+		// by it.
+		if slices.ContainsFunc(ws, func(o Watch) bool { return o.Path != w.Path && strings.HasPrefix(w.Path, o.Path+"/") }) {
+			continue
+		}
+		if h, ok := held[w.Path]; ok {
+			s := h.s
+			s.w = w
+			snaps = append(snaps, s)
+			continue
+		}
+		one, err := take([]Watch{w})
+		if err != nil {
+			return nil, nil, err
+		}
+		snaps = append(snaps, one...)
+	}
+	for _, s := range snaps {
+		if h, ok := held[s.w.Path]; ok {
+			h.n++
+		} else {
+			held[s.w.Path] = &heldSnap{s: s, n: 1}
+		}
+	}
+	var once sync.Once
+	return snaps, func() {
+		once.Do(func() {
+			heldMu.Lock()
+			defer heldMu.Unlock()
+			for _, s := range snaps {
+				if h := held[s.w.Path]; h != nil {
+					if h.n--; h.n == 0 {
+						delete(held, s.w.Path)
+					}
+				}
+			}
+		})
+	}, nil
 }
 
 // takeOne reads the watched path w.

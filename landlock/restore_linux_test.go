@@ -339,3 +339,57 @@ func TestBuildBesideBwrapPlaceholders(t *testing.T) {
 		t.Errorf("watched as missing %q, fixed %q", watched, rs.Fixed)
 	}
 }
+
+// TestTakeHeld: a command starting while another runs is given the
+// running one's snapshot of a watched path, not the running one's change
+// to it, so that its restore puts back the user's file; once neither
+// runs, the path is read afresh.
+func TestTakeHeld(t *testing.T) {
+	root := t.TempDir()
+	cfg := filepath.Join(root, ".git", "config")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := []Watch{{Path: cfg, Root: root}}
+	first, releaseFirst, err := takeHeld(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first command changes the file, and the second starts.
+	if err := os.WriteFile(cfg, []byte("[core]\n[alias]\n\tst = !evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second, releaseSecond, err := takeHeld(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore(first, time.Now())
+	releaseFirst()
+	// The second command's end: the file is the user's, as it was.
+	restore(second, time.Now())
+	releaseSecond()
+	if b, _ := os.ReadFile(cfg); string(b) != "[core]\n" {
+		t.Fatalf("after both restores the file holds %q, want the user's", b)
+	}
+	// Neither runs: a new command reads the path as it is now.
+	if err := os.WriteFile(cfg, []byte("[core]\n\tbare = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third, releaseThird, err := takeHeld(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseThird()
+	if string(third[0].node.data) != "[core]\n\tbare = false\n" {
+		t.Errorf("a command starting alone got %q, not the file as it is", third[0].node.data)
+	}
+	heldMu.Lock()
+	n := held[cfg].n
+	heldMu.Unlock()
+	if n != 1 {
+		t.Errorf("%d holders of the path, want 1", n)
+	}
+}

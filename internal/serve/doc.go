@@ -80,7 +80,11 @@
 // person would be asked through it, which makes the request the
 // client's). HOME and XDG_* must be the server process's own too: they
 // chose its state directory and caches for its lifetime. A PATH may
-// differ where it finds the same bwrap as the server's. A request that would need a person (interactive mode,
+// differ where it finds the same bwrap as the server's. Once the
+// server's executable is no longer the file at the path it started from
+// (guardrun upgraded), every request is answered F: the clients are the
+// new guardrun, and under landlock the old server could not start its
+// trampoline from the deleted file. A request that would need a person (interactive mode,
 // an ask the session's grants do not cover) is answered F before
 // anything is recorded, and the client's guardrun asks as always.
 //
@@ -92,19 +96,26 @@
 //
 // # Limitations
 //
-//   - The command inherits the server's resource limits, nice value,
-//     cgroup, scheduling, LSM label (AppArmor, SELinux), controlling
-//     terminal (bwrap gives it a new session either way) and ignored
-//     signals, not the client's. A Landlock domain that comes without a
-//     seccomp filter or no_new_privs the server lacks (another tool's,
-//     under a server that has no_new_privs itself) is not seen: /proc
-//     does not show Landlock domains.
+//   - The command inherits the server's nice value, scheduling
+//     attributes, controlling terminal (bwrap gives it a new session
+//     either way) and ignored signals, not the client's. Resource
+//     limits, cgroups, uids, gids and groups and the LSM label
+//     (/proc/PID/attr/current) are the server's too, which is why a
+//     client with other ones is not served (F): a served command would
+//     escape a `ulimit -f`, a cgroup's limits or an AppArmor profile its
+//     client is held to. Only RLIMIT_NOFILE's soft limit (Go raises
+//     its own), RLIMIT_RTPRIO and RLIMIT_NICE (lowered for every
+//     command anyway) are not compared. A Landlock domain that comes
+//     without a seccomp filter or no_new_privs the server lacks (another
+//     tool's, under a server that has no_new_privs itself) is not seen:
+//     /proc does not show Landlock domains. Everything else a command
+//     sees (argv, environment, descriptors 0-2, working directory,
+//     umask) is the client's. Other descriptors the client has open are
+//     not passed.
 //   - The server's descriptors are shared by its concurrent runs: when
 //     its limit (RLIMIT_NOFILE) is reached, served runs fail (125) where
 //     separate guardrun processes would not; when it cannot accept any
-//     more, it stops listening and its clients run the usual way. Everything else a command sees
-//     (argv, environment, descriptors 0-2, working directory, umask) is
-//     the client's. Other descriptors the client has open are not passed.
+//     more, it stops listening and its clients run the usual way.
 //   - A config that runs commands unsandboxed (require_os_sandbox:
 //     false, or refuse_tools without a sandbox) or uses network: proxy
 //     is left to the client: the unsandboxed runner relays the process's
@@ -114,6 +125,10 @@
 //     lives as long as the command and then ends), as guardrun does for
 //     its one command; the main thread, which the peer check compares
 //     clients with, stays unrestricted.
+//     Where Landlock lacks the signal scope (ABI 6; the config accepts
+//     losing it), landlock requests are answered F: the command could
+//     stop or kill the server and every other client's run with it.
+//     (Untested: the test machine's kernel has the scope.)
 //     Its first landlock run makes the server not dumpable, as it makes
 //     guardrun (so that a command cannot read the server's memory and
 //     environment through /proc), for the rest of its life.

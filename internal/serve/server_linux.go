@@ -21,6 +21,7 @@ import (
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/landlock"
 )
 
 // requestTimeout bounds how long a client may take to send its request.
@@ -45,6 +46,13 @@ type Server struct {
 	env    *request.Env
 	umask  uint32
 	pidfd  bool // SO_PEERPIDFD works here
+	// exePath is where the server's executable was when it started, and
+	// exe that file (device and inode): see sameExecutable.
+	exePath string
+	exe     [2]uint64
+	// limits is the server's /proc/self/limits and cgroup: see
+	// sameLimits.
+	limits string
 	// guarded are the guarded variables (see guarded) of Config.Environ.
 	guarded map[string]string
 }
@@ -73,6 +81,14 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	exePath, exe, err := executable()
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	limits, err := procLimits("self")
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	dir, err := os.MkdirTemp(socketBase(), "guardrun-serve-")
 	if err != nil {
 		return nil, fmt.Errorf("serve: socket directory: %w", err)
@@ -89,7 +105,85 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{cfg: cfg, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
-		self: self, env: env, umask: umask, pidfd: pidfdWorks(), guarded: g}, nil
+		self: self, env: env, umask: umask, pidfd: pidfdWorks(), guarded: g,
+		exePath: exePath, exe: exe, limits: limits}, nil
+}
+
+// procLimits is the resource limits, control groups and LSM label of
+// the process pid ("self" for this one), as /proc shows them.
+func procLimits(pid string) (string, error) {
+	l, err := os.ReadFile("/proc/" + pid + "/limits")
+	if err != nil {
+		return "", err
+	}
+	c, err := os.ReadFile("/proc/" + pid + "/cgroup")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(string(l), "\n") {
+		if len(line) < 26 {
+			b.WriteString(line + "\n")
+			continue
+		}
+		name, vals := strings.TrimSpace(line[:26]), strings.Fields(line[26:])
+		switch {
+		case name == "Max realtime priority" || name == "Max nice priority":
+			// Lowered in the server by its first bwrap run, and for
+			// every command by the sandbox anyway.
+			continue
+		case name == "Max open files" && len(vals) >= 2:
+			// Go raises its own soft limit to the hard one (and gives
+			// its children the one it started with).
+			vals = vals[1:]
+		}
+		b.WriteString(name + " " + strings.Join(vals, " ") + "\n")
+	}
+	b.Write(c)
+	// The LSM label (AppArmor profile, SELinux context): a client
+	// confined by one the server is not would have its command run
+	// unconfined by it. Without an LSM the read fails alike for both.
+	if a, err := os.ReadFile("/proc/" + pid + "/attr/current"); err == nil {
+		b.WriteString("\nlsm " + string(a))
+	} else {
+		b.WriteString("\nlsm unreadable")
+	}
+	return b.String(), nil
+}
+
+// sameLimits reports whether the client pid has the server's resource
+// limits, control groups and LSM label. A served command gets the
+// server's: a client held to less (ulimit -f, -n, -u; a cgroup with a
+// memory or pids limit; an AppArmor profile) would have its command
+// escape them.
+func (s *Server) sameLimits(pid int) bool {
+	l, err := procLimits(strconv.Itoa(pid))
+	return err == nil && l == s.limits
+}
+
+// executable is the path and file (device, inode) of the running
+// program.
+func executable() (string, [2]uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &st); err != nil {
+		return "", [2]uint64{}, fmt.Errorf("own executable: %w", err)
+	}
+	p, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return "", [2]uint64{}, fmt.Errorf("own executable: %w", err)
+	}
+	return p, [2]uint64{st.Dev, st.Ino}, nil
+}
+
+// sameExecutable reports whether the server's executable is still the
+// file at the path it was started from. Once guardrun is replaced there
+// (an upgrade), the clients are the new guardrun and the server the old:
+// it would decide and run their requests with the old code, and under
+// landlock could not start its trampoline from the deleted file at all.
+// Their requests are then their own.
+func (s *Server) sameExecutable() bool {
+	var st unix.Stat_t
+	return unix.Stat(s.exePath, &st) == nil && [2]uint64{st.Dev, st.Ino} == s.exe
 }
 
 // socketBase is $XDG_RUNTIME_DIR when it is a usable directory, else the
@@ -208,7 +302,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 // run runs req if the server can run it as the client's own guardrun
 // would; committed false means nothing was done and the client should.
 func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (committed bool, code int) {
-	if len(req.Argv) < 2 || req.Umask != s.umask {
+	if len(req.Argv) < 2 || req.Umask != s.umask || !s.sameExecutable() || !s.sameLimits(pid) {
 		return false, 0
 	}
 	env, ok := clientEnv(req.Environ)
@@ -258,6 +352,11 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 		return false, 0
 	case sess.Backend != runner.BackendBwrap && sess.Backend != runner.BackendLandlock:
 		return false, 0
+	case sess.Backend == runner.BackendLandlock && !signalScoped():
+		// Without Landlock's signal scope (ABI 6, accepted as lost in
+		// the config) the command could stop or kill the server, and
+		// with it every client's run.
+		return false, 0
 	}
 	sess.NoPerson = true
 
@@ -290,6 +389,13 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 		return false, 0
 	}
 	return true, s.cfg.Report(err, stderr)
+}
+
+// signalScoped reports whether Landlock here keeps a command's signals
+// inside its domain (ABI 6).
+func signalScoped() bool {
+	abi, err := landlock.ABI()
+	return err == nil && abi >= 6
 }
 
 // readSignals reads S messages from the client until EOF, passing the
