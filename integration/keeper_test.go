@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // TestRunKilledLeavesNothingAttempts: what a command does to outlive a
@@ -174,11 +176,7 @@ func TestRunNprocExhaustion(t *testing.T) {
 		}
 	}
 	const user = "guardrun-test"
-	if exec.Command("id", "-u", user).Run() != nil {
-		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", user, err, out)
-		}
-	}
+	testenv.User(t, user)
 	dir, err := os.MkdirTemp("/var/tmp", "guardrun-nproc-")
 	if err != nil {
 		t.Fatal(err)

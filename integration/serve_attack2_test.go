@@ -535,11 +535,7 @@ func TestServeAttack2Unprivileged(t *testing.T) {
 	testenv.LookPath(t, "runuser")
 	testenv.LookPath(t, "git")
 	const user = "guardrun-test"
-	if exec.Command("id", "-u", user).Run() != nil {
-		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", user, err, out)
-		}
-	}
+	testenv.User(t, user)
 	dir, err := os.MkdirTemp("/var/tmp", "grsa2-")
 	if err != nil {
 		t.Fatal(err)

@@ -482,11 +482,7 @@ func TestServeAttackUnprivileged(t *testing.T) {
 		testenv.Missing(t, "%s is needed for a server inside a sandbox", python)
 	}
 	const user = "guardrun-test"
-	if exec.Command("id", "-u", user).Run() != nil {
-		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", user, err, out)
-		}
-	}
+	testenv.User(t, user)
 	dir, err := os.MkdirTemp("/var/tmp", "grsa-")
 	if err != nil {
 		t.Fatal(err)

@@ -138,11 +138,7 @@ func TestTmpDirRemovedUnprivileged(t *testing.T) {
 	}
 	requireLandlock(t)
 	testenv.LookPath(t, "runuser")
-	if exec.Command("id", "-u", user).Run() != nil {
-		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", user, err, out)
-		}
-	}
+	testenv.User(t, user)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // TestTrampolineNests runs this test binary as the trampoline: the
@@ -95,11 +97,7 @@ func TestTrampolineOrphanedOutsideDomain(t *testing.T) {
 		t.Skipf("bwrap cannot make a pid namespace: %v\n%s", err, out)
 	}
 	const user = "guardrun-test"
-	if exec.Command("id", "-u", user).Run() != nil {
-		if out, err := exec.Command("useradd", "-m", user).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", user, err, out)
-		}
-	}
+	testenv.User(t, user)
 	// The user must be able to run this binary.
 	dir, err := os.MkdirTemp("/var/tmp", "guardrun-nest-test-")
 	if err != nil {

@@ -269,45 +269,15 @@ func TestAttacks(t *testing.T) {
 		{escape: escape{name: "truncate guardrun's config", args: []string{"truncate", f.config},
 			host: unchanged(f.config, "mode: strict\n")}},
 		{escape: escape{name: "squat a host abstract socket name from a socketpair", args: []string{"bind-abstract", squat},
-			host: func(t *testing.T) {
-				// The name is free for a host daemon.
-				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer unix.Close(fd)
-				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + squat}); err != nil {
-					t.Errorf("the host cannot bind @%s: %v", squat, err)
-				}
-			}}},
+			host: abstractFree(squat)}},
 		{escape: escape{name: "bind a socket outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock")},
 			host: absent(filepath.Join(f.outside, "s.sock"))}},
 		{escape: escape{name: "squat a host abstract socket name from a stream socketpair", args: []string{"bind-abstract", squat, "stream"},
-			host: func(t *testing.T) {
-				// The name is free for a host daemon.
-				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer unix.Close(fd)
-				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + squat}); err != nil {
-					t.Errorf("the host cannot bind @%s: %v", squat, err)
-				}
-			}}},
+			host: abstractFree(squat)}},
 		{escape: escape{name: "bind a stream socketpair end outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock"), "stream"},
 			host: absent(filepath.Join(f.outside, "s.sock"))}},
 		{escape: escape{name: "squat a host abstract socket name from a seqpacket socketpair", args: []string{"bind-abstract", squat, "seqpacket"},
-			host: func(t *testing.T) {
-				// The name is free for a host daemon.
-				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer unix.Close(fd)
-				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + squat}); err != nil {
-					t.Errorf("the host cannot bind @%s: %v", squat, err)
-				}
-			}}},
+			host: abstractFree(squat)}},
 		{escape: escape{name: "bind a seqpacket socketpair end outside every zone", args: []string{"bind-path", filepath.Join(f.outside, "s.sock"), "seqpacket"},
 			host: absent(filepath.Join(f.outside, "s.sock"))}},
 		{escape: escape{name: "write through /proc/PID/root of guardrun",
@@ -535,4 +505,19 @@ func ttyOfSession(t *testing.T) *os.File {
 		t.Fatal("the pty never became the session leader's controlling terminal")
 	}
 	return pts
+}
+
+// abstractFree checks, after an attempt, that the abstract socket name is
+// still free for a host daemon to bind.
+func abstractFree(name string) func(*testing.T) {
+	return func(t *testing.T) {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Bind(fd, &unix.SockaddrUnix{Name: "@" + name}); err != nil {
+			t.Errorf("the host cannot bind @%s: %v", name, err)
+		}
+	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // requireLandlock skips unless the landlock backend works here (and
@@ -309,11 +311,7 @@ func TestLandlockWithoutNamespaces(t *testing.T) {
 	}
 	runs := []as{{"uid " + strconv.Itoa(os.Geteuid()), inner}}
 	if os.Geteuid() == 0 {
-		if exec.Command("id", "-u", unprivUser).Run() != nil {
-			if out, err := exec.Command("useradd", "-m", unprivUser).CombinedOutput(); err != nil {
-				t.Fatalf("useradd %s: %v\n%s", unprivUser, err, out)
-			}
-		}
+		testenv.User(t, unprivUser)
 		runs = append(runs, as{unprivUser, append([]string{"runuser", "-u", unprivUser, "--"}, inner...)})
 	}
 	for _, r := range runs {

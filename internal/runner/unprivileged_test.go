@@ -30,11 +30,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	}
 	requireSandbox(t)
 	testenv.LookPath(t, "runuser") // util-linux
-	if exec.Command("id", "-u", unprivUser).Run() != nil {
-		if out, err := exec.Command("useradd", "-m", unprivUser).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", unprivUser, err, out)
-		}
-	}
+	testenv.User(t, unprivUser)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

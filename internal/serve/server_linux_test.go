@@ -429,11 +429,7 @@ func runAsUnprivileged(t *testing.T, names ...string) {
 	}
 	startServer(t) // skips without the sandbox
 	testenv.LookPath(t, "runuser")
-	if exec.Command("id", "-u", unprivUser).Run() != nil {
-		if out, err := exec.Command("useradd", "-m", unprivUser).CombinedOutput(); err != nil {
-			t.Fatalf("useradd %s: %v\n%s", unprivUser, err, out)
-		}
-	}
+	testenv.User(t, unprivUser)
 	dir, err := os.MkdirTemp("", "serve-test-")
 	if err != nil {
 		t.Fatal(err)

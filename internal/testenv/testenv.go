@@ -73,3 +73,16 @@ func Deps(t testing.TB) []Dep {
 	}
 	return deps
 }
+
+// User makes sure the local account name exists (useradd -m when it does
+// not), for tests that run guardrun as an unprivileged user through
+// runuser; it fails t when the account cannot be made.
+func User(t testing.TB, name string) {
+	t.Helper()
+	if exec.Command("id", "-u", name).Run() == nil {
+		return
+	}
+	if out, err := exec.Command("useradd", "-m", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd %s: %v\n%s", name, err, out)
+	}
+}
