@@ -1,0 +1,108 @@
+package request
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/guardrun/guardrun/rules"
+)
+
+// TestAttack7ConfigDiscovery: the environment (a Makefile's `export`,
+// run with SHELL=guardrun) points guardrun's locations or
+// $GUARDRUN_CONFIG into the working directory, the embedded default's rw
+// workspace. Each row is refused, or what it wrote there only tightens:
+// the discovery that decodes the default's zones alone must not weaken
+// either check.
+func TestAttack7ConfigDiscovery(t *testing.T) {
+	loosen := "shell:\n  default: {allowed: true}\n  rules:\n    - {pattern: sudo, allowed: true}\n    - {pattern: make, allowed: false}\n"
+	rows := []struct {
+		name, class string
+		vars        map[string]string // the environment; WORK and ROOT replaced
+		homeVar     bool              // $HOME differs from the account's
+		refused     string            // Load's error holds this, or "" for none
+	}{
+		{name: "XDG_STATE_HOME in the workspace", class: "state location",
+			vars: map[string]string{"XDG_STATE_HOME": "WORK/x"}, refused: "XDG_STATE_HOME"},
+		{name: "XDG_STATE_HOME in the workspace, $GUARDRUN_CONFIG outside", class: "state location",
+			vars: map[string]string{"XDG_STATE_HOME": "WORK/x", "GUARDRUN_CONFIG": "ROOT/outside.yaml"}, refused: "XDG_STATE_HOME"},
+		{name: "XDG_STATE_HOME in the workspace, $GUARDRUN_CONFIG inside", class: "state location",
+			vars: map[string]string{"XDG_STATE_HOME": "WORK/x", "GUARDRUN_CONFIG": "WORK/evil.yaml"}, refused: "XDG_STATE_HOME"},
+		{name: "HOME in the workspace", class: "state location",
+			vars: map[string]string{"HOME": "WORK/h"}, homeVar: true, refused: "$HOME"},
+		{name: "HOME in the workspace, $GUARDRUN_CONFIG inside", class: "state location",
+			vars: map[string]string{"HOME": "WORK/h", "GUARDRUN_CONFIG": "WORK/evil.yaml"}, homeVar: true, refused: "$HOME"},
+		{name: "XDG_CONFIG_HOME in the workspace with a loosening user config", class: "user config",
+			vars: map[string]string{"XDG_CONFIG_HOME": "WORK/c"}},
+		{name: "XDG_CONFIG_HOME in the workspace, $GUARDRUN_CONFIG inside", class: "user config",
+			vars: map[string]string{"XDG_CONFIG_HOME": "WORK/c", "GUARDRUN_CONFIG": "WORK/evil.yaml"}},
+		{name: "$GUARDRUN_CONFIG inside, XDG_STATE_HOME outside", class: "untrusted GUARDRUN_CONFIG",
+			vars: map[string]string{"XDG_STATE_HOME": "ROOT/state", "GUARDRUN_CONFIG": "WORK/evil.yaml"}},
+		{name: "$GUARDRUN_CONFIG inside through ..", class: "untrusted GUARDRUN_CONFIG",
+			vars: map[string]string{"GUARDRUN_CONFIG": "ROOT/home/../work/evil.yaml"}},
+		{name: "$GUARDRUN_CONFIG through a link outside into the workspace", class: "untrusted GUARDRUN_CONFIG",
+			vars: map[string]string{"GUARDRUN_CONFIG": "ROOT/link/evil.yaml"}},
+	}
+	for _, r := range rows {
+		t.Run(strings.ReplaceAll(r.class+"/"+r.name, "$", ""), func(t *testing.T) {
+			root := t.TempDir()
+			home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+			for _, d := range []string{home, work, filepath.Join(work, "c", "guardrun")} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range []string{filepath.Join(work, "evil.yaml"), filepath.Join(work, "c", "guardrun", "config.yaml")} {
+				if err := os.WriteFile(f, []byte(loosen), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(root, "outside.yaml"), []byte("sandbox:\n  zones:\n    - {name: w, root: "+root+"/other, mode: rw}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(work, filepath.Join(root, "link")); err != nil {
+				t.Fatal(err)
+			}
+			vars := map[string]string{}
+			for k, v := range r.vars {
+				vars[k] = strings.NewReplacer("WORK", work, "ROOT", root).Replace(v)
+			}
+			e := &Env{Cwd: work, Home: home, pwHome: home, Getenv: func(k string) string { return vars[k] }}
+			if h := vars["HOME"]; h != "" {
+				e.Home = h
+			}
+			homeVar := ""
+			if r.homeVar {
+				homeVar = "HOME"
+			}
+			e.ConfigHome, e.configVar = filepath.Join(e.Home, ".config"), homeVar
+			if c := vars["XDG_CONFIG_HOME"]; c != "" {
+				e.ConfigHome, e.configVar = c, "XDG_CONFIG_HOME"
+			}
+			e.StateDir, e.stateVar = filepath.Join(e.Home, ".local", "state", "guardrun"), homeVar
+			if s := vars["XDG_STATE_HOME"]; s != "" {
+				e.StateDir, e.stateVar = filepath.Join(s, "guardrun"), "XDG_STATE_HOME"
+			}
+			e.StoreDir, e.storeVar = filepath.Join(e.StateDir, "sessions"), e.stateVar
+			l, err := Load(Options{}, e)
+			if r.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), r.refused) {
+					t.Fatalf("Load: %v, want it refused naming %s", err, r.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for cmd, want := range map[string]rules.Verdict{"sudo ls": rules.Block, "make": rules.Block} {
+				if d := l.Engine.Script(cmd, work); d.Decision != want {
+					t.Errorf("%s: %s, want %s (source %s)", cmd, d.Decision, want, l.Source)
+				}
+			}
+			if d := l.Engine.Script("frobnicate-unknown", work); d.Decision == rules.Allow {
+				t.Errorf("an unknown command: allow (source %s), want it asked", l.Source)
+			}
+		})
+	}
+}
