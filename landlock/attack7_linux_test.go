@@ -198,3 +198,71 @@ func chown(t *testing.T, p string, uid int) {
 		t.Fatal(err)
 	}
 }
+
+// TestAttack7SweepBaseSwapped: guardrun's own $TMPDIR chosen by the
+// environment inside an rw zone (a Makefile's `export TMPDIR :=
+// $(CURDIR)/t`, run with SHELL=guardrun) lets a sandboxed command swap
+// that directory for a link between the sweep's look at a stale
+// $TMPDIR of a name it made, with a free lock, and the removal. The
+// removal must not land on a live $TMPDIR of the same name in another
+// directory (the link's other target), whose lock is held.
+func TestAttack7SweepBaseSwapped(t *testing.T) {
+	root := t.TempDir()
+	mine, other := filepath.Join(root, "mine"), filepath.Join(root, "other")
+	live := filepath.Join(other, "guardrun-tmp-x")
+	mkdir(t, filepath.Join(live, "d"))
+	mk(t, filepath.Join(live, "d", "f"), "live")
+	mk(t, live+tmpLockSuffix, "")
+	held, err := os.Open(live + tmpLockSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(root, "base")
+	t.Setenv("TMPDIR", base)
+	point := func(to string) {
+		tmp := base + ".new"
+		os.Remove(tmp)
+		if err := os.Symlink(to, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	flipped := make(chan struct{})
+	go func() {
+		defer close(flipped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			point(mine)
+			point(other)
+		}
+	}()
+	deadline := time.Now().Add(3 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		stale := filepath.Join(mine, "guardrun-tmp-x")
+		if err := os.MkdirAll(stale, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(stale + tmpLockSuffix); err != nil {
+			mk(t, stale+tmpLockSuffix, "")
+		}
+		sweepTmp()
+		if _, err := os.Stat(filepath.Join(live, "d", "f")); err != nil {
+			close(stop)
+			<-flipped
+			t.Fatalf("sweep %d removed the live $TMPDIR %s of another directory: %v", n, live, err)
+		}
+	}
+	close(stop)
+	<-flipped
+}
