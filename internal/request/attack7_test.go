@@ -39,6 +39,14 @@ func TestAttack7ConfigDiscovery(t *testing.T) {
 			vars: map[string]string{"XDG_CONFIG_HOME": "WORK/c", "GUARDRUN_CONFIG": "WORK/evil.yaml"}},
 		{name: "$GUARDRUN_CONFIG inside, XDG_STATE_HOME outside", class: "untrusted GUARDRUN_CONFIG",
 			vars: map[string]string{"XDG_STATE_HOME": "ROOT/state", "GUARDRUN_CONFIG": "WORK/evil.yaml"}},
+		{name: "XDG_RUNTIME_DIR in the workspace", class: "state location",
+			vars: map[string]string{"XDG_RUNTIME_DIR": "WORK/run"}, refused: "XDG_RUNTIME_DIR"},
+		{name: "XDG_RUNTIME_DIR in the workspace, $GUARDRUN_CONFIG outside", class: "state location",
+			vars: map[string]string{"XDG_RUNTIME_DIR": "WORK/run", "GUARDRUN_CONFIG": "ROOT/outside.yaml"}, refused: "XDG_RUNTIME_DIR"},
+		{name: "$GUARDRUN_CONFIG inside, XDG_RUNTIME_DIR outside", class: "untrusted GUARDRUN_CONFIG",
+			vars: map[string]string{"XDG_RUNTIME_DIR": "ROOT/run", "GUARDRUN_CONFIG": "WORK/evil.yaml"}},
+		{name: "$GUARDRUN_CONFIG inside, HOME outside but not the account's", class: "untrusted GUARDRUN_CONFIG",
+			vars: map[string]string{"HOME": "ROOT/h2", "GUARDRUN_CONFIG": "WORK/evil.yaml"}, homeVar: true},
 		{name: "$GUARDRUN_CONFIG inside through ..", class: "untrusted GUARDRUN_CONFIG",
 			vars: map[string]string{"GUARDRUN_CONFIG": "ROOT/home/../work/evil.yaml"}},
 		{name: "$GUARDRUN_CONFIG through a link outside into the workspace", class: "untrusted GUARDRUN_CONFIG",
@@ -85,6 +93,9 @@ func TestAttack7ConfigDiscovery(t *testing.T) {
 				e.StateDir, e.stateVar = filepath.Join(s, "guardrun"), "XDG_STATE_HOME"
 			}
 			e.StoreDir, e.storeVar = filepath.Join(e.StateDir, "sessions"), e.stateVar
+			if r := vars["XDG_RUNTIME_DIR"]; r != "" {
+				e.StoreDir, e.storeVar = filepath.Join(r, "guardrun", "sessions"), "XDG_RUNTIME_DIR"
+			}
 			l, err := Load(Options{}, e)
 			if r.refused != "" {
 				if err == nil || !strings.Contains(err.Error(), r.refused) {
