@@ -117,3 +117,48 @@ func TestAttack7ConfigDiscovery(t *testing.T) {
 		})
 	}
 }
+
+// TestAttack7RelativeConfigHome: a relative $XDG_CONFIG_HOME or $HOME (`export
+// XDG_CONFIG_HOME := c` in a Makefile) names a user config under the
+// working directory, in the workspace: it only tightens, as an absolute
+// one there does.
+func TestAttack7RelativeConfigHome(t *testing.T) {
+	for _, r := range []struct{ name, home, config, dir string }{
+		{name: "relative XDG_CONFIG_HOME", home: "ROOT/home", config: "c", dir: "c/guardrun"},
+		{name: "relative HOME", home: "h", dir: "h/.config/guardrun"},
+	} {
+		t.Run(r.name, func(t *testing.T) { relativeConfigHome(t, r.home, r.config, r.dir) })
+	}
+}
+
+func relativeConfigHome(t *testing.T, homeVar, configVar, dir string) {
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	if err := os.MkdirAll(filepath.Join(work, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	loosen := "shell:\n  default: {allowed: true}\n  rules:\n    - {pattern: sudo, allowed: true}\n"
+	if err := os.WriteFile(filepath.Join(work, dir, "config.yaml"), []byte(loosen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	t.Setenv("HOME", strings.ReplaceAll(homeVar, "ROOT", root))
+	t.Setenv("XDG_CONFIG_HOME", configVar)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("GUARDRUN_CONFIG", "")
+	e, err := NewEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(Options{}, e)
+	if err != nil {
+		return // refused: as good as tightening only
+	}
+	if d := l.Engine.Script("sudo ls", work); d.Decision != rules.Block {
+		t.Errorf("sudo ls: %s, want block (source %s, chain %+v)", d.Decision, l.Source, l.Chain)
+	}
+}

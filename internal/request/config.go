@@ -49,10 +49,15 @@ func NewEnv() (*Env, error) {
 	if home != "" && (e.pwHome == "" || filepath.Clean(home) != filepath.Clean(e.pwHome)) {
 		homeVar = "HOME"
 	}
-	e.ConfigHome = os.Getenv("XDG_CONFIG_HOME")
-	if e.ConfigHome != "" {
+	// A relative XDG_CONFIG_HOME is invalid (XDG Base Directory) and
+	// ignored, as XDG_STATE_HOME is, and a relative $HOME names no user
+	// config, as it names no state directory: either would name one
+	// under whatever directory guardrun runs in, while the rw-zone check
+	// resolves it from /.
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		e.ConfigHome = x
 		e.configVar = "XDG_CONFIG_HOME"
-	} else if home != "" {
+	} else if filepath.IsAbs(home) {
 		e.ConfigHome = filepath.Join(home, ".config")
 		e.configVar = homeVar
 	}
