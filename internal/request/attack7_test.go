@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guardrun/guardrun/rules"
 )
@@ -160,5 +161,71 @@ func relativeConfigHome(t *testing.T, homeVar, configVar, dir string) {
 	}
 	if d := l.Engine.Script("sudo ls", work); d.Decision != rules.Block {
 		t.Errorf("sudo ls: %s, want block (source %s, chain %+v)", d.Decision, l.Source, l.Chain)
+	}
+}
+
+// TestAttack7GuardrunConfigLinkFlipped: $GUARDRUN_CONFIG names a link in
+// the workspace that a concurrent sandboxed command (make -j) flips
+// between a file of its own there and a file outside every rw zone. The
+// file read must be the one checked: the workspace's file is never
+// trusted in full.
+func TestAttack7GuardrunConfigLinkFlipped(t *testing.T) {
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evil, outside := filepath.Join(work, "evil.yaml"), filepath.Join(root, "outside.yaml")
+	if err := os.WriteFile(evil, []byte("shell:\n  rules:\n    - {pattern: evilmarker, allowed: true, approval: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("shell:\n  rules:\n    - {pattern: make, allowed: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(work, "link.yaml")
+	point := func(to string) {
+		tmp := link + ".new"
+		os.Remove(tmp)
+		if err := os.Symlink(to, tmp); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			t.Error(err)
+		}
+	}
+	point(outside)
+	stop, flipped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(flipped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			point(evil)
+			point(outside)
+		}
+	}()
+	defer func() { close(stop); <-flipped }()
+	e := &Env{Cwd: work, Home: home, pwHome: home, ConfigHome: filepath.Join(home, ".config"),
+		StateDir: filepath.Join(home, ".local", "state", "guardrun"),
+		Getenv: func(k string) string {
+			if k == "GUARDRUN_CONFIG" {
+				return link
+			}
+			return ""
+		}}
+	deadline := time.Now().Add(2 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		l, err := Load(Options{}, e)
+		if err != nil {
+			continue // a half-made link: refused is fine
+		}
+		if d := l.Engine.Script("evilmarker", work); d.Decision == rules.Allow {
+			t.Fatalf("load %d: the workspace's file was trusted in full (source %s, chain %+v)", n, l.Source, l.Chain)
+		}
 	}
 }

@@ -349,6 +349,11 @@ func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error
 	if err != nil {
 		return err
 	}
+	// Resolved once, so that the file read is the one checked: a link
+	// in an rw zone flipped between the read and the check would
+	// otherwise have a file there trusted as if it lay outside. Outside
+	// every rw zone, nothing along the resolved path can change.
+	abs = rules.Resolve(abs, "/")
 	cfg, err := rules.Load(abs, e.RulesEnv())
 	if err != nil {
 		return err
