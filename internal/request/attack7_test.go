@@ -229,3 +229,70 @@ func TestAttack7GuardrunConfigLinkFlipped(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack7ConfigHomeLinkFlipped: $XDG_CONFIG_HOME names a link in the
+// workspace that a concurrent sandboxed command flips between a
+// directory of its own there and one outside every rw zone: the user
+// config read is the one checked, never the workspace's trusted in full.
+func TestAttack7ConfigHomeLinkFlipped(t *testing.T) {
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	evil, outside := filepath.Join(work, "c"), filepath.Join(root, "c")
+	for _, d := range []string{home, filepath.Join(evil, "guardrun"), filepath.Join(outside, "guardrun")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(evil, "guardrun", "config.yaml"), []byte("shell:\n  rules:\n    - {pattern: evilmarker, allowed: true, approval: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "guardrun", "config.yaml"), []byte("shell:\n  rules:\n    - {pattern: make, allowed: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(work, "link")
+	point := func(to string) {
+		tmp := link + ".new"
+		os.Remove(tmp)
+		if err := os.Symlink(to, tmp); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			t.Error(err)
+		}
+	}
+	point(outside)
+	t.Chdir(work)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", link)
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("GUARDRUN_CONFIG", "")
+	stop, flipped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(flipped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			point(evil)
+			point(outside)
+		}
+	}()
+	defer func() { close(stop); <-flipped }()
+	deadline := time.Now().Add(2 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		e, err := NewEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := Load(Options{}, e)
+		if err != nil {
+			continue
+		}
+		if d := l.Engine.Script("evilmarker", work); d.Decision == rules.Allow {
+			t.Fatalf("load %d: the workspace's user config was trusted in full (source %s, chain %+v)", n, l.Source, l.Chain)
+		}
+	}
+}

@@ -61,6 +61,13 @@ func NewEnv() (*Env, error) {
 		e.ConfigHome = filepath.Join(home, ".config")
 		e.configVar = homeVar
 	}
+	if e.configVar != "" {
+		// Resolved once, so that the user config read is the one
+		// checked against the rw zones: a link in one, flipped between
+		// the check and the read, would otherwise have a file there
+		// trusted as if it lay outside.
+		e.ConfigHome = rules.Resolve(e.ConfigHome, "/")
+	}
 	e.StateDir = approval.DefaultStateDir()
 	if filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) {
 		e.stateVar = "XDG_STATE_HOME"
