@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guardrun/guardrun/internal/trust"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -293,6 +294,76 @@ func TestAttack7ConfigHomeLinkFlipped(t *testing.T) {
 		}
 		if d := l.Engine.Script("evilmarker", work); d.Decision == rules.Allow {
 			t.Fatalf("load %d: the workspace's user config was trusted in full (source %s, chain %+v)", n, l.Source, l.Chain)
+		}
+	}
+}
+
+// TestAttack7StateHomeLinkFlipped: $XDG_STATE_HOME names a link in the
+// workspace that a concurrent sandboxed command flips between a state
+// directory of its own there (a trust store that trusts its
+// .guardrun.yaml) and one outside every rw zone: the trust store read is
+// the one checked, and the project file only tightens.
+func TestAttack7StateHomeLinkFlipped(t *testing.T) {
+	root := t.TempDir()
+	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+	evil, outside := filepath.Join(work, "s"), filepath.Join(root, "s")
+	for _, d := range []string{home, evil, outside} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proj := filepath.Join(work, ProjectFile)
+	data := []byte("shell:\n  rules:\n    - {pattern: evilmarker, allowed: true, approval: false}\n")
+	if err := os.WriteFile(proj, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := trust.Open(filepath.Join(evil, "guardrun")).Trust(proj, data); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(work, "link")
+	point := func(to string) {
+		tmp := link + ".new"
+		os.Remove(tmp)
+		if err := os.Symlink(to, tmp); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			t.Error(err)
+		}
+	}
+	point(outside)
+	t.Chdir(work)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_STATE_HOME", link)
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("GUARDRUN_CONFIG", "")
+	stop, flipped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(flipped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			point(evil)
+			point(outside)
+		}
+	}()
+	defer func() { close(stop); <-flipped }()
+	deadline := time.Now().Add(2 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		e, err := NewEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := Load(Options{}, e)
+		if err != nil {
+			continue
+		}
+		if d := l.Engine.Script("evilmarker", work); d.Decision == rules.Allow || l.ProjectTrusted {
+			t.Fatalf("load %d: the workspace's trust store trusted its project file (source %s)", n, l.Source)
 		}
 	}
 }

@@ -82,6 +82,14 @@ func NewEnv() (*Env, error) {
 	case e.stateVar != "":
 		e.storeVar = e.stateVar
 	}
+	// Likewise the state and session store directories a variable chose:
+	// the trust store and grants read are those checked.
+	if e.stateVar != "" && e.StateDir != "" {
+		e.StateDir = rules.Resolve(e.StateDir, "/")
+	}
+	if e.storeVar != "" && e.StoreDir != "" {
+		e.StoreDir = rules.Resolve(e.StoreDir, "/")
+	}
 	return e, nil
 }
 
