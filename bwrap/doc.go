@@ -85,6 +85,10 @@
 //     loaded 2-core machine (TestRunKilledEarly ends those inits).
 //     Signals and cancellation from guardrun itself never take that path
 //     (Cmd.Signal).
+//   - A relayed signal reaches the sandbox's process group only, as
+//     Ctrl-C at a terminal reaches its foreground job: a command that
+//     leaves the group (setsid, setpgid) does not get it and runs on,
+//     and its status is its own.
 //   - Paths are checked when the profile is derived and again when the
 //     argv is rendered, not when bwrap mounts them: a concurrent process
 //     that swaps a directory for a symlink in between can move a mask or

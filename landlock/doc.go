@@ -126,6 +126,12 @@
 //     ended and could change a protected name after it was restored.
 //   - /tmp is not visible at all (only $TMPDIR): programs that write to a
 //     fixed /tmp path fail with EACCES.
+//   - The per-command $TMPDIRs and their lock files live in guardrun's own
+//     temporary directory ($TMPDIR of guardrun's environment): when that
+//     lies in an rw zone (`export TMPDIR := $(CURDIR)/t` in a Makefile),
+//     a command there can reach the other commands' $TMPDIRs beside its
+//     own, and free a live one to the next sweep. The sweep itself stays
+//     in the directory it opened, even if that is swapped for a link.
 //   - No new terminals: /dev/ptmx and /dev/pts are the host's (a rule on
 //     /dev/pts would reach the person's other terminals), so script,
 //     expect or a pty test suite fail; the command's inherited stdio may

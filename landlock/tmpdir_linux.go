@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,12 +94,18 @@ func removeTmp(dir string) {
 // a lock file (an older guardrun's, which it cannot tell from one in
 // use).
 func sweepTmp() {
-	base := os.TempDir()
-	d, err := os.Open(base)
+	d, err := os.Open(os.TempDir())
 	if err != nil {
 		return
 	}
 	defer d.Close()
+	// Every name is looked up in the directory opened here, through its
+	// descriptor's name in /proc: a temporary directory swapped for a
+	// link while the sweep runs (one the environment put in an rw zone,
+	// `export TMPDIR := $(CURDIR)/t`) cannot send a removal that was
+	// checked in one directory into another. Without /proc, nothing is
+	// found, and nothing removed.
+	base := "/proc/self/fd/" + strconv.Itoa(int(d.Fd()))
 	for {
 		names, err := d.Readdirnames(512)
 		for _, n := range names {

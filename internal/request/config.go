@@ -49,12 +49,24 @@ func NewEnv() (*Env, error) {
 	if home != "" && (e.pwHome == "" || filepath.Clean(home) != filepath.Clean(e.pwHome)) {
 		homeVar = "HOME"
 	}
-	e.ConfigHome = os.Getenv("XDG_CONFIG_HOME")
-	if e.ConfigHome != "" {
+	// A relative XDG_CONFIG_HOME is invalid (XDG Base Directory) and
+	// ignored, as XDG_STATE_HOME is, and a relative $HOME names no user
+	// config, as it names no state directory: either would name one
+	// under whatever directory guardrun runs in, while the rw-zone check
+	// resolves it from /.
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		e.ConfigHome = x
 		e.configVar = "XDG_CONFIG_HOME"
-	} else if home != "" {
+	} else if filepath.IsAbs(home) {
 		e.ConfigHome = filepath.Join(home, ".config")
 		e.configVar = homeVar
+	}
+	if e.configVar != "" {
+		// Resolved once, so that the user config read is the one
+		// checked against the rw zones: a link in one, flipped between
+		// the check and the read, would otherwise have a file there
+		// trusted as if it lay outside.
+		e.ConfigHome = rules.Resolve(e.ConfigHome, "/")
 	}
 	e.StateDir = approval.DefaultStateDir()
 	if filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) {
@@ -69,6 +81,14 @@ func NewEnv() (*Env, error) {
 		e.storeVar = "XDG_RUNTIME_DIR"
 	case e.stateVar != "":
 		e.storeVar = e.stateVar
+	}
+	// Likewise the state and session store directories a variable chose:
+	// the trust store and grants read are those checked.
+	if e.stateVar != "" && e.StateDir != "" {
+		e.StateDir = rules.Resolve(e.StateDir, "/")
+	}
+	if e.storeVar != "" && e.StoreDir != "" {
+		e.StoreDir = rules.Resolve(e.StoreDir, "/")
 	}
 	return e, nil
 }
@@ -344,6 +364,11 @@ func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error
 	if err != nil {
 		return err
 	}
+	// Resolved once, so that the file read is the one checked: a link
+	// in an rw zone flipped between the read and the check would
+	// otherwise have a file there trusted as if it lay outside. Outside
+	// every rw zone, nothing along the resolved path can change.
+	abs = rules.Resolve(abs, "/")
 	cfg, err := rules.Load(abs, e.RulesEnv())
 	if err != nil {
 		return err

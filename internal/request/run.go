@@ -79,7 +79,7 @@ func openSession(g Options, l *Loaded, e *Env) (string, *approval.Store) {
 	if !ok {
 		return "", nil
 	}
-	st, err := approval.OpenStore(approval.DefaultStoreDir(), id, l.Cfg.Session.TTL)
+	st, err := approval.OpenStore(e.storeDir(), id, l.Cfg.Session.TTL)
 	if err != nil {
 		return id, nil
 	}
@@ -123,7 +123,7 @@ func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 		}
 	}
 	add(e.StateDir, true)
-	add(approval.DefaultStoreDir(), true)
+	add(e.storeDir(), true)
 	add(l.Cfg.Audit.Path, true)
 	if s := e.Getenv("GUARDRUN_SOCKET"); s != "" {
 		add(filepath.Dir(s), true)
@@ -616,4 +616,13 @@ func warnCreatedProtected(p *sandbox.Profile, io IO) {
 	for _, c := range p.CreatedProtected() {
 		fmt.Fprintf(io.Stderr, "guardrun: warning: the command created %s, which guardrun protects (sandbox.protect); it was writable during this command because it did not exist when the sandbox started: review it before git, a shell or an editor outside guardrun uses it\n", c)
 	}
+}
+
+// storeDir is the session store's directory: the one NewEnv found (and
+// checked in Load), else approval's default.
+func (e *Env) storeDir() string {
+	if e.StoreDir != "" {
+		return e.StoreDir
+	}
+	return approval.DefaultStoreDir()
 }
