@@ -11,10 +11,15 @@
 //
 // The proxy resolves names itself (LookupNetIP, a hook tests set) and
 // connects to the address it checked, so a name cannot resolve to one
-// address for the check and another for the connection. Loopback,
-// private, link-local, shared (100.64/10), unspecified and multicast
-// addresses are refused unless sandbox.domains.allow lists them by
-// address or CIDR.
+// address for the check and another for the connection. A name that
+// asks is resolved only after a person allowed it (the lookup would carry
+// the name to its DNS servers). Loopback, private, link-local,
+// site-local, shared (100.64/10), unspecified, multicast and
+// IPv4-compatible addresses, and NAT64, 6to4 and Teredo addresses that
+// carry one, are refused unless sandbox.domains.allow lists them by
+// address or CIDR. IPv6 zones and numeric last labels (2130706433,
+// 127.1) are refused. At most 8 hosts of a client wait for
+// an answer at once.
 //
 // # How a sandbox reaches it
 //
@@ -51,8 +56,15 @@
 //   - Tunnels that do not start with TLS are passed through on ports
 //     other than 443 (ssh for git, for example); on 443 they are refused.
 //     A tunnel to an allowed host can carry any protocol to that host.
-//   - Clients using Encrypted Client Hello send an outer server name that
-//     is not the host; they are refused.
+//   - Clients sending an Encrypted Client Hello extension are refused
+//     (its outer name may be the host while the inner, hidden one names
+//     any site behind the same front end), GREASE ones too (Chromium:
+//     --disable-features=EncryptedClientHello).
+//   - Only a tunnel's first ClientHello is read: the second hello after
+//     a TLS 1.3 HelloRetryRequest, and the Host header inside TLS, can
+//     name another site; which one an allowed host's server (a CDN)
+//     serves then is up to that server.
+//   - Plain requests that switch protocols (ws://) are answered 502.
 //   - A host's approval covers every address it resolves to (after the
 //     private-address check), and a wildcard covers every subdomain.
 //   - Only HTTP/1.1 to the proxy; plain requests are forwarded with

@@ -130,13 +130,17 @@ func (p *Proxy) init() {
 		p.srv = &http.Server{
 			Handler:           p,
 			ReadHeaderTimeout: 30 * time.Second,
+			IdleTimeout:       idleTimeout,
 			ConnState: func(c net.Conn, s http.ConnState) {
 				p.mu.Lock()
 				defer p.mu.Unlock()
 				switch s {
 				case http.StateNew:
 					p.conns[c] = struct{}{}
-				case http.StateClosed:
+				case http.StateClosed, http.StateHijacked:
+					// A hijacked connection is closed by its handler
+					// (a refusal) or tracked by it (a tunnel); the
+					// server never reports it closed.
 					delete(p.conns, c)
 				}
 			},
@@ -228,11 +232,18 @@ type judged struct {
 }
 
 // judge decides host:port: sandbox.domains first (a denied name is never
-// even resolved), then the addresses it resolves to, then a person for a
-// host that is not listed. rec is filled in for the audit either way.
+// even resolved), then a person for a host that is not listed, then the
+// addresses it resolves to. A name that is not listed is resolved only
+// once a person allowed it: the lookup alone would carry the name, and
+// whatever a command hid in it, to that name's DNS servers. An address
+// is checked before anyone is asked. rec is filled in for the audit
+// either way.
 func (p *Proxy) judge(ctx context.Context, cl *Client, rawHost string, port int, rec *Record) (*judged, *refusal) {
 	rec.Host, rec.Port = rawHost, port
 	host, err := rules.NormalizeHost(rawHost)
+	if err == nil {
+		err = checkHostForm(host)
+	}
 	if err != nil {
 		rec.Verdict, rec.DecidedBy = "block", "policy"
 		return nil, refuse(http.StatusBadRequest, "guardrun: refused: %v", err)
@@ -248,14 +259,19 @@ func (p *Proxy) judge(ctx context.Context, cl *Client, rawHost string, port int,
 		rec.DecidedBy = "policy"
 		return nil, refuse(http.StatusForbidden, "guardrun: blocked: %s:%d: %s", host, port, why)
 	}
-	addrs, rf := p.resolve(ctx, host)
-	if rf != nil {
-		rec.DecidedBy = "policy"
-		rec.Verdict = "block"
-		rec.Reason = rf.msg
-		return nil, rf
+	var addrs []netip.Addr
+	_, aerr := netip.ParseAddr(host)
+	if v == rules.Allow || aerr == nil {
+		var rf *refusal
+		if addrs, rf = p.resolve(ctx, host); rf != nil {
+			rec.DecidedBy = "policy"
+			rec.Verdict = "block"
+			rec.Reason = rf.msg
+			return nil, rf
+		}
 	}
 	if v == rules.Ask {
+		// Addrs is empty for a name: it is not resolved yet.
 		ans := cl.ask(ctx, Query{Host: host, Port: port, Addrs: addrs, Reason: why})
 		rec.DecidedBy, rec.Note = ans.By, ans.Note
 		if !ans.Allow {
@@ -268,7 +284,38 @@ func (p *Proxy) judge(ctx context.Context, cl *Client, rawHost string, port int,
 	} else {
 		rec.DecidedBy = "rule"
 	}
+	if addrs == nil {
+		var rf *refusal
+		if addrs, rf = p.resolve(ctx, host); rf != nil {
+			rec.DecidedBy = "policy"
+			rec.Verdict = "block"
+			rec.Reason = rf.msg
+			return nil, rf
+		}
+	}
 	return &judged{host: host, port: port, addrs: addrs}, nil
+}
+
+// checkHostForm refuses host forms that name something other than what
+// they seem to: an IPv6 address with a zone (an address or CIDR entry
+// never matches it, so deny would not either), and a name whose last
+// label is a number, which some resolvers read as an IPv4 address
+// (inet_aton: 2130706433, 0x7f.1 and 127.1 are all 127.0.0.1) and others
+// send to DNS.
+func checkHostForm(host string) error {
+	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Zone() != "" {
+			return fmt.Errorf("host %q: an address with a zone is not accepted", host)
+		}
+		return nil
+	}
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	digits := strings.TrimLeft(last, "0123456789")
+	hex := strings.TrimPrefix(last, "0x")
+	if digits == "" || hex != last && strings.Trim(hex, "0123456789abcdef") == "" {
+		return fmt.Errorf("host %q is neither a host name (its last label is a number) nor an IPv4 address as four decimal numbers (a.b.c.d)", host)
+	}
+	return nil
 }
 
 // resolve looks the host up (an address stands for itself) and keeps the
@@ -293,7 +340,9 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 			return nil, refuse(http.StatusBadGateway, "guardrun: refused: %s does not resolve: %v", host, err)
 		}
 		for _, a := range found {
-			addrs = append(addrs, a.Unmap())
+			// A zone would keep deny's address entries from matching;
+			// the address is judged, and dialed, without it.
+			addrs = append(addrs, a.Unmap().WithZone(""))
 		}
 		if len(addrs) == 0 {
 			return nil, refuse(http.StatusBadGateway, "guardrun: refused: %s has no address", host)
@@ -350,6 +399,31 @@ func specialKind(a netip.Addr) string {
 		}
 	case nat64Local.Contains(a):
 		return "local-use NAT64"
+	case ipv4Compat.Contains(a):
+		// ::a.b.c.d (RFC 4291, deprecated): Linux's sit0 tunnels it to
+		// the IPv4 address.
+		return "IPv4-compatible (deprecated)"
+	case sixToFour.Contains(a):
+		// 6to4 (RFC 3056): a relay sends it to the IPv4 address in bits
+		// 16-47.
+		b := a.As16()
+		if k := specialKind(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})); k != "" {
+			return k + " (through 6to4)"
+		}
+	case teredo.Contains(a):
+		// Teredo (RFC 4380): the server's IPv4 address in bits 32-63,
+		// the client's, inverted, in the last 32 bits.
+		b := a.As16()
+		for _, v4 := range []netip.Addr{
+			netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}),
+			netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]}),
+		} {
+			if k := specialKind(v4); k != "" {
+				return k + " (through Teredo)"
+			}
+		}
+	case siteLocal.Contains(a):
+		return "site-local"
 	}
 	return ""
 }
@@ -359,7 +433,13 @@ var (
 	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
 )
 
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+var (
+	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
+	ipv4Compat = netip.MustParsePrefix("::/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
+	siteLocal  = netip.MustParsePrefix("fec0::/10")
+)
 
 // ask asks once per host:port at a time: concurrent connections of the
 // command to the same host wait for the same answer, and a person's yes
@@ -373,6 +453,13 @@ func (c *Client) ask(ctx context.Context, q Query) Answer {
 		return a
 	}
 	pa, waiting := c.pending[key]
+	if !waiting && len(c.pending) >= maxPendingAsks {
+		// A command cannot queue a question per host it makes up: the
+		// person answers a few at a time, the rest are refused now.
+		n := len(c.pending)
+		c.mu.Unlock()
+		return Answer{By: "mode", Refusal: fmt.Sprintf("guardrun: denied: %s: %d other hosts are already waiting for an answer", key, n)}
+	}
 	if !waiting {
 		pa = &pendingAsk{done: make(chan struct{})}
 		c.pending[key] = pa
@@ -790,3 +877,11 @@ func (c *countWriter) Flush() {
 		f.Flush()
 	}
 }
+
+// maxPendingAsks bounds the hosts a command may have waiting for a
+// person at once; idleTimeout closes a client connection idle between
+// requests.
+var (
+	maxPendingAsks = 8
+	idleTimeout    = 2 * time.Minute
+)

@@ -19,6 +19,9 @@ type hello struct {
 	// ClientHello's server name ("" when it has none).
 	tls bool
 	sni string
+	// ech is set when the ClientHello carries an Encrypted Client Hello
+	// (or its predecessor, encrypted_server_name).
+	ech bool
 }
 
 // recorder reads from in and keeps what it read; a rewind replays it.
@@ -75,10 +78,15 @@ func peekHello(in io.Reader) (*hello, error) {
 	}
 	r.pos = 0
 	var sni string
-	seen := false
+	seen, ech := false, false
 	srv := tls.Server(helloConn{r}, &tls.Config{
 		GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
 			sni, seen = h.ServerName, true
+			for _, e := range h.Extensions {
+				if e == extEncryptedClientHello || e == extEncryptedServerName {
+					ech = true
+				}
+			}
 			return nil, errHelloSeen
 		},
 	})
@@ -86,13 +94,21 @@ func peekHello(in io.Reader) (*hello, error) {
 	if !seen {
 		return nil, fmt.Errorf("not a TLS ClientHello: %v", err)
 	}
-	return &hello{raw: r.buf, tls: true, sni: sni}, nil
+	return &hello{raw: r.buf, tls: true, sni: sni, ech: ech}, nil
 }
+
+// TLS extensions that hide the real server name: encrypted_client_hello
+// (RFC 9849) and the draft encrypted_server_name before it.
+const (
+	extEncryptedClientHello = 0xfe0d
+	extEncryptedServerName  = 0xffce
+)
 
 // checkHello says why a tunnel's first bytes are refused, or "". A TLS
 // client must name the host it was allowed to reach (SNI), so that a
 // tunnel to an allowed host's address cannot ask that server (a CDN, a
-// shared front end) for another site. An address has no name to send:
+// shared front end) for another site; for the same reason it may not
+// hide the name it wants (Encrypted Client Hello). An address has no name to send:
 // a tunnel to an address must carry no SNI. Port 443 must carry TLS.
 func checkHello(h *hello, host string, port int) string {
 	hp := fmt.Sprintf("%s:%d", host, port)
@@ -106,6 +122,10 @@ func checkHello(h *hello, host string, port int) string {
 	_, err := netip.ParseAddr(host)
 	isAddr := err == nil
 	switch {
+	case h.ech:
+		// The server name outside is only the front end's: the one that
+		// decrypts the hello serves the name inside, any site behind it.
+		return fmt.Sprintf("guardrun: blocked: TLS to %s with an Encrypted Client Hello, which hides the server name (SNI) the proxy must check", hp)
 	case sni == "" && isAddr:
 		return ""
 	case sni == "":

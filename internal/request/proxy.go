@@ -169,9 +169,14 @@ func (s *Session) startProxy(j *Job, cwd string, io IO) (*jobProxy, error) {
 // and the host and port.
 func (s *Session) askHost(ctx context.Context, askMu *sync.Mutex, j *Job, cwd string, q netproxy.Query, io IO) netproxy.Answer {
 	hp := q.Host + ":" + strconv.Itoa(q.Port)
+	// A name is not resolved before the answer: Addrs only for an address.
 	var addrs []string
 	for _, a := range q.Addrs {
 		addrs = append(addrs, a.String())
+	}
+	partReason := q.Reason
+	if len(addrs) > 0 {
+		partReason += " (" + strings.Join(addrs, ", ") + ")"
 	}
 	d := &rules.Decision{
 		Decision: rules.Ask,
@@ -179,7 +184,7 @@ func (s *Session) askHost(ctx context.Context, askMu *sync.Mutex, j *Job, cwd st
 		Proxy:    true,
 		Parts: []rules.Part{{
 			Kind: "network", Text: "connect to " + hp, Decision: rules.Ask,
-			Reason: q.Reason + " (" + strings.Join(addrs, ", ") + ")",
+			Reason: partReason,
 		}},
 	}
 	req := &approval.Request{
