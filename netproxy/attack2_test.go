@@ -676,3 +676,38 @@ func TestAttack2DNSAnswers(t *testing.T) {
 		t.Errorf("resolved %d times, dialed %s", n, r.Addr)
 	}
 }
+
+// TestAttack2ConnectionFlood: connections opened and left silent are
+// bounded: past the bound new ones are closed at once, and once they end
+// the proxy serves again.
+func TestAttack2ConnectionFlood(t *testing.T) {
+	old := maxConns
+	maxConns = 10
+	defer func() { maxConns = old }()
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	var conns []net.Conn
+	for range 30 {
+		c, err := net.Dial("tcp", f.proxyURL.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	closed := 0
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+			closed++
+		}
+	}
+	if closed < 15 {
+		t.Errorf("%d of 30 silent connections were closed, want at least 15", closed)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	time.Sleep(100 * time.Millisecond)
+	if body, err := f.get(t, "http://allowed.test:"+f.httpPort+"/after"); err != nil || !strings.Contains(body, "/after") {
+		t.Errorf("after the flood: %q %v", body, err)
+	}
+}

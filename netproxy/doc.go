@@ -21,6 +21,11 @@
 // 127.1) are refused. At most 8 hosts of a client wait for
 // an answer at once.
 //
+// Bounds: a request's header must arrive within 30 s, a tunnel's
+// ClientHello within 30 s, and a connection idle between requests is
+// closed after 2 minutes; past 4096 open connections (a tunnel counts
+// twice) a proxy closes new ones at once until some end.
+//
 // # How a sandbox reaches it
 //
 // bwrap: the sandbox has an empty network namespace (loopback only). Its

@@ -93,6 +93,7 @@ type Proxy struct {
 	// registered is closed (and replaced) at each registration.
 	registered chan struct{}
 	conns      map[net.Conn]struct{}
+	warnedFull bool // the log said once that maxConns was reached
 	closed     bool
 	active     sync.WaitGroup // requests being handled; Close waits for their records
 }
@@ -133,15 +134,29 @@ func (p *Proxy) init() {
 			IdleTimeout:       idleTimeout,
 			ConnState: func(c net.Conn, s http.ConnState) {
 				p.mu.Lock()
-				defer p.mu.Unlock()
+				full := false
 				switch s {
 				case http.StateNew:
-					p.conns[c] = struct{}{}
+					// Past maxConns open connections (tunnels count
+					// twice) a new one is closed at once: commands
+					// cannot make the proxy hold without end.
+					if full = len(p.conns) >= maxConns; !full {
+						p.conns[c] = struct{}{}
+					}
 				case http.StateClosed, http.StateHijacked:
 					// A hijacked connection is closed by its handler
 					// (a refusal) or tracked by it (a tunnel); the
 					// server never reports it closed.
 					delete(p.conns, c)
+				}
+				warn := full && !p.warnedFull
+				p.warnedFull = p.warnedFull || full
+				p.mu.Unlock()
+				if full {
+					c.Close()
+				}
+				if warn {
+					p.logf("guardrun: proxy: %d connections open; closing new ones until some end", maxConns)
 				}
 			},
 			ConnContext: func(ctx context.Context, c net.Conn) context.Context {
@@ -880,8 +895,9 @@ func (c *countWriter) Flush() {
 
 // maxPendingAsks bounds the hosts a command may have waiting for a
 // person at once; idleTimeout closes a client connection idle between
-// requests.
+// requests; maxConns bounds the connections a proxy holds open.
 var (
 	maxPendingAsks = 8
 	idleTimeout    = 2 * time.Minute
+	maxConns       = 4096
 )
