@@ -257,23 +257,34 @@ func echConfigList(publicName string) []byte {
 	return append([]byte{byte(len(cfg) >> 8), byte(len(cfg))}, cfg...)
 }
 
-// TestAttack2SplitHello: a ClientHello trickled one byte per write is
+// TestAttack2SplitHello: a ClientHello trickled one byte per write, or
+// so large (50 kB of ALPN names) that it spans several TLS records, is
 // still read whole and judged; a mismatched name is refused, the right
 // one passes.
 func TestAttack2SplitHello(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	var alpn []string
+	for i := range 200 {
+		alpn = append(alpn, fmt.Sprintf("%03d%s", i, strings.Repeat("p", 240)))
+	}
+	alpn = append(alpn, "http/1.1")
 	for _, tc := range []struct {
-		sni string
-		ok  bool
-	}{{"other.test", false}, {"allowed.test", true}} {
+		sni   string
+		large bool
+		ok    bool
+	}{{"other.test", false, false}, {"allowed.test", false, true}, {"other.test", true, false}, {"allowed.test", true, true}} {
 		c, status := connect(t, f, "allowed.test:"+f.tlsPort)
 		if !strings.Contains(status, " 200 ") {
 			t.Fatalf("CONNECT: %s", status)
 		}
 		c.SetDeadline(time.Now().Add(10 * time.Second))
-		tc2 := tls.Client(trickle{c}, &tls.Config{ServerName: tc.sni, RootCAs: f.ca.Pool, InsecureSkipVerify: true})
-		if err := tc2.Handshake(); (err == nil) != tc.ok {
-			t.Errorf("SNI %s: handshake %v, want ok=%v", tc.sni, err, tc.ok)
+		cfg := &tls.Config{ServerName: tc.sni, RootCAs: f.ca.Pool, InsecureSkipVerify: true}
+		var conn net.Conn = trickle{c}
+		if tc.large {
+			cfg.NextProtos, conn = alpn, c
+		}
+		if err := tls.Client(conn, cfg).Handshake(); (err == nil) != tc.ok {
+			t.Errorf("SNI %s, large %v: handshake %v, want ok=%v", tc.sni, tc.large, err, tc.ok)
 		}
 		c.Close()
 	}
