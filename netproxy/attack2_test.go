@@ -91,7 +91,7 @@ func TestAttack2HostForms(t *testing.T) {
 // a deprecated range or an IPv4 spelling that only some resolvers read
 // are refused before anyone is asked, and nothing is resolved for them.
 func TestAttack2AddressForms(t *testing.T) {
-	f := newFixture(t, domains(t, nil, []string{"2001:db8::1", "2001:db8:1::/48"}), true)
+	f := newFixture(t, domains(t, nil, []string{"2001:db8::1", "2001:db8:1::/48", "203.0.113.7"}), true)
 	// Whoever is asked says no, so that a row that fails dials nothing.
 	f.answer = Answer{By: "person", Refusal: "guardrun: denied by user"}
 	for _, tc := range []struct{ target, want string }{
@@ -109,6 +109,10 @@ func TestAttack2AddressForms(t *testing.T) {
 		{"[2001:0:4136:e378:8000:63bf:f5ff:fffe]:443", "private (through Teredo)"},
 		{"[fec0::1]:443", "site-local"},
 		{"[2001:db8::1]:443", "deny"},
+		{"[64:ff9b::cb00:7107]:443", "deny"},                   // 203.0.113.7 through NAT64
+		{"[2002:cb00:7107::1]:443", "deny"},                    // through 6to4
+		{"[2001:0:4136:e378:8000:63bf:34ff:8ef8]:443", "deny"}, // Teredo client
+		{"[2001:0:cb00:7107:8000:63bf:f5ff:fffe]:443", "deny"}, // Teredo server
 		{"2130706433:443", "IPv4"},
 		{"0x7f.1:443", "IPv4"},
 		{"127.1:443", "IPv4"},

@@ -367,6 +367,14 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 	var why string
 	for _, a := range addrs {
 		allowed, denied := p.Domains.AddrListed(a)
+		// An IPv4 address deny lists is denied also as a gateway
+		// (NAT64, 6to4, Teredo) reaches it.
+		_, v4s := embeddedIPv4(a)
+		for _, v4 := range v4s {
+			if _, d := p.Domains.AddrListed(v4); d {
+				allowed, denied = false, true
+			}
+		}
 		switch {
 		case denied:
 			why = fmt.Sprintf("%s resolves to %s, which sandbox.domains.deny lists", host, a)
@@ -405,42 +413,42 @@ func specialKind(a netip.Addr) string {
 		return "shared (carrier-grade NAT)"
 	case a.Is4() && a.As4()[0] == 0, a.Is4() && a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		return "reserved"
-	case nat64.Contains(a):
-		// NAT64 (RFC 6052): a gateway on the way connects to the IPv4
-		// address in the last 32 bits, which is judged as itself.
-		b := a.As16()
-		if k := specialKind(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})); k != "" {
-			return k + " (through NAT64)"
-		}
 	case nat64Local.Contains(a):
 		return "local-use NAT64"
 	case ipv4Compat.Contains(a):
 		// ::a.b.c.d (RFC 4291, deprecated): Linux's sit0 tunnels it to
 		// the IPv4 address.
 		return "IPv4-compatible (deprecated)"
-	case sixToFour.Contains(a):
-		// 6to4 (RFC 3056): a relay sends it to the IPv4 address in bits
-		// 16-47.
-		b := a.As16()
-		if k := specialKind(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})); k != "" {
-			return k + " (through 6to4)"
-		}
-	case teredo.Contains(a):
-		// Teredo (RFC 4380): the server's IPv4 address in bits 32-63,
-		// the client's, inverted, in the last 32 bits.
-		b := a.As16()
-		for _, v4 := range []netip.Addr{
-			netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}),
-			netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]}),
-		} {
-			if k := specialKind(v4); k != "" {
-				return k + " (through Teredo)"
-			}
-		}
 	case siteLocal.Contains(a):
 		return "site-local"
 	}
+	via, v4s := embeddedIPv4(a)
+	for _, v4 := range v4s {
+		if k := specialKind(v4); k != "" {
+			return k + " (through " + via + ")"
+		}
+	}
 	return ""
+}
+
+// embeddedIPv4 is the IPv4 addresses an IPv6 address carries to a
+// gateway that connects to them, and the mechanism: NAT64 (RFC 6052,
+// the last 32 bits), 6to4 (RFC 3056, bits 16-47) or Teredo (RFC 4380:
+// the server in bits 32-63, the client inverted in the last 32 bits).
+func embeddedIPv4(a netip.Addr) (string, []netip.Addr) {
+	b := a.As16()
+	switch {
+	case nat64.Contains(a):
+		return "NAT64", []netip.Addr{netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})}
+	case sixToFour.Contains(a):
+		return "6to4", []netip.Addr{netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})}
+	case teredo.Contains(a):
+		return "Teredo", []netip.Addr{
+			netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}),
+			netip.AddrFrom4([4]byte{b[4], b[5], b[6], b[7]}),
+		}
+	}
+	return "", nil
 }
 
 var (
