@@ -320,10 +320,14 @@ func TestAttack2Plain(t *testing.T) {
 		{"https scheme in plain form", "GET https://allowed.test:%[1]s/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", 400},
 		{"HTTP/1.0", "GET http://allowed.test:%[1]s/ HTTP/1.0\r\n\r\n", 200},
 		{"HTTP/1.0 to denied", "GET http://denied.test:%[1]s/ HTTP/1.0\r\nHost: allowed.test\r\n\r\n", 403},
-		{"percent-encoded host", "GET http://%%64enied.test:%[1]s/ HTTP/1.1\r\nConnection: close\r\n\r\n", 400},
-		{"zone in the URL", "GET http://[fe80::1%%25eth0]:%[1]s/ HTTP/1.1\r\nConnection: close\r\n\r\n", 400},
+		{"percent-encoded host", "GET http://%%64enied.test:%[1]s/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", 400},
+		{"zone in the URL (a denied address)", "GET http://[2001:db8::1%%25lo]:%[1]s/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", 400},
+		{"zone in the URL", "GET http://[fe80::1%%25eth0]:%[1]s/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", 400},
 		{"Expect 100-continue to denied", "POST http://denied.test:%[1]s/ HTTP/1.1\r\nHost: denied.test\r\nContent-Length: 3\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n", 403},
 		{"absolute path with a denied Host", "GET / HTTP/1.1\r\nHost: denied.test:%[1]s\r\nConnection: close\r\n\r\n", 400},
+		{"HTTP/2 prior knowledge", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400},
+		{"CONNECT with an absolute URI", "CONNECT http://denied.test:%[1]s/ HTTP/1.1\r\nHost: allowed.test:%[1]s\r\n\r\n", 400},
+		{"CONNECT origin form names the host in Host", "CONNECT / HTTP/1.1\r\nHost: denied.test:%[1]s\r\n\r\n", 403},
 		{"smuggling: chunked and Content-Length",
 			"POST http://allowed.test:%[1]s/ HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\nGET http://denied.test:%[1]s/ HTTP/1.1\r\nHost: denied.test\r\n\r\n", 400},
 		{"smuggling: two Content-Lengths",
@@ -346,6 +350,8 @@ func TestAttack2Plain(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Errorf("%d %q, want %d", resp.StatusCode, b, tc.status)
 			}
+			// A second response would be a smuggled request's.
+			c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 			rest, _ := io.ReadAll(br)
 			if strings.Contains(string(b)+string(rest), "page for denied.test") {
 				t.Errorf("a request reached the server as denied.test: %q %q", b, rest)
@@ -724,5 +730,53 @@ func TestAttack2ConnectionFlood(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if body, err := f.get(t, "http://allowed.test:"+f.httpPort+"/after"); err != nil || !strings.Contains(body, "/after") {
 		t.Errorf("after the flood: %q %v", body, err)
+	}
+}
+
+// TestAttack2AuditBytes: the audit counts every byte of a tunnel, those
+// the client sent with its CONNECT (before the proxy's answer) too, and
+// names the host and address dialed.
+func TestAttack2AuditBytes(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	seen := make(chan int64, 1)
+	go func() {
+		c, err := up.Accept()
+		if err != nil {
+			seen <- -1
+			return
+		}
+		defer c.Close()
+		n, _ := io.Copy(io.Discard, c)
+		seen <- n
+		c.Write(make([]byte, 12345))
+	}()
+	_, port, _ := net.SplitHostPort(up.Addr().String())
+	c, err := net.Dial("tcp", f.proxyURL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	early := strings.Repeat("a", 1000)
+	fmt.Fprintf(c, "CONNECT allowed.test:%s HTTP/1.1\r\nHost: allowed.test:%s\r\n\r\n%s", port, port, early)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	io.WriteString(c, strings.Repeat("b", 5000))
+	c.(*net.TCPConn).CloseWrite()
+	back, _ := io.Copy(io.Discard, br)
+	if n := <-seen; n != 6000 || back != 12345 {
+		t.Fatalf("the host got %d bytes (want 6000), the client %d (want 12345)", n, back)
+	}
+	r := f.record(t, "allowed.test", "connected")
+	if r.BytesOut != 6000 || r.BytesIn != 12345 || r.Addr != "127.0.0.1:"+port {
+		t.Errorf("record %+v: want 6000 bytes out, 12345 in, to 127.0.0.1:%s", r, port)
 	}
 }
