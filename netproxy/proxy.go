@@ -416,8 +416,8 @@ func specialKind(a netip.Addr) string {
 	case nat64Local.Contains(a):
 		return "local-use NAT64"
 	case ipv4Compat.Contains(a):
-		// ::a.b.c.d (RFC 4291, deprecated): Linux's sit0 tunnels it to
-		// the IPv4 address.
+		// ::a.b.c.d (RFC 4291, deprecated): automatic tunnels (sit0)
+		// send it to the IPv4 address; nothing legitimate uses it.
 		return "IPv4-compatible (deprecated)"
 	case siteLocal.Contains(a):
 		return "site-local"
