@@ -780,3 +780,24 @@ func TestAttack2AuditBytes(t *testing.T) {
 		t.Errorf("record %+v: want 6000 bytes out, 12345 in, to 127.0.0.1:%s", r, port)
 	}
 }
+
+// TestAttack2NoAfterNo: after a person refused a host, the command's
+// further connections to it are refused without asking again, so that a
+// command cannot ask until it hears yes; another port still asks.
+func TestAttack2NoAfterNo(t *testing.T) {
+	f := newFixture(t, domains(t, loopback, nil), true)
+	f.answer = Answer{By: "person", Note: "no", Refusal: "guardrun: denied by user: no"}
+	for range 3 {
+		_, status := connect(t, f, "unlisted.test:"+f.tlsPort)
+		if !strings.Contains(status, " 403 guardrun: denied by user: no") {
+			t.Errorf("CONNECT: %s", status)
+		}
+	}
+	connect(t, f, "unlisted.test:"+f.httpPort)
+	want := []string{"unlisted.test:" + f.tlsPort, "unlisted.test:" + f.httpPort}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fmt.Sprint(f.asked) != fmt.Sprint(want) {
+		t.Errorf("asked %v, want %v", f.asked, want)
+	}
+}

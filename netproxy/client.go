@@ -35,6 +35,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	approved map[string]Answer // host:port a person answered for this command
+	refused  map[string]Answer // host:port a person refused for this command
 	pending  map[string]*pendingAsk
 	conns    map[net.Conn]struct{}
 	closed   bool
@@ -43,6 +44,7 @@ type Client struct {
 
 func (c *Client) initMaps() {
 	c.approved = map[string]Answer{}
+	c.refused = map[string]Answer{}
 	c.pending = map[string]*pendingAsk{}
 	c.conns = map[net.Conn]struct{}{}
 }

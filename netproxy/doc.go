@@ -55,8 +55,8 @@
 //
 // # Limitations
 //
-//   - A person's "yes" (not "for session") holds for the rest of one
-//     command (its Client), for that host and port.
+//   - A person's "yes" (not "for session"), and "no", hold for the rest
+//     of one command (its Client), for that host and port.
 //   - Whoever knows a command's token can use its approvals while it
 //     runs; the token lives in the command's environment.
 //   - Tunnels that do not start with TLS are passed through on ports

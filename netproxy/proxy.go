@@ -465,13 +465,18 @@ var (
 )
 
 // ask asks once per host:port at a time: concurrent connections of the
-// command to the same host wait for the same answer, and a person's yes
-// holds for the rest of the command (the client's lifetime).
+// command to the same host wait for the same answer, and a person's yes,
+// or no, holds for the rest of the command (the client's lifetime), so
+// that a command cannot ask again and again until it hears yes.
 func (c *Client) ask(ctx context.Context, q Query) Answer {
 	p := c.p
 	key := net.JoinHostPort(q.Host, strconv.Itoa(q.Port))
 	c.mu.Lock()
 	if a, ok := c.approved[key]; ok {
+		c.mu.Unlock()
+		return a
+	}
+	if a, ok := c.refused[key]; ok {
 		c.mu.Unlock()
 		return a
 	}
@@ -512,6 +517,8 @@ func (c *Client) ask(ctx context.Context, q Query) Answer {
 			pa.ans = a
 			if a.Allow {
 				c.approved[key] = a
+			} else if a.By == "person" {
+				c.refused[key] = a
 			}
 			delete(c.pending, key)
 			c.mu.Unlock()
