@@ -98,7 +98,7 @@ func peekHello(in io.Reader) (*hello, error) {
 }
 
 // TLS extensions that hide the real server name: encrypted_client_hello
-// (RFC 9849) and the draft encrypted_server_name before it.
+// (ECH, draft-ietf-tls-esni) and the older draft's encrypted_server_name.
 const (
 	extEncryptedClientHello = 0xfe0d
 	extEncryptedServerName  = 0xffce
@@ -108,8 +108,9 @@ const (
 // client must name the host it was allowed to reach (SNI), so that a
 // tunnel to an allowed host's address cannot ask that server (a CDN, a
 // shared front end) for another site; for the same reason it may not
-// hide the name it wants (Encrypted Client Hello). An address has no name to send:
-// a tunnel to an address must carry no SNI. Port 443 must carry TLS.
+// hide the name it wants (Encrypted Client Hello). An address has no
+// name to send: a tunnel to an address must carry no SNI. Port 443 must
+// carry TLS.
 func checkHello(h *hello, host string, port int) string {
 	hp := fmt.Sprintf("%s:%d", host, port)
 	if !h.tls {
