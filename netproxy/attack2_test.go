@@ -801,3 +801,50 @@ func TestAttack2NoAfterNo(t *testing.T) {
 		t.Errorf("asked %v, want %v", f.asked, want)
 	}
 }
+
+// TestAttack2QuestionWithdrawn: when a command ends (its client is
+// closed) or the proxy closes, a question still waiting for the person is
+// withdrawn at once, not left on the terminal for a command that is gone
+// (where an `s` would still grant the host to the session).
+func TestAttack2QuestionWithdrawn(t *testing.T) {
+	f := newFixture(t, domains(t, loopback, nil), false)
+	f.proxy.AskTimeout = 20 * time.Second
+	for _, closeProxy := range []bool{false, true} {
+		asked, withdrawn := make(chan struct{}), make(chan struct{})
+		cl := &Client{Ask: func(ctx context.Context, q Query) Answer {
+			close(asked)
+			<-ctx.Done()
+			close(withdrawn)
+			return Answer{By: "mode"}
+		}}
+		if _, err := f.proxy.Register(cl); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go f.proxy.ServeClient(l, cl)
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "CONNECT unlisted.test:443 HTTP/1.1\r\nHost: unlisted.test:443\r\n\r\n")
+		select {
+		case <-asked:
+		case <-time.After(5 * time.Second):
+			t.Fatal("never asked")
+		}
+		if closeProxy {
+			f.proxy.Close()
+		} else {
+			cl.Close()
+		}
+		select {
+		case <-withdrawn:
+		case <-time.After(3 * time.Second):
+			t.Errorf("closing the proxy=%v: the question stayed up", closeProxy)
+		}
+	}
+}

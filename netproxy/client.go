@@ -40,6 +40,10 @@ type Client struct {
 	conns    map[net.Conn]struct{}
 	closed   bool
 	askMu    sync.Mutex // one prompt at a time
+	// life ends when the client (or the proxy) is closed: a question
+	// still waiting for a person is withdrawn then.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 func (c *Client) initMaps() {
@@ -47,6 +51,7 @@ func (c *Client) initMaps() {
 	c.refused = map[string]Answer{}
 	c.pending = map[string]*pendingAsk{}
 	c.conns = map[net.Conn]struct{}{}
+	c.life, c.endLife = context.WithCancel(context.Background())
 }
 
 // Register adds c to the proxy with a new token and returns it, for the
@@ -148,6 +153,7 @@ func (c *Client) Close() {
 		delete(c.p.clients, c.token)
 	}
 	c.p.mu.Unlock()
+	c.endLife()
 	c.mu.Lock()
 	c.closed = true
 	conns := make([]net.Conn, 0, len(c.conns))

@@ -192,6 +192,11 @@ func (p *Proxy) Close() error {
 	for c := range p.conns {
 		conns = append(conns, c)
 	}
+	// Questions still up are withdrawn: nobody waits for their answer.
+	p.def.endLife()
+	for _, cl := range p.clients {
+		cl.endLife()
+	}
 	p.mu.Unlock()
 	err := p.srv.Close()
 	for _, c := range conns {
@@ -504,7 +509,7 @@ func (c *Client) ask(ctx context.Context, q Query) Answer {
 			if c.Ask == nil {
 				a = Answer{By: "mode", Refusal: fmt.Sprintf("guardrun: denied (strict mode): %s needs approval", key)}
 			} else {
-				actx, cancel := context.WithTimeout(context.Background(), timeout)
+				actx, cancel := context.WithTimeout(c.life, timeout)
 				c.askMu.Lock()
 				a = c.Ask(actx, q)
 				c.askMu.Unlock()
