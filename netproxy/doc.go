@@ -24,7 +24,7 @@
 //
 // Bounds: a request's header must arrive within 30 s, a tunnel's
 // ClientHello within 30 s, and a connection idle between requests is
-// closed after 2 minutes; past 4096 open connections (a tunnel counts
+// closed after 2 minutes; past 1024 open connections (a tunnel counts
 // twice) a proxy closes new ones at once until some end.
 //
 // # How a sandbox reaches it

@@ -915,9 +915,12 @@ func (c *countWriter) Flush() {
 
 // maxPendingAsks bounds the hosts a command may have waiting for a
 // person at once; idleTimeout closes a client connection idle between
-// requests; maxConns bounds the connections a proxy holds open.
+// requests; maxConns bounds the connections a proxy holds open. A
+// tunnel holds two (the command's and the host's) and, while it copies,
+// a copy buffer per direction: 1024 connections are at most 512 tunnels,
+// 1 GiB of buffers if each stalls with its buffers full.
 var (
 	maxPendingAsks = 8
 	idleTimeout    = 2 * time.Minute
-	maxConns       = 4096
+	maxConns       = 1024
 )
