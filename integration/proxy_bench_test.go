@@ -80,12 +80,17 @@ func benchThroughput(b *testing.B, pre []string, backend string) {
 	if backend != "" {
 		landlockWorks(b, w, w.work)
 	}
+	// The same sandbox with the host's network, for the direct download
+	// inside it: what the sandbox itself costs curl, proxy aside.
+	hw := runWorld(b, strings.Replace(fmt.Sprintf(proxyConfigFmt, "allowed.test"), "network: proxy", "network: true", 1))
 	caPEM, err := os.ReadFile(ca.CAFile)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(w.work, "ca.pem"), caPEM, 0o644); err != nil {
-		b.Fatal(err)
+	for _, dir := range []string{w.work, hw.work} {
+		if err := os.WriteFile(filepath.Join(dir, "ca.pem"), caPEM, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	// Everything but the proxy variables, for the direct download.
 	var directEnv []string
@@ -111,7 +116,7 @@ func benchThroughput(b *testing.B, pre []string, backend string) {
 			// run runs argv in the work directory and returns curl's
 			// transfer time (when it printed one) and the CPU time of the
 			// process, its descendants and the servers meanwhile.
-			run := func(env []string, argv ...string) (transfer, cpu time.Duration) {
+			run := func(w *world, env []string, argv ...string) (transfer, cpu time.Duration) {
 				cpu0 := cg.usage()
 				defer func() { cpu = cg.usage() - cpu0 }()
 				c := exec.Command(argv[0], argv[1:]...)
@@ -145,27 +150,35 @@ func benchThroughput(b *testing.B, pre []string, backend string) {
 			direct := []string{"curl", "-sS", "-o", "/dev/null", "-w", "%{time_total} %{size_download}\n", "--cacert", "ca.pem",
 				"--resolve", "allowed.test:" + port + ":127.0.0.1", scheme + "://allowed.test:" + port + "/big"}
 			proxied, startup := guardrun(curl), guardrun("true")
+			sandboxed := guardrun(fmt.Sprintf("curl -sS -o /dev/null -w '%%{time_total} %%{size_download}\\n' --cacert ca.pem --resolve allowed.test:%s:127.0.0.1 %s://allowed.test:%s/big", port, scheme, port))
 
-			run(directEnv, direct...)
-			run(w.env, proxied...)
-			var td, tp, cd, cp, cs time.Duration
-			b.SetBytes(2 * throughputSize)
+			run(w, directEnv, direct...)
+			run(w, w.env, proxied...)
+			run(hw, hw.env, sandboxed...)
+			var td, tp, tsb, cd, cp, csb, cs, csbs time.Duration
+			b.SetBytes(3 * throughputSize)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				t, c := run(directEnv, direct...)
+				t, c := run(w, directEnv, direct...)
 				td, cd = td+t, cd+c
-				t, c = run(w.env, proxied...)
+				t, c = run(w, w.env, proxied...)
 				tp, cp = tp+t, cp+c
-				_, c = run(w.env, startup...)
+				t, c = run(hw, hw.env, sandboxed...)
+				tsb, csb = tsb+t, csb+c
+				_, c = run(w, w.env, startup...)
 				cs += c
+				_, c = run(hw, hw.env, startup...)
+				csbs += c
 			}
 			b.StopTimer()
 			mb := float64(throughputSize) / (1 << 20) * float64(b.N)
 			b.ReportMetric(mb/td.Seconds(), "direct-MB/s")
 			b.ReportMetric(mb/tp.Seconds(), "proxy-MB/s")
 			b.ReportMetric(td.Seconds()/tp.Seconds(), "proxy/direct")
+			b.ReportMetric(tsb.Seconds()/tp.Seconds(), "proxy/sandboxed")
 			if cg != nil {
 				b.ReportMetric(float64(cd.Microseconds())/1000/mb, "direct-cpu-ms/MB")
+				b.ReportMetric(float64((csb-csbs).Microseconds())/1000/mb, "sandboxed-cpu-ms/MB")
 				b.ReportMetric(float64((cp-cs).Microseconds())/1000/mb, "proxy-cpu-ms/MB")
 			}
 		})
