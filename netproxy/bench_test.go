@@ -125,6 +125,8 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ReportMetric(direct.Seconds()/proxied.Seconds(), "proxy/direct")
 	if directCPU > 0 {
 		b.ReportMetric(proxiedCPU.Seconds()/directCPU.Seconds(), "cpu:proxy/direct")
+		b.ReportMetric(float64(directCPU.Microseconds())/1000/mb, "direct-cpu-ms/MB")
+		b.ReportMetric(float64(proxiedCPU.Microseconds())/1000/mb, "proxy-cpu-ms/MB")
 	}
 }
 

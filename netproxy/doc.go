@@ -75,10 +75,15 @@
 //     private-address check), and a wildcard covers every subdomain.
 //   - Only HTTP/1.1 to the proxy; plain requests are forwarded with
 //     HTTP/1.1, one connection per request.
-//   - A tunnel copies each byte through user space (a read and a write
-//     of up to 1 MiB); on loopback that doubles the CPU per byte of a
-//     download, so on two cores a tunnel gets 0.5-0.7 of a direct
-//     loopback download, not the 0.8 aimed at (splice(2) measured worse
-//     there). Against a real network the proxy is far faster than the
-//     link.
+//   - A tunnel, and a forwarded plain request, copies each byte through
+//     user space (a read and a write of up to 1 MiB): on loopback that is
+//     a second TCP connection's kernel work and two more copies per
+//     byte. A download through the proxy costs 1.7-2.2 times the CPU of
+//     a direct one with a bare client (BenchmarkThroughput), 1.3-1.5
+//     times with curl over TLS (BenchmarkProxyThroughput in
+//     integration); on two cores that leaves 0.5-0.7 of a direct
+//     loopback download, 0.55-0.9 with curl, not a steady 0.8.
+//     splice(2) and a locked thread per direction measured no better
+//     (docs/performance.md). Against a real network the proxy is far
+//     faster than the link.
 package netproxy

@@ -742,6 +742,13 @@ const copyBufSize = 1 << 20
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
 
+// bufPool lends the tunnels' buffers to the plain-HTTP reverse proxy,
+// whose own are 32 KiB.
+type bufPool struct{}
+
+func (bufPool) Get() []byte  { return *copyBufs.Get().(*[]byte) }
+func (bufPool) Put(b []byte) { copyBufs.Put(&b) }
+
 // copyBuffered copies with a pooled buffer; the wrappers hide ReadFrom
 // and WriteTo so that io.CopyBuffer really uses it.
 func copyBuffered(dst io.Writer, src io.Reader) int64 {
@@ -873,6 +880,7 @@ func (p *Proxy) plain(w http.ResponseWriter, r *http.Request, cl *Client) {
 			http.Error(w, fmt.Sprintf("guardrun: cannot reach %s:%d: %v", j.host, j.port, err), http.StatusBadGateway)
 		},
 		FlushInterval: -1,
+		BufferPool:    bufPool{},
 	}
 	rp.ServeHTTP(cw, r.WithContext(ctx))
 	rec.BytesOut, rec.BytesIn = body.n, cw.n
