@@ -31,7 +31,25 @@ func TestMain(m *testing.M) {
 	if n := os.Getenv("GUARDRUN_LANDLOCK_CHMOD_LOOP"); n != "" {
 		os.Exit(chmodLoop(n, os.Getenv("GUARDRUN_LANDLOCK_CHMOD_FILE")))
 	}
-	os.Exit(m.Run())
+	os.Exit(testMain(m))
+}
+
+// testMain runs the tests with a state directory of their own
+// (SetStateDir), or the one GUARDRUN_LANDLOCK_TEST_STATE names (a helper
+// process sharing its parent's).
+func testMain(m *testing.M) int {
+	if d := os.Getenv("GUARDRUN_LANDLOCK_TEST_STATE"); d != "" {
+		SetStateDir(d)
+		return m.Run()
+	}
+	d, err := os.MkdirTemp("/var/tmp", "guardrun-landlock-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "landlock test:", err)
+		return 2
+	}
+	defer removeTree(d)
+	SetStateDir(d)
+	return m.Run()
 }
 
 func helperMain() int {
