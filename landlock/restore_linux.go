@@ -239,6 +239,11 @@ var (
 	held   = map[string]*heldSnap{}
 )
 
+// shareOff takes snapshots as before they were shared between
+// processes (take alone): only BenchmarkStartWatched sets it, to measure
+// what sharing costs.
+var shareOff bool
+
 type heldSnap struct {
 	s    snap
 	n    int
@@ -278,7 +283,14 @@ func takeHeld(dir string, ws []Watch) (snaps []snap, release func(), err error) 
 		}
 	}
 	if len(fresh) > 0 {
-		shared, locks, err := takeShared(dir, fresh)
+		var shared []snap
+		var locks []*os.File
+		if shareOff {
+			shared, err = take(fresh)
+			locks = make([]*os.File, len(shared))
+		} else {
+			shared, locks, err = takeShared(dir, fresh)
+		}
 		if err != nil {
 			return nil, nil, err
 		}

@@ -228,8 +228,7 @@ func joinOne(f *os.File, w Watch) (snap, error) {
 				return snap{}, err
 			}
 			s := one[0]
-			b := encodeSnap(s)
-			if _, err := f.WriteAt(b, 0); err != nil {
+			if err := store(f, encodeSnap(s)); err != nil {
 				return snap{}, err
 			}
 			// Nobody can take the lock in the instant the change
@@ -262,6 +261,24 @@ func joinOne(f *os.File, w Watch) (snap, error) {
 		}
 	}
 	return snap{}, fmt.Errorf("its stored snapshot cannot be read while another guardrun command holds it: %v", bad)
+}
+
+// store writes the encoded snapshot b into f, unless f holds it
+// already (the path unchanged since it was last stored: a read is
+// cheaper than a write, which also updates the file's times).
+func store(f *os.File, b []byte) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	if st.Size >= int64(len(b)) {
+		old := make([]byte, len(b))
+		if k, _ := f.ReadAt(old, 0); k == len(b) && string(old) == string(b) {
+			return nil
+		}
+	}
+	_, err := f.WriteAt(b, 0)
+	return err
 }
 
 // readShared reads and decodes the snapshot stored in f for w.
