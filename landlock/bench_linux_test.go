@@ -399,7 +399,7 @@ func BenchmarkShareSnapshot(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir, err := shareDir(p)
+	dir, err := shareDir(p, rs)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -154,6 +154,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 			return nil, fmt.Errorf("landlock: the command's temporary directory: %w", err)
 		}
 	}
+	makeShareDir()
 	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: accept, Self: selfExe()})
 	if err != nil {
 		removeTmp(tmp)
@@ -161,7 +162,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	}
 	share := ""
 	if len(rs.Watch) > 0 {
-		if share, err = shareDir(p); err != nil {
+		if share, err = shareDir(p, rs); err != nil {
 			removeTmp(tmp)
 			return nil, err
 		}

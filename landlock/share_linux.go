@@ -80,13 +80,24 @@ const (
 // entries with their names and links, and the path.
 const shareMax = MaxWatchBytes + MaxWatchEntries*(2*4096+64) + 2*4096 + 64
 
+// makeShareDir makes the share directory if it is missing, before the
+// command's ruleset is built, so that the ruleset finds it existing:
+// made after, in a writable tree where the state directory was missing
+// (and only denied by name), it could be inside what the rules grant.
+func makeShareDir() {
+	if base := StateDir(); base != "" && filepath.IsAbs(base) {
+		_ = os.MkdirAll(filepath.Join(base, shareSubdir), 0o700)
+	}
+}
+
 // shareDir is the directory of the locks and stored snapshots for a
-// command under p, made if missing: shareSubdir of the state directory
-// (SetStateDir), 0700 and this user's, reached by its real path, and out
-// of the command's reach (the profile gives it neither read nor write:
-// a command that could write a stored snapshot would choose what other
-// commands restore).
-func shareDir(p *sandbox.Profile) (string, error) {
+// command under p and rs, made if missing: shareSubdir of the state
+// directory (SetStateDir), 0700 and this user's, reached by its real
+// path, and out of the command's reach (neither the profile nor a rule
+// of rs beyond listing gives it access: a command that could write a
+// stored snapshot would choose what other commands restore, and one
+// that could read them would read other trees' protected files).
+func shareDir(p *sandbox.Profile, rs *Ruleset) (string, error) {
 	base := StateDir()
 	if base == "" || !filepath.IsAbs(base) {
 		return "", errors.New("landlock: protected names are restored after the command, and their snapshots are shared between guardrun processes through the state directory, but there is none (set HOME or XDG_STATE_HOME); use the bwrap backend")
@@ -106,7 +117,16 @@ func shareDir(p *sandbox.Profile) (string, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
 		return "", fmt.Errorf("landlock: %s, where the protected names' snapshots are shared between guardrun processes, must be a directory of this user's that no one else may use (mode 0700)", real)
 	}
+	reach := false
 	if r, w := p.Access(real); r || w {
+		reach = true
+	}
+	for _, r := range rs.Rules {
+		if sandbox.Within(r.Path, real) || sandbox.Within(real, r.Path) && r.Access&^FSReadDir != 0 {
+			reach = true
+		}
+	}
+	if reach {
 		return "", fmt.Errorf("landlock: %s, where the protected names' snapshots are shared between guardrun processes, is within the command's reach (a zone holds the state directory %s and does not hide it)", real, base)
 	}
 	return real, nil

@@ -306,6 +306,47 @@ func TestShareRefused(t *testing.T) {
 	if err := command(workspace(t, false)); err != nil {
 		t.Errorf("nothing watched, yet: %v", err)
 	}
+	// A state directory inside the zone that the profile hides (as
+	// guardrun's own files are): used, and out of the command's reach,
+	// also when it did not exist yet when the profile was made.
+	for _, name := range []string{"hidden", "missing"} {
+		st := filepath.Join(p.Cwd, name)
+		if name == "hidden" {
+			if err := os.Mkdir(st, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hp, err := sandbox.Derive(sandbox.Spec{
+			Zones:        []sandbox.Zone{{Name: "ws", Root: p.Cwd, Writable: true}},
+			SystemRead:   sandbox.DefaultSystemPaths,
+			Cwd:          p.Cwd,
+			Home:         p.Cwd,
+			ProtectNames: []string{".bashrc", ".git/config", ".git/hooks"},
+			Protect:      []sandbox.Protected{{Path: st, Hide: true}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		SetStateDir(st)
+		c, err := Command(context.Background(), hp, []string{"/bin/sh", "-c", `echo evil > "$1"/` + shareSubdir + `/w-x || exit 3; exit 0`, "sh", st},
+			[]string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+		if err != nil {
+			if name == "hidden" {
+				t.Errorf("a hidden state directory: %v", err)
+			}
+			t.Logf("%s: refused: %v", name, err) // fail closed
+			continue
+		}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if code, err := c.Wait(); err != nil || code != 3 {
+			t.Errorf("%s: the command wrote into the state directory: exit %d, %v", name, code, err)
+		}
+		if name == "hidden" && len(c.Restored) != 0 {
+			t.Errorf("%s: %q", name, c.Restored)
+		}
+	}
 }
 
 // TestStoredSnapshotDecode: a stored snapshot decodes to what was
