@@ -133,7 +133,9 @@
 //     to), undoing a host edit made in that instant (moved aside, not
 //     lost). The lock files (one per path ever watched, a snapshot over
 //     64 KiB truncated by its last holder) are never removed.
-//   - If guardrun itself is killed with SIGKILL, nothing restores. Before
+//   - If guardrun itself is killed with SIGKILL, nothing restores (its
+//     locks on the protected names go with it: the next command reads
+//     them as they are, the change included). Before
 //     ABI 6 (scope accepted) processes the command left running are not
 //     ended and could change a protected name after it was restored.
 //   - /tmp is not visible at all (only $TMPDIR): programs that write to a
