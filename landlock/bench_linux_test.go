@@ -31,7 +31,25 @@ func TestMain(m *testing.M) {
 	if n := os.Getenv("GUARDRUN_LANDLOCK_CHMOD_LOOP"); n != "" {
 		os.Exit(chmodLoop(n, os.Getenv("GUARDRUN_LANDLOCK_CHMOD_FILE")))
 	}
-	os.Exit(m.Run())
+	os.Exit(testMain(m))
+}
+
+// testMain runs the tests with a state directory of their own
+// (SetStateDir), or the one GUARDRUN_LANDLOCK_TEST_STATE names (a helper
+// process sharing its parent's).
+func testMain(m *testing.M) int {
+	if d := os.Getenv("GUARDRUN_LANDLOCK_TEST_STATE"); d != "" {
+		SetStateDir(d)
+		return m.Run()
+	}
+	d, err := os.MkdirTemp("/var/tmp", "guardrun-landlock-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "landlock test:", err)
+		return 2
+	}
+	defer removeTree(d)
+	SetStateDir(d)
+	return m.Run()
 }
 
 func helperMain() int {
@@ -265,4 +283,157 @@ func BenchmarkMetadataChmod(b *testing.B) {
 	b.ReportMetric(direct/n, "ns/chmod-direct")
 	b.ReportMetric(served/direct, "served/direct")
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkStartWatched: what sharing the protected names' snapshots
+// with other guardrun processes (share_linux.go) adds to a command, for
+// a repository as git init leaves it (config, 13 sample hooks) and the
+// default protected names (sandbox.DefaultProtect, most of them
+// missing): /bin/true under landlock, shared (the lock file of each
+// watched path taken and the snapshot stored, then released) against
+// the same run with the snapshots taken by this process alone, as
+// before, alternating in one loop. Metrics: ms per command each way,
+// their ratio, and the microseconds sharing adds.
+func BenchmarkStartWatched(b *testing.B) {
+	if err := Check(); err != nil {
+		b.Skip(err)
+	}
+	ws, err := os.MkdirTemp("/var/tmp", "guardrun-bench-watched-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer removeTree(ws)
+	if err := os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git/config"), []byte("[core]\n\trepositoryformatversion = 0\n\tbare = false\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 13 {
+		p := filepath.Join(ws, ".git/hooks", fmt.Sprintf("hook%02d.sample", i))
+		if err := os.WriteFile(p, bytes.Repeat([]byte("#!/bin/sh\n# a sample hook\n"), 60), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones:        []sandbox.Zone{{Name: "ws", Root: ws, Writable: true}},
+		SystemRead:   sandbox.DefaultSystemPaths,
+		Cwd:          ws,
+		Home:         ws,
+		ProtectNames: sandbox.DefaultProtect,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	watched := 0
+	one := func(shared bool) {
+		shareOff = !shared
+		defer func() { shareOff = false }()
+		c, err := Command(context.Background(), p, []string{"/bin/true"}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		watched = len(c.Ruleset.Watch)
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if st, err := c.Wait(); err != nil || st != 0 || len(c.Restored) != 0 {
+			b.Fatalf("status %d, %v, %q", st, err, c.Restored)
+		}
+	}
+	one(true)
+	one(false)
+	var with, without time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range 2 {
+			shared := (i+k)%2 == 0
+			t0 := time.Now()
+			one(shared)
+			if shared {
+				with += time.Since(t0)
+			} else {
+				without += time.Since(t0)
+			}
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(with.Microseconds())/1000/n, "ms/shared")
+	b.ReportMetric(float64(without.Microseconds())/1000/n, "ms/unshared")
+	b.ReportMetric(float64(with)/float64(without), "shared/unshared")
+	b.ReportMetric(float64((with-without).Microseconds())/n, "us/added")
+	b.ReportMetric(float64(watched), "watched")
+}
+
+// BenchmarkShareSnapshot is BenchmarkStartWatched's difference alone,
+// without the command's noise: the snapshots of the same 23 watched
+// paths taken (takeHeld), compared after (restore) and released,
+// shared with other processes against taken by this process alone,
+// alternating in one loop. Metrics: microseconds each way, their
+// ratio, and the microseconds sharing adds.
+func BenchmarkShareSnapshot(b *testing.B) {
+	ws := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git/config"), []byte("[core]\n\trepositoryformatversion = 0\n\tbare = false\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 13 {
+		p := filepath.Join(ws, ".git/hooks", fmt.Sprintf("hook%02d.sample", i))
+		if err := os.WriteFile(p, bytes.Repeat([]byte("#!/bin/sh\n# a sample hook\n"), 60), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones:        []sandbox.Zone{{Name: "ws", Root: ws, Writable: true}},
+		SystemRead:   sandbox.DefaultSystemPaths,
+		Cwd:          ws,
+		Home:         ws,
+		ProtectNames: sandbox.DefaultProtect,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rs, err := Build(p, Options{ABI: 7, Accept: []string{AcceptDenyCreate}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err := shareDir(p, rs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	one := func(shared bool) {
+		shareOff = !shared
+		defer func() { shareOff = false }()
+		snaps, release, err := takeHeld(dir, rs.Watch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if l := restore(snaps, time.Now()); len(l) != 0 {
+			b.Fatal(l)
+		}
+		release()
+	}
+	one(true)
+	var with, without time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range 2 {
+			shared := (i+k)%2 == 0
+			t0 := time.Now()
+			one(shared)
+			if shared {
+				with += time.Since(t0)
+			} else {
+				without += time.Since(t0)
+			}
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(with.Nanoseconds())/1000/n, "us/shared")
+	b.ReportMetric(float64(without.Nanoseconds())/1000/n, "us/unshared")
+	b.ReportMetric(float64(with)/float64(without), "shared/unshared")
+	b.ReportMetric(float64((with-without).Nanoseconds())/1000/n, "us/added")
+	b.ReportMetric(float64(len(rs.Watch)), "watched")
 }

@@ -45,7 +45,16 @@
 //     the way the command made read-only or unsearchable are opened up
 //     for the restore and given their modes back; when no copy can be
 //     put back, a full disk, the command's version is still moved
-//     aside and nothing is left at the path);
+//     aside and nothing is left at the path). Commands that run at
+//     the same time share one snapshot of a path they both watch
+//     (takeHeld): in memory within one process, and across guardrun
+//     processes of the user through the state directory (SetStateDir,
+//     share_linux.go): per path a lock file every running command
+//     holds shared, which also stores the snapshot; a path is read only
+//     when no command holds it (taken exclusively, under one mutex
+//     file), else the stored snapshot is used. A command that watches
+//     protected names is refused without a state directory, or with
+//     one not private to the user or within the command's reach;
 //   - private /tmp: a per-command directory as TMPDIR, removed after;
 //     guardrun holds a lock file beside it (flock) while it may be in
 //     use, and each landlock command sweeps the directories of this
@@ -113,15 +122,20 @@
 //     hooks of a repository the command itself initialised) are reported,
 //     not restored, as under bwrap (sandbox.Profile.CreatedProtected).
 //   - Commands that run at the same time in one tree and watch the same
-//     protected path: within one process (guardrun serve) a command
-//     starting while another runs is restored to the running one's
-//     snapshot, not to what it finds (which may be the running one's
-//     change); separate guardrun processes (make -j2 SHELL=guardrun
-//     without the server) each read the path at their start, and one
-//     starting after another changed it restores that change when it
-//     ends. A path one command watches inside a directory another
-//     watches whole is read at the start either way.
-//   - If guardrun itself is killed with SIGKILL, nothing restores. Before
+//     protected path share its snapshot only when their guardruns name
+//     the same state directory and run as the same user: others (a
+//     different XDG_STATE_HOME) each read the path at their start, and
+//     one starting after another changed it restores that change when
+//     it ends. A path one command watches inside a directory another
+//     watches whole is read at the start either way. A reader that
+//     finds the path's last holders gone in the instant between its
+//     two lock tries uses their stored snapshot (what they restored
+//     to), undoing a host edit made in that instant (moved aside, not
+//     lost). The lock files (one per path ever watched, a snapshot over
+//     64 KiB truncated by its last holder) are never removed.
+//   - If guardrun itself is killed with SIGKILL, nothing restores (its
+//     locks on the protected names go with it: the next command reads
+//     them as they are, the change included). Before
 //     ABI 6 (scope accepted) processes the command left running are not
 //     ended and could change a protected name after it was restored.
 //   - /tmp is not visible at all (only $TMPDIR): programs that write to a

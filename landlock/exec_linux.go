@@ -103,16 +103,19 @@ type Cmd struct {
 	Notify *notify.Registry
 
 	snaps []snap
-	// release lets go of snaps as the snapshot other commands of this
-	// process starting meanwhile share (takeHeld).
+	// release lets go of snaps as the snapshot other commands starting
+	// meanwhile share (takeHeld).
 	release func()
-	policy  sandbox.SeccompPolicy
-	server  *notify.Server
-	finish  chan struct{} // closed when the command has been waited for
-	ended   chan struct{} // closed when the restricted thread is gone
-	swept   chan struct{} // closed when sweepTmp, started with the command, is done
-	mu      sync.Mutex
-	done    bool
+	// share is the directory through which snaps are shared with other
+	// guardrun processes (shareDir); "" when nothing is watched.
+	share  string
+	policy sandbox.SeccompPolicy
+	server *notify.Server
+	finish chan struct{} // closed when the command has been waited for
+	ended  chan struct{} // closed when the restricted thread is gone
+	swept  chan struct{} // closed when sweepTmp, started with the command, is done
+	mu     sync.Mutex
+	done   bool
 }
 
 // Command prepares argv to run under p with environment env (filtered as
@@ -151,10 +154,18 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 			return nil, fmt.Errorf("landlock: the command's temporary directory: %w", err)
 		}
 	}
+	makeShareDir()
 	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: accept, Self: selfExe()})
 	if err != nil {
 		removeTmp(tmp)
 		return nil, err
+	}
+	share := ""
+	if len(rs.Watch) > 0 {
+		if share, err = shareDir(p, rs); err != nil {
+			removeTmp(tmp)
+			return nil, err
+		}
 	}
 	cenv := Env(p, env, tmp)
 	path, err := lookPath(argv[0], cenv)
@@ -177,7 +188,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 		Pdeathsig: syscall.SIGKILL,
 	}
 	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: commandPolicy(p),
-		finish: make(chan struct{}), ended: make(chan struct{})}
+		finish: make(chan struct{}), ended: make(chan struct{}), share: share}
 	// File metadata: Landlock has no rights for it, so guardrun makes
 	// those calls for the command, where it may write.
 	if err := registerMetadata(c.Notify, p, rs); err != nil {
@@ -270,7 +281,7 @@ func (c *Cmd) Start() error {
 		removeTmp(c.Ruleset.TmpDir)
 		return err
 	}
-	snaps, release, err := takeHeld(c.Ruleset.Watch)
+	snaps, release, err := takeHeld(c.share, c.Ruleset.Watch)
 	if err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return err

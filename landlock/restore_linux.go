@@ -231,29 +231,41 @@ func take(ws []Watch) ([]snap, error) {
 }
 
 // held are the snapshots the commands this process runs are restored
-// to, by watched path, and how many running commands hold each: see
-// takeHeld.
+// to, by watched path, how many running commands hold each, and the
+// shared lock on the path's file in the share directory that this
+// process holds for them (share_linux.go): see takeHeld.
 var (
 	heldMu sync.Mutex
 	held   = map[string]*heldSnap{}
 )
 
+// shareOff takes snapshots as before they were shared between
+// processes (take alone): only BenchmarkStartWatched sets it, to measure
+// what sharing costs.
+var shareOff bool
+
 type heldSnap struct {
-	s snap
-	n int
+	s    snap
+	n    int
+	lock *os.File
 }
 
-// takeHeld is take for a command that may run while others of this
-// process run in the same tree (guardrun serve, make -j through it): a
-// path that a running command watches is not read again but given that
-// command's snapshot. Read now, it could hold the running command's
-// change to it, which this command's restore would put back after the
-// running one's restore removed it. release, called once the command's
+// takeHeld is take for a command that may run while others run in the
+// same tree, of this process (guardrun serve, make -j through it) or of
+// other guardrun processes (make -j SHELL=guardrun): a path that a
+// running command watches is not read again but given that command's
+// snapshot. Read now, it could hold the running command's change to
+// it, which this command's restore would put back after the running
+// one's restore removed it. A command of this process is looked for
+// first; the other processes' through the share directory dir
+// (takeShared; "" for none: a command that watches a path no command of
+// this process holds is refused). release, called once the command's
 // restore is done, lets the path be read again when no command holds
 // it.
-func takeHeld(ws []Watch) (snaps []snap, release func(), err error) {
+func takeHeld(dir string, ws []Watch) (snaps []snap, release func(), err error) {
 	heldMu.Lock()
 	defer heldMu.Unlock()
+	var fresh []Watch
 	for _, w := range ws {
 		// As take: a path inside another watched directory is covered
 		// by it.
@@ -266,18 +278,29 @@ func takeHeld(ws []Watch) (snaps []snap, release func(), err error) {
 			snaps = append(snaps, s)
 			continue
 		}
-		one, err := take([]Watch{w})
+		if !slices.ContainsFunc(fresh, func(o Watch) bool { return o.Path == w.Path }) {
+			fresh = append(fresh, w)
+		}
+	}
+	if len(fresh) > 0 {
+		var shared []snap
+		var locks []*os.File
+		if shareOff {
+			shared, err = take(fresh)
+			locks = make([]*os.File, len(shared))
+		} else {
+			shared, locks, err = takeShared(dir, fresh)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
-		snaps = append(snaps, one...)
+		for i, s := range shared {
+			held[s.w.Path] = &heldSnap{s: s, lock: locks[i]}
+		}
+		snaps = append(snaps, shared...)
 	}
 	for _, s := range snaps {
-		if h, ok := held[s.w.Path]; ok {
-			h.n++
-		} else {
-			held[s.w.Path] = &heldSnap{s: s, n: 1}
-		}
+		held[s.w.Path].n++
 	}
 	var once sync.Once
 	return snaps, func() {
@@ -288,6 +311,9 @@ func takeHeld(ws []Watch) (snaps []snap, release func(), err error) {
 				if h := held[s.w.Path]; h != nil {
 					if h.n--; h.n == 0 {
 						delete(held, s.w.Path)
+						if h.lock != nil {
+							releaseShared(h.lock)
+						}
 					}
 				}
 			}

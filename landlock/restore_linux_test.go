@@ -354,7 +354,8 @@ func TestTakeHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := []Watch{{Path: cfg, Root: root}}
-	first, releaseFirst, err := takeHeld(ws)
+	dir := t.TempDir()
+	first, releaseFirst, err := takeHeld(dir, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func TestTakeHeld(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("[core]\n[alias]\n\tst = !evil\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	second, releaseSecond, err := takeHeld(ws)
+	second, releaseSecond, err := takeHeld(dir, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestTakeHeld(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("[core]\n\tbare = false\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	third, releaseThird, err := takeHeld(ws)
+	third, releaseThird, err := takeHeld(dir, ws)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,6 +287,9 @@ func open(g Options, e *Env, io IO, checkSandbox bool) (*Session, error) {
 	// Compiled seccomp programs are kept in the state directory, which
 	// the sandbox hides.
 	bwrap.SetFilterCache(filepath.Join(e.StateDir, "cache"))
+	// So are the landlock backend's locks and shared snapshots of the
+	// protected names.
+	landlock.SetStateDir(e.StateDir)
 	end = trace.Phase("session")
 	s.ID, s.Store = openSession(g, l, e)
 	end()

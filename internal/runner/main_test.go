@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 
 	"github.com/guardrun/guardrun/internal/testenv"
@@ -34,6 +35,16 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	// The landlock backend's shared snapshots of protected names live in
+	// guardrun's state directory, which request sets; here one of this
+	// process's own, outside every zone.
+	state, err := os.MkdirTemp(fixtureRoot(), "guardrun-runner-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner test:", err)
+		return 2
+	}
+	defer os.RemoveAll(state)
+	landlock.SetStateDir(state)
 	if p := os.Getenv("GUARDRUN_TEST_PROBE"); p != "" {
 		// A re-executed copy: the parent built the probe.
 		probePath = p
