@@ -215,12 +215,28 @@ func FindProjects(dir string) []string {
 	}
 }
 
+// resolver resolves paths (rules.Resolve from /) for one load, each
+// path once: the checks of one load see the file system as at one
+// moment, and a path met again (a zone root checked against the state
+// directory, the session store and the user config) costs no second
+// walk. It lives no longer than the load.
+type resolver map[string]string
+
+func (r resolver) resolve(p string) string {
+	if out, ok := r[p]; ok {
+		return out
+	}
+	out := rules.Resolve(p, "/")
+	r[p] = out
+	return out
+}
+
 // rwZone returns the rw zone of cfg that holds path (resolved), if any.
-func rwZone(cfg *rules.Config, path string) (*rules.Zone, bool) {
-	r := rules.Resolve(path, "/")
+func rwZone(res resolver, cfg *rules.Config, path string) (*rules.Zone, bool) {
+	r := res.resolve(path)
 	for i := range cfg.Sandbox.Zones {
 		z := &cfg.Sandbox.Zones[i]
-		if z.Mode == rules.ReadWrite && rules.Within(r, rules.Resolve(z.Root, "/")) {
+		if z.Mode == rules.ReadWrite && rules.Within(r, res.resolve(z.Root)) {
 			return z, true
 		}
 	}
@@ -228,9 +244,9 @@ func rwZone(cfg *rules.Config, path string) (*rules.Zone, bool) {
 }
 
 // insideRW says which rw zone of any of cfgs holds path, or "".
-func insideRW(path string, cfgs ...*rules.Config) string {
+func insideRW(res resolver, path string, cfgs ...*rules.Config) string {
 	for _, c := range cfgs {
-		if z, ok := rwZone(c, path); ok {
+		if z, ok := rwZone(res, c, path); ok {
 			return fmt.Sprintf("inside the rw zone %q (%s) of %s, where sandboxed commands can write", z.Name, z.Root, c.File)
 		}
 	}
@@ -241,6 +257,10 @@ func insideRW(path string, cfgs ...*rules.Config) string {
 // inside an rw zone: forged session grants or trust entries written there
 // by an earlier command would approve.
 func CheckState(e *Env, cfgs ...*rules.Config) error {
+	return checkState(e, resolver{}, cfgs...)
+}
+
+func checkState(e *Env, res resolver, cfgs ...*rules.Config) error {
 	for _, x := range []struct{ v, dir, what string }{
 		{e.stateVar, e.StateDir, "trust store and audit log"},
 		{e.storeVar, e.StoreDir, "session grants"},
@@ -248,7 +268,7 @@ func CheckState(e *Env, cfgs ...*rules.Config) error {
 		if x.v == "" || x.dir == "" {
 			continue
 		}
-		if why := insideRW(x.dir, cfgs...); why != "" {
+		if why := insideRW(res, x.dir, cfgs...); why != "" {
 			return fmt.Errorf("$%s puts guardrun's %s in %s, %s: refusing to use them there; unset %s or point it outside every rw zone", x.v, x.what, x.dir, why, x.v)
 		}
 	}
@@ -263,12 +283,13 @@ func CheckState(e *Env, cfgs ...*rules.Config) error {
 // without it.
 func Load(g Options, e *Env) (*Loaded, error) {
 	l := &Loaded{}
+	res := resolver{}
 	if g.Config != "" {
 		cfg, err := rules.Load(g.Config, e.RulesEnv())
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckState(e, cfg); err != nil {
+		if err := checkState(e, res, cfg); err != nil {
 			return nil, err
 		}
 		l.Cfg, l.Source = cfg, "--config"
@@ -294,7 +315,7 @@ func Load(g Options, e *Env) (*Loaded, error) {
 			if err := ref.Discover(clean, base); err != nil {
 				return nil, err
 			}
-			if err := CheckState(e, ref.Cfg); err != nil {
+			if err := checkState(e, res, ref.Cfg); err != nil {
 				return nil, err
 			}
 			if same {
@@ -308,7 +329,7 @@ func Load(g Options, e *Env) (*Loaded, error) {
 		}
 		var userWhy string
 		if e.configVar != "" {
-			userWhy = insideRW(e.UserConfig(), ref.Cfg)
+			userWhy = insideRW(res, e.UserConfig(), ref.Cfg)
 		}
 		gc := e.Getenv("GUARDRUN_CONFIG")
 		discover := func(zonesOnly bool) error {
@@ -331,11 +352,11 @@ func Load(g Options, e *Env) (*Loaded, error) {
 			if !discovered {
 				full = func() error { return discover(false) }
 			}
-			if err := l.fromEnv(e, gc, ref.Cfg, full); err != nil {
+			if err := l.fromEnv(e, res, gc, ref.Cfg, full); err != nil {
 				return nil, err
 			}
 		}
-		if err := CheckState(e, l.Cfg); err != nil {
+		if err := checkState(e, res, l.Cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -359,7 +380,7 @@ func Load(g Options, e *Env) (*Loaded, error) {
 // and of the config discovered so far; inside one, an untrusted file that
 // only tightens the latter, which full then discovers in full (it may
 // have been decoded for its zones only).
-func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error) error {
+func (l *Loaded) fromEnv(e *Env, res resolver, gc string, ref *rules.Config, full func() error) error {
 	abs, err := filepath.Abs(gc)
 	if err != nil {
 		return err
@@ -368,12 +389,12 @@ func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error
 	// in an rw zone flipped between the read and the check would
 	// otherwise have a file there trusted as if it lay outside. Outside
 	// every rw zone, nothing along the resolved path can change.
-	abs = rules.Resolve(abs, "/")
+	abs = res.resolve(abs)
 	cfg, err := rules.Load(abs, e.RulesEnv())
 	if err != nil {
 		return err
 	}
-	why := insideRW(abs, ref, l.Cfg)
+	why := insideRW(res, abs, ref, l.Cfg)
 	if why == "" {
 		l.Cfg, l.Source = cfg, "$GUARDRUN_CONFIG"
 		l.Chain = []ConfigFile{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
