@@ -215,24 +215,61 @@ func FindProjects(dir string) []string {
 	}
 }
 
-// resolver resolves paths (rules.Resolve from /) for one load, each
-// path once: the checks of one load see the file system as at one
-// moment, and a path met again (a zone root checked against the state
-// directory, the session store and the user config) costs no second
-// walk. It lives no longer than the load.
-type resolver map[string]string
+// resolver is what one load looks at in the file system, each once:
+// the paths it resolves (rules.Resolve from /), the project files found
+// above a directory and the bytes of each read. So the checks and the
+// two discoveries of one load (from the file system alone, and with the
+// environment's choices) see the file system as at one moment, and a
+// path met again (a zone root checked against the state directory, the
+// session store and the user config; the working directory's project
+// files) costs no second walk or read. It lives no longer than the load.
+type resolver struct {
+	resolved map[string]string
+	projects map[string][]string
+	read     map[string]readFile
+}
 
-func (r resolver) resolve(p string) string {
-	if out, ok := r[p]; ok {
+type readFile struct {
+	data []byte
+	err  error
+}
+
+func newResolver() *resolver {
+	return &resolver{resolved: map[string]string{}, projects: map[string][]string{}, read: map[string]readFile{}}
+}
+
+func (r *resolver) resolve(p string) string {
+	if out, ok := r.resolved[p]; ok {
 		return out
 	}
 	out := rules.Resolve(p, "/")
-	r[p] = out
+	r.resolved[p] = out
 	return out
 }
 
+// findProjects is FindProjects(dir).
+func (r *resolver) findProjects(dir string) []string {
+	if out, ok := r.projects[dir]; ok {
+		return out
+	}
+	out := FindProjects(dir)
+	r.projects[dir] = out
+	return out
+}
+
+// readFile is rules.ReadFile(path): size-checked before it is read.
+// Nothing changes the bytes it returns.
+func (r *resolver) readFile(path string) ([]byte, error) {
+	if f, ok := r.read[path]; ok {
+		return f.data, f.err
+	}
+	data, err := rules.ReadFile(path)
+	r.read[path] = readFile{data, err}
+	return data, err
+}
+
 // rwZone returns the rw zone of cfg that holds path (resolved), if any.
-func rwZone(res resolver, cfg *rules.Config, path string) (*rules.Zone, bool) {
+func rwZone(res *resolver, cfg *rules.Config, path string) (*rules.Zone, bool) {
 	r := res.resolve(path)
 	for i := range cfg.Sandbox.Zones {
 		z := &cfg.Sandbox.Zones[i]
@@ -244,7 +281,7 @@ func rwZone(res resolver, cfg *rules.Config, path string) (*rules.Zone, bool) {
 }
 
 // insideRW says which rw zone of any of cfgs holds path, or "".
-func insideRW(res resolver, path string, cfgs ...*rules.Config) string {
+func insideRW(res *resolver, path string, cfgs ...*rules.Config) string {
 	for _, c := range cfgs {
 		if z, ok := rwZone(res, c, path); ok {
 			return fmt.Sprintf("inside the rw zone %q (%s) of %s, where sandboxed commands can write", z.Name, z.Root, c.File)
@@ -257,10 +294,10 @@ func insideRW(res resolver, path string, cfgs ...*rules.Config) string {
 // inside an rw zone: forged session grants or trust entries written there
 // by an earlier command would approve.
 func CheckState(e *Env, cfgs ...*rules.Config) error {
-	return checkState(e, resolver{}, cfgs...)
+	return checkState(e, newResolver(), cfgs...)
 }
 
-func checkState(e *Env, res resolver, cfgs ...*rules.Config) error {
+func checkState(e *Env, res *resolver, cfgs ...*rules.Config) error {
 	for _, x := range []struct{ v, dir, what string }{
 		{e.stateVar, e.StateDir, "trust store and audit log"},
 		{e.storeVar, e.StoreDir, "session grants"},
@@ -283,7 +320,7 @@ func checkState(e *Env, res resolver, cfgs ...*rules.Config) error {
 // without it.
 func Load(g Options, e *Env) (*Loaded, error) {
 	l := &Loaded{}
-	res := resolver{}
+	res := newResolver()
 	if g.Config != "" {
 		cfg, err := rules.Load(g.Config, e.RulesEnv())
 		if err != nil {
@@ -312,7 +349,7 @@ func Load(g Options, e *Env) (*Loaded, error) {
 				// them alone.
 				base = func() (*rules.Config, []ConfigFile, error) { return userOrDefault(clean, "", true) }
 			}
-			if err := ref.Discover(clean, base); err != nil {
+			if err := ref.discover(clean, base, res); err != nil {
 				return nil, err
 			}
 			if err := checkState(e, res, ref.Cfg); err != nil {
@@ -334,9 +371,9 @@ func Load(g Options, e *Env) (*Loaded, error) {
 		gc := e.Getenv("GUARDRUN_CONFIG")
 		discover := func(zonesOnly bool) error {
 			*l = Loaded{}
-			return l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
+			return l.discover(e, func() (*rules.Config, []ConfigFile, error) {
 				return userOrDefault(e, userWhy, zonesOnly)
-			})
+			}, res)
 		}
 		if !discovered {
 			// With $GUARDRUN_CONFIG, the config discovered here is
@@ -380,7 +417,7 @@ func Load(g Options, e *Env) (*Loaded, error) {
 // and of the config discovered so far; inside one, an untrusted file that
 // only tightens the latter, which full then discovers in full (it may
 // have been decoded for its zones only).
-func (l *Loaded) fromEnv(e *Env, res resolver, gc string, ref *rules.Config, full func() error) error {
+func (l *Loaded) fromEnv(e *Env, res *resolver, gc string, ref *rules.Config, full func() error) error {
 	abs, err := filepath.Abs(gc)
 	if err != nil {
 		return err
@@ -418,16 +455,21 @@ func (l *Loaded) fromEnv(e *Env, res resolver, gc string, ref *rules.Config, ful
 // config in force for its parent directory, and a trusted ancestor's
 // rules stay. base nil means the user config at its default place.
 func (l *Loaded) Discover(e *Env, base func() (*rules.Config, []ConfigFile, error)) error {
+	return l.discover(e, base, newResolver())
+}
+
+// discover is Discover, looking through res.
+func (l *Loaded) discover(e *Env, base func() (*rules.Config, []ConfigFile, error), res *resolver) error {
 	if base == nil {
 		base = func() (*rules.Config, []ConfigFile, error) { return UserOrDefault(e, "") }
 	}
-	files := FindProjects(e.Cwd)
+	files := res.findProjects(e.Cwd)
 	store := trust.Open(e.StateDir)
 	datas := make([][]byte, len(files))
 	nearestTrusted := -1
 	for i, f := range files {
 		// Size-checked before it is read, trusted or not.
-		data, err := rules.ReadFile(f)
+		data, err := res.readFile(f)
 		if err != nil {
 			return err
 		}
