@@ -243,3 +243,33 @@ func TestServedGuardrunConfigEdited(t *testing.T) {
 	code, stderr, rec = served(t, srv, work, audit, "echo hi")
 	wantRefused(t, "$GUARDRUN_CONFIG edited to block echo", code, stderr, rec)
 }
+
+// TestServedProjectLinkRetargeted: a .guardrun.yaml that is a link,
+// pointed at another file of the same size between two served
+// requests, is read where it leads now.
+func TestServedProjectLinkRetargeted(t *testing.T) {
+	srv, work, audit := startServer(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	quiet := strings.Replace(blockEcho, "echo", "ech0", 1)
+	if err := os.WriteFile(a, []byte(quiet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(blockEcho), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(work, ".guardrun.yaml")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr, rec := served(t, srv, work, audit, "echo hi")
+	wantRan(t, "the project file a link to a file blocking ech0", code, stderr, rec)
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr, rec = served(t, srv, work, audit, "echo hi")
+	wantRefused(t, "the link pointed at a file blocking echo", code, stderr, rec)
+}
