@@ -273,3 +273,48 @@ func TestServedProjectLinkRetargeted(t *testing.T) {
 	code, stderr, rec = served(t, srv, work, audit, "echo hi")
 	wantRefused(t, "the link pointed at a file blocking echo", code, stderr, rec)
 }
+
+// TestServedModePerRequest: one request's --mode is not the next one's:
+// an unknown command run with --approve-all is refused with --mode
+// strict right after; without --mode, the config's (interactive) would
+// ask a person, so the server leaves it to the client (F); with
+// --approve-all it runs again.
+func TestServedModePerRequest(t *testing.T) {
+	srv, work, audit := startServer(t)
+	for _, mode := range []string{"approve-all", "strict", "", "approve-all"} {
+		args := []string{"-c", "tac </dev/null"}
+		if mode != "" {
+			args = append([]string{"--mode", mode}, args...)
+		}
+		c := dial(t, srv, work, args...)
+		r := c.reply(t)
+		if mode == "" {
+			if r != 'F' {
+				t.Errorf("without --mode: reply %q, want F (a person would be asked)", r)
+			}
+			c.c.Close()
+			continue
+		}
+		if r != 'R' {
+			t.Fatalf("--mode %s: reply %q, want R", mode, r)
+		}
+		code := c.exit(t)
+		c.c.Close()
+		b, err := os.ReadFile(audit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		want, outcome := 0, "ran"
+		if mode == "strict" {
+			want, outcome = 77, "refused"
+		}
+		if code != want || rec["outcome"] != outcome {
+			t.Errorf("--mode %s: exit %d, outcome %v; want %d, %s", mode, code, rec["outcome"], want, outcome)
+		}
+	}
+}
