@@ -38,14 +38,15 @@ func BenchmarkBackends(b *testing.B) {
 	}
 	bare := bareBwrap(b, guardrunBin, w, run)
 	srv := startBenchServer(b, guardrunBin, w)
-	served := func(backend string) {
-		c := exec.Command(guardrunBin, "--backend", backend, "--approve-all", "-c", "true")
+	servedBy := func(gr string, srv *benchServer, backend string) {
+		c := exec.Command(gr, "--backend", backend, "--approve-all", "-c", "true")
 		c.Dir, c.Env = w.work, srv.env(w)
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if out, err := c.CombinedOutput(); err != nil {
 			b.Fatalf("served %s: %v\n%s", backend, err, out)
 		}
 	}
+	served := func(backend string) { servedBy(guardrunBin, srv, backend) }
 	steps := []func(){
 		func() { run(exec.Command(guardrunBin, "--backend", "landlock", "--approve-all", "-c", "true")) },
 		func() { run(exec.Command(guardrunBin, "--backend", "bwrap", "--approve-all", "-c", "true")) },
@@ -58,10 +59,21 @@ func BenchmarkBackends(b *testing.B) {
 		func() { served("bwrap") },
 		func() { served("landlock") },
 	}
+	base := benchBase()
+	var bsrv *benchServer
+	if base != "" {
+		// The same, served by GUARDRUN_BENCH_BASE's own server.
+		bsrv = startBenchServer(b, base, w)
+		steps = append(steps, func() { servedBy(base, bsrv, "bwrap") }, func() { servedBy(base, bsrv, "landlock") })
+	}
 	for _, s := range steps {
 		s() // warm up
 	}
 	spent := make([]time.Duration, len(steps))
+	cpu0, bcpu0 := srv.cpu(), time.Duration(0)
+	if bsrv != nil {
+		bcpu0 = bsrv.cpu()
+	}
 	b.ResetTimer()
 	for i := range b.N {
 		for k := range steps {
@@ -72,6 +84,10 @@ func BenchmarkBackends(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	// The server's CPU (with the sandboxes it waited for) per served
+	// request, both backends.
+	scpu := float64((srv.cpu() - cpu0).Nanoseconds()) / 1e6 / float64(2*b.N)
+	b.ReportMetric(scpu, "cpu-ms/served")
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 / float64(b.N) }
 	ll, bw, sh, hand, floor := ms(spent[0]), ms(spent[1]), ms(spent[2]), ms(spent[3]), ms(spent[4])
 	sbw, sll := ms(spent[5]), ms(spent[6])
@@ -88,6 +104,16 @@ func BenchmarkBackends(b *testing.B) {
 	b.ReportMetric(sll/hand, "served-landlock/bare")
 	b.ReportMetric(sbw/bw, "served-bwrap/bwrap")
 	b.ReportMetric(sll/ll, "served-landlock/landlock")
+	if base != "" {
+		bbw, bll := ms(spent[7]), ms(spent[8])
+		b.ReportMetric(bbw/hand, "base-served-bwrap/bare")
+		b.ReportMetric(bll/hand, "base-served-landlock/bare")
+		b.ReportMetric(sbw/bbw, "served-bwrap/base")
+		b.ReportMetric(sll/bll, "served-landlock/base")
+		bcpu := float64((bsrv.cpu() - bcpu0).Nanoseconds()) / 1e6 / float64(2*b.N)
+		b.ReportMetric(bcpu, "cpu-ms/base-served")
+		b.ReportMetric(scpu/bcpu, "cpu:served/base")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 

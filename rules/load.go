@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -198,12 +199,19 @@ func parse(file string, data []byte, dir string, env Env) (*Config, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, tooLarge(file, int64(len(data)))
 	}
+	// Decoded before with the same name, bytes, directory and
+	// environment: the same config (see decoded).
+	k := decodedKey{file: file, dir: dir, env: env, sum: sha256.Sum256(data)}
+	if c := recallDecoded(k); c != nil {
+		return c, nil
+	}
 	d := &decoder{file: file, dir: dir, env: env}
 	c := d.config(data)
 	if len(d.errs) > 0 {
 		d.finish()
 		return nil, d.errs
 	}
+	rememberDecoded(k, c)
 	return c, nil
 }
 

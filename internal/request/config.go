@@ -215,12 +215,65 @@ func FindProjects(dir string) []string {
 	}
 }
 
+// resolver is what one load looks at in the file system, each once:
+// the paths it resolves (rules.Resolve from /), the project files found
+// above a directory and the bytes of each read. So the checks and the
+// two discoveries of one load (from the file system alone, and with the
+// environment's choices) see the file system as at one moment, and a
+// path met again (a zone root checked against the state directory, the
+// session store and the user config; the working directory's project
+// files) costs no second walk or read. It lives no longer than the load.
+type resolver struct {
+	resolved map[string]string
+	projects map[string][]string
+	read     map[string]readFile
+}
+
+type readFile struct {
+	data []byte
+	err  error
+}
+
+func newResolver() *resolver {
+	return &resolver{resolved: map[string]string{}, projects: map[string][]string{}, read: map[string]readFile{}}
+}
+
+func (r *resolver) resolve(p string) string {
+	if out, ok := r.resolved[p]; ok {
+		return out
+	}
+	out := rules.Resolve(p, "/")
+	r.resolved[p] = out
+	return out
+}
+
+// findProjects is FindProjects(dir).
+func (r *resolver) findProjects(dir string) []string {
+	if out, ok := r.projects[dir]; ok {
+		return out
+	}
+	out := FindProjects(dir)
+	r.projects[dir] = out
+	return out
+}
+
+// readFile is rules.ReadFile(path): size-checked before it is read.
+// Nothing changes the bytes it returns.
+func (r *resolver) readFile(path string) ([]byte, error) {
+	if f, ok := r.read[path]; ok {
+		return f.data, f.err
+	}
+	data, err := rules.ReadFile(path)
+	r.read[path] = readFile{data, err}
+	return data, err
+}
+
 // rwZone returns the rw zone of cfg that holds path (resolved), if any.
-func rwZone(cfg *rules.Config, path string) (*rules.Zone, bool) {
-	r := rules.Resolve(path, "/")
+func rwZone(res *resolver, cfg *rules.Config, path string) (*rules.Zone, bool) {
+	r := res.resolve(path)
 	for i := range cfg.Sandbox.Zones {
 		z := &cfg.Sandbox.Zones[i]
-		if z.Mode == rules.ReadWrite && rules.Within(r, rules.Resolve(z.Root, "/")) {
+		if z.Mode == rules.ReadWrite && rules.Within(r, res.resolve(z.Root)) {
 			return z, true
 		}
 	}
@@ -228,9 +281,9 @@ func rwZone(cfg *rules.Config, path string) (*rules.Zone, bool) {
 }
 
 // insideRW says which rw zone of any of cfgs holds path, or "".
-func insideRW(path string, cfgs ...*rules.Config) string {
+func insideRW(res *resolver, path string, cfgs ...*rules.Config) string {
 	for _, c := range cfgs {
-		if z, ok := rwZone(c, path); ok {
+		if z, ok := rwZone(res, c, path); ok {
 			return fmt.Sprintf("inside the rw zone %q (%s) of %s, where sandboxed commands can write", z.Name, z.Root, c.File)
 		}
 	}
@@ -241,6 +294,10 @@ func insideRW(path string, cfgs ...*rules.Config) string {
 // inside an rw zone: forged session grants or trust entries written there
 // by an earlier command would approve.
 func CheckState(e *Env, cfgs ...*rules.Config) error {
+	return checkState(e, newResolver(), cfgs...)
+}
+
+func checkState(e *Env, res *resolver, cfgs ...*rules.Config) error {
 	for _, x := range []struct{ v, dir, what string }{
 		{e.stateVar, e.StateDir, "trust store and audit log"},
 		{e.storeVar, e.StoreDir, "session grants"},
@@ -248,7 +305,7 @@ func CheckState(e *Env, cfgs ...*rules.Config) error {
 		if x.v == "" || x.dir == "" {
 			continue
 		}
-		if why := insideRW(x.dir, cfgs...); why != "" {
+		if why := insideRW(res, x.dir, cfgs...); why != "" {
 			return fmt.Errorf("$%s puts guardrun's %s in %s, %s: refusing to use them there; unset %s or point it outside every rw zone", x.v, x.what, x.dir, why, x.v)
 		}
 	}
@@ -263,12 +320,13 @@ func CheckState(e *Env, cfgs ...*rules.Config) error {
 // without it.
 func Load(g Options, e *Env) (*Loaded, error) {
 	l := &Loaded{}
+	res := newResolver()
 	if g.Config != "" {
 		cfg, err := rules.Load(g.Config, e.RulesEnv())
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckState(e, cfg); err != nil {
+		if err := checkState(e, res, cfg); err != nil {
 			return nil, err
 		}
 		l.Cfg, l.Source = cfg, "--config"
@@ -291,10 +349,10 @@ func Load(g Options, e *Env) (*Loaded, error) {
 				// them alone.
 				base = func() (*rules.Config, []ConfigFile, error) { return userOrDefault(clean, "", true) }
 			}
-			if err := ref.Discover(clean, base); err != nil {
+			if err := ref.discover(clean, base, res); err != nil {
 				return nil, err
 			}
-			if err := CheckState(e, ref.Cfg); err != nil {
+			if err := checkState(e, res, ref.Cfg); err != nil {
 				return nil, err
 			}
 			if same {
@@ -308,14 +366,14 @@ func Load(g Options, e *Env) (*Loaded, error) {
 		}
 		var userWhy string
 		if e.configVar != "" {
-			userWhy = insideRW(e.UserConfig(), ref.Cfg)
+			userWhy = insideRW(res, e.UserConfig(), ref.Cfg)
 		}
 		gc := e.Getenv("GUARDRUN_CONFIG")
 		discover := func(zonesOnly bool) error {
 			*l = Loaded{}
-			return l.Discover(e, func() (*rules.Config, []ConfigFile, error) {
+			return l.discover(e, func() (*rules.Config, []ConfigFile, error) {
 				return userOrDefault(e, userWhy, zonesOnly)
-			})
+			}, res)
 		}
 		if !discovered {
 			// With $GUARDRUN_CONFIG, the config discovered here is
@@ -331,11 +389,11 @@ func Load(g Options, e *Env) (*Loaded, error) {
 			if !discovered {
 				full = func() error { return discover(false) }
 			}
-			if err := l.fromEnv(e, gc, ref.Cfg, full); err != nil {
+			if err := l.fromEnv(e, res, gc, ref.Cfg, full); err != nil {
 				return nil, err
 			}
 		}
-		if err := CheckState(e, l.Cfg); err != nil {
+		if err := checkState(e, res, l.Cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -359,7 +417,7 @@ func Load(g Options, e *Env) (*Loaded, error) {
 // and of the config discovered so far; inside one, an untrusted file that
 // only tightens the latter, which full then discovers in full (it may
 // have been decoded for its zones only).
-func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error) error {
+func (l *Loaded) fromEnv(e *Env, res *resolver, gc string, ref *rules.Config, full func() error) error {
 	abs, err := filepath.Abs(gc)
 	if err != nil {
 		return err
@@ -368,12 +426,12 @@ func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error
 	// in an rw zone flipped between the read and the check would
 	// otherwise have a file there trusted as if it lay outside. Outside
 	// every rw zone, nothing along the resolved path can change.
-	abs = rules.Resolve(abs, "/")
+	abs = res.resolve(abs)
 	cfg, err := rules.Load(abs, e.RulesEnv())
 	if err != nil {
 		return err
 	}
-	why := insideRW(abs, ref, l.Cfg)
+	why := insideRW(res, abs, ref, l.Cfg)
 	if why == "" {
 		l.Cfg, l.Source = cfg, "$GUARDRUN_CONFIG"
 		l.Chain = []ConfigFile{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
@@ -397,16 +455,21 @@ func (l *Loaded) fromEnv(e *Env, gc string, ref *rules.Config, full func() error
 // config in force for its parent directory, and a trusted ancestor's
 // rules stay. base nil means the user config at its default place.
 func (l *Loaded) Discover(e *Env, base func() (*rules.Config, []ConfigFile, error)) error {
+	return l.discover(e, base, newResolver())
+}
+
+// discover is Discover, looking through res.
+func (l *Loaded) discover(e *Env, base func() (*rules.Config, []ConfigFile, error), res *resolver) error {
 	if base == nil {
 		base = func() (*rules.Config, []ConfigFile, error) { return UserOrDefault(e, "") }
 	}
-	files := FindProjects(e.Cwd)
+	files := res.findProjects(e.Cwd)
 	store := trust.Open(e.StateDir)
 	datas := make([][]byte, len(files))
 	nearestTrusted := -1
 	for i, f := range files {
 		// Size-checked before it is read, trusted or not.
-		data, err := rules.ReadFile(f)
+		data, err := res.readFile(f)
 		if err != nil {
 			return err
 		}

@@ -94,6 +94,23 @@
 // are the same but for "via": "server" and the pid, which is the
 // client's.
 //
+// # What is remembered between requests
+//
+// Nothing that decides a request. Each one loads the config as a
+// guardrun started in the client's working directory would: it walks up
+// for .guardrun.yaml files and reads them, the user config,
+// $GUARDRUN_CONFIG's file and the trust store, and resolves every path
+// it checks, anew. So a project file created since the last request, a
+// user config rewritten (even with its size and modification time kept),
+// a file trusted or no longer trusted, another repository or a directory
+// swapped for a link is obeyed by the next request. What is remembered,
+// for the process's lifetime (in package rules, bounded to 32 files), is
+// the decoding of a config file's text: the same file name, bytes
+// (SHA-256), directory and home, working and state directories decode to
+// the same config, which depends on nothing else (where its roots lead is
+// resolved by each load), so those bytes are not decoded again; each load
+// gets its own copy. Within one load, each path is resolved once.
+//
 // # Limitations
 //
 //   - The command inherits the server's nice value, scheduling

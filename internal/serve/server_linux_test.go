@@ -25,7 +25,15 @@ import (
 
 // startServer starts a server in a fresh home, state and work directory
 // (the process environment is the clients' too).
-func startServer(t *testing.T) (srv *serve.Server, work, audit string) {
+func startServer(t testing.TB) (srv *serve.Server, work, audit string) {
+	t.Helper()
+	return startServerConfig(t, "")
+}
+
+// startServerConfig is startServer with $GUARDRUN_CONFIG naming a file
+// outside the work directory with config, unless config is "". "{work}"
+// in config is the work directory.
+func startServerConfig(t testing.TB, config string) (srv *serve.Server, work, audit string) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		testenv.Missing(t, "bubblewrap (bwrap) is not installed")
@@ -45,6 +53,13 @@ func startServer(t *testing.T) (srv *serve.Server, work, audit string) {
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	t.Setenv("GUARDRUN_CONFIG", "")
+	if config != "" {
+		f := filepath.Join(root, "guardrun.yaml")
+		if err := os.WriteFile(f, []byte(strings.ReplaceAll(config, "{work}", work)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("GUARDRUN_CONFIG", f)
+	}
 	t.Setenv("GUARDRUN_SESSION", "served-test")
 	srv, err := serve.Listen(serve.Config{Parse: cli.ParseRun, Report: cli.Report})
 	if err != nil {
@@ -69,13 +84,13 @@ type conn struct {
 	stderr *os.File
 }
 
-func dial(t *testing.T, srv *serve.Server, dir string, args ...string) *conn {
+func dial(t testing.TB, srv *serve.Server, dir string, args ...string) *conn {
 	t.Helper()
 	return dialEnv(t, srv, dir, os.Environ(), args...)
 }
 
 // dialEnv is dial with the client's environment env.
-func dialEnv(t *testing.T, srv *serve.Server, dir string, env []string, args ...string) *conn {
+func dialEnv(t testing.TB, srv *serve.Server, dir string, env []string, args ...string) *conn {
 	t.Helper()
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: srv.Path(), Net: "unix"})
 	if err != nil {
@@ -114,7 +129,7 @@ func dialEnv(t *testing.T, srv *serve.Server, dir string, env []string, args ...
 }
 
 // reply reads the server's first answer: 'R', 'F', or 0 when it closed.
-func (c *conn) reply(t *testing.T) byte {
+func (c *conn) reply(t testing.TB) byte {
 	t.Helper()
 	var b [1]byte
 	if _, err := io.ReadFull(c.c, b[:]); err != nil {
@@ -124,7 +139,7 @@ func (c *conn) reply(t *testing.T) byte {
 }
 
 // exit reads the X message.
-func (c *conn) exit(t *testing.T) int {
+func (c *conn) exit(t testing.TB) int {
 	t.Helper()
 	var b [5]byte
 	if _, err := io.ReadFull(c.c, b[:]); err != nil || b[0] != 'X' {

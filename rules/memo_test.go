@@ -1,0 +1,113 @@
+package rules
+
+import (
+	"net/netip"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// fullConfig sets every list a config has, so that the clone test sees
+// each one.
+const fullConfig = `mode: interactive
+shell:
+  program: /bin/bash
+  rules:
+    - {pattern: pytest, approval: false, sandbox_paths: [workspace]}
+    - {pattern: "git status", approval: false}
+  examples:
+    allow: ["git status -s"]
+    ask: ["git commit -m x"]
+    block: ["rm -rf /"]
+sandbox:
+  paths:
+    workspace: {root: ./ws, mode: rw, suffixes: [.txt]}
+  system_read: [/usr, /etc]
+  deny: [~/.ssh, .env]
+  protect: [Justfile]
+  unix_sockets: [/run/x.sock]
+  env_deny: ["*_TOKEN"]
+  network: proxy
+  domains:
+    allow: [github.com]
+    deny: ["*.pastebin.com"]
+  landlock_accept: [deny_create]
+`
+
+// TestDecodedConfigsAreCopies: a config parsed again from the same
+// bytes is a copy of the first: changing one (as --mode and Tighten's
+// callers do) leaves the next load alone, and no list is shared.
+func TestDecodedConfigsAreCopies(t *testing.T) {
+	dir := t.TempDir()
+	env := Env{Cwd: dir, Home: dir, StateDir: filepath.Join(dir, "state")}
+	file := filepath.Join(dir, "cfg.yaml")
+	first, err := Parse(file, []byte(fullConfig), dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse(file, []byte(fullConfig), dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Mode = ModeStrict
+	first.Sandbox.Zones[0].Root = "/"
+	first.Shell.Rules[0].Description = "changed"
+	first.Sandbox.Deny = append(first.Sandbox.Deny[:0], "/nothing")
+	again, err := Parse(file, []byte(fullConfig), dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, want) || again.Mode != ModeInteractive || again.Sandbox.Zones[0].Root != filepath.Join(dir, "ws") {
+		t.Fatalf("a change to one parse reached the next:\n%+v\nwant\n%+v", again, want)
+	}
+	// Other bytes, directory or environment: decoded anew.
+	other, err := Parse(file, []byte(strings.Replace(fullConfig, "./ws", "./other", 1)), dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Sandbox.Zones[0].Root != filepath.Join(dir, "other") {
+		t.Errorf("new bytes gave root %s", other.Sandbox.Zones[0].Root)
+	}
+	env2 := env
+	env2.Home = filepath.Join(dir, "home2")
+	if h, err := Parse(file, []byte(fullConfig), dir, env2); err != nil || h.Sandbox.Deny[0] != filepath.Join(env2.Home, ".ssh") {
+		t.Errorf("another home: deny %v, %v", h.Sandbox.Deny, err)
+	}
+
+	// Every list of a config (Tightening after Tighten) is set here and
+	// not shared by the clone.
+	proj, err := Parse(filepath.Join(dir, "proj.yaml"), []byte("shell:\n  rules:\n    - {pattern: make, allowed: false, sandbox_paths: [workspace]}\nsandbox:\n  paths:\n    workspace: {root: ./ws, mode: rw}\n"), dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := Tighten(want, proj)
+	notShared(t, "Config", reflect.ValueOf(*full), reflect.ValueOf(*full.clone()))
+}
+
+// notShared fails for every slice under a and b (the same type) that is
+// empty in a (the test's config misses it) or has the same backing
+// array in both.
+func notShared(t *testing.T, path string, a, b reflect.Value) {
+	t.Helper()
+	switch a.Kind() {
+	case reflect.Struct:
+		if a.Type() == reflect.TypeOf(netip.Prefix{}) {
+			return // a value
+		}
+		for i := range a.NumField() {
+			notShared(t, path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i))
+		}
+	case reflect.Slice:
+		if a.Len() == 0 {
+			t.Errorf("%s is empty in the test's config: set it, so that clone is checked for it", path)
+			return
+		}
+		if a.Pointer() == b.Pointer() {
+			t.Errorf("%s is shared by a config and its clone", path)
+		}
+		notShared(t, path+"[0]", a.Index(0), b.Index(0))
+	case reflect.Map, reflect.Pointer, reflect.Interface, reflect.Chan, reflect.Func:
+		t.Errorf("%s: clone does not know %s", path, a.Kind())
+	}
+}
