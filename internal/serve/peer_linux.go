@@ -32,6 +32,35 @@ var nsNames = [3]string{"mnt", "user", "pid"}
 // credFields are the lines of /proc/PID/status that make procInfo.creds.
 var credFields = []string{"Uid", "Gid", "Groups"}
 
+// readProc reads the whole of a /proc file with plain system calls.
+// os.ReadFile would first try to register the descriptor with Go's
+// poller (an fcntl, an epoll_ctl that /proc refuses, an fcntl again),
+// which the peer check pays for several files per request.
+func readProc(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 4096)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
+}
+
 func readProcInfo(pid int) (*procInfo, error) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	pi := &procInfo{}
@@ -47,7 +76,7 @@ func readProcInfo(pid int) (*procInfo, error) {
 		return nil, fmt.Errorf("root directory of %d: %w", pid, err)
 	}
 	pi.root = nsID{st.Dev, st.Ino}
-	status, err := os.ReadFile(dir + "/status")
+	status, err := readProc(dir + "/status")
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +99,7 @@ func readProcInfo(pid int) (*procInfo, error) {
 			return nil, fmt.Errorf("%s in %s/status: %w", f.name, dir, err)
 		}
 	}
-	stat, err := os.ReadFile(dir + "/stat")
+	stat, err := readProc(dir + "/stat")
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +187,7 @@ func (s *Server) checkPeer(conn *net.UnixConn) (pid int, peer *procInfo, ok bool
 
 // pidfdPid is the pid a pidfd refers to, from its fdinfo.
 func pidfdPid(pidfd int) (int, error) {
-	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(pidfd))
+	b, err := readProc("/proc/self/fdinfo/" + strconv.Itoa(pidfd))
 	if err != nil {
 		return 0, err
 	}

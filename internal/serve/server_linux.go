@@ -112,11 +112,11 @@ func Listen(cfg Config) (*Server, error) {
 // procLimits is the resource limits, control groups and LSM label of
 // the process pid ("self" for this one), as /proc shows them.
 func procLimits(pid string) (string, error) {
-	l, err := os.ReadFile("/proc/" + pid + "/limits")
+	l, err := readProc("/proc/" + pid + "/limits")
 	if err != nil {
 		return "", err
 	}
-	c, err := os.ReadFile("/proc/" + pid + "/cgroup")
+	c, err := readProc("/proc/" + pid + "/cgroup")
 	if err != nil {
 		return "", err
 	}
@@ -143,7 +143,7 @@ func procLimits(pid string) (string, error) {
 	// The LSM label (AppArmor profile, SELinux context): a client
 	// confined by one the server is not would have its command run
 	// unconfined by it. Without an LSM the read fails alike for both.
-	if a, err := os.ReadFile("/proc/" + pid + "/attr/current"); err == nil {
+	if a, err := readProc("/proc/" + pid + "/attr/current"); err == nil {
 		b.WriteString("\nlsm " + string(a))
 	} else {
 		b.WriteString("\nlsm unreadable")
@@ -630,7 +630,7 @@ func clientCwd(f *os.File, pwd string) (string, bool) {
 
 // procUmask reads the Umask line of /proc/PID/status.
 func procUmask(pid string) (uint32, error) {
-	b, err := os.ReadFile("/proc/" + pid + "/status")
+	b, err := readProc("/proc/" + pid + "/status")
 	if err != nil {
 		return 0, err
 	}
