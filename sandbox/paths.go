@@ -16,7 +16,10 @@ func Within(p, root string) bool {
 	if root == "/" {
 		return strings.HasPrefix(p, "/")
 	}
-	return p == root || strings.HasPrefix(p, root+"/")
+	// p == root || strings.HasPrefix(p, root+"/"), without building
+	// root+"/": this runs for every path against every root, thousands
+	// of times a command.
+	return len(p) >= len(root) && p[:len(root)] == root && (len(p) == len(root) || p[len(root)] == '/')
 }
 
 // Depth is the number of components in a clean absolute path; "/" is 0.
