@@ -22,6 +22,10 @@ func TestWithin(t *testing.T) {
 		{"/", "/", true},
 		{"/a/b/c", "/a/b", true},
 		{"/a/bc", "/a/b", false},
+		{"/a", "/a/b", false},
+		{"/app/x", "/ap", false},
+		{"/apx", "/ap", false},
+		{"/ap/", "/ap", true},
 	} {
 		if got := Within(tc.p, tc.root); got != tc.want {
 			t.Errorf("Within(%q, %q) = %v, want %v", tc.p, tc.root, got, tc.want)
