@@ -10,7 +10,8 @@
 // # Protocol (GRS1)
 //
 // A unix stream socket in a private (0700) directory under
-// $XDG_RUNTIME_DIR, else the temporary directory, named to the command
+// $XDG_RUNTIME_DIR, else the temporary directory, else /tmp (the first
+// where the socket's path fits a sockaddr_un), named to the command
 // by $GUARDRUN_SERVER. The client connects, checks with SO_PEERCRED that
 // the server runs as its own effective user and (through /proc, by a
 // pidfd) is confined no more than itself: the same mount, user and pid

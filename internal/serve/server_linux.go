@@ -187,15 +187,28 @@ func (s *Server) sameExecutable() bool {
 }
 
 // socketBase is $XDG_RUNTIME_DIR when it is a usable directory, else the
-// temporary directory (where the supervisor puts its socket too).
+// temporary directory (where the supervisor puts its socket too), else
+// /tmp: the first whose socket path fits a sockaddr_un (a deep
+// $XDG_RUNTIME_DIR or $TMPDIR would otherwise make serve fail).
 func socketBase() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+	fits := func(d string) bool {
+		// MkdirTemp's suffix is at most 10 digits.
+		return len(filepath.Join(d, "guardrun-serve-0123456789", "s")) <= maxSocketPath
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && fits(d) {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			return d
 		}
 	}
-	return os.TempDir()
+	if d := os.TempDir(); fits(d) {
+		return d
+	}
+	return "/tmp"
 }
+
+// maxSocketPath is the longest path a unix socket can be bound to
+// (sun_path's 108 bytes, less its terminating NUL).
+const maxSocketPath = 107
 
 // Path is the socket, for GUARDRUN_SERVER.
 func (s *Server) Path() string { return s.path }

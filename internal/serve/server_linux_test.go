@@ -481,3 +481,38 @@ func runAsUnprivileged(t *testing.T, names ...string) {
 		}
 	}
 }
+
+// TestDeepRuntimeDir: with $XDG_RUNTIME_DIR and $TMPDIR too deep for a
+// unix socket's path (108 bytes), the server still listens (in /tmp)
+// and takes connections, where it used to fail to bind.
+func TestDeepRuntimeDir(t *testing.T) {
+	deep := t.TempDir()
+	for len(deep) < 120 {
+		deep = filepath.Join(deep, "a-rather-long-directory-name")
+	}
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", deep)
+	t.Setenv("TMPDIR", deep)
+	srv, err := serve.Listen(serve.Config{Parse: cli.ParseRun, Report: cli.Report})
+	if err != nil {
+		t.Fatalf("Listen with a deep runtime directory: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	defer func() {
+		srv.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	if p := srv.Path(); !strings.HasPrefix(p, "/tmp/guardrun-serve-") || len(p) > 107 {
+		t.Fatalf("socket at %q, want one in /tmp that fits a sockaddr_un", p)
+	}
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: srv.Path(), Net: "unix"})
+	if err != nil {
+		t.Fatalf("connecting to the server: %v", err)
+	}
+	c.Close()
+}
