@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/sockdir"
 )
 
 // Defaults of a Server's limits.
@@ -30,10 +31,6 @@ const (
 
 // socketName is the socket's name inside its private directory.
 const socketName = "socket"
-
-// maxSocketPath is the longest unix socket path every platform takes
-// (sun_path is 104 bytes on macOS, 108 on Linux, NUL included).
-const maxSocketPath = 100
 
 // Server answers approval requests on a unix socket in a fresh private
 // directory. Requests are queued and handed to the Prompter one at a time;
@@ -93,19 +90,10 @@ func Listen(base string, p approval.Prompter) (*Server, error) {
 		return nil, errors.New("supervisor: no prompter")
 	}
 	if base == "" {
-		base = socketBase()
+		base = sockdir.Base(os.Getenv)
 	}
-	dir, err := os.MkdirTemp(base, "guardrun-")
-	if err == nil && len(filepath.Join(dir, socketName)) > maxSocketPath {
-		os.Remove(dir)
-		dir, err = os.MkdirTemp("/tmp", "guardrun-")
-	}
+	dir, err := sockdir.Make(base, "guardrun-", socketName)
 	if err != nil {
-		return nil, fmt.Errorf("supervisor: socket directory: %w", err)
-	}
-	// MkdirTemp makes it 0700 already; say so where a reader looks.
-	if err := os.Chmod(dir, 0o700); err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("supervisor: socket directory: %w", err)
 	}
 	path := filepath.Join(dir, socketName)
@@ -124,18 +112,6 @@ func Listen(base string, p approval.Prompter) (*Server, error) {
 		prompter: p, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
 		grants: map[string]bool{}, wake: make(chan struct{}, 1), serveDone: make(chan struct{}),
 	}, nil
-}
-
-// socketBase is $XDG_RUNTIME_DIR when it is a usable directory (it is
-// private to the user and cleaned at logout), else the temporary
-// directory.
-func socketBase() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			return d
-		}
-	}
-	return os.TempDir()
 }
 
 // Path is the socket, for GUARDRUN_SOCKET.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/internal/sockdir"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
@@ -85,11 +86,7 @@ func guardrunExe() (string, error) {
 
 // proxyDir makes a fresh 0700 directory for proxy sockets.
 func proxyDir(e *Env) (string, error) {
-	base := e.Getenv("XDG_RUNTIME_DIR")
-	if fi, err := os.Stat(base); base == "" || err != nil || !fi.IsDir() {
-		base = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "guardrun-proxy-") // 0700
+	dir, err := sockdir.Make(sockdir.Base(e.Getenv), "guardrun-proxy-", "control.sock")
 	if err != nil {
 		return "", fmt.Errorf("proxy: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/runner"
+	"github.com/guardrun/guardrun/internal/sockdir"
 	"github.com/guardrun/guardrun/landlock"
 )
 
@@ -89,12 +90,8 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	dir, err := os.MkdirTemp(socketBase(), "guardrun-serve-")
+	dir, err := sockdir.Make(sockdir.Base(os.Getenv), "guardrun-serve-", "s")
 	if err != nil {
-		return nil, fmt.Errorf("serve: socket directory: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("serve: socket directory: %w", err)
 	}
 	path := filepath.Join(dir, "s")
@@ -185,30 +182,6 @@ func (s *Server) sameExecutable() bool {
 	var st unix.Stat_t
 	return unix.Stat(s.exePath, &st) == nil && [2]uint64{st.Dev, st.Ino} == s.exe
 }
-
-// socketBase is $XDG_RUNTIME_DIR when it is a usable directory, else the
-// temporary directory (where the supervisor puts its socket too), else
-// /tmp: the first whose socket path fits a sockaddr_un (a deep
-// $XDG_RUNTIME_DIR or $TMPDIR would otherwise make serve fail).
-func socketBase() string {
-	fits := func(d string) bool {
-		// MkdirTemp's suffix is at most 10 digits.
-		return len(filepath.Join(d, "guardrun-serve-0123456789", "s")) <= maxSocketPath
-	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && fits(d) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			return d
-		}
-	}
-	if d := os.TempDir(); fits(d) {
-		return d
-	}
-	return "/tmp"
-}
-
-// maxSocketPath is the longest path a unix socket can be bound to
-// (sun_path's 108 bytes, less its terminating NUL).
-const maxSocketPath = 107
 
 // Path is the socket, for GUARDRUN_SERVER.
 func (s *Server) Path() string { return s.path }

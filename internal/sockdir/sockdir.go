@@ -1,0 +1,51 @@
+// Package sockdir makes the private directories that hold guardrun's
+// unix sockets: the supervisor's, the long-lived server's
+// (`guardrun serve`) and the network proxy's.
+//
+// A directory is made under $XDG_RUNTIME_DIR when that is an absolute
+// path to a directory, else under the temporary directory, and under
+// /tmp when a socket in the first would not fit a sockaddr_un (a deep
+// $XDG_RUNTIME_DIR or $TMPDIR would otherwise make binding fail). It is
+// 0700 and its name is random.
+package sockdir
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// MaxPath is the longest unix socket path every platform takes
+// (sun_path is 104 bytes on macOS, 108 on Linux, NUL included).
+const MaxPath = 100
+
+// Base is where Make puts directories by default: $XDG_RUNTIME_DIR (as
+// getenv gives it) when it is an absolute path to a directory, else the
+// temporary directory.
+func Base(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d
+		}
+	}
+	return os.TempDir()
+}
+
+// Make makes a fresh 0700 directory named prefix and a random suffix
+// under base, or under /tmp when a socket named longest in the one under
+// base would be longer than MaxPath.
+func Make(base, prefix, longest string) (string, error) {
+	dir, err := os.MkdirTemp(base, prefix)
+	if err == nil && len(filepath.Join(dir, longest)) > MaxPath {
+		os.Remove(dir)
+		dir, err = os.MkdirTemp("/tmp", prefix)
+	}
+	if err != nil {
+		return "", err
+	}
+	// MkdirTemp makes it 0700 already; say so where a reader looks.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		os.Remove(dir)
+		return "", err
+	}
+	return dir, nil
+}

@@ -1,0 +1,66 @@
+package sockdir
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMake(t *testing.T) {
+	short := t.TempDir()
+	deep := short
+	for len(deep) < MaxPath {
+		deep = filepath.Join(deep, "a-rather-long-directory-name")
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, base, want string
+	}{
+		{"fits", short, short + "/"},
+		{"too deep", deep, "/tmp/"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, err := Make(c.base, "sockdir-test-", "control.sock")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(dir)
+			if !strings.HasPrefix(dir, c.want) || len(filepath.Join(dir, "control.sock")) > MaxPath {
+				t.Errorf("Make(%q) = %q, want a directory in %s whose socket fits", c.base, dir, c.want)
+			}
+			fi, err := os.Stat(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s: mode %v, want 0700", dir, fi.Mode().Perm())
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(deep); len(entries) != 0 {
+		t.Errorf("Make left %d entries in the base it did not use", len(entries))
+	}
+}
+
+func TestBase(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ xdg, want string }{
+		{dir, dir},
+		{"relative", os.TempDir()},
+		{filepath.Join(dir, "missing"), os.TempDir()},
+		{"", os.TempDir()},
+	} {
+		got := Base(func(k string) string {
+			if k == "XDG_RUNTIME_DIR" {
+				return c.xdg
+			}
+			return ""
+		})
+		if got != c.want {
+			t.Errorf("Base with XDG_RUNTIME_DIR=%q = %q, want %q", c.xdg, got, c.want)
+		}
+	}
+}
