@@ -135,7 +135,14 @@
 //     to), undoing a host edit made in that instant (moved aside, not
 //     lost). The lock files (one per path ever watched and one per
 //     directory above one, a snapshot over 64 KiB truncated by its last
-//     holder) are never removed.
+//     holder) are never removed. A command that reshapes the tree
+//     (.git made a gitfile) makes the commands that start while it
+//     runs refused. The restore builds each copy beside the protected
+//     name before it swaps it in: a process in the tree that no shared
+//     snapshot covers (a bwrap command, a guardrun with another state
+//     directory) can write into the copy then, or keep it open, and
+//     change the restored file; a landlock command of the same state
+//     directory has its own change undone by its own restore.
 //   - If guardrun itself is killed with SIGKILL, nothing restores (its
 //     locks on the protected names go with it: the next command reads
 //     them as they are, the change included). Before
