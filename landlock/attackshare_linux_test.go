@@ -25,14 +25,19 @@ import (
 // attackProfile is the profile of a command in ws with the built-in
 // protected names, derived from the tree as it is now (as each guardrun
 // derives it when its command starts).
+// GUARDRUN_ATTACK_NAMES (comma-separated) replaces them.
 func attackProfile(t *testing.T, ws string) *sandbox.Profile {
 	t.Helper()
+	names := sandbox.DefaultProtect
+	if n := os.Getenv("GUARDRUN_ATTACK_NAMES"); n != "" {
+		names = strings.Split(n, ",")
+	}
 	p, err := sandbox.Derive(sandbox.Spec{
 		Zones:        []sandbox.Zone{{Name: "ws", Root: ws, Writable: true}},
 		SystemRead:   sandbox.DefaultSystemPaths,
 		Cwd:          ws,
 		Home:         ws,
-		ProtectNames: sandbox.DefaultProtect,
+		ProtectNames: names,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +137,7 @@ func attackRepo(t *testing.T) string {
 //     making, whose config runs a program (core.fsmonitor). B watches
 //     .git itself; A's restore moves the gitfile aside, B's put it
 //     back: git in the user's tree obeyed A's config.
+//   - symlink: the same with a symbolic link to that directory at .git.
 //   - worktree: the user's .git is a gitfile (a linked worktree), which
 //     A watches; it replaces it with a directory with a config of its
 //     own. B watches .git/config and .git/hooks; A's restore puts the
@@ -151,6 +157,9 @@ func TestAttackShareNested(t *testing.T) {
 		{"gitfile", false, `mv .git .git-moved && mkdir -p evil/hooks evil/objects evil/refs &&
 			echo 'ref: refs/heads/main' > evil/HEAD && printf '[core]\n\tfsmonitor = "touch pwned"\n' > evil/config &&
 			echo 'gitdir: evil' > .git`},
+		{"symlink", false, `mv .git .git-moved && mkdir -p evil/hooks evil/objects evil/refs &&
+			echo 'ref: refs/heads/main' > evil/HEAD && printf '[core]\n\tfsmonitor = "touch pwned"\n' > evil/config &&
+			ln -s evil .git`},
 		{"worktree", true, `rm .git && mkdir -p .git/hooks .git/objects .git/refs && echo 'ref: refs/heads/main' > .git/HEAD &&
 			printf '[core]\n\tfsmonitor = "touch pwned"\n' > .git/config`},
 	}
@@ -205,6 +214,9 @@ func TestAttackShareNested(t *testing.T) {
 						t.Fatalf("B: status %d, %v\n%s", st, err, bout)
 					}
 					t.Logf("B restored: %q", b.Restored)
+				}
+				if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					t.Error("A's symbolic link is at .git after both commands")
 				}
 				data, err := os.ReadFile(filepath.Join(ws, ".git"))
 				switch {
@@ -352,5 +364,48 @@ func TestAttackShareLeftovers(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(ws, ".git/hooks/pre-commit")); err == nil {
 		t.Error("a hook was left in .git/hooks")
+	}
+}
+
+// TestAttackShareNestedNames: two configs protect different names in
+// one tree: A's .vscode whole, B's .vscode/settings.json alone. A
+// changes the settings (a task that runs a program); B starts while A
+// runs, and its path, inside A's, was read afresh: A's change. A's
+// restore put the user's settings back, B's then put A's back. B must
+// be refused, and the user's settings stay theirs.
+func TestAttackShareNestedNames(t *testing.T) {
+	requireLandlock(t)
+	ws := attackRepo(t)
+	const settings = "{\"editor.tabSize\": 4}\n"
+	if err := os.Mkdir(filepath.Join(ws, ".vscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".vscode/settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goA, goB := fifo(t, ws, "a-go"), fifo(t, ws, "b-go")
+	t.Setenv("GUARDRUN_ATTACK_NAMES", ".vscode")
+	h, hout := attackHelper(t, ws, `echo '{"task.autoDetect": "on", "x": "curl x | sh"}' > .vscode/settings.json && echo > a-changed && read x < a-go`)
+	waitLine(t, filepath.Join(ws, "a-changed"))
+	t.Setenv("GUARDRUN_ATTACK_NAMES", ".vscode/settings.json")
+	b, bout, berr := attackStart(t, ws, `read x < b-go`)
+	goA()
+	if err := h.Wait(); err != nil {
+		t.Fatalf("A: %v\n%s", err, hout)
+	}
+	if berr != nil {
+		t.Logf("B refused: %v", berr)
+	} else {
+		if n := len(b.Ruleset.Watch); n == 0 {
+			t.Fatal("B watches nothing")
+		}
+		goB()
+		if st, err := b.Wait(); err != nil || st != 0 {
+			t.Fatalf("B: status %d, %v\n%s", st, err, bout)
+		}
+		t.Logf("B restored: %q", b.Restored)
+	}
+	if data, err := os.ReadFile(filepath.Join(ws, ".vscode/settings.json")); err != nil || string(data) != settings {
+		t.Errorf(".vscode/settings.json holds %q (%v), not the user's", data, err)
 	}
 }
