@@ -252,10 +252,11 @@ func takeShared(dir string, ws []Watch) ([]snap, []*shareHold, error) {
 		held = append(held, h)
 		snaps = append(snaps, s)
 		for _, q := range ancestors(w.Path) {
-			if err := holdMark(dfd, q); err != nil {
-				return fail(fmt.Errorf("landlock: protected %s: the mark of %s in %s: %w", w.Path, q, dir, err))
+			key := filepath.Join(dir, markName(q))
+			if err := holdMark(dfd, key); err != nil {
+				return fail(fmt.Errorf("landlock: protected %s: the mark of %s, %s: %w", w.Path, q, key, err))
 			}
-			h.marks = append(h.marks, q)
+			h.marks = append(h.marks, key)
 		}
 	}
 	return snaps, held, nil
@@ -263,7 +264,7 @@ func takeShared(dir string, ws []Watch) ([]snap, []*shareHold, error) {
 
 // shareHold is what a process holds for a watched path while commands
 // of it watch the path: the path's lock file (shared), and the marks of
-// the directories above it (see nestedHeld).
+// the directories above it (see nestedHeld), by their file's path.
 type shareHold struct {
 	lock  *os.File
 	marks []string
@@ -286,8 +287,8 @@ func markName(dir string) string {
 	return "d-" + hex.EncodeToString(h[:20])
 }
 
-// marks are the marks this process holds, by directory, with how many
-// of its held paths lie inside each.
+// marks are the marks this process holds, by their file's path, with
+// how many of its held paths lie inside each one's directory.
 var (
 	marksMu sync.Mutex
 	marks   = map[string]*mark{}
@@ -299,16 +300,17 @@ type mark struct {
 }
 
 // holdMark takes (or counts once more) this process's shared lock on
-// dir's mark. Only nestedHeld tries a mark exclusively, under
-// shareMutex, which the caller holds: the shared lock is had at once.
-func holdMark(dfd int, dir string) error {
+// the mark file key, in the share directory dfd. Only nestedHeld tries
+// a mark exclusively, under shareMutex, which the caller holds: the
+// shared lock is had at once.
+func holdMark(dfd int, key string) error {
 	marksMu.Lock()
 	defer marksMu.Unlock()
-	if m := marks[dir]; m != nil {
+	if m := marks[key]; m != nil {
 		m.n++
 		return nil
 	}
-	f, err := openShare(dfd, markName(dir))
+	f, err := openShare(dfd, filepath.Base(key))
 	if err != nil {
 		return err
 	}
@@ -316,19 +318,19 @@ func holdMark(dfd int, dir string) error {
 		f.Close()
 		return err
 	}
-	marks[dir] = &mark{f: f, n: 1}
+	marks[key] = &mark{f: f, n: 1}
 	return nil
 }
 
-// releaseMarks lets go of one count of each of dirs' marks.
-func releaseMarks(dirs []string) {
+// releaseMarks lets go of one count of each of the marks keys.
+func releaseMarks(keys []string) {
 	marksMu.Lock()
 	defer marksMu.Unlock()
-	for _, d := range dirs {
-		if m := marks[d]; m != nil {
+	for _, k := range keys {
+		if m := marks[k]; m != nil {
 			if m.n--; m.n == 0 {
 				m.f.Close()
-				delete(marks, d)
+				delete(marks, k)
 			}
 		}
 	}
@@ -500,8 +502,9 @@ func readShared(f *os.File, w Watch) (snap, error) {
 	return s, nil
 }
 
-// releaseShared lets go of a command's hold on f; the last holder
-// truncates a snapshot over shareKeep bytes.
+// releaseShared lets go of this process's hold h on a path: its marks
+// and its lock; the last holder truncates a snapshot over shareKeep
+// bytes.
 func releaseShared(h *shareHold) {
 	releaseMarks(h.marks)
 	f := h.lock
