@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -246,6 +248,7 @@ func TestAttackRestoreNamesTaken(t *testing.T) {
 		while [ "$p" -gt 1 ]; do
 			set --; i=0; while [ $i -le 300 ]; do set -- "$@" .git/.guardrun-restore-$p-$i; i=$((i+1)); done
 			mkdir "$@" || exit 3
+			echo $p >> taken
 			p=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status)
 		done
 		printf '[core]\n\tfsmonitor = "touch pwned"\n' >> .git/config`)
@@ -254,6 +257,11 @@ func TestAttackRestoreNamesTaken(t *testing.T) {
 	}
 	if st, err := c.Wait(); err != nil || st != 0 {
 		t.Fatalf("status %d, %v\n%s", st, err, out)
+	}
+	// The command found guardrun (this process) among its ancestors
+	// and took its names.
+	if taken, _ := os.ReadFile(filepath.Join(ws, "taken")); !slices.Contains(strings.Fields(string(taken)), strconv.Itoa(os.Getpid())) {
+		t.Fatalf("the command did not find guardrun's pid %d among its ancestors %q", os.Getpid(), taken)
 	}
 	t.Logf("restored: %q", c.Restored)
 	if data, err := os.ReadFile(filepath.Join(ws, ".git/config")); err != nil || string(data) != shareCfg {
