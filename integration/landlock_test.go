@@ -331,3 +331,82 @@ func TestRunLandlockSharedSnapshot(t *testing.T) {
 		t.Error(".bashrc was left")
 	}
 }
+
+// TestRunLandlockSharedNested: two guardrun processes under landlock in
+// one repository. A moves .git away and leaves a gitfile at .git that
+// sends git to a directory of its making, whose config runs a program
+// (core.fsmonitor); B starts while A runs, its profile watching .git
+// itself, inside which A watches .git/config and .git/hooks: no
+// snapshot to share, and read then, B's would be A's gitfile, which
+// B's restore would put back after A's moved it aside. B is refused
+// (125) before it runs, and no gitfile is left at .git.
+func TestRunLandlockSharedNested(t *testing.T) {
+	pre := noNamespaces(t)
+	w := runWorld(t, runConfig)
+	proj := w.work
+	landlockWorks(t, w, proj)
+	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	for _, f := range []string{"a-go", "b-go"} {
+		if err := syscall.Mkfifo(filepath.Join(proj, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(name string) {
+		f, err := os.OpenFile(filepath.Join(proj, name), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("go\n")
+		f.Close()
+	}
+	start := func(script string) (*exec.Cmd, *strings.Builder) {
+		argv := append(append([]string{}, pre...), guardrunBin, "--backend", "landlock", "--approve-all", "-c", script)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		var out strings.Builder
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = proj, w.env, &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, &out
+	}
+	a, aout := start(`mv .git .git-moved && mkdir -p evil/hooks evil/objects evil/refs && echo 'ref: refs/heads/main' > evil/HEAD && printf '[core]\n\tfsmonitor = "touch pwned"\n' > evil/config && echo 'gitdir: evil' > .git && echo x > a-changed && read x < a-go`)
+	for i := 0; i < 2000 && !exists(filepath.Join(proj, "a-changed")); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !exists(filepath.Join(proj, "a-changed")) {
+		t.Fatalf("A did not change the tree:\n%s", aout)
+	}
+	b, bout := start(`echo x > b-ran && read x < b-go`)
+	bdone := make(chan error, 1)
+	go func() { bdone <- b.Wait() }()
+	var berr error
+	ended := false
+	for i := 0; i < 2000 && !ended && !exists(filepath.Join(proj, "b-ran")); i++ {
+		select {
+		case berr = <-bdone:
+			ended = true
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	send("a-go")
+	if err := a.Wait(); err != nil {
+		t.Fatalf("A: %v\n%s", err, aout)
+	}
+	if !ended {
+		send("b-go")
+		berr = <-bdone
+	}
+	var ee *exec.ExitError
+	if !errors.As(berr, &ee) || ee.ExitCode() != 125 || !strings.Contains(bout.String(), "another guardrun command that is running") {
+		t.Errorf("B was not refused: %v\n%s", berr, bout)
+	}
+	if exists(filepath.Join(proj, "b-ran")) {
+		t.Error("B ran")
+	}
+	if data, err := os.ReadFile(filepath.Join(proj, ".git")); err == nil {
+		t.Errorf("a gitfile is at .git after both commands: %q", data)
+	}
+}

@@ -126,13 +126,23 @@
 //     the same state directory and run as the same user: others (a
 //     different XDG_STATE_HOME) each read the path at their start, and
 //     one starting after another changed it restores that change when
-//     it ends. A path one command watches inside a directory another
-//     watches whole is read at the start either way. A reader that
+//     it ends. A command that would watch a path inside a directory
+//     a running command watches whole, or a directory holding a path
+//     one watches, is refused (different protect lists, or a tree a
+//     running command reshaped: .git made a gitfile). A reader that
 //     finds the path's last holders gone in the instant between its
 //     two lock tries uses their stored snapshot (what they restored
 //     to), undoing a host edit made in that instant (moved aside, not
-//     lost). The lock files (one per path ever watched, a snapshot over
-//     64 KiB truncated by its last holder) are never removed.
+//     lost). The lock files (one per path ever watched and one per
+//     directory above one, a snapshot over 64 KiB truncated by its last
+//     holder) are never removed. A command that reshapes the tree
+//     (.git made a gitfile) makes the commands that start while it
+//     runs refused. The restore builds each copy beside the protected
+//     name before it swaps it in: a process in the tree that no shared
+//     snapshot covers (a bwrap command, a guardrun with another state
+//     directory) can write into the copy then, or keep it open, and
+//     change the restored file; a landlock command of the same state
+//     directory has its own change undone by its own restore.
 //   - If guardrun itself is killed with SIGKILL, nothing restores (its
 //     locks on the protected names go with it: the next command reads
 //     them as they are, the change included). Before

@@ -91,6 +91,17 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 		}
 		f := os.NewFile(uintptr(fd), name)
 		defer f.Close()
+		// What was opened is what was looked at: swapped in since, a
+		// named pipe kept open for writing by another process would
+		// make the read wait for as long as it likes (a snapshot is
+		// taken under the mutex every guardrun of the user needs).
+		var ost unix.Stat_t
+		if err := unix.Fstat(fd, &ost); err != nil {
+			return nil, err
+		}
+		if ost.Mode&unix.S_IFMT != unix.S_IFREG || ost.Dev != st.Dev || ost.Ino != st.Ino {
+			return nil, errors.New("replaced while it was read")
+		}
 		data, err := io.ReadAll(io.LimitReader(f, *bytesLeft+1))
 		if err != nil {
 			return nil, err
@@ -113,9 +124,21 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 		}
 		f := os.NewFile(uintptr(fd), name)
 		defer f.Close()
-		names, err := f.Readdirnames(-1)
-		if err != nil {
-			return nil, err
+		// Listed in batches, so that a directory grown to millions of
+		// entries is refused at the bound, not listed whole first.
+		var names []string
+		for {
+			batch, err := f.Readdirnames(256)
+			names = append(names, batch...)
+			if errors.Is(err, io.EOF) || err == nil && len(batch) == 0 {
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if len(names) > *entries {
+				return nil, fmt.Errorf("more than %d entries", MaxWatchEntries)
+			}
 		}
 		n.kids = map[string]*node{}
 		for _, k := range names {
@@ -247,7 +270,7 @@ var shareOff bool
 type heldSnap struct {
 	s    snap
 	n    int
-	lock *os.File
+	lock *shareHold
 }
 
 // takeHeld is take for a command that may run while others run in the
@@ -284,10 +307,10 @@ func takeHeld(dir string, ws []Watch) (snaps []snap, release func(), err error) 
 	}
 	if len(fresh) > 0 {
 		var shared []snap
-		var locks []*os.File
+		var locks []*shareHold
 		if shareOff {
 			shared, err = take(fresh)
-			locks = make([]*os.File, len(shared))
+			locks = make([]*shareHold, len(shared))
 		} else {
 			shared, locks, err = takeShared(dir, fresh)
 		}
@@ -486,13 +509,19 @@ func restoreOne(s snap, now time.Time) string {
 	}
 	tmp := ""
 	for i := 0; ; i++ {
-		tmp = fmt.Sprintf(".guardrun-restore-%d-%d", os.Getpid(), i)
-		err = build(fd, tmp, s.node)
+		tmp, err = restoreName(i)
+		if err == nil {
+			err = build(fd, tmp, s.node)
+		}
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, unix.EEXIST) || i > 100 {
+		if !errors.Is(err, unix.EEXIST) {
 			removeAt(fd, tmp)
+			return notRestored(fd, name, s.w.Path, what, exists, err, now)
+		}
+		if i >= 200 {
+			// Every name taken by someone else: none is ours to remove.
 			return notRestored(fd, name, s.w.Path, what, exists, err, now)
 		}
 	}
@@ -513,6 +542,21 @@ func restoreOne(s snap, now time.Time) string {
 		return fmt.Sprintf("guardrun: protected %s was %s by the command; restored (its version is left at %s: %v)", s.w.Path, what, tmp, err)
 	}
 	return fmt.Sprintf("guardrun: protected %s was %s by the command; restored (its version moved aside to %s)", s.w.Path, what, filepath.Join(filepath.Dir(s.w.Path), q))
+}
+
+// restoreName is the i-th name restoreOne tries for its copy beside
+// the protected name. The first ten are predictable, so the command may
+// have taken them all beforehand (it can learn guardrun's pid): then a
+// random suffix, which it cannot foresee.
+func restoreName(i int) (string, error) {
+	if i < 10 {
+		return fmt.Sprintf(".guardrun-restore-%d-%d", os.Getpid(), i), nil
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(".guardrun-restore-%d-%s", os.Getpid(), hex.EncodeToString(b[:])), nil
 }
 
 // notRestored is what restoreOne does when it cannot put its copy back

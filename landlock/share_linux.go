@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -59,6 +60,15 @@ import (
 // The last holder to leave a snapshot over shareKeep bytes truncates it
 // (exclusive, without the mutex: readers wait for it and then find it
 // empty), so large snapshots are not kept on disk.
+//
+// A path watched inside a directory another running command watches
+// whole (different protect lists, or a tree whose shape a running
+// command changed: .git a gitfile for one, a directory for the other)
+// has no snapshot to share, and read afresh could hold that command's
+// change: such a command is refused (nestedHeld). For it, every
+// command also holds a shared lock on the mark of each directory above
+// a path it watches (markName); under shareMutex a command finds each
+// of its paths' directories' locks free and its paths' marks free.
 //
 // One file per path, rewritten in place (no temporary file, rename or
 // fsync): the locks serialise every reader and writer, and the state
@@ -190,7 +200,7 @@ func waitLock(f *os.File, how int) error {
 // processes through dir (see above). It returns the snapshots and the
 // files whose shared lock the command holds until its restore is done
 // (releaseShared).
-func takeShared(dir string, ws []Watch) ([]snap, []*os.File, error) {
+func takeShared(dir string, ws []Watch) ([]snap, []*shareHold, error) {
 	if dir == "" {
 		return nil, nil, errors.New("landlock: no directory for the protected names' shared snapshots")
 	}
@@ -207,11 +217,20 @@ func takeShared(dir string, ws []Watch) ([]snap, []*os.File, error) {
 	if err := waitLock(mu, unix.LOCK_EX); err != nil {
 		return nil, nil, fmt.Errorf("landlock: %s: %w", filepath.Join(dir, shareMutex), err)
 	}
+	// A path watched inside one another running command watches (or
+	// holding one): see nestedHeld.
+	checked := map[string]bool{}
+	for _, w := range ws {
+		if err := nestedHeld(dfd, w.Path, checked); err != nil {
+			return nil, nil, err
+		}
+	}
 	var snaps []snap
-	var held []*os.File
-	fail := func(err error) ([]snap, []*os.File, error) {
-		for _, f := range held {
-			f.Close()
+	var held []*shareHold
+	fail := func(err error) ([]snap, []*shareHold, error) {
+		for _, h := range held {
+			h.lock.Close()
+			releaseMarks(h.marks)
 		}
 		return nil, nil, err
 	}
@@ -229,10 +248,166 @@ func takeShared(dir string, ws []Watch) ([]snap, []*os.File, error) {
 			}
 			return fail(err)
 		}
+		h := &shareHold{lock: f}
+		held = append(held, h)
 		snaps = append(snaps, s)
-		held = append(held, f)
+		for _, q := range ancestors(w.Path) {
+			key := filepath.Join(dir, markName(q))
+			if err := holdMark(dfd, key); err != nil {
+				return fail(fmt.Errorf("landlock: protected %s: the mark of %s, %s: %w", w.Path, q, key, err))
+			}
+			h.marks = append(h.marks, key)
+		}
 	}
 	return snaps, held, nil
+}
+
+// shareHold is what a process holds for a watched path while commands
+// of it watch the path: the path's lock file (shared), and the marks of
+// the directories above it (see nestedHeld), by their file's path.
+type shareHold struct {
+	lock  *os.File
+	marks []string
+}
+
+// ancestors are the directories above path, but the root.
+func ancestors(path string) []string {
+	var out []string
+	for d := filepath.Dir(path); d != "/" && d != "." && d != path; d = filepath.Dir(d) {
+		out = append(out, d)
+		path = d
+	}
+	return out
+}
+
+// markName is the file in the share directory whose shared lock every
+// process holds while commands of it watch a path inside dir.
+func markName(dir string) string {
+	h := sha256.Sum256([]byte(dir))
+	return "d-" + hex.EncodeToString(h[:20])
+}
+
+// marks are the marks this process holds, by their file's path, with
+// how many of its held paths lie inside each one's directory.
+var (
+	marksMu sync.Mutex
+	marks   = map[string]*mark{}
+)
+
+type mark struct {
+	f *os.File
+	n int
+}
+
+// holdMark takes (or counts once more) this process's shared lock on
+// the mark file key, in the share directory dfd. Only nestedHeld tries
+// a mark exclusively, under shareMutex, which the caller holds: the
+// shared lock is had at once.
+func holdMark(dfd int, key string) error {
+	marksMu.Lock()
+	defer marksMu.Unlock()
+	if m := marks[key]; m != nil {
+		m.n++
+		return nil
+	}
+	f, err := openShare(dfd, filepath.Base(key))
+	if err != nil {
+		return err
+	}
+	if err := waitLock(f, unix.LOCK_SH); err != nil {
+		f.Close()
+		return err
+	}
+	marks[key] = &mark{f: f, n: 1}
+	return nil
+}
+
+// releaseMarks lets go of one count of each of the marks keys.
+func releaseMarks(keys []string) {
+	marksMu.Lock()
+	defer marksMu.Unlock()
+	for _, k := range keys {
+		if m := marks[k]; m != nil {
+			if m.n--; m.n == 0 {
+				m.f.Close()
+				delete(marks, k)
+			}
+		}
+	}
+}
+
+// nestedHeld refuses a path watched inside a directory another running
+// command watches whole, or a directory inside which another running
+// command watches a path (of any guardrun of the user, this one
+// included): their snapshots are of different paths, so neither can be
+// given the other's, and read now the path could hold the running
+// command's change to it, which this command's restore would put back
+// after the running one's restore removed it. (A command that moved
+// .git away and left a gitfile there, sending git to a config of its
+// own, made the next command's profile watch .git itself: read afresh,
+// its gitfile was that command's snapshot, and restored at its end.)
+// Each path's lock is held shared by the commands watching it, each
+// directory's mark (markName) by those watching a path inside it; the
+// caller holds shareMutex. checked are the directories found free so far.
+func nestedHeld(dfd int, path string, checked map[string]bool) error {
+	refuse := func(what string) error {
+		return fmt.Errorf("landlock: protected %s: another guardrun command that is running %s; their snapshots cannot be shared, and read now it could hold that command's change: run this command after that one ends, or use the bwrap backend", path, what)
+	}
+	for _, q := range ancestors(path) {
+		if checked[q] {
+			continue
+		}
+		held, err := heldBy(dfd, shareName(q), true)
+		if err != nil {
+			return fmt.Errorf("landlock: protected %s: the lock of %s: %w", path, q, err)
+		}
+		if held {
+			return refuse("watches " + q + ", which holds it")
+		}
+		checked[q] = true
+	}
+	held, err := heldBy(dfd, markName(path), false)
+	if err != nil {
+		return fmt.Errorf("landlock: protected %s: its mark: %w", path, err)
+	}
+	if held {
+		return refuse("watches a path inside it")
+	}
+	return nil
+}
+
+// heldBy reports whether some process holds a lock on name in dfd (a
+// missing file: no one). A path's lock is also held exclusively, for
+// an instant, by its last holder truncating the snapshot (brief: it is
+// waited out and tried again).
+func heldBy(dfd int, name string, brief bool) (bool, error) {
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	for try := 0; ; try++ {
+		err := flockNB(f, unix.LOCK_EX)
+		if err == nil {
+			return false, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return false, err
+		}
+		if !brief || try > 0 {
+			return true, nil
+		}
+		if err := waitLock(f, unix.LOCK_SH); err != nil {
+			return true, nil
+		}
+		if err := unix.Flock(fd, unix.LOCK_UN); err != nil {
+			return false, err
+		}
+	}
 }
 
 // joinOne returns w's snapshot with f, w's lock file, held shared:
@@ -327,9 +502,12 @@ func readShared(f *os.File, w Watch) (snap, error) {
 	return s, nil
 }
 
-// releaseShared lets go of a command's hold on f; the last holder
-// truncates a snapshot over shareKeep bytes.
-func releaseShared(f *os.File) {
+// releaseShared lets go of this process's hold h on a path: its marks
+// and its lock; the last holder truncates a snapshot over shareKeep
+// bytes.
+func releaseShared(h *shareHold) {
+	releaseMarks(h.marks)
+	f := h.lock
 	var st unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &st) == nil && st.Size > shareKeep && flockNB(f, unix.LOCK_EX) == nil {
 		_ = f.Truncate(0)

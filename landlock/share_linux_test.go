@@ -231,8 +231,9 @@ func TestShareKilledHolder(t *testing.T) {
 }
 
 // TestShareUnprivileged runs TestShareAcrossProcesses, TestShareKilledHolder,
-// TestShareChain and TestShareManyAtOnce as an unprivileged user when the
-// suite runs as root.
+// TestShareChain, TestShareManyAtOnce, TestAttackShareNested and
+// TestAttackRestoreNamesTaken as an unprivileged user when the suite runs
+// as root.
 func TestShareUnprivileged(t *testing.T) {
 	const user = "guardrun-test"
 	if os.Getenv("GUARDRUN_TEST_CHILD") != "" || os.Geteuid() != 0 {
@@ -263,11 +264,12 @@ func TestShareUnprivileged(t *testing.T) {
 	}
 	cmd := exec.Command("runuser", "-u", user, "--", "env", "GUARDRUN_TEST_CHILD=1",
 		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"), "PATH=/usr/bin:/bin",
-		bin, "-test.v", "-test.count=1", "-test.run=^(TestShareAcrossProcesses|TestShareKilledHolder|TestShareChain|TestShareManyAtOnce)$")
+		bin, "-test.v", "-test.count=1", "-test.run=^(TestShareAcrossProcesses|TestShareKilledHolder|TestShareChain|TestShareManyAtOnce|TestAttackShareNested|TestAttackRestoreNamesTaken)$")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestShareAcrossProcesses") || !strings.Contains(string(out), "--- PASS: TestShareKilledHolder") ||
-		!strings.Contains(string(out), "--- PASS: TestShareChain") || !strings.Contains(string(out), "--- PASS: TestShareManyAtOnce") {
+		!strings.Contains(string(out), "--- PASS: TestShareChain") || !strings.Contains(string(out), "--- PASS: TestShareManyAtOnce") ||
+		!strings.Contains(string(out), "--- PASS: TestAttackShareNested") || !strings.Contains(string(out), "--- PASS: TestAttackRestoreNamesTaken") {
 		t.Fatalf("as %s: %v\n%s", user, err, out)
 	}
 }
