@@ -38,7 +38,8 @@
 //     rules (that would fix the workspace root and every .git) but
 //     restored after the command (Ruleset.Watch, restore_linux.go):
 //     snapshot before (files; directory trees up to MaxWatchEntries and
-//     MaxWatchBytes, larger ones keep the rules), and after the command
+//     MaxWatchBytes, larger ones keep the rules, as does what would take
+//     one command's snapshots past MaxWatchTotal), and after the command
 //     what was changed, replaced, removed or hard-linked is put back and
 //     what was created is moved aside to NAME.guardrun-quarantine-TIME,
 //     one stderr line each, without following any link (directories on

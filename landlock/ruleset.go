@@ -191,6 +191,11 @@ type Watch struct {
 const (
 	MaxWatchEntries = 256
 	MaxWatchBytes   = 4 << 20
+	// MaxWatchTotal bounds the bytes of all a command's snapshots
+	// together (up to 512 protected paths could each be MaxWatchBytes:
+	// gigabytes read and stored while other guardruns wait to take
+	// theirs); paths past it keep the sibling method as larger ones do.
+	MaxWatchTotal = 16 << 20
 )
 
 // ProxyABI is the Landlock ABI the route to guardrun's proxy needs: TCP
@@ -378,6 +383,7 @@ type builder struct {
 	roots              []root
 	limits             []limit
 	watched            map[string]bool
+	watchBytes         int64 // what the watched paths hold, for MaxWatchTotal
 }
 
 // watch picks the paths restored after the command rather than kept out
@@ -386,7 +392,8 @@ type builder struct {
 // denied or protected name (a .env or .guardrun.yaml that does not
 // exist), each inside a writable tree. guardrun's own existing files and
 // the config's denied paths keep the rules. An existing directory beyond
-// MaxWatchEntries or MaxWatchBytes keeps the rules too.
+// MaxWatchEntries or MaxWatchBytes keeps the rules too, and so does what
+// would take the watched paths' bytes past MaxWatchTotal.
 func (b *builder) watch() {
 	b.watched = map[string]bool{}
 	holder := func(x string) string {
@@ -401,13 +408,21 @@ func (b *builder) watch() {
 	own := func(x string) bool {
 		return slices.ContainsFunc(b.p.Protected, func(pr string) bool { return sandbox.Within(x, pr) })
 	}
-	add := func(x string, missing bool) {
+	add := func(x string, missing bool) bool {
 		top := holder(x)
 		if top == "" || b.access(filepath.Dir(x)) != rw || b.watched[x] {
-			return
+			return false
 		}
 		b.watched[x] = true
 		b.rs.Watch = append(b.rs.Watch, Watch{Path: x, Root: top, Missing: missing})
+		return true
+	}
+	// addSized is add for an existing path holding size bytes, within
+	// MaxWatchTotal.
+	addSized := func(x string, size int64) {
+		if b.watchBytes+size <= MaxWatchTotal && add(x, false) {
+			b.watchBytes += size
+		}
 	}
 	for _, x := range b.p.ReadOnlyOver {
 		fi, err := b.o.Lstat(x)
@@ -424,11 +439,16 @@ func (b *builder) watch() {
 		case err != nil:
 			add(x, true)
 		case !fi.IsDir():
-			if fi.Mode().IsRegular() && fi.Size() <= MaxWatchBytes || fi.Mode()&os.ModeSymlink != 0 {
+			switch {
+			case fi.Mode()&os.ModeSymlink != 0:
 				add(x, false)
+			case fi.Mode().IsRegular() && fi.Size() <= MaxWatchBytes:
+				addSized(x, fi.Size())
 			}
-		case b.small(x):
-			add(x, false)
+		default:
+			if size, ok := b.small(x); ok {
+				addSized(x, size)
+			}
 		}
 	}
 	// Missing names no placeholder can stand for: restored (moved
@@ -452,8 +472,9 @@ func (b *builder) watch() {
 	slices.SortFunc(b.rs.Watch, func(a, c Watch) int { return strings.Compare(a.Path, c.Path) })
 }
 
-// small reports whether the tree at dir is within the snapshot's bounds.
-func (b *builder) small(dir string) bool {
+// small reports whether the tree at dir is within the snapshot's bounds,
+// and the bytes of its files.
+func (b *builder) small(dir string) (int64, bool) {
 	n, size := 0, int64(0)
 	var walk func(d string) bool
 	walk = func(d string) bool {
@@ -486,7 +507,8 @@ func (b *builder) small(dir string) bool {
 		}
 		return true
 	}
-	return walk(dir)
+	ok := walk(dir)
+	return size, ok
 }
 
 func (b *builder) access(path string) want {

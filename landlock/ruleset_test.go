@@ -18,6 +18,8 @@ import (
 
 // fakeFS is a host file system for Build: path -> 'd' (directory), 'f'
 // (file) or 'l' (symlink). Parents of every entry exist as directories.
+// fakeFS maps paths to kinds: 'f' an empty file, 'F' a file of
+// MaxWatchBytes, 'd' a directory, 'l' a symbolic link.
 type fakeFS map[string]byte
 
 type fakeInfo struct {
@@ -26,7 +28,12 @@ type fakeInfo struct {
 }
 
 func (i fakeInfo) Name() string { return i.name }
-func (i fakeInfo) Size() int64  { return 0 }
+func (i fakeInfo) Size() int64 {
+	if i.kind == 'F' {
+		return MaxWatchBytes
+	}
+	return 0
+}
 func (i fakeInfo) Mode() fs.FileMode {
 	switch i.kind {
 	case 'd':
@@ -465,6 +472,45 @@ func TestProtectedNamesWatched(t *testing.T) {
 	}
 	if _, ok := m["/r/secrets"]; ok {
 		t.Errorf("a rule for the missing denied path")
+	}
+}
+
+// TestWatchTotal: the protected paths' snapshots together stay within
+// MaxWatchTotal; what would go past it keeps the rules (its directory
+// is split for it) instead of being read and stored whole.
+func TestWatchTotal(t *testing.T) {
+	fsys := fakeFS{"/usr/bin/sh": 'f', "/dev/null": 'f'}
+	n := MaxWatchTotal/MaxWatchBytes + 2
+	var over []string
+	for i := range n {
+		fsys[fmt.Sprintf("/w%d/.bashrc", i)] = 'F'
+		over = append(over, fmt.Sprintf("/w%d/.bashrc", i))
+	}
+	fsys["/w9/.git/hooks/a"] = 'F'
+	over = append(over, "/w9/.git/hooks")
+	p := profile(func(p *sandbox.Profile) {
+		p.ReadWrite = nil
+		for i := range n {
+			p.ReadWrite = append(p.ReadWrite, fmt.Sprintf("/w%d", i))
+		}
+		p.ReadWrite = append(p.ReadWrite, "/w9")
+		p.Cwd = "/w0"
+		p.ProtectNames = []string{".bashrc", ".git/hooks"}
+		p.ReadOnlyOver = over
+	})
+	rs, err := Build(p, fsys.opts(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Watch) != MaxWatchTotal/MaxWatchBytes {
+		t.Errorf("%d paths watched, want %d (MaxWatchTotal / MaxWatchBytes): %+v", len(rs.Watch), MaxWatchTotal/MaxWatchBytes, rs.Watch)
+	}
+	m := rulesByPath(rs)
+	for _, x := range over {
+		watched := slices.ContainsFunc(rs.Watch, func(w Watch) bool { return w.Path == x })
+		if r, ok := m[x]; watched == ok || ok && r.Access&FSWriteFile != 0 {
+			t.Errorf("%s: watched %v, rule %+v (present %v); want exactly one of the two, the rule read-only", x, watched, r, ok)
+		}
 	}
 }
 
