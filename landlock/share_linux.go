@@ -151,7 +151,14 @@ func shareName(path string) string {
 // openShare opens (or makes, 0600) the regular file name in dir, this
 // user's, following no link.
 func openShare(dir int, name string) (*os.File, error) {
-	fd, err := unix.Openat(dir, name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
+	return openOwn(dir, name, unix.O_RDWR|unix.O_CREAT, 0o600)
+}
+
+// openOwn opens name in dir (unix.AT_FDCWD: a path) with flags, following
+// no link and without waiting on a FIFO, and checks that it is a regular
+// file of this user's.
+func openOwn(dir int, name string, flags int, perm uint32) (*os.File, error) {
+	fd, err := unix.Openat(dir, name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, perm)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package landlock
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -162,20 +161,11 @@ func sweepOne(base, name string, staging bool) {
 // lockFile opens the regular file at path (no link followed), checks that
 // this user owns it, and takes its lock without waiting.
 func lockFile(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	f, err := openOwn(unix.AT_FDCWD, path, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
-		f.Close()
-		return nil, errors.New("not this user's lock file")
-	}
+	fd := int(f.Fd())
 	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		return nil, err
