@@ -280,13 +280,16 @@ func (p *Proxy) judge(ctx context.Context, cl *Client, rawHost string, port int,
 		return nil, refuse(http.StatusForbidden, "guardrun: blocked: %s:%d: %s", host, port, why)
 	}
 	var addrs []netip.Addr
-	_, aerr := netip.ParseAddr(host)
-	if v == rules.Allow || aerr == nil {
+	resolve := func() *refusal {
 		var rf *refusal
 		if addrs, rf = p.resolve(ctx, host); rf != nil {
-			rec.DecidedBy = "policy"
-			rec.Verdict = "block"
-			rec.Reason = rf.msg
+			rec.DecidedBy, rec.Verdict, rec.Reason = "policy", "block", rf.msg
+		}
+		return rf
+	}
+	_, aerr := netip.ParseAddr(host)
+	if v == rules.Allow || aerr == nil {
+		if rf := resolve(); rf != nil {
 			return nil, rf
 		}
 	}
@@ -305,11 +308,7 @@ func (p *Proxy) judge(ctx context.Context, cl *Client, rawHost string, port int,
 		rec.DecidedBy = "rule"
 	}
 	if addrs == nil {
-		var rf *refusal
-		if addrs, rf = p.resolve(ctx, host); rf != nil {
-			rec.DecidedBy = "policy"
-			rec.Verdict = "block"
-			rec.Reason = rf.msg
+		if rf := resolve(); rf != nil {
 			return nil, rf
 		}
 	}
