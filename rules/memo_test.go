@@ -1,9 +1,11 @@
 package rules
 
 import (
+	"fmt"
 	"net/netip"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -109,5 +111,66 @@ func notShared(t *testing.T, path string, a, b reflect.Value) {
 		notShared(t, path+"[0]", a.Index(0), b.Index(0))
 	case reflect.Map, reflect.Pointer, reflect.Interface, reflect.Chan, reflect.Func:
 		t.Errorf("%s: clone does not know %s", path, a.Kind())
+	}
+}
+
+// TestDecodedMemoryIsBounded: a project file within every limit on a
+// file (128 KiB, aliases expanding to at most 4 MiB) decodes to tens of
+// megabytes when it lies in a deep directory, since each of its items
+// carries the file's name. A long-lived guardrun that loads a few of
+// them (from other directories, or rewritten between commands) keeps
+// none of that: what decoded remembers stays within maxDecodedBytes.
+func TestDecodedMemoryIsBounded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 250))
+	var b strings.Builder
+	b.WriteString("shell:\n  examples:\n    allow: &l [&a a")
+	for b.Len() < MaxConfigBytes-100 {
+		b.WriteString(",*a")
+	}
+	b.WriteString("]\n    ask: *l\n")
+	data := []byte(b.String())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const configs = 4
+	big := int64(0)
+	for i := range configs {
+		env := Env{Cwd: filepath.Join(dir, fmt.Sprint(i)), Home: dir, StateDir: dir}
+		c, err := Parse(filepath.Join(dir, ProjectFileForTest), data, dir, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		big = configBytes(c)
+	}
+	if big <= 2*maxDecodedBytes {
+		t.Fatalf("the test's config is %d bytes: make it larger than the memo's bound", big)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	decoded.Lock()
+	held := decoded.bytes
+	decoded.Unlock()
+	if kept > 2*maxDecodedBytes || held > maxDecodedBytes {
+		t.Errorf("after %d configs of %d MiB each, the heap grew by %d MiB (decoded holds %d MiB); want at most %d MiB",
+			configs, big>>20, kept>>20, held>>20, 2*maxDecodedBytes>>20)
+	}
+}
+
+// ProjectFileForTest is a project file's name (request.ProjectFile).
+const ProjectFileForTest = ".guardrun.yaml"
+
+// TestDefaultIsRemembered: the embedded default, decoded for every new
+// working directory, fits the memo many times over.
+func TestDefaultIsRemembered(t *testing.T) {
+	dir := t.TempDir()
+	c, err := LoadDefault(Env{Cwd: filepath.Join(dir, "ws"), Home: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := configBytes(c); n > maxDecodedBytes/maxDecoded {
+		t.Errorf("the embedded default holds %d bytes, more than a %d-th of the memo's %d", n, maxDecoded, maxDecodedBytes)
+	} else {
+		t.Logf("the embedded default holds %d bytes", n)
 	}
 }
