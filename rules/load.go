@@ -50,8 +50,14 @@ type patternWords struct {
 }
 
 // maxRememberedPatterns bounds parsed.words: past it, patterns are split
-// every time.
-const maxRememberedPatterns = 4096
+// every time. So does maxRememberedPattern, the longest pattern
+// remembered: a project file may hold patterns of up to MaxConfigBytes,
+// and 4096 of them, each with its words, would be a gigabyte a
+// long-lived guardrun keeps. Real patterns are a few words.
+const (
+	maxRememberedPatterns = 4096
+	maxRememberedPattern  = 512
+)
 
 // embeddedDocument returns where the document of data is remembered:
 // data is the embedded default or its zones, or nil.
@@ -105,7 +111,7 @@ func splitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
 	if parsed.words == nil {
 		parsed.words = map[patternKey]patternWords{}
 	}
-	if len(parsed.words) < maxRememberedPatterns {
+	if len(parsed.words) < maxRememberedPatterns && len(pat) <= maxRememberedPattern {
 		parsed.words[k] = patternWords{slices.Clip(words), err}
 	}
 	parsed.Unlock()

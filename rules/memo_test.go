@@ -174,3 +174,30 @@ func TestDefaultIsRemembered(t *testing.T) {
 		t.Logf("the embedded default holds %d bytes", n)
 	}
 }
+
+// TestPatternMemoryIsBounded: the words of rule patterns are remembered
+// for the process's life (parsed.words); project files with long
+// patterns, each rewritten between commands of a long-lived guardrun,
+// must not make it keep them all.
+func TestPatternMemoryIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	env := Env{Cwd: dir, Home: dir, StateDir: dir}
+	long := strings.Repeat("a", 32<<10)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const configs = 600
+	for i := range configs {
+		data := fmt.Appendf(nil, "shell:\n  rules:\n    - {pattern: 'echo %d%s', allowed: false}\n", i, long)
+		if _, err := Parse(filepath.Join(dir, ProjectFileForTest), data, dir, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// The memo of decoded configs keeps up to maxDecodedBytes of them.
+	if kept := int64(after.HeapAlloc) - int64(before.HeapAlloc); kept > maxDecodedBytes+4<<20 {
+		t.Errorf("after %d configs with a pattern of %d KiB each, the heap grew by %d MiB; want at most %d MiB",
+			configs, len(long)>>10, kept>>20, (maxDecodedBytes+4<<20)>>20)
+	}
+}
