@@ -122,3 +122,45 @@ func TestServedConcurrentRepositories(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestServedLinkedWorkingDirectory: a client whose $PWD is a link
+// (cd'ed into through it) has the project files above the link's path,
+// as its own guardrun's os.Getwd would give it, however the link is
+// pointed between requests; without that $PWD, those above the real
+// directory.
+func TestServedLinkedWorkingDirectory(t *testing.T) {
+	srv, work, _ := startServer(t)
+	guarded, plain := filepath.Join(work, "guarded"), filepath.Join(work, "plain")
+	for _, d := range []string{filepath.Join(guarded, "x"), filepath.Join(plain, "real")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(guarded, ".guardrun.yaml"), []byte(blockEcho), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(guarded, "link")
+	real := filepath.Join(plain, "real")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	run := func(pwd string) (int, string) {
+		env := append(without(os.Environ(), "PWD"), "PWD="+pwd)
+		c := dialEnv(t, srv, link, env, "--approve-all", "-c", "echo hi")
+		if r := c.reply(t); r != 'R' {
+			t.Fatalf("PWD=%s: reply %q, want R", pwd, r)
+		}
+		code := c.exit(t)
+		c.c.Close()
+		errOut, _ := io.ReadAll(c.stderr)
+		return code, string(errOut)
+	}
+	for i := range 2 {
+		if code, stderr := run(link); code != 77 {
+			t.Errorf("round %d, PWD the link under the guarded tree: exit %d, want 77 (blocked); stderr %q", i, code, stderr)
+		}
+		if code, stderr := run(real); code != 0 {
+			t.Errorf("round %d, PWD the real directory: exit %d, want 0; stderr %q", i, code, stderr)
+		}
+	}
+}
