@@ -28,7 +28,7 @@ var defaultYAML []byte
 // than its arguments). guardrun parses the default twice when the
 // environment chose where its files are (once as found from the file
 // system alone), and a pattern split is a shell parse. Nothing that
-// reads a document or a word list changes it.
+// reads a document changes it; a word list is copied for each rule.
 var parsed struct {
 	sync.Mutex
 	// defaultDoc and zonesDoc are the documents of defaultYAML and
@@ -104,7 +104,9 @@ func splitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
 	w, ok := parsed.words[k]
 	parsed.Unlock()
 	if ok {
-		return slices.Clip(w.words), w.err
+		// A copy: the remembered words are shared by every later
+		// decoding, and a rule's are its own.
+		return slices.Clone(w.words), w.err
 	}
 	words, err := shellparse.SplitPattern(pat, lang)
 	parsed.Lock()
@@ -115,7 +117,7 @@ func splitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
 		parsed.words[k] = patternWords{slices.Clip(words), err}
 	}
 	parsed.Unlock()
-	return slices.Clip(words), err
+	return slices.Clone(words), err
 }
 
 // DefaultName is the File of the embedded default config.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -199,5 +200,32 @@ func TestPatternMemoryIsBounded(t *testing.T) {
 	if kept := int64(after.HeapAlloc) - int64(before.HeapAlloc); kept > maxDecodedBytes+4<<20 {
 		t.Errorf("after %d configs with a pattern of %d KiB each, the heap grew by %d MiB; want at most %d MiB",
 			configs, len(long)>>10, kept>>20, (maxDecodedBytes+4<<20)>>20)
+	}
+}
+
+// TestPatternWordsAreCopies: the words of a pattern are remembered for
+// the process (parsed.words); a config's rules get their own copy, so
+// that a change to one config's words (none is made today) cannot reach
+// another config with the same pattern, decoded later from other bytes,
+// nor two rules of one config made from one anchor.
+func TestPatternWordsAreCopies(t *testing.T) {
+	dir := t.TempDir()
+	env := Env{Cwd: dir, Home: dir, StateDir: dir}
+	const pat = "frobnicate --all *"
+	first, err := Parse(filepath.Join(dir, "a.yaml"), []byte("shell:\n  rules:\n    - &r {pattern: '"+pat+"', allowed: false}\n    - *r\n"), dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(first.Shell.Rules[0].Words)
+	first.Shell.Rules[0].Words[0] = "changed"
+	if got := first.Shell.Rules[1].Words; !slices.Equal(got, want) {
+		t.Errorf("two rules from one anchor share their words: %q", got)
+	}
+	later, err := Parse(filepath.Join(dir, "b.yaml"), []byte("shell:\n  rules:\n    - {pattern: '"+pat+"', allowed: false}\n"), dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := later.Shell.Rules[0].Words; !slices.Equal(got, want) {
+		t.Errorf("a change to one config's words reached a later one: %q, want %q", got, want)
 	}
 }
