@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -227,5 +228,48 @@ func TestPatternWordsAreCopies(t *testing.T) {
 	}
 	if got := later.Shell.Rules[0].Words; !slices.Equal(got, want) {
 		t.Errorf("a change to one config's words reached a later one: %q, want %q", got, want)
+	}
+}
+
+// TestDecodedConcurrently: many loads at once (a server's concurrent
+// requests) of more distinct configs than the memo keeps, each changing
+// what it got, each get their own file's config.
+func TestDecodedConcurrently(t *testing.T) {
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				n := (g*7 + i) % (2 * maxDecoded)
+				sub := filepath.Join(dir, fmt.Sprint(n))
+				env := Env{Cwd: sub, Home: dir, StateDir: dir}
+				data := fmt.Appendf(nil, "mode: strict\nshell:\n  rules:\n    - {pattern: 'tool%d *', allowed: false}\nsandbox:\n  paths:\n    w: {root: ., mode: rw}\n", n)
+				c, err := Parse(filepath.Join(sub, ProjectFileForTest), data, sub, env)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if c.Mode != ModeStrict || c.Sandbox.Zones[0].Root != sub || len(c.Shell.Rules) != 1 || c.Shell.Rules[0].Words[0] != fmt.Sprint("tool", n) {
+					t.Errorf("config %d: mode %s, root %s, rules %+v", n, c.Mode, c.Sandbox.Zones[0].Root, c.Shell.Rules)
+					return
+				}
+				c.Mode = ModeApproveAll
+				c.Sandbox.Zones[0].Root = "/"
+				c.Shell.Rules[0].Words[0] = "*"
+				c.Shell.Rules = append(c.Shell.Rules[:0], Rule{Pattern: "*"})
+			}
+		}()
+	}
+	wg.Wait()
+	decoded.Lock()
+	defer decoded.Unlock()
+	sum := int64(0)
+	for _, e := range decoded.m {
+		sum += e.bytes
+	}
+	if len(decoded.m) > maxDecoded || decoded.bytes > maxDecodedBytes || sum != decoded.bytes {
+		t.Errorf("decoded holds %d configs, %d bytes, counted as %d", len(decoded.m), sum, decoded.bytes)
 	}
 }
