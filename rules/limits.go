@@ -45,6 +45,14 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	defer f.Close()
+	return ReadOpened(f)
+}
+
+// ReadOpened is ReadFile of a file its caller opened (f.Name() names it
+// in errors): a caller that must see a regular file opens it without
+// waiting (a FIFO) and checks.
+func ReadOpened(f *os.File) ([]byte, error) {
+	path := f.Name()
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxConfigBytes {
 		return nil, tooLarge(path, fi.Size())
 	}

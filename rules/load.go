@@ -28,7 +28,7 @@ var defaultYAML []byte
 // than its arguments). guardrun parses the default twice when the
 // environment chose where its files are (once as found from the file
 // system alone), and a pattern split is a shell parse. Nothing that
-// reads a document or a word list changes it.
+// reads a document changes it; a word list is copied for each rule.
 var parsed struct {
 	sync.Mutex
 	// defaultDoc and zonesDoc are the documents of defaultYAML and
@@ -50,8 +50,14 @@ type patternWords struct {
 }
 
 // maxRememberedPatterns bounds parsed.words: past it, patterns are split
-// every time.
-const maxRememberedPatterns = 4096
+// every time. So does maxRememberedPattern, the longest pattern
+// remembered: a project file may hold patterns of up to MaxConfigBytes,
+// and 4096 of them, each with its words, would be a gigabyte a
+// long-lived guardrun keeps. Real patterns are a few words.
+const (
+	maxRememberedPatterns = 4096
+	maxRememberedPattern  = 512
+)
 
 // embeddedDocument returns where the document of data is remembered:
 // data is the embedded default or its zones, or nil.
@@ -98,18 +104,20 @@ func splitPattern(pat string, lang syntax.LangVariant) ([]string, error) {
 	w, ok := parsed.words[k]
 	parsed.Unlock()
 	if ok {
-		return slices.Clip(w.words), w.err
+		// A copy: the remembered words are shared by every later
+		// decoding, and a rule's are its own.
+		return slices.Clone(w.words), w.err
 	}
 	words, err := shellparse.SplitPattern(pat, lang)
 	parsed.Lock()
 	if parsed.words == nil {
 		parsed.words = map[patternKey]patternWords{}
 	}
-	if len(parsed.words) < maxRememberedPatterns {
+	if len(parsed.words) < maxRememberedPatterns && len(pat) <= maxRememberedPattern {
 		parsed.words[k] = patternWords{slices.Clip(words), err}
 	}
 	parsed.Unlock()
-	return slices.Clip(words), err
+	return slices.Clone(words), err
 }
 
 // DefaultName is the File of the embedded default config.

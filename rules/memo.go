@@ -2,6 +2,7 @@ package rules
 
 import (
 	"crypto/sha256"
+	"reflect"
 	"slices"
 	"sync"
 )
@@ -17,7 +18,14 @@ import (
 // looks again.
 var decoded struct {
 	sync.Mutex
-	m map[decodedKey]*Config
+	m map[decodedKey]decodedConfig
+	// bytes is the sum of the entries' sizes (configBytes).
+	bytes int64
+}
+
+type decodedConfig struct {
+	c     *Config
+	bytes int64
 }
 
 type decodedKey struct {
@@ -26,36 +34,86 @@ type decodedKey struct {
 	sum       [sha256.Size]byte
 }
 
-// maxDecoded bounds decoded: past it, an entry is dropped for each new
-// one.
-const maxDecoded = 32
+// maxDecoded and maxDecodedBytes bound decoded: past either, entries
+// are dropped for a new one. The size of a config is not bounded by its
+// file's: within the limits on a file (MaxConfigBytes, maxExpanded), a
+// project file of aliases (*name) in a deep directory decodes to
+// hundreds of megabytes, every item carrying its file's name (At). Such
+// a config, larger than maxDecodedBytes itself, is decoded each time,
+// so what a workspace's files make a long-lived guardrun keep is
+// bounded by maxDecodedBytes.
+const (
+	maxDecoded      = 32
+	maxDecodedBytes = 8 << 20
+)
 
 // recallDecoded returns a copy of the config remembered for key, or nil.
 func recallDecoded(k decodedKey) *Config {
 	decoded.Lock()
-	c := decoded.m[k]
+	e := decoded.m[k]
 	decoded.Unlock()
-	if c == nil {
+	if e.c == nil {
 		return nil
 	}
-	return c.clone()
+	return e.c.clone()
 }
 
-// rememberDecoded keeps a copy of c for key.
+// rememberDecoded keeps a copy of c for key, unless c alone is larger
+// than maxDecodedBytes.
 func rememberDecoded(k decodedKey, c *Config) {
+	n := configBytes(c)
+	if n > maxDecodedBytes {
+		return
+	}
 	c = c.clone()
 	decoded.Lock()
 	defer decoded.Unlock()
 	if decoded.m == nil {
-		decoded.m = map[decodedKey]*Config{}
+		decoded.m = map[decodedKey]decodedConfig{}
 	}
-	if _, ok := decoded.m[k]; !ok && len(decoded.m) >= maxDecoded {
-		for old := range decoded.m {
-			delete(decoded.m, old)
+	if old, ok := decoded.m[k]; ok {
+		delete(decoded.m, k)
+		decoded.bytes -= old.bytes
+	}
+	for old, e := range decoded.m {
+		if len(decoded.m) < maxDecoded && decoded.bytes+n <= maxDecodedBytes {
 			break
 		}
+		delete(decoded.m, old)
+		decoded.bytes -= e.bytes
 	}
-	decoded.m[k] = c
+	decoded.m[k] = decodedConfig{c, n}
+	decoded.bytes += n
+}
+
+// configBytes is about how much memory c holds: its struct, and every
+// string and list under it, each counted where it is met (a string
+// shared by several items is counted for each, so it is never less).
+func configBytes(c *Config) int64 {
+	v := reflect.ValueOf(c).Elem()
+	return int64(v.Type().Size()) + heldBytes(v)
+}
+
+// heldBytes is what v holds beyond its own size: the bytes of its
+// strings and of its slices' arrays (to their capacity), recursively.
+func heldBytes(v reflect.Value) int64 {
+	switch v.Kind() {
+	case reflect.String:
+		return int64(v.Len())
+	case reflect.Slice:
+		n := int64(v.Cap()) * int64(v.Type().Elem().Size())
+		for i := range v.Len() {
+			n += heldBytes(v.Index(i))
+		}
+		return n
+	case reflect.Struct:
+		var n int64
+		for i := range v.NumField() {
+			n += heldBytes(v.Field(i))
+		}
+		return n
+	}
+	return 0
 }
 
 // clone is a copy of c that shares no slice with it: callers change

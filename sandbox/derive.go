@@ -3,6 +3,7 @@ package sandbox
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -761,8 +762,8 @@ func readGitPointer(file, prefix string) string {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
 		return ""
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
+	b, ok := readSmall(file, 4096)
+	if !ok {
 		return ""
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
@@ -819,8 +820,8 @@ func expandGitPath(v, base, home string) string {
 // skips, which leaves that path unprotected, never less protected than
 // without the lookup.
 func gitConfigPaths(file string) (hooks, includes []string) {
-	b, err := os.ReadFile(file)
-	if err != nil || len(b) > 1<<20 {
+	b, ok := readSmall(file, 1<<20)
+	if !ok {
 		return nil, nil
 	}
 	section := ""
@@ -921,4 +922,33 @@ func (p *deriving) tooManyProtected(roots []string) error {
 	return fmt.Errorf("sandbox: more than %d protected paths (git hooks and config, shell and editor files of each repository) in the writable zones, each a mount on every command; most are in %s: "+
 		"run guardrun in one project rather than a directory holding many, or make that directory a read-only zone",
 		MaxProtectedOver, strings.Join(most, ", "))
+}
+
+// readSmall reads file (links followed) if it is a regular file of at
+// most max bytes; ok false otherwise. The files it reads lie in rw
+// zones, where a command may have put something else in a file's
+// place: a link to a device such as /dev/zero, which a read to the end
+// would never finish, or a FIFO, whose open would wait for a writer
+// forever. A path that is not a regular file when looked at is not
+// opened, what is opened must be one, and at most max+1 bytes are read.
+// (A FIFO put in place between the look and the open still makes the
+// open wait: this package makes no system call of its own, so it cannot
+// open without waiting.)
+func readSmall(file string, max int64) ([]byte, bool) {
+	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, false
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil || int64(len(b)) > max {
+		return nil, false
+	}
+	return b, true
 }

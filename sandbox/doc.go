@@ -20,6 +20,12 @@
 //
 // # Limitations
 //
+//   - Derive reads a few small files in writable zones (git pointer files
+//     and the config of what is shaped like a git directory), and skips
+//     one that is not a regular file; a FIFO put in such a file's place
+//     between that look and the open makes the open, and Derive, wait for
+//     a writer (the package makes no system call of its own, so cannot
+//     open without waiting).
 //   - Paths are resolved when Derive runs. A symlink planted in a writable
 //     zone afterwards is followed by the kernel inside the sandbox, where
 //     only exposed trees exist, so it cannot lead outside them; but a

@@ -257,15 +257,36 @@ func (r *resolver) findProjects(dir string) []string {
 	return out
 }
 
-// readFile is rules.ReadFile(path): size-checked before it is read.
-// Nothing changes the bytes it returns.
+// readFile is rules.ReadFile(path) of a project file: size-checked
+// before it is read. Nothing changes the bytes it returns.
 func (r *resolver) readFile(path string) ([]byte, error) {
 	if f, ok := r.read[path]; ok {
 		return f.data, f.err
 	}
-	data, err := rules.ReadFile(path)
+	data, err := readProject(path)
 	r.read[path] = readFile{data, err}
 	return data, err
+}
+
+// readProject reads a project file, which FindProjects saw to be a
+// regular file: it is opened without waiting and must still be one.
+// In a directory the sandbox may write, it can have been replaced
+// since by a FIFO, whose open would wait for a writer forever (and
+// with it guardrun, or a request of `guardrun serve`, holding the
+// client's descriptors), or by a device.
+func readProject(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file (%s) any more", path, fi.Mode().Type())
+		}
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return rules.ReadOpened(f)
 }
 
 // rwZone returns the rw zone of cfg that holds path (resolved), if any.

@@ -105,8 +105,9 @@
 // user config rewritten (even with its size and modification time kept),
 // a file trusted or no longer trusted, another repository or a directory
 // swapped for a link is obeyed by the next request. What is remembered,
-// for the process's lifetime (in package rules, bounded to 32 files), is
-// the decoding of a config file's text: the same file name, bytes
+// for the process's lifetime (in package rules, bounded to 32 files and
+// 8 MiB in all; a config that decodes to more is not kept), is the
+// decoding of a config file's text: the same file name, bytes
 // (SHA-256), directory and home, working and state directories decode to
 // the same config, which depends on nothing else (where its roots lead is
 // resolved by each load), so those bytes are not decoded again; each load
