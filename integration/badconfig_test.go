@@ -50,7 +50,27 @@ func badConfigs() map[string]func() string {
 		"200 KB mode": func() string { return "mode: \"" + strings.Repeat("x", 200<<10) + "\"\n" },
 		// A 200 KB key.
 		"200 KB key": func() string { return strings.Repeat("k", 200<<10) + ": 1\n" },
+		// Valid YAML whose every aliased example carries the file's
+		// name, in a directory 3.8 KB deep (deepDir): hundreds of
+		// megabytes once decoded.
+		deepConfig: func() string {
+			return "shell:\n  examples:\n    allow: &l [&a a" + strings.Repeat(",*a", 40_000) + "]\n    ask: *l\n"
+		},
 	}
+}
+
+// deepConfig is the bad config that is put in deepDir.
+const deepConfig = "aliased examples in a deep directory"
+
+// deepDir makes a directory below dir whose path is about 3.8 KB long.
+func deepDir(t *testing.T, dir string) string {
+	for range 15 {
+		dir = filepath.Join(dir, strings.Repeat("d", 250))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestBadConfigBounded runs a command under each bad config, as an
@@ -60,7 +80,11 @@ func TestBadConfigBounded(t *testing.T) {
 	for name, gen := range badConfigs() {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, runConfig)
-			proj := filepath.Join(w.work, ".guardrun.yaml")
+			dir := w.work
+			if name == deepConfig {
+				dir = deepDir(t, dir)
+			}
+			proj := filepath.Join(dir, ".guardrun.yaml")
 			if err := os.WriteFile(proj, []byte(gen()), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +98,7 @@ func TestBadConfigBounded(t *testing.T) {
 				{"--config", "", []string{"--config", proj, "-c", "true"}},
 			} {
 				cmd := exec.Command(guardrunBin, how.args...)
-				cmd.Dir = w.work
+				cmd.Dir = dir
 				cmd.Env = append(append([]string{}, w.env...), how.env)
 				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 				var stderr bytes.Buffer

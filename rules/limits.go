@@ -25,6 +25,12 @@ const (
 	// nodeWeight is what a node counts towards maxExpanded beyond its
 	// text.
 	nodeWeight = 16
+	// maxLocated bounds the rules, examples, zones and domain entries
+	// of one file, aliases expanded: each carries where it was written
+	// ("file:line:col"), so in a deep directory every one costs the
+	// length of the file's path (4,000 aliased examples a few bytes
+	// each would otherwise decode to hundreds of megabytes).
+	maxLocated = 5000
 	// maxErrors is how many errors are reported; the rest are counted.
 	maxErrors = 20
 	// maxKeptErrors is how many errors are held while walking, to sort

@@ -27,6 +27,10 @@ func TestConfigLimits(t *testing.T) {
 		// expanded, from a few hundred bytes.
 		{"nested aliases", "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + nestedAliases(12) + "sandbox:\n  deny: *l12\n",
 			[]string{"with its aliases (*name) expanded the document is more than 4.0 MiB"}, 400},
+		// Each item carries the file's name: in a deep directory these
+		// few bytes each decoded to hundreds of megabytes.
+		{"aliased examples", "shell:\n  examples:\n    allow: &l [&a a" + strings.Repeat(",*a", (MaxConfigBytes-100)/3) + "]\n    ask: *l\n",
+			[]string{"c.yaml:3:", "more than 5000 rules, examples, zones and domain entries (aliases expanded)"}, 400},
 		{"too large", "# " + strings.Repeat("x", MaxConfigBytes) + "\n",
 			[]string{"c.yaml: the file is 131075 bytes; a config file may be at most 128 KiB"}, 400},
 	}

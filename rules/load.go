@@ -230,6 +230,8 @@ type decoder struct {
 	errs ConfigErrors
 	// dropped counts the errors beyond maxKeptErrors.
 	dropped int
+	// located counts the items given a position (at), for maxLocated.
+	located int
 }
 
 func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) {
@@ -393,6 +395,12 @@ func parseAt(at string) ([2]int, bool) {
 }
 
 func (d *decoder) at(n *yaml.Node) string {
+	if d.located++; d.located > maxLocated {
+		if d.located == maxLocated+1 {
+			d.errAt(n, "", "more than %d rules, examples, zones and domain entries (aliases expanded); a config may have at most that", maxLocated)
+		}
+		return ""
+	}
 	return fmt.Sprintf("%s:%d:%d", d.file, n.Line, n.Column)
 }
 

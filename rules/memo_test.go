@@ -123,10 +123,12 @@ func notShared(t *testing.T, path string, a, b reflect.Value) {
 // them (from other directories, or rewritten between commands) keeps
 // none of that: what decoded remembers stays within maxDecodedBytes.
 func TestDecodedMemoryIsBounded(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 250))
+	// Parse looks at no file: the directory need not exist, and may be
+	// as deep as a path can be.
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d/", 1900))
 	var b strings.Builder
 	b.WriteString("shell:\n  examples:\n    allow: &l [&a a")
-	for b.Len() < MaxConfigBytes-100 {
+	for range maxLocated/2 - 1 {
 		b.WriteString(",*a")
 	}
 	b.WriteString("]\n    ask: *l\n")
