@@ -78,13 +78,20 @@ func startShare(t *testing.T, p *sandbox.Profile, script string) (*Cmd, *bytes.B
 // (TestShareHelper) running script in ws, with this process's state
 // directory.
 func shareHelper(t *testing.T, ws, script string) (*exec.Cmd, *bytes.Buffer) {
+	return helperProcess(t, "TestShareHelper", "GUARDRUN_SHARE_HELPER", ws, script)
+}
+
+// helperProcess starts this test binary running test (a helper test
+// that reads env+"_WS" and env+"_SCRIPT") as another guardrun process
+// with this process's state directory; it is killed when the test ends.
+func helperProcess(t *testing.T, test, env, ws, script string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := exec.Command(self, "-test.run=^TestShareHelper$", "-test.count=1", "-test.v")
-	h.Env = append(os.Environ(), "GUARDRUN_SHARE_HELPER_WS="+ws, "GUARDRUN_SHARE_HELPER_SCRIPT="+script,
+	h := exec.Command(self, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	h.Env = append(os.Environ(), env+"_WS="+ws, env+"_SCRIPT="+script,
 		"GUARDRUN_LANDLOCK_TEST_STATE="+StateDir())
 	var out bytes.Buffer
 	h.Stdout, h.Stderr = &out, &out
