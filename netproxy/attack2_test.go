@@ -201,24 +201,7 @@ func TestAttack2NoLookupBeforeApproval(t *testing.T) {
 // and the host gets none of its bytes.
 func TestAttack2ECH(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
-	up, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	got := make(chan int, 1)
-	go func() {
-		c, err := up.Accept()
-		if err != nil {
-			got <- -1
-			return
-		}
-		defer c.Close()
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		n, _ := io.Copy(io.Discard, c)
-		got <- int(n)
-	}()
-	_, port, _ := net.SplitHostPort(up.Addr().String())
+	port, got := countingUpstream(t, 0)
 	c, status := connect(t, f, "allowed.test:"+port)
 	if !strings.Contains(status, " 200 ") {
 		t.Fatalf("CONNECT: %s", status)
@@ -239,6 +222,36 @@ func TestAttack2ECH(t *testing.T) {
 	if n := <-got; n > 0 {
 		t.Errorf("the host got %d bytes of the hello", n)
 	}
+}
+
+// countingUpstream is a host on loopback that takes one connection,
+// reads it to its end (for 5 seconds at most), sends on the channel the
+// bytes it got (-1 if nobody connected), then writes reply bytes back.
+// It returns its port.
+func countingUpstream(t *testing.T, reply int) (string, <-chan int64) {
+	t.Helper()
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	got := make(chan int64, 1)
+	go func() {
+		c, err := up.Accept()
+		if err != nil {
+			got <- -1
+			return
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, _ := io.Copy(io.Discard, c)
+		got <- n
+		if reply > 0 {
+			c.Write(make([]byte, reply))
+		}
+	}()
+	_, port, _ := net.SplitHostPort(up.Addr().String())
+	return port, got
 }
 
 // echConfigList is an ECHConfigList (draft-ietf-tls-esni) with one
@@ -738,24 +751,7 @@ func TestAttack2ConnectionFlood(t *testing.T) {
 // names the host and address dialed.
 func TestAttack2AuditBytes(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
-	up, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	seen := make(chan int64, 1)
-	go func() {
-		c, err := up.Accept()
-		if err != nil {
-			seen <- -1
-			return
-		}
-		defer c.Close()
-		n, _ := io.Copy(io.Discard, c)
-		seen <- n
-		c.Write(make([]byte, 12345))
-	}()
-	_, port, _ := net.SplitHostPort(up.Addr().String())
+	port, seen := countingUpstream(t, 12345)
 	c, err := net.Dial("tcp", f.proxyURL.Host)
 	if err != nil {
 		t.Fatal(err)
