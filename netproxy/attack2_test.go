@@ -598,15 +598,8 @@ func TestAttack2Upgrade(t *testing.T) {
 func TestAttack2RefusalsDoNotPileUp(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), []string{"denied.test"}), false)
 	cl := &Client{}
-	if _, err := f.proxy.Register(cl); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go f.proxy.ServeClient(l, cl)
-	for _, addr := range []string{f.proxyURL.Host, l.Addr().String()} {
+	own := serveClient(t, f, cl)
+	for _, addr := range []string{f.proxyURL.Host, own} {
 		for i := range 60 {
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
@@ -638,6 +631,22 @@ func TestAttack2RefusalsDoNotPileUp(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serveClient registers cl with the fixture's proxy and serves it on a
+// listener of its own, as a command's proxy address; it returns that
+// address.
+func serveClient(t *testing.T, f *fixture, cl *Client) string {
+	t.Helper()
+	if _, err := f.proxy.Register(cl); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go f.proxy.ServeClient(l, cl)
+	return l.Addr().String()
 }
 
 // TestAttack2DNSAnswers: a name whose answer mixes addresses is dialed
@@ -813,15 +822,8 @@ func TestAttack2QuestionWithdrawn(t *testing.T) {
 			close(withdrawn)
 			return Answer{By: "mode"}
 		}}
-		if _, err := f.proxy.Register(cl); err != nil {
-			t.Fatal(err)
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go f.proxy.ServeClient(l, cl)
-		c, err := net.Dial("tcp", l.Addr().String())
+		addr := serveClient(t, f, cl)
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
