@@ -385,23 +385,8 @@ func TestAttack2Plain(t *testing.T) {
 // its own and refused.
 func TestAttack2KeepAliveConnect(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), []string{"denied.test"}), false)
-	c, err := net.Dial("tcp", f.proxyURL.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(c, "GET http://allowed.test:%s/1 HTTP/1.1\r\nHost: allowed.test\r\n\r\nCONNECT denied.test:%s HTTP/1.1\r\nHost: allowed.test:%s\r\n\r\n", f.httpPort, f.tlsPort, f.tlsPort)
-	br := bufio.NewReader(c)
-	var got []int
-	for range 2 {
-		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
-		if err != nil {
-			t.Fatalf("after %v: %v", got, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		got = append(got, resp.StatusCode)
-	}
+	got := pipelined(t, f, fmt.Sprintf("GET http://allowed.test:%s/1 HTTP/1.1\r\nHost: allowed.test\r\n\r\nCONNECT denied.test:%s HTTP/1.1\r\nHost: allowed.test:%s\r\n\r\n", f.httpPort, f.tlsPort, f.tlsPort),
+		http.MethodGet, http.MethodConnect)
 	if got[0] != 200 || got[1] != 403 {
 		t.Errorf("statuses %v, want [200 403]", got)
 	}
