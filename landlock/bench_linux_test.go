@@ -303,28 +303,7 @@ func BenchmarkStartWatched(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer removeTree(ws)
-	if err := os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".git/config"), []byte("[core]\n\trepositoryformatversion = 0\n\tbare = false\n"), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	for i := range 13 {
-		p := filepath.Join(ws, ".git/hooks", fmt.Sprintf("hook%02d.sample", i))
-		if err := os.WriteFile(p, bytes.Repeat([]byte("#!/bin/sh\n# a sample hook\n"), 60), 0o755); err != nil {
-			b.Fatal(err)
-		}
-	}
-	p, err := sandbox.Derive(sandbox.Spec{
-		Zones:        []sandbox.Zone{{Name: "ws", Root: ws, Writable: true}},
-		SystemRead:   sandbox.DefaultSystemPaths,
-		Cwd:          ws,
-		Home:         ws,
-		ProtectNames: sandbox.DefaultProtect,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := gitInitProfile(b, ws)
 	watched := 0
 	one := func(shared bool) {
 		shareOff = !shared
@@ -343,20 +322,7 @@ func BenchmarkStartWatched(b *testing.B) {
 	}
 	one(true)
 	one(false)
-	var with, without time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		for k := range 2 {
-			shared := (i+k)%2 == 0
-			t0 := time.Now()
-			one(shared)
-			if shared {
-				with += time.Since(t0)
-			} else {
-				without += time.Since(t0)
-			}
-		}
-	}
+	with, without := alternate(b, one)
 	n := float64(b.N)
 	b.ReportMetric(float64(with.Microseconds())/1000/n, "ms/shared")
 	b.ReportMetric(float64(without.Microseconds())/1000/n, "ms/unshared")
@@ -365,14 +331,11 @@ func BenchmarkStartWatched(b *testing.B) {
 	b.ReportMetric(float64(watched), "watched")
 }
 
-// BenchmarkShareSnapshot is BenchmarkStartWatched's difference alone,
-// without the command's noise: the snapshots of the same 23 watched
-// paths taken (takeHeld), compared after (restore) and released,
-// shared with other processes against taken by this process alone,
-// alternating in one loop. Metrics: microseconds each way, their
-// ratio, and the microseconds sharing adds.
-func BenchmarkShareSnapshot(b *testing.B) {
-	ws := b.TempDir()
+// gitInitProfile fills ws as git init leaves a repository (config, 13
+// sample hooks) and returns the profile of a command working in it,
+// with the default protected names.
+func gitInitProfile(b *testing.B, ws string) *sandbox.Profile {
+	b.Helper()
 	if err := os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -395,6 +358,38 @@ func BenchmarkShareSnapshot(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return p
+}
+
+// alternate runs one(true) and one(false) b.N times each, taking turns
+// so that both see the same machine, and returns the time each way
+// took in all.
+func alternate(b *testing.B, one func(shared bool)) (with, without time.Duration) {
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range 2 {
+			shared := (i+k)%2 == 0
+			t0 := time.Now()
+			one(shared)
+			if shared {
+				with += time.Since(t0)
+			} else {
+				without += time.Since(t0)
+			}
+		}
+	}
+	return with, without
+}
+
+// BenchmarkShareSnapshot is BenchmarkStartWatched's difference alone,
+// without the command's noise: the snapshots of the same 23 watched
+// paths taken (takeHeld), compared after (restore) and released,
+// shared with other processes against taken by this process alone,
+// alternating in one loop. Metrics: microseconds each way, their
+// ratio, and the microseconds sharing adds.
+func BenchmarkShareSnapshot(b *testing.B) {
+	ws := b.TempDir()
+	p := gitInitProfile(b, ws)
 	rs, err := Build(p, Options{ABI: 7, Accept: []string{AcceptDenyCreate}})
 	if err != nil {
 		b.Fatal(err)
@@ -416,20 +411,7 @@ func BenchmarkShareSnapshot(b *testing.B) {
 		release()
 	}
 	one(true)
-	var with, without time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		for k := range 2 {
-			shared := (i+k)%2 == 0
-			t0 := time.Now()
-			one(shared)
-			if shared {
-				with += time.Since(t0)
-			} else {
-				without += time.Since(t0)
-			}
-		}
-	}
+	with, without := alternate(b, one)
 	n := float64(b.N)
 	b.ReportMetric(float64(with.Nanoseconds())/1000/n, "us/shared")
 	b.ReportMetric(float64(without.Nanoseconds())/1000/n, "us/unshared")

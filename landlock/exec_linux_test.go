@@ -136,37 +136,7 @@ func TestTmpDirRemovedUnprivileged(t *testing.T) {
 	if os.Getenv("GUARDRUN_TEST_CHILD") != "" || os.Geteuid() != 0 {
 		t.Skip("not root, or the re-executed copy: TestTmpDirRemoved covers it")
 	}
-	requireLandlock(t)
-	testenv.LookPath(t, "runuser")
-	testenv.User(t, user)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("/var/tmp", "guardrun-landlock-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "landlock.test")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("runuser", "-u", user, "--", "env", "GUARDRUN_TEST_CHILD=1",
-		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"), "PATH=/usr/bin:/bin",
-		bin, "-test.v", "-test.count=1", "-test.run=^(TestTmpDirRemoved|TestTmpDirSweptAfterSIGKILL)$")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestTmpDirRemoved") || !strings.Contains(string(out), "--- PASS: TestTmpDirSweptAfterSIGKILL") {
-		t.Fatalf("as %s: %v\n%s", user, err, out)
-	}
+	runAsUser(t, user, "TestTmpDirRemoved", "TestTmpDirSweptAfterSIGKILL")
 }
 
 // TestNotifyRegistry: a handler added to Cmd.Notify before Start serves
@@ -216,5 +186,47 @@ except OSError as e:
 	defer mu.Unlock()
 	if len(paths) != 1 || paths[0] != "served/by/guardrun" {
 		t.Errorf("the handler read %q", paths)
+	}
+}
+
+// runAsUser runs the named tests of this test binary again as user (a
+// copy of the binary the user can run, GUARDRUN_TEST_CHILD set) and
+// fails unless each of them passed.
+func runAsUser(t *testing.T, user string, tests ...string) {
+	t.Helper()
+	requireLandlock(t)
+	testenv.LookPath(t, "runuser")
+	testenv.User(t, user)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "guardrun-landlock-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "landlock.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("runuser", "-u", user, "--", "env", "GUARDRUN_TEST_CHILD=1",
+		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"), "PATH=/usr/bin:/bin",
+		bin, "-test.v", "-test.count=1", "-test.run=^("+strings.Join(tests, "|")+")$")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	passed := err == nil
+	for _, name := range tests {
+		passed = passed && strings.Contains(string(out), "--- PASS: "+name+" ")
+	}
+	if !passed {
+		t.Fatalf("as %s: %v\n%s", user, err, out)
 	}
 }

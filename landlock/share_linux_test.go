@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
 	"github.com/guardrun/guardrun/sandbox"
 )
 
@@ -79,13 +78,20 @@ func startShare(t *testing.T, p *sandbox.Profile, script string) (*Cmd, *bytes.B
 // (TestShareHelper) running script in ws, with this process's state
 // directory.
 func shareHelper(t *testing.T, ws, script string) (*exec.Cmd, *bytes.Buffer) {
+	return helperProcess(t, "TestShareHelper", "GUARDRUN_SHARE_HELPER", ws, script)
+}
+
+// helperProcess starts this test binary running test (a helper test
+// that reads env+"_WS" and env+"_SCRIPT") as another guardrun process
+// with this process's state directory; it is killed when the test ends.
+func helperProcess(t *testing.T, test, env, ws, script string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := exec.Command(self, "-test.run=^TestShareHelper$", "-test.count=1", "-test.v")
-	h.Env = append(os.Environ(), "GUARDRUN_SHARE_HELPER_WS="+ws, "GUARDRUN_SHARE_HELPER_SCRIPT="+script,
+	h := exec.Command(self, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	h.Env = append(os.Environ(), env+"_WS="+ws, env+"_SCRIPT="+script,
 		"GUARDRUN_LANDLOCK_TEST_STATE="+StateDir())
 	var out bytes.Buffer
 	h.Stdout, h.Stderr = &out, &out
@@ -239,39 +245,8 @@ func TestShareUnprivileged(t *testing.T) {
 	if os.Getenv("GUARDRUN_TEST_CHILD") != "" || os.Geteuid() != 0 {
 		t.Skip("not root, or the re-executed copy: the tests themselves cover it")
 	}
-	requireLandlock(t)
-	testenv.LookPath(t, "runuser")
-	testenv.User(t, user)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("/var/tmp", "guardrun-landlock-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "landlock.test")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("runuser", "-u", user, "--", "env", "GUARDRUN_TEST_CHILD=1",
-		"GUARDRUN_REQUIRE_SANDBOX="+os.Getenv("GUARDRUN_REQUIRE_SANDBOX"), "PATH=/usr/bin:/bin",
-		bin, "-test.v", "-test.count=1", "-test.run=^(TestShareAcrossProcesses|TestShareKilledHolder|TestShareChain|TestShareManyAtOnce|TestAttackShareNested|TestAttackRestoreNamesTaken)$")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestShareAcrossProcesses") || !strings.Contains(string(out), "--- PASS: TestShareKilledHolder") ||
-		!strings.Contains(string(out), "--- PASS: TestShareChain") || !strings.Contains(string(out), "--- PASS: TestShareManyAtOnce") ||
-		!strings.Contains(string(out), "--- PASS: TestAttackShareNested") || !strings.Contains(string(out), "--- PASS: TestAttackRestoreNamesTaken") {
-		t.Fatalf("as %s: %v\n%s", user, err, out)
-	}
+	runAsUser(t, user, "TestShareAcrossProcesses", "TestShareKilledHolder", "TestShareChain",
+		"TestShareManyAtOnce", "TestAttackShareNested", "TestAttackRestoreNamesTaken")
 }
 
 // TestShareRefused: with no state directory, or one the command could

@@ -201,24 +201,7 @@ func TestAttack2NoLookupBeforeApproval(t *testing.T) {
 // and the host gets none of its bytes.
 func TestAttack2ECH(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
-	up, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	got := make(chan int, 1)
-	go func() {
-		c, err := up.Accept()
-		if err != nil {
-			got <- -1
-			return
-		}
-		defer c.Close()
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		n, _ := io.Copy(io.Discard, c)
-		got <- int(n)
-	}()
-	_, port, _ := net.SplitHostPort(up.Addr().String())
+	port, got := countingUpstream(t, 0)
 	c, status := connect(t, f, "allowed.test:"+port)
 	if !strings.Contains(status, " 200 ") {
 		t.Fatalf("CONNECT: %s", status)
@@ -239,6 +222,36 @@ func TestAttack2ECH(t *testing.T) {
 	if n := <-got; n > 0 {
 		t.Errorf("the host got %d bytes of the hello", n)
 	}
+}
+
+// countingUpstream is a host on loopback that takes one connection,
+// reads it to its end (for 5 seconds at most), sends on the channel the
+// bytes it got (-1 if nobody connected), then writes reply bytes back.
+// It returns its port.
+func countingUpstream(t *testing.T, reply int) (string, <-chan int64) {
+	t.Helper()
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	got := make(chan int64, 1)
+	go func() {
+		c, err := up.Accept()
+		if err != nil {
+			got <- -1
+			return
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, _ := io.Copy(io.Discard, c)
+		got <- n
+		if reply > 0 {
+			c.Write(make([]byte, reply))
+		}
+	}()
+	_, port, _ := net.SplitHostPort(up.Addr().String())
+	return port, got
 }
 
 // echConfigList is an ECHConfigList (draft-ietf-tls-esni) with one
@@ -372,23 +385,8 @@ func TestAttack2Plain(t *testing.T) {
 // its own and refused.
 func TestAttack2KeepAliveConnect(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), []string{"denied.test"}), false)
-	c, err := net.Dial("tcp", f.proxyURL.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(c, "GET http://allowed.test:%s/1 HTTP/1.1\r\nHost: allowed.test\r\n\r\nCONNECT denied.test:%s HTTP/1.1\r\nHost: allowed.test:%s\r\n\r\n", f.httpPort, f.tlsPort, f.tlsPort)
-	br := bufio.NewReader(c)
-	var got []int
-	for range 2 {
-		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
-		if err != nil {
-			t.Fatalf("after %v: %v", got, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		got = append(got, resp.StatusCode)
-	}
+	got := pipelined(t, f, fmt.Sprintf("GET http://allowed.test:%s/1 HTTP/1.1\r\nHost: allowed.test\r\n\r\nCONNECT denied.test:%s HTTP/1.1\r\nHost: allowed.test:%s\r\n\r\n", f.httpPort, f.tlsPort, f.tlsPort),
+		http.MethodGet, http.MethodConnect)
 	if got[0] != 200 || got[1] != 403 {
 		t.Errorf("statuses %v, want [200 403]", got)
 	}
@@ -585,15 +583,8 @@ func TestAttack2Upgrade(t *testing.T) {
 func TestAttack2RefusalsDoNotPileUp(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), []string{"denied.test"}), false)
 	cl := &Client{}
-	if _, err := f.proxy.Register(cl); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go f.proxy.ServeClient(l, cl)
-	for _, addr := range []string{f.proxyURL.Host, l.Addr().String()} {
+	own := serveClient(t, f, cl)
+	for _, addr := range []string{f.proxyURL.Host, own} {
 		for i := range 60 {
 			c, err := net.Dial("tcp", addr)
 			if err != nil {
@@ -625,6 +616,22 @@ func TestAttack2RefusalsDoNotPileUp(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serveClient registers cl with the fixture's proxy and serves it on a
+// listener of its own, as a command's proxy address; it returns that
+// address.
+func serveClient(t *testing.T, f *fixture, cl *Client) string {
+	t.Helper()
+	if _, err := f.proxy.Register(cl); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go f.proxy.ServeClient(l, cl)
+	return l.Addr().String()
 }
 
 // TestAttack2DNSAnswers: a name whose answer mixes addresses is dialed
@@ -738,24 +745,7 @@ func TestAttack2ConnectionFlood(t *testing.T) {
 // names the host and address dialed.
 func TestAttack2AuditBytes(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
-	up, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	seen := make(chan int64, 1)
-	go func() {
-		c, err := up.Accept()
-		if err != nil {
-			seen <- -1
-			return
-		}
-		defer c.Close()
-		n, _ := io.Copy(io.Discard, c)
-		seen <- n
-		c.Write(make([]byte, 12345))
-	}()
-	_, port, _ := net.SplitHostPort(up.Addr().String())
+	port, seen := countingUpstream(t, 12345)
 	c, err := net.Dial("tcp", f.proxyURL.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -817,15 +807,8 @@ func TestAttack2QuestionWithdrawn(t *testing.T) {
 			close(withdrawn)
 			return Answer{By: "mode"}
 		}}
-		if _, err := f.proxy.Register(cl); err != nil {
-			t.Fatal(err)
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go f.proxy.ServeClient(l, cl)
-		c, err := net.Dial("tcp", l.Addr().String())
+		addr := serveClient(t, f, cl)
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,23 +125,8 @@ func TestAttackPlainHost(t *testing.T) {
 // refused although the first was allowed.
 func TestAttackKeepAlive(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), []string{"denied.test"}), false)
-	c, err := net.Dial("tcp", f.proxyURL.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "GET http://allowed.test:%s/1 HTTP/1.1\r\nHost: allowed.test\r\n\r\nGET http://denied.test:%s/2 HTTP/1.1\r\nHost: allowed.test\r\n\r\n", f.httpPort, f.httpPort)
-	br := bufio.NewReader(c)
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	var got []int
-	for range 2 {
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("after %v: %v", got, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		got = append(got, resp.StatusCode)
-	}
+	got := pipelined(t, f, fmt.Sprintf("GET http://allowed.test:%s/1 HTTP/1.1\r\nHost: allowed.test\r\n\r\nGET http://denied.test:%s/2 HTTP/1.1\r\nHost: allowed.test\r\n\r\n", f.httpPort, f.httpPort),
+		http.MethodGet, http.MethodGet)
 	if got[0] != 200 || got[1] != 403 {
 		t.Errorf("statuses %v, want [200 403]", got)
 	}

@@ -284,6 +284,31 @@ func connect(t *testing.T, f *fixture, target string) (net.Conn, string) {
 	return c, strings.TrimSpace(line)
 }
 
+// pipelined writes raw, requests one after another, on one new
+// connection to the proxy and returns the status of the response to
+// each; methods are the requests' methods, in order.
+func pipelined(t *testing.T, f *fixture, raw string, methods ...string) []int {
+	t.Helper()
+	c, err := net.Dial("tcp", f.proxyURL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, raw)
+	br := bufio.NewReader(c)
+	var got []int
+	for _, m := range methods {
+		resp, err := http.ReadResponse(br, &http.Request{Method: m})
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		got = append(got, resp.StatusCode)
+	}
+	return got
+}
+
 func TestSNI(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	target := "allowed.test:" + f.tlsPort
