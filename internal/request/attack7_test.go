@@ -197,20 +197,7 @@ func TestAttack7GuardrunConfigLinkFlipped(t *testing.T) {
 		}
 	}
 	point(outside)
-	stop, flipped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(flipped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			point(evil)
-			point(outside)
-		}
-	}()
-	defer func() { close(stop); <-flipped }()
+	defer flipping(func() { point(evil); point(outside) })()
 	e := &Env{Cwd: work, Home: home, pwHome: home, ConfigHome: filepath.Join(home, ".config"),
 		StateDir: filepath.Join(home, ".local", "state", "guardrun"),
 		Getenv: func(k string) string {
@@ -268,20 +255,7 @@ func TestAttack7ConfigHomeLinkFlipped(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", "")
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	t.Setenv("GUARDRUN_CONFIG", "")
-	stop, flipped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(flipped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			point(evil)
-			point(outside)
-		}
-	}()
-	defer func() { close(stop); <-flipped }()
+	defer flipping(func() { point(evil); point(outside) })()
 	deadline := time.Now().Add(2 * time.Second)
 	for n := 0; time.Now().Before(deadline); n++ {
 		e, err := NewEnv()
@@ -338,20 +312,7 @@ func TestAttack7StateHomeLinkFlipped(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", link)
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	t.Setenv("GUARDRUN_CONFIG", "")
-	stop, flipped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(flipped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			point(evil)
-			point(outside)
-		}
-	}()
-	defer func() { close(stop); <-flipped }()
+	defer flipping(func() { point(evil); point(outside) })()
 	deadline := time.Now().Add(2 * time.Second)
 	for n := 0; time.Now().Before(deadline); n++ {
 		e, err := NewEnv()
@@ -366,4 +327,22 @@ func TestAttack7StateHomeLinkFlipped(t *testing.T) {
 			t.Fatalf("load %d: the workspace's trust store trusted its project file (source %s)", n, l.Source)
 		}
 	}
+}
+
+// flipping calls flip over and over on another goroutine until the
+// returned stop is called; stop waits for the last flip to end.
+func flipping(flip func()) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			flip()
+		}
+	}()
+	return func() { close(quit); <-done }
 }

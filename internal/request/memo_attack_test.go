@@ -38,20 +38,11 @@ func TestProjectFileSwappedForFIFO(t *testing.T) {
 	if err := os.Rename(reg, proj); err != nil {
 		t.Fatal(err)
 	}
-	stop, flipped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(flipped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			put()
-			os.Rename(fifo, proj)
-			os.Rename(reg, proj)
-		}
-	}()
+	stopFlipping := flipping(func() {
+		put()
+		os.Rename(fifo, proj)
+		os.Rename(reg, proj)
+	})
 	e := &Env{Cwd: work, Home: home, pwHome: home, ConfigHome: filepath.Join(home, ".config"),
 		StateDir: filepath.Join(home, ".local", "state", "guardrun"), Getenv: func(string) string { return "" }}
 	done := make(chan int)
@@ -68,8 +59,7 @@ func TestProjectFileSwappedForFIFO(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Errorf("a load hangs on a FIFO put in place of the project file")
 	}
-	close(stop)
-	<-flipped
+	stopFlipping()
 	// Release a load that hangs: a writer opens the FIFO now in place.
 	for i := 0; i < 100; i++ {
 		select {

@@ -194,15 +194,7 @@ func TestServedTrustChanged(t *testing.T) {
 // the other, each get their own project file.
 func TestServedOtherRepository(t *testing.T) {
 	srv, work, audit := startServer(t)
-	a, b := filepath.Join(work, "a"), filepath.Join(work, "b")
-	for _, d := range []string{a, b} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(a, ".guardrun.yaml"), []byte(blockEcho), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	a, b := twoRepos(t, work)
 	for i := 0; i < 2; i++ {
 		code, stderr, rec := served(t, srv, a, audit, "echo hi")
 		wantRefused(t, "in the repository whose project file blocks echo", code, stderr, rec)
@@ -317,4 +309,20 @@ func TestServedModePerRequest(t *testing.T) {
 			t.Errorf("--mode %s: exit %d, outcome %v; want %d, %s", mode, code, rec["outcome"], want, outcome)
 		}
 	}
+}
+
+// twoRepos makes the directories a and b in work, a with a project file
+// that blocks echo, b without one.
+func twoRepos(t *testing.T, work string) (a, b string) {
+	t.Helper()
+	a, b = filepath.Join(work, "a"), filepath.Join(work, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(a, ".guardrun.yaml"), []byte(blockEcho), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }

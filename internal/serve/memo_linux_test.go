@@ -88,15 +88,7 @@ func TestServedConfigBreaksAfterLoading(t *testing.T) {
 // their own config however they interleave.
 func TestServedConcurrentRepositories(t *testing.T) {
 	srv, work, _ := startServer(t)
-	a, b := filepath.Join(work, "a"), filepath.Join(work, "b")
-	for _, d := range []string{a, b} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(a, ".guardrun.yaml"), []byte(blockEcho), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	a, b := twoRepos(t, work)
 	const n = 12
 	var wg sync.WaitGroup
 	for i := range n {
