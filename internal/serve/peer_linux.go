@@ -23,6 +23,9 @@ type procInfo struct {
 	// (Capabilities are not compared: both sandboxes drop them all.)
 	creds    string
 	sid, tty int // session and controlling terminal (stat fields 6, 7)
+	// limits is procLimits of a peer, read by checkPeer while its pid
+	// is known to be the peer's (empty for the server's own).
+	limits string
 }
 
 type nsID struct{ dev, ino uint64 }
@@ -134,7 +137,8 @@ func (s *Server) confined(peer *procInfo) bool {
 }
 
 // checkPeer identifies the peer of conn and reports whether the server
-// may serve it: the same user, and not confined (see confined). The pid
+// may serve it: the same user, and not confined (see confined); it reads
+// the peer's limits for sameLimits too. The pid
 // comes from a pidfd (SO_PEERPIDFD), so that what is read under
 // /proc/PID is the peer's own: the pidfd is checked to be alive after
 // reading. Without SO_PEERPIDFD (kernels before 6.5), SO_PEERCRED's pid
@@ -172,6 +176,9 @@ func (s *Server) checkPeer(conn *net.UnixConn) (pid int, peer *procInfo, ok bool
 	}
 	peer, err = readProcInfo(pid)
 	if err != nil || s.confined(peer) {
+		return 0, nil, false
+	}
+	if peer.limits, err = procLimits(strconv.Itoa(pid)); err != nil {
 		return 0, nil, false
 	}
 	// Still the same process: the pid was not reused while read.

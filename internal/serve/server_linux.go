@@ -148,14 +148,14 @@ func procLimits(pid string) (string, error) {
 	return b.String(), nil
 }
 
-// sameLimits reports whether the client pid has the server's resource
-// limits, control groups and LSM label. A served command gets the
+// sameLimits reports whether the client has the server's resource
+// limits, control groups and LSM label (as checkPeer read them, under
+// the pidfd that ties the pid to the client). A served command gets the
 // server's: a client held to less (ulimit -f, -n, -u; a cgroup with a
 // memory or pids limit; an AppArmor profile) would have its command
 // escape them.
-func (s *Server) sameLimits(pid int) bool {
-	l, err := procLimits(strconv.Itoa(pid))
-	return err == nil && l == s.limits
+func (s *Server) sameLimits(peer *procInfo) bool {
+	return peer.limits != "" && peer.limits == s.limits
 }
 
 // executable is the path and file (device, inode) of the running
@@ -288,7 +288,7 @@ func (s *Server) handle(conn *net.UnixConn) {
 // run runs req if the server can run it as the client's own guardrun
 // would; committed false means nothing was done and the client should.
 func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (committed bool, code int) {
-	if len(req.Argv) < 2 || req.Umask != s.umask || !s.sameExecutable() || !s.sameLimits(pid) {
+	if len(req.Argv) < 2 || req.Umask != s.umask || !s.sameExecutable() || !s.sameLimits(peer) {
 		return false, 0
 	}
 	env, ok := clientEnv(req.Environ)
