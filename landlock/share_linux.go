@@ -705,11 +705,13 @@ func (d *decoder) node(depth int) *node {
 			d.fail("bad directory")
 			return nil
 		}
-		if uint64(count) > uint64(d.entries) {
+		// d.entries counts down across the whole tree: compared signed,
+		// a budget spent by earlier directories refuses any count.
+		if int64(count) > int64(d.entries) {
 			d.fail("too many entries")
 			return nil
 		}
-		n.kids = make(map[string]*node, count)
+		n.kids = make(map[string]*node, min(count, 64))
 	default:
 		d.fail("bad kind")
 		return nil
@@ -719,7 +721,10 @@ func (d *decoder) node(depth int) *node {
 	}
 	n.link = string(link)
 	for i := uint32(0); i < count && d.err == nil; i++ {
-		d.entries--
+		if d.entries--; d.entries < 0 {
+			d.fail("too many entries")
+			return nil
+		}
 		name := d.bytesOf(255)
 		if d.err != nil {
 			return nil

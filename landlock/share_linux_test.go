@@ -331,6 +331,26 @@ func TestShareRefused(t *testing.T) {
 // encoded; cut short anywhere, with any byte changed, or with the
 // checksum made to match a change, it is an error, never a panic or a
 // different snapshot.
+// TestStoredSnapshotOverBudget: a stored tree whose directories
+// together hold more than MaxWatchEntries is refused, however the
+// entries are spread over nested directories. (The budget, once spent
+// by an earlier directory, went below zero and was compared unsigned:
+// any count then passed, and a directory claiming 2^32-1 entries had a
+// map that size made before one was read.)
+func TestStoredSnapshotOverBudget(t *testing.T) {
+	dir := func(kids map[string]*node) *node { return &node{kind: syscall.S_IFDIR, mode: 0o755, kids: kids} }
+	file := func() *node { return &node{kind: syscall.S_IFREG, mode: 0o644} }
+	full := map[string]*node{}
+	for i := range MaxWatchEntries - 1 {
+		full[fmt.Sprintf("f%03d", i)] = file()
+	}
+	root := dir(map[string]*node{"a": dir(full), "b": dir(map[string]*node{"x": file()})})
+	s := snap{w: Watch{Path: "/w/.git/hooks", Root: "/w"}, node: root}
+	if _, err := decodeSnap(encodeSnap(s)); err == nil {
+		t.Fatalf("a stored tree of %d entries decoded; want it refused (more than %d)", MaxWatchEntries+2, MaxWatchEntries)
+	}
+}
+
 func TestStoredSnapshotDecode(t *testing.T) {
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, ".git/hooks/sub"), 0o755); err != nil {
