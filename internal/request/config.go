@@ -263,18 +263,20 @@ func (r *resolver) readFile(path string) ([]byte, error) {
 	if f, ok := r.read[path]; ok {
 		return f.data, f.err
 	}
-	data, err := readProject(path)
+	data, err := readRegular(path)
 	r.read[path] = readFile{data, err}
 	return data, err
 }
 
-// readProject reads a project file, which FindProjects saw to be a
-// regular file: it is opened without waiting and must still be one.
-// In a directory the sandbox may write, it can have been replaced
-// since by a FIFO, whose open would wait for a writer forever (and
-// with it guardrun, or a request of `guardrun serve`, holding the
-// client's descriptors), or by a device.
-func readProject(path string) ([]byte, error) {
+// readRegular reads a config file that must be a regular file: a
+// project file (which FindProjects saw to be one), the user config or
+// $GUARDRUN_CONFIG. It is opened without waiting and must be one when
+// open. In a directory the sandbox may write, it can have been replaced
+// by a FIFO, whose open would wait for a writer forever (and with it
+// guardrun, or a request of `guardrun serve`, holding the client's
+// descriptors), or by a device. (--config is read as given: it may be
+// a pipe, `--config <(...)`.)
+func readRegular(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -282,11 +284,24 @@ func readProject(path string) ([]byte, error) {
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		if err == nil {
-			err = fmt.Errorf("%s is not a regular file (%s) any more", path, fi.Mode().Type())
+			err = fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
 		}
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return rules.ReadOpened(f)
+}
+
+// loadRegular is rules.Load of a file read by readRegular.
+func loadRegular(path string, env rules.Env) (*rules.Config, error) {
+	data, err := readRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return rules.Parse(abs, data, filepath.Dir(abs), env)
 }
 
 // rwZone returns the rw zone of cfg that holds path (resolved), if any.
@@ -448,7 +463,7 @@ func (l *Loaded) fromEnv(e *Env, res *resolver, gc string, ref *rules.Config, fu
 	// otherwise have a file there trusted as if it lay outside. Outside
 	// every rw zone, nothing along the resolved path can change.
 	abs = res.resolve(abs)
-	cfg, err := rules.Load(abs, e.RulesEnv())
+	cfg, err := loadRegular(abs, e.RulesEnv())
 	if err != nil {
 		return err
 	}
@@ -593,7 +608,7 @@ func loadUser(e *Env) (*rules.Config, error) {
 	if uc == "" {
 		return nil, nil
 	}
-	cfg, err := rules.Load(uc, e.RulesEnv())
+	cfg, err := loadRegular(uc, e.RulesEnv())
 	if err == nil {
 		return cfg, nil
 	}

@@ -3,6 +3,7 @@ package request
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -75,3 +76,50 @@ func TestProjectFileSwappedForFIFO(t *testing.T) {
 }
 
 const blockMakeForTest = "shell:\n  rules:\n    - {pattern: make, allowed: false}\n"
+
+// TestConfigFIFOs: the user config and $GUARDRUN_CONFIG, which may lie
+// in an rw zone (they then only tighten), are read without waiting too:
+// a FIFO put in their place by a command fails the load at once, with
+// the file named, instead of hanging every later guardrun.
+func TestConfigFIFOs(t *testing.T) {
+	for _, which := range []string{"user config", "GUARDRUN_CONFIG"} {
+		t.Run(which, func(t *testing.T) {
+			root := t.TempDir()
+			home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
+			cfgHome := filepath.Join(home, ".config")
+			for _, d := range []string{filepath.Join(cfgHome, "guardrun"), work} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fifo := filepath.Join(cfgHome, "guardrun", "config.yaml")
+			env := map[string]string{}
+			if which == "GUARDRUN_CONFIG" {
+				fifo = filepath.Join(work, "guardrun.yaml")
+				env["GUARDRUN_CONFIG"] = fifo
+			}
+			if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e := &Env{Cwd: work, Home: home, pwHome: home, ConfigHome: cfgHome,
+				StateDir: filepath.Join(home, ".local", "state", "guardrun"), Getenv: func(k string) string { return env[k] }}
+			done := make(chan error, 1)
+			go func() {
+				_, err := Load(Options{}, e)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "not a regular file") {
+					t.Errorf("Load with the %s a FIFO: %v, want an error naming %s as not a regular file", which, err, fifo)
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("Load hangs on the %s put as a FIFO", which)
+				// Release it.
+				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+			}
+		})
+	}
+}
