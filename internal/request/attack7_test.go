@@ -186,16 +186,7 @@ func TestAttack7GuardrunConfigLinkFlipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := filepath.Join(work, "link.yaml")
-	point := func(to string) {
-		tmp := link + ".new"
-		os.Remove(tmp)
-		if err := os.Symlink(to, tmp); err != nil {
-			t.Error(err)
-		}
-		if err := os.Rename(tmp, link); err != nil {
-			t.Error(err)
-		}
-	}
+	point := repointer(t, link)
 	point(outside)
 	defer flipping(func() { point(evil); point(outside) })()
 	e := &Env{Cwd: work, Home: home, pwHome: home, ConfigHome: filepath.Join(home, ".config"),
@@ -238,16 +229,7 @@ func TestAttack7ConfigHomeLinkFlipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := filepath.Join(work, "link")
-	point := func(to string) {
-		tmp := link + ".new"
-		os.Remove(tmp)
-		if err := os.Symlink(to, tmp); err != nil {
-			t.Error(err)
-		}
-		if err := os.Rename(tmp, link); err != nil {
-			t.Error(err)
-		}
-	}
+	point := repointer(t, link)
 	point(outside)
 	t.Chdir(work)
 	t.Setenv("HOME", home)
@@ -295,16 +277,7 @@ func TestAttack7StateHomeLinkFlipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := filepath.Join(work, "link")
-	point := func(to string) {
-		tmp := link + ".new"
-		os.Remove(tmp)
-		if err := os.Symlink(to, tmp); err != nil {
-			t.Error(err)
-		}
-		if err := os.Rename(tmp, link); err != nil {
-			t.Error(err)
-		}
-	}
+	point := repointer(t, link)
 	point(outside)
 	t.Chdir(work)
 	t.Setenv("HOME", home)
@@ -345,4 +318,19 @@ func flipping(flip func()) (stop func()) {
 		}
 	}()
 	return func() { close(quit); <-done }
+}
+
+// repointer returns a func that points the symbolic link at link to its
+// argument, atomically (a new link renamed over it).
+func repointer(t *testing.T, link string) func(to string) {
+	return func(to string) {
+		tmp := link + ".new"
+		os.Remove(tmp)
+		if err := os.Symlink(to, tmp); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			t.Error(err)
+		}
+	}
 }
