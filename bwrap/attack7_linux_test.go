@@ -3,6 +3,7 @@ package bwrap
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // TestAttack7SignalForgedStatus: a sandboxed command writes bwrap
@@ -85,24 +88,7 @@ func TestAttack7SignalNothingLeft(t *testing.T) {
 		if err := c.Signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan int, 1)
-		go func() {
-			st, err := c.Wait()
-			if err != nil {
-				t.Error(err)
-			}
-			done <- st
-		}()
-		select {
-		case st := <-done:
-			if st != 130 {
-				t.Errorf("run %d: status %d, want 130", i, st)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("run %d: the signal did not end the command", i)
-			_ = c.Cmd.Process.Kill()
-			<-done
-		}
+		testenv.SignalledStatus(t, fmt.Sprintf("run %d", i), 130, c.Wait, func() { _ = c.Cmd.Process.Kill() })
 		if pid := findArg(mark); pid != 0 {
 			t.Errorf("run %d: process %d of the command still runs after Wait", i, pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)

@@ -2,12 +2,15 @@ package landlock
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guardrun/guardrun/internal/testenv"
 )
 
 // TestSignalBeforeFork: a signal sent to the command's process group in
@@ -32,24 +35,7 @@ func TestSignalBeforeFork(t *testing.T) {
 		if err := c.Signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan int, 1)
-		go func() {
-			st, err := c.Wait()
-			if err != nil {
-				t.Error(err)
-			}
-			done <- st
-		}()
-		select {
-		case st := <-done:
-			if st != 130 {
-				t.Errorf("run %d: status %d, want 130", i, st)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("run %d: the signal did not end the command", i)
-			_ = syscall.Kill(-c.Cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		testenv.SignalledStatus(t, fmt.Sprintf("run %d", i), 130, c.Wait, func() { _ = syscall.Kill(-c.Cmd.Process.Pid, syscall.SIGKILL) })
 	}
 }
 

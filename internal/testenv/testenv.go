@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Required reports whether GUARDRUN_REQUIRE_SANDBOX=1 is set: missing
@@ -84,5 +85,31 @@ func User(t testing.TB, name string) {
 	}
 	if out, err := exec.Command("useradd", "-m", name).CombinedOutput(); err != nil {
 		t.Fatalf("useradd %s: %v\n%s", name, err, out)
+	}
+}
+
+// SignalledStatus waits, up to 10 s, for the status of a command that was
+// just sent a signal (wait gives it) and reports, as run what, one that
+// is not want, or a command the signal did not end (which it then ends
+// with kill before waiting again).
+func SignalledStatus(t testing.TB, what string, want int, wait func() (int, error), kill func()) {
+	t.Helper()
+	done := make(chan int, 1)
+	go func() {
+		st, err := wait()
+		if err != nil {
+			t.Error(err)
+		}
+		done <- st
+	}()
+	select {
+	case st := <-done:
+		if st != want {
+			t.Errorf("%s: status %d, want %d", what, st, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("%s: the signal did not end the command", what)
+		kill()
+		<-done
 	}
 }
