@@ -197,16 +197,11 @@ func TestAttack7GuardrunConfigLinkFlipped(t *testing.T) {
 			}
 			return ""
 		}}
-	deadline := time.Now().Add(2 * time.Second)
-	for n := 0; time.Now().Before(deadline); n++ {
-		l, err := Load(Options{}, e)
-		if err != nil {
-			continue // a half-made link: refused is fine
-		}
+	loadsFor2s(t, func() *Env { return e }, func(n int, l *Loaded) {
 		if d := l.Engine.Script("evilmarker", work); d.Decision == rules.Allow {
 			t.Fatalf("load %d: the workspace's file was trusted in full (source %s, chain %+v)", n, l.Source, l.Chain)
 		}
-	}
+	})
 }
 
 // TestAttack7ConfigHomeLinkFlipped: $XDG_CONFIG_HOME names a link in the
@@ -238,20 +233,11 @@ func TestAttack7ConfigHomeLinkFlipped(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	t.Setenv("GUARDRUN_CONFIG", "")
 	defer flipping(func() { point(evil); point(outside) })()
-	deadline := time.Now().Add(2 * time.Second)
-	for n := 0; time.Now().Before(deadline); n++ {
-		e, err := NewEnv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := Load(Options{}, e)
-		if err != nil {
-			continue
-		}
+	loadsFor2s(t, newEnv(t), func(n int, l *Loaded) {
 		if d := l.Engine.Script("evilmarker", work); d.Decision == rules.Allow {
 			t.Fatalf("load %d: the workspace's user config was trusted in full (source %s, chain %+v)", n, l.Source, l.Chain)
 		}
-	}
+	})
 }
 
 // TestAttack7StateHomeLinkFlipped: $XDG_STATE_HOME names a link in the
@@ -286,20 +272,11 @@ func TestAttack7StateHomeLinkFlipped(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	t.Setenv("GUARDRUN_CONFIG", "")
 	defer flipping(func() { point(evil); point(outside) })()
-	deadline := time.Now().Add(2 * time.Second)
-	for n := 0; time.Now().Before(deadline); n++ {
-		e, err := NewEnv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := Load(Options{}, e)
-		if err != nil {
-			continue
-		}
+	loadsFor2s(t, newEnv(t), func(n int, l *Loaded) {
 		if d := l.Engine.Script("evilmarker", work); d.Decision == rules.Allow || l.ProjectTrusted {
 			t.Fatalf("load %d: the workspace's trust store trusted its project file (source %s)", n, l.Source)
 		}
-	}
+	})
 }
 
 // flipping calls flip over and over on another goroutine until the
@@ -332,5 +309,29 @@ func repointer(t *testing.T, link string) func(to string) {
 		if err := os.Rename(tmp, link); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// loadsFor2s loads the config over and over for two seconds, each time
+// in the environment env gives, and hands check every load that
+// succeeded (a half-made link refused is fine).
+func loadsFor2s(t *testing.T, env func() *Env, check func(n int, l *Loaded)) {
+	deadline := time.Now().Add(2 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		l, err := Load(Options{}, env())
+		if err == nil {
+			check(n, l)
+		}
+	}
+}
+
+// newEnv is an environment read afresh from the process's each call.
+func newEnv(t *testing.T) func() *Env {
+	return func() *Env {
+		e, err := NewEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
 	}
 }
