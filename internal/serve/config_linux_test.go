@@ -19,6 +19,21 @@ import (
 // working directory) is obeyed by the next one. Each test makes a
 // command that ran refused, or one that was refused run.
 
+// lastRecord is the last record of the audit log at audit.
+func lastRecord(t *testing.T, audit string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 // served runs script through srv in dir and returns the exit status,
 // what guardrun printed on stderr and the request's last audit record.
 func served(t *testing.T, srv *serve.Server, dir, audit, script string) (int, string, map[string]any) {
@@ -31,15 +46,7 @@ func served(t *testing.T, srv *serve.Server, dir, audit, script string) (int, st
 	code := c.exit(t)
 	c.c.Close()
 	errOut, _ := io.ReadAll(c.stderr)
-	b, err := os.ReadFile(audit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := lastRecord(t, audit)
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -292,15 +299,7 @@ func TestServedModePerRequest(t *testing.T) {
 		}
 		code := c.exit(t)
 		c.c.Close()
-		b, err := os.ReadFile(audit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
-			t.Fatal(err)
-		}
+		rec := lastRecord(t, audit)
 		want, outcome := 0, "ran"
 		if mode == "strict" {
 			want, outcome = 77, "refused"
