@@ -39,7 +39,9 @@
 //     restored after the command (Ruleset.Watch, restore_linux.go):
 //     snapshot before (files; directory trees up to MaxWatchEntries and
 //     MaxWatchBytes, larger ones keep the rules, as does what would take
-//     one command's snapshots past MaxWatchTotal), and after the command
+//     one command's snapshots past MaxWatchTotal; paths that hold more
+//     together when read, missing or grown since, refuse the command),
+//     and after the command
 //     what was changed, replaced, removed or hard-linked is put back and
 //     what was created is moved aside to NAME.guardrun-quarantine-TIME,
 //     one stderr line each, without following any link (directories on

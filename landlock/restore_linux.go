@@ -317,6 +317,22 @@ func takeHeld(dir string, ws []Watch) (snaps []snap, release func(), err error) 
 		if err != nil {
 			return nil, nil, err
 		}
+		// The paths were sized against MaxWatchTotal when the ruleset
+		// was built; a missing path or a link then (not sized), or a
+		// tree grown since, can hold more now: refused, as a path
+		// beyond its own bounds is.
+		var total int64
+		for _, s := range shared {
+			total += s.node.bytes()
+		}
+		if total > MaxWatchTotal {
+			for _, l := range locks {
+				if l != nil {
+					releaseShared(l)
+				}
+			}
+			return nil, nil, fmt.Errorf("landlock: the protected paths hold %d bytes together now, more than %d; use the bwrap backend", total, MaxWatchTotal)
+		}
 		for i, s := range shared {
 			held[s.w.Path] = &heldSnap{s: s, lock: locks[i]}
 		}
@@ -342,6 +358,18 @@ func takeHeld(dir string, ws []Watch) (snaps []snap, release func(), err error) 
 			}
 		})
 	}, nil
+}
+
+// bytes is what the files of the tree at n hold.
+func (n *node) bytes() int64 {
+	if n == nil {
+		return 0
+	}
+	size := int64(len(n.data))
+	for _, c := range n.kids {
+		size += c.bytes()
+	}
+	return size
 }
 
 // takeOne reads the watched path w.

@@ -263,20 +263,20 @@ func (r *resolver) readFile(path string) ([]byte, error) {
 	if f, ok := r.read[path]; ok {
 		return f.data, f.err
 	}
-	data, err := readRegular(path)
+	data, err := ReadRegular(path)
 	r.read[path] = readFile{data, err}
 	return data, err
 }
 
-// readRegular reads a config file that must be a regular file: a
-// project file (which FindProjects saw to be one), the user config or
-// $GUARDRUN_CONFIG. It is opened without waiting and must be one when
+// ReadRegular reads a config file that must be a regular file: a
+// project file (which FindProjects saw to be one, or which `guardrun
+// trust` reads), the user config or $GUARDRUN_CONFIG. It is opened without waiting and must be one when
 // open. In a directory the sandbox may write, it can have been replaced
 // by a FIFO, whose open would wait for a writer forever (and with it
 // guardrun, or a request of `guardrun serve`, holding the client's
 // descriptors), or by a device. (--config is read as given: it may be
 // a pipe, `--config <(...)`.)
-func readRegular(path string) ([]byte, error) {
+func ReadRegular(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -291,9 +291,9 @@ func readRegular(path string) ([]byte, error) {
 	return rules.ReadOpened(f)
 }
 
-// loadRegular is rules.Load of a file read by readRegular.
+// loadRegular is rules.Load of a file read by ReadRegular.
 func loadRegular(path string, env rules.Env) (*rules.Config, error) {
-	data, err := readRegular(path)
+	data, err := ReadRegular(path)
 	if err != nil {
 		return nil, err
 	}
