@@ -3,13 +3,14 @@ package sandbox
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/guardrun/guardrun/internal/regfile"
 )
 
 // DefaultSystemPaths are the system directories exposed read-only for the
@@ -930,25 +931,8 @@ func (p *deriving) tooManyProtected(roots []string) error {
 // place: a link to a device such as /dev/zero, which a read to the end
 // would never finish, or a FIFO, whose open would wait for a writer
 // forever. A path that is not a regular file when looked at is not
-// opened, what is opened must be one, and at most max+1 bytes are read.
-// (A FIFO put in place between the look and the open still makes the
-// open wait: this package makes no system call of its own, so it cannot
-// open without waiting.)
+// opened (regfile), and at most max+1 bytes are read.
 func readSmall(file string, max int64) ([]byte, bool) {
-	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, false
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, false
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil || int64(len(b)) > max {
-		return nil, false
-	}
-	return b, true
+	b, err := regfile.ReadFile(file, max)
+	return b, err == nil
 }

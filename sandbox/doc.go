@@ -7,8 +7,9 @@
 //
 // It does not apply anything. It runs no process and makes no system
 // call beyond reading the file system (to resolve symlinks and to find
-// denied names); it imports only the standard library and never os/exec
-// or syscall (deps_test.go enforces this). The bwrap and seatbelt
+// denied names); it imports only the standard library and
+// internal/regfile (which opens a file only when it is a regular one),
+// and never os/exec or syscall (deps_test.go enforces this). The bwrap and seatbelt
 // packages render a Profile for their platform and must never grant more
 // than Access reports.
 //
@@ -22,10 +23,8 @@
 //
 //   - Derive reads a few small files in writable zones (git pointer files
 //     and the config of what is shaped like a git directory), and skips
-//     one that is not a regular file; a FIFO put in such a file's place
-//     between that look and the open makes the open, and Derive, wait for
-//     a writer (the package makes no system call of its own, so cannot
-//     open without waiting).
+//     one that is not a regular file without opening it (a FIFO or a
+//     link to a device put there).
 //   - Paths are resolved when Derive runs. A symlink planted in a writable
 //     zone afterwards is followed by the kernel inside the sandbox, where
 //     only exposed trees exist, so it cannot lead outside them; but a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/trust"
+	"github.com/guardrun/guardrun/internal/regfile"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -270,24 +271,19 @@ func (r *resolver) readFile(path string) ([]byte, error) {
 
 // ReadRegular reads a config file that must be a regular file: a
 // project file (which FindProjects saw to be one, or which `guardrun
-// trust` reads), the user config or $GUARDRUN_CONFIG. It is opened without waiting and must be one when
-// open. In a directory the sandbox may write, it can have been replaced
-// by a FIFO, whose open would wait for a writer forever (and with it
-// guardrun, or a request of `guardrun serve`, holding the client's
-// descriptors), or by a device. (--config is read as given: it may be
-// a pipe, `--config <(...)`.)
+// trust` reads), the user config or $GUARDRUN_CONFIG. In a directory the
+// sandbox may write, it can have been replaced by a FIFO, whose open
+// would wait for a writer forever (and with it guardrun, or a request of
+// `guardrun serve`, holding the client's descriptors), or by a link to a
+// device, whose open alone can act: regfile.Open refuses both without
+// opening them. (--config is read as given: it may be a pipe, `--config
+// <(...)`.)
 func ReadRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		if err == nil {
-			err = fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-		}
-		return nil, fmt.Errorf("config: %w", err)
-	}
 	return rules.ReadOpened(f)
 }
 
