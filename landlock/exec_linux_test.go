@@ -126,6 +126,31 @@ func TestTmpDirRemoved(t *testing.T) {
 	}
 }
 
+// TestTmpDirUnusableBase: a $TMPDIR that names no directory (an agent's
+// TMPDIR=/nonexistent, a file) does not refuse the command: its own
+// $TMPDIR is made in /tmp instead, and removed after.
+func TestTmpDirUnusableBase(t *testing.T) {
+	requireLandlock(t)
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []string{"/nonexistent", file, "relative"} {
+		t.Setenv("TMPDIR", base)
+		p := workspace(t, false)
+		p.PrivateTmp = true
+		st, out := run(t, p, nil, `echo x > "$TMPDIR/f" && echo "$TMPDIR"`)
+		dir := strings.TrimSpace(out)
+		if st != 0 || filepath.Dir(dir) != "/tmp" {
+			t.Errorf("TMPDIR=%s: status %d, %q; want the command's $TMPDIR in /tmp", base, st, out)
+			continue
+		}
+		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("TMPDIR=%s: %s left behind: %v", base, dir, err)
+		}
+	}
+}
+
 // TestTmpDirRemovedUnprivileged runs TestTmpDirRemoved and
 // TestTmpDirSweptAfterSIGKILL again as an unprivileged user when the
 // suite runs as root: without CAP_DAC_READ_SEARCH a directory the command

@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/internal/sockdir"
 )
 
 // The command's $TMPDIR is a directory of its own in guardrun's
-// os.TempDir(), tmpPrefix plus a random name, beside a lock file of the
+// temporary directory (sockdir.TempDir: $TMPDIR when it names a
+// directory, else /tmp), tmpPrefix plus a random name, beside a lock file of the
 // same name plus tmpLockSuffix that the guardrun which made it holds
 // locked (flock) for as long as the directory may be in use. A lock is
 // released when its holder dies, even by SIGKILL: a lock file whose lock
@@ -40,7 +43,7 @@ var (
 
 // makeTmp makes the command's $TMPDIR, locked until removeTmp.
 func makeTmp() (string, error) {
-	base := os.TempDir()
+	base := sockdir.TempDir()
 	f, err := os.CreateTemp(base, tmpStaging+"*")
 	if err != nil {
 		return "", err
@@ -86,14 +89,14 @@ func removeTmp(dir string) {
 }
 
 // sweepTmp removes what guardruns killed before they could clean up left
-// in os.TempDir(): the $TMPDIR beside each of this user's lock files
+// in sockdir.TempDir(): the $TMPDIR beside each of this user's lock files
 // whose lock can be taken, then the lock file. It follows no link,
 // leaves other users' files alone, and never touches a directory whose
 // lock file is held (its command may still run) or a directory without
 // a lock file (an older guardrun's, which it cannot tell from one in
 // use).
 func sweepTmp() {
-	d, err := os.Open(os.TempDir())
+	d, err := os.Open(sockdir.TempDir())
 	if err != nil {
 		return
 	}

@@ -11,8 +11,8 @@ import (
 	"syscall"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/trust"
 	"github.com/guardrun/guardrun/internal/regfile"
+	"github.com/guardrun/guardrun/internal/trust"
 	"github.com/guardrun/guardrun/rules"
 )
 

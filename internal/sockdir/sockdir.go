@@ -3,7 +3,8 @@
 // (`guardrun serve`) and the network proxy's.
 //
 // A directory is made under $XDG_RUNTIME_DIR when that is an absolute
-// path to a directory, else under the temporary directory, and under
+// path to a directory, else under the temporary directory when that is
+// one (else /tmp), and under
 // /tmp when a socket in the first would not fit a sockaddr_un (a deep
 // $XDG_RUNTIME_DIR or $TMPDIR would otherwise make binding fail). It is
 // 0700 and its name is random.
@@ -20,14 +21,32 @@ const MaxPath = 100
 
 // Base is where Make puts directories by default: $XDG_RUNTIME_DIR (as
 // getenv gives it) when it is an absolute path to a directory, else the
-// temporary directory.
+// temporary directory ($TMPDIR) when it is one, else /tmp. A $TMPDIR
+// that names nothing usable (an agent's TMPDIR=/nonexistent, a
+// relative path) does not stop guardrun from making its sockets.
 func Base(getenv func(string) string) string {
-	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			return d
-		}
+	if d := getenv("XDG_RUNTIME_DIR"); isDir(d) {
+		return d
 	}
-	return os.TempDir()
+	return TempDir()
+}
+
+// TempDir is the temporary directory guardrun makes its own files in:
+// os.TempDir() ($TMPDIR) when that is an absolute path to a directory,
+// else /tmp.
+func TempDir() string {
+	if d := os.TempDir(); isDir(d) {
+		return d
+	}
+	return "/tmp"
+}
+
+func isDir(d string) bool {
+	if !filepath.IsAbs(d) {
+		return false
+	}
+	fi, err := os.Stat(d)
+	return err == nil && fi.IsDir()
 }
 
 // Make makes a fresh 0700 directory named prefix and a random suffix

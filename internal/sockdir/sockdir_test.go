@@ -47,12 +47,21 @@ func TestMake(t *testing.T) {
 
 func TestBase(t *testing.T) {
 	dir := t.TempDir()
-	for _, c := range []struct{ xdg, want string }{
-		{dir, dir},
-		{"relative", os.TempDir()},
-		{filepath.Join(dir, "missing"), os.TempDir()},
-		{"", os.TempDir()},
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ xdg, tmp, want string }{
+		{dir, "", dir},
+		{"relative", "", "/tmp"},
+		{filepath.Join(dir, "missing"), dir, dir},
+		{"", dir, dir},
+		{"", "/nonexistent", "/tmp"},
+		{"", file, "/tmp"},
+		{"", "relative", "/tmp"},
+		{file, file, "/tmp"},
 	} {
+		t.Setenv("TMPDIR", c.tmp)
 		got := Base(func(k string) string {
 			if k == "XDG_RUNTIME_DIR" {
 				return c.xdg
@@ -60,7 +69,7 @@ func TestBase(t *testing.T) {
 			return ""
 		})
 		if got != c.want {
-			t.Errorf("Base with XDG_RUNTIME_DIR=%q = %q, want %q", c.xdg, got, c.want)
+			t.Errorf("Base with XDG_RUNTIME_DIR=%q, TMPDIR=%q = %q, want %q", c.xdg, c.tmp, got, c.want)
 		}
 	}
 }
