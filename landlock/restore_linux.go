@@ -107,7 +107,7 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 			return nil, err
 		}
 		if *bytesLeft -= int64(len(data)); *bytesLeft < 0 {
-			return nil, fmt.Errorf("more than %d bytes", MaxWatchBytes)
+			return nil, errTooManyBytes
 		}
 		n.data = data
 	case unix.S_IFLNK:
@@ -218,9 +218,21 @@ func (n *node) equal(o *node) bool {
 	return true
 }
 
+// errTooManyBytes: readNode's byte budget is spent.
+var errTooManyBytes = errors.New("too many bytes")
+
 // take snapshots every watched path. A path that cannot be read whole
 // within the bounds is an error naming it: the command does not run.
 func take(ws []Watch) ([]snap, error) {
+	total := int64(MaxWatchTotal)
+	return takeWithin(ws, &total)
+}
+
+// takeWithin is take with what is left of the bytes all the command's
+// snapshots may hold together (MaxWatchTotal), spent as they are read:
+// a command whose protected paths grew past it since its ruleset was
+// built is refused at the bound, not after each path was read whole.
+func takeWithin(ws []Watch, total *int64) ([]snap, error) {
 	var out []snap
 	for _, w := range ws {
 		// A path inside another watched directory is covered by it.
@@ -233,7 +245,7 @@ func take(ws []Watch) ([]snap, error) {
 		// replaced by one of another kind) fails a read; a few more
 		// tries before the command is refused for it.
 		for try := 0; try < 3; try++ {
-			s, err = takeOne(w)
+			s, err = takeOne(w, total)
 			if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 				break
 			}
@@ -372,14 +384,23 @@ func (n *node) bytes() int64 {
 	return size
 }
 
-// takeOne reads the watched path w.
-func takeOne(w Watch) (snap, error) {
+// takeOne reads the watched path w, within MaxWatchBytes and what is
+// left of total, which it then spends.
+func takeOne(w Watch, total *int64) (snap, error) {
 	s := snap{w: w}
 	fd, name, bad, err := openDirs(w)
 	s.notDir = bad != "" && errors.Is(err, unix.ENOTDIR)
 	if err == nil {
-		entries, left := MaxWatchEntries, int64(MaxWatchBytes)
+		entries, left := MaxWatchEntries, min(int64(MaxWatchBytes), *total)
 		s.node, err = readNode(fd, name, &entries, &left)
+		switch {
+		case errors.Is(err, errTooManyBytes) && *total < MaxWatchBytes:
+			err = fmt.Errorf("the protected paths hold more than %d bytes together", MaxWatchTotal)
+		case errors.Is(err, errTooManyBytes):
+			err = fmt.Errorf("more than %d bytes", MaxWatchBytes)
+		case err == nil:
+			*total -= s.node.bytes()
+		}
 	}
 	if fd >= 0 {
 		unix.Close(fd)

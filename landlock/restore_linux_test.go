@@ -2,6 +2,7 @@ package landlock
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -392,5 +393,39 @@ func TestTakeHeld(t *testing.T) {
 	heldMu.Unlock()
 	if n != 1 {
 		t.Errorf("%d holders of the path, want 1", n)
+	}
+}
+
+// TestTakeWithinTotal: the protected paths' snapshots spend one budget
+// of MaxWatchTotal bytes as they are read. Paths that grew past it since
+// the ruleset was built are refused at the path that crosses it, named
+// in the error; the paths after it are not read.
+func TestTakeWithinTotal(t *testing.T) {
+	root := t.TempDir()
+	n := MaxWatchTotal/MaxWatchBytes + 2
+	big := make([]byte, MaxWatchBytes-1024)
+	var ws []Watch
+	for i := range n {
+		p := filepath.Join(root, fmt.Sprintf("w%d/.bashrc", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, big, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, Watch{Path: p, Root: root})
+	}
+	// Each path alone is within MaxWatchBytes.
+	if _, err := take(ws[:1]); err != nil {
+		t.Fatal(err)
+	}
+	_, err := take(ws)
+	cross := ws[MaxWatchTotal/len(big)].Path
+	if err == nil || !strings.Contains(err.Error(), cross+" ") || !strings.Contains(err.Error(), "together") {
+		t.Fatalf("take of %d paths of %d bytes: %v; want refused at %s, past %d bytes together", n, len(big), err, cross, MaxWatchTotal)
+	}
+	// The budget is the command's: a second take starts afresh.
+	if _, err := take(ws[:2]); err != nil {
+		t.Errorf("a second take: %v", err)
 	}
 }

@@ -234,6 +234,7 @@ func takeShared(dir string, ws []Watch) ([]snap, []*shareHold, error) {
 	}
 	var snaps []snap
 	var held []*shareHold
+	total := int64(MaxWatchTotal)
 	fail := func(err error) ([]snap, []*shareHold, error) {
 		for _, h := range held {
 			h.lock.Close()
@@ -247,7 +248,7 @@ func takeShared(dir string, ws []Watch) ([]snap, []*shareHold, error) {
 		if err != nil {
 			return fail(fmt.Errorf("landlock: protected %s: its lock %s: %w", w.Path, filepath.Join(dir, name), err))
 		}
-		s, err := joinOne(f, w)
+		s, err := joinOne(f, w, &total)
 		if err != nil {
 			f.Close()
 			if !strings.HasPrefix(err.Error(), "landlock: ") {
@@ -419,13 +420,14 @@ func heldBy(dfd int, name string, brief bool) (bool, error) {
 
 // joinOne returns w's snapshot with f, w's lock file, held shared:
 // read afresh and stored when no one held f, else the stored one. The
-// caller holds shareMutex.
-func joinOne(f *os.File, w Watch) (snap, error) {
+// caller holds shareMutex. total is what is left of MaxWatchTotal, which
+// the snapshot spends.
+func joinOne(f *os.File, w Watch, total *int64) (snap, error) {
 	var bad error
 	for try := 0; try < 3; try++ {
 		err := flockNB(f, unix.LOCK_EX)
 		if err == nil {
-			one, err := take([]Watch{w})
+			one, err := takeWithin([]Watch{w}, total)
 			if err != nil {
 				return snap{}, err
 			}
@@ -452,6 +454,9 @@ func joinOne(f *os.File, w Watch) (snap, error) {
 		}
 		s, err := readShared(f, w)
 		if err == nil {
+			if *total -= s.node.bytes(); *total < 0 {
+				return snap{}, fmt.Errorf("landlock: the protected paths hold more than %d bytes together; use the bwrap backend", MaxWatchTotal)
+			}
 			return s, nil
 		}
 		// Those holders are gone and the last truncated it, or one
