@@ -250,16 +250,25 @@ var changeCipherSpec = []byte{0x14, 0x03, 0x03, 0x00, 0x01, 0x01}
 // readUntil reads from c until what it read holds want, or fails.
 func readUntil(t *testing.T, c net.Conn, want []byte) []byte {
 	t.Helper()
+	got, err := scan(c, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// scan reads from c until what it read holds want.
+func scan(c net.Conn, want []byte) ([]byte, error) {
 	var got []byte
 	buf := make([]byte, 4096)
 	for !bytes.Contains(got, want) {
 		n, err := c.Read(buf)
 		got = append(got, buf[:n]...)
 		if err != nil {
-			t.Fatalf("after %d bytes: %v", len(got), err)
+			return got, fmt.Errorf("%q not read, after %d bytes: %v", want, len(got), err)
 		}
 	}
-	return got
+	return got, nil
 }
 
 // firstHello is a Go client's ClientHello for allowed.test with a key
@@ -377,13 +386,13 @@ func fakeHost(t *testing.T, answer func(c net.Conn)) (string, <-chan []byte) {
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		var all bytes.Buffer
+		defer func() { got <- all.Bytes() }()
 		tap := readTap{c, &all}
 		h := make([]byte, 5)
 		if _, err := io.ReadFull(tap, h); err == nil {
 			io.ReadFull(tap, make([]byte, int(h[3])<<8|int(h[4])))
 			answer(tap)
 		}
-		got <- all.Bytes()
 	}()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	return port, got
@@ -392,8 +401,11 @@ func fakeHost(t *testing.T, answer func(c net.Conn)) (string, <-chan []byte) {
 // retryRequest is a bare HelloRetryRequest record: TLS 1.2's version,
 // the retry random, no session id, TLS_AES_128_GCM_SHA256, no
 // extensions (the proxy reads no more).
-func retryRequest() []byte {
-	body := append([]byte{0x03, 0x03}, hrrRandom...)
+func retryRequest() []byte { return serverHelloRecord(hrrRandom) }
+
+// serverHelloRecord is a bare ServerHello record with random.
+func serverHelloRecord(random []byte) []byte {
+	body := append([]byte{0x03, 0x03}, random...)
 	body = append(body, 0, 0x13, 0x01, 0, 0, 0)
 	msg := append([]byte{typeServerHello, 0, 0, byte(len(body))}, body...)
 	return append([]byte{recordHandshake, 3, 3, 0, byte(len(msg))}, msg...)
@@ -438,7 +450,9 @@ func TestAttackServerAnswer(t *testing.T) {
 		}, "", "timeout"},
 		{"a second HelloRetryRequest", func(c net.Conn) {
 			c.Write(retryRequest())
-			readUntil(t, c, []byte("allowed.test"))
+			if _, err := scan(c, []byte("allowed.test")); err != nil {
+				return
+			}
 			c.Write(retryRequest())
 			io.Copy(io.Discard, c)
 		}, string(retryRequest()) + string(retryRequest()), "a second TLS HelloRetryRequest"},
@@ -513,5 +527,48 @@ func TestAttackCoalescedHellos(t *testing.T) {
 	c.Close()
 	if n := <-got; n > 0 {
 		t.Errorf("the host got %d bytes", n)
+	}
+}
+
+// TestHeldUntilServerHello: what a client sends after its ClientHello
+// (here in the same write) reaches the host only once the host's
+// ServerHello went back, and then in full.
+func TestHeldUntilServerHello(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	early := make(chan int, 1)
+	port, got := fakeHost(t, func(c net.Conn) {
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		n, _ := c.Read(make([]byte, 100))
+		early <- n
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.Write(serverHelloRecord(bytes.Repeat([]byte{7}, 32)))
+		scan(c, []byte("after the hello"))
+	})
+	first := firstHello(t)
+	c, status := connect(t, f, "allowed.test:"+port)
+	if !strings.Contains(status, " 200 ") {
+		t.Fatalf("CONNECT: %s", status)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write(append(append([]byte(nil), first...), "after the hello"...))
+	if n := <-early; n > 0 {
+		t.Errorf("the host got %d bytes before its ServerHello", n)
+	}
+	select {
+	case b := <-got:
+		if string(b) != string(first)+"after the hello" {
+			t.Errorf("the host got %d bytes, want %d", len(b), len(first)+15)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host is still reading")
+	}
+	back, _ := io.ReadAll(c)
+	c.Close()
+	if !bytes.Equal(back, serverHelloRecord(bytes.Repeat([]byte{7}, 32))) {
+		t.Errorf("the client got % x", back)
+	}
+	r := f.record(t, "allowed.test", "connected")
+	if r.BytesOut != int64(len(first)+15) || r.BytesIn != int64(len(back)) {
+		t.Errorf("record %+v", r)
 	}
 }
