@@ -5,9 +5,13 @@
 // writing one audit record per connection.
 //
 // It does not terminate TLS, cache or rewrite bodies; it authenticates
-// clients only by the per-command token of a shared proxy. It reads the TLS ClientHello of a tunnel only to compare its
-// server name (SNI) with the CONNECT host, then passes the bytes on
-// unchanged. It speaks no SOCKS.
+// clients only by the per-command token of a shared proxy. It reads a
+// tunnel's TLS ClientHello only to compare its server name (SNI) with the
+// CONNECT host, then the host's answer up to its ServerHello: after a TLS
+// 1.3 HelloRetryRequest the client's second ClientHello is judged the
+// same way. The bytes pass on unchanged; the client's wait, unread, until
+// the host's ServerHello is known, and anything but a ServerHello (or a
+// first retry request) ends the tunnel. It speaks no SOCKS.
 //
 // The proxy resolves names itself (LookupNetIP, a hook tests set) and
 // connects to the address it checked, so a name cannot resolve to one
@@ -23,7 +27,8 @@
 // an answer at once.
 //
 // Bounds: a request's header must arrive within 30 s, a tunnel's
-// ClientHello within 30 s, and a connection idle between requests is
+// ClientHello within 30 s (the host's ServerHello, and a second
+// ClientHello, within 30 s each; 64 KiB each at most), and a connection idle between requests is
 // closed after 2 minutes; past 1024 open connections (a tunnel counts
 // twice) a proxy closes new ones at once until some end.
 //
@@ -66,10 +71,11 @@
 //     (its outer name may be the host while the inner, hidden one names
 //     any site behind the same front end), GREASE ones too (Chromium:
 //     --disable-features=EncryptedClientHello).
-//   - Only a tunnel's first ClientHello is read: the second hello after
-//     a TLS 1.3 HelloRetryRequest, and the Host header inside TLS, can
-//     name another site; which one an allowed host's server (a CDN)
-//     serves then is up to that server.
+//   - Only a tunnel's plaintext ClientHellos are read (the first, and
+//     the second after a TLS 1.3 HelloRetryRequest): the Host header
+//     inside TLS, and a TLS 1.2 renegotiation's encrypted hello, can name
+//     another site; which one an allowed host's server (a CDN) serves
+//     then is up to that server.
 //   - Plain requests that switch protocols (ws://) are answered 502.
 //   - A host's approval covers every address it resolves to (after the
 //     private-address check), and a wildcard covers every subdomain.

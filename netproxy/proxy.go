@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -680,12 +681,17 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, cl *Client) {
 		finish("failed", fmt.Sprintf("guardrun: %s:%d: reading the client's first bytes: %v", j.host, j.port, err))
 		return
 	}
-	if msg := checkHello(hello, j.host, j.port); msg != "" {
-		if hello.tls {
+	// A refused ClientHello, the first or the one after a
+	// HelloRetryRequest, ends the tunnel with a TLS alert.
+	refuse := func(isTLS bool, msg string) {
+		if isTLS {
 			client.Write(tlsAlertUnrecognizedName)
 		}
 		rec.Verdict, rec.DecidedBy = "block", "policy"
 		finish("refused", msg)
+	}
+	if msg := checkHello(hello, j.host, j.port); msg != "" {
+		refuse(hello.tls, msg)
 		return
 	}
 	if _, err := up.Write(hello.raw); err != nil {
@@ -699,10 +705,81 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, cl *Client) {
 		// Bytes buffered beyond the hello are in the multi-reader.
 		rest = in
 	}
+	if hello.tls {
+		held := hello.rest
+		for retried := false; ; retried = true {
+			next, h2, err := followHandshake(up, client, rest, held, retried, &rec)
+			if err != nil {
+				finish("failed", fmt.Sprintf("guardrun: %s:%d: %v", j.host, j.port, err))
+				return
+			}
+			rest = next
+			if h2 == nil {
+				break
+			}
+			if msg := checkHello(h2, j.host, j.port); msg != "" {
+				refuse(true, msg+" (in the ClientHello after a HelloRetryRequest)")
+				return
+			}
+			if _, err := up.Write(h2.raw); err != nil {
+				finish("failed", err.Error())
+				return
+			}
+			rec.BytesOut += int64(len(h2.raw))
+			held = h2.rest
+		}
+	}
 	out, back := pipe(up, client, rest)
 	rec.BytesOut += out
-	rec.BytesIn = back
+	rec.BytesIn += back
 	finish("connected", "")
+}
+
+// followHandshake passes a TLS tunnel's handshake on until the host's
+// ServerHello, once a ClientHello went to the host: the host's answer
+// goes to the client as it comes; the client's next bytes (held, then
+// src) wait, unread, so that nothing reaches the host before the answer
+// is known. A ServerHello
+// ends the watch: it returns the reader to copy the client from. A
+// HelloRetryRequest asks the client for a second ClientHello, which is
+// returned (h2) for the caller to judge and send, with the reader of
+// the bytes past it. Anything else (not TLS, an alert, a
+// HelloRetryRequest after one (retried), no answer within peekTimeout)
+// is an error: the tunnel ends.
+func followHandshake(up, client net.Conn, src io.Reader, held []byte, retried bool, rec *Record) (next io.Reader, h2 *hello, err error) {
+	up.SetReadDeadline(time.Now().Add(peekTimeout))
+	a, err := readServerHello(up)
+	up.SetReadDeadline(time.Time{})
+	if a != nil {
+		n, werr := client.Write(a.raw)
+		rec.BytesIn += int64(n)
+		if err == nil {
+			err = werr
+		}
+	}
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case a.alert:
+		return nil, nil, fmt.Errorf("the host ended the TLS handshake with alert %d", a.desc)
+	}
+	next = src
+	if len(held) > 0 {
+		next = io.MultiReader(bytes.NewReader(held), src)
+	}
+	if !a.retry {
+		return next, nil, nil
+	}
+	if retried {
+		return nil, nil, errors.New("a second TLS HelloRetryRequest")
+	}
+	client.SetReadDeadline(time.Now().Add(peekTimeout))
+	h2, err = readHello(&records{r: next}, true)
+	client.SetReadDeadline(time.Time{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the ClientHello after a HelloRetryRequest: %v", err)
+	}
+	return next, h2, nil
 }
 
 // pipe copies in both directions until both are done: command to host
