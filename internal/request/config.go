@@ -264,7 +264,7 @@ func (r *resolver) readFile(path string) ([]byte, error) {
 	if f, ok := r.read[path]; ok {
 		return f.data, f.err
 	}
-	data, err := ReadRegular(path)
+	data, err := ReadProject(path)
 	r.read[path] = readFile{data, err}
 	return data, err
 }
@@ -280,6 +280,21 @@ func (r *resolver) readFile(path string) ([]byte, error) {
 // <(...)`.)
 func ReadRegular(path string) ([]byte, error) {
 	f, _, err := regfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	return rules.ReadOpened(f)
+}
+
+// ReadProject is ReadRegular of a project file, which must not be a
+// symbolic link either: guardrun reads and parses it before it knows
+// whether it is trusted, and a link a command left there could send
+// guardrun, unsandboxed, to a file the command cannot read (a
+// credentials file), whose first bytes would come back quoted in the
+// parse error the agent is shown.
+func ReadProject(path string) ([]byte, error) {
+	f, _, err := regfile.OpenNoFollow(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
