@@ -1,0 +1,71 @@
+package sockdir
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestAttackTempDirLinks: $TMPDIR (or $XDG_RUNTIME_DIR) inside the
+// workspace, a directory a sandboxed command can replace with a link
+// between two commands (`export TMPDIR := $(CURDIR)/t` in a Makefile
+// run with SHELL=guardrun). The next guardrun must not make its sockets,
+// or the next command's own $TMPDIR, where the link points: /tmp
+// instead. A directory this user cannot write is /tmp too.
+func TestAttackTempDirLinks(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("macOS's own $TMPDIR is reached through a link")
+	}
+	work := t.TempDir()
+	real := filepath.Join(work, "t")
+	elsewhere := filepath.Join(work, "elsewhere")
+	for _, d := range []string{real, elsewhere, filepath.Join(elsewhere, "t")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(work, "link")
+	if err := os.Symlink(elsewhere, link); err != nil {
+		t.Fatal(err)
+	}
+	readonly := filepath.Join(work, "ro")
+	if err := os.Mkdir(readonly, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct{ name, tmp, want string }{
+		{"a directory", real, real},
+		{"a directory, trailing slash", real + "/", real + "/"},
+		{"a link to a directory", link, "/tmp"},
+		{"a path through a linked directory", filepath.Join(link, "t"), "/tmp"},
+		{"/proc/self/cwd (the working directory)", "/proc/self/cwd", "/tmp"},
+		{"/proc/self/root/tmp", "/proc/self/root/tmp", "/tmp"},
+		{"a path longer than PATH_MAX", "/" + strings.Repeat("x/", 3000), "/tmp"},
+		// What the kernel reaches: t is no link.
+		{"a path with ..", real + "/../t", real + "/../t"},
+	}
+	if os.Geteuid() != 0 {
+		rows = append(rows, struct{ name, tmp, want string }{"a directory this user cannot write", readonly, "/tmp"})
+	}
+	for _, r := range rows {
+		t.Setenv("TMPDIR", r.tmp)
+		if got := TempDir(); got != r.want {
+			t.Errorf("TMPDIR=%.60s (%s): TempDir() = %q, want %q", r.tmp, r.name, got, r.want)
+		}
+		t.Setenv("TMPDIR", "/tmp")
+		xdg := func(k string) string {
+			if k == "XDG_RUNTIME_DIR" {
+				return r.tmp
+			}
+			return ""
+		}
+		want := r.want
+		if want == "/tmp" {
+			want = TempDir()
+		}
+		if got := Base(xdg); got != want {
+			t.Errorf("XDG_RUNTIME_DIR=%.60s (%s): Base() = %q, want %q", r.tmp, r.name, got, want)
+		}
+	}
+}
