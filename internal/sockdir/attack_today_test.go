@@ -69,3 +69,51 @@ func TestAttackTempDirLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackTempDirShared: a $TMPDIR (or $XDG_RUNTIME_DIR) another user
+// can rename in: theirs, or writable by group or others without the
+// sticky bit. They could move guardrun's socket directory aside and put
+// their own in its place, and the clients of `guardrun serve` would send
+// them commands and environments: /tmp instead. A sticky directory
+// (/tmp itself, /var/tmp) and this user's own 0700 one are used.
+func TestAttackTempDirShared(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("macOS's own $TMPDIR is reached through a link")
+	}
+	root := t.TempDir()
+	mk := func(name string, mode os.FileMode) string {
+		t.Helper()
+		d := filepath.Join(root, name)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, mode); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	rows := []struct{ name, dir, want string }{
+		{"this user's 0700", mk("own", 0o700), ""},
+		{"this user's, sticky and world-writable", mk("sticky", 0o777|os.ModeSticky), ""},
+		{"world-writable, not sticky", mk("world", 0o777), "/tmp"},
+		{"group-writable, not sticky", mk("group", 0o770), "/tmp"},
+		{"/var/tmp", "/var/tmp", ""},
+	}
+	if os.Geteuid() == 0 {
+		other := mk("other", 0o755)
+		if err := os.Chown(other, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, struct{ name, dir, want string }{"another user's, writable by this one (root)", other, "/tmp"})
+	}
+	for _, r := range rows {
+		want := r.want
+		if want == "" {
+			want = r.dir
+		}
+		t.Setenv("TMPDIR", r.dir)
+		if got := TempDir(); got != want {
+			t.Errorf("TMPDIR %s: TempDir() = %q, want %q", r.name, got, want)
+		}
+	}
+}

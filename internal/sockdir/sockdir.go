@@ -46,7 +46,9 @@ func TempDir() string {
 }
 
 // isDir reports whether d is an absolute path to a directory this user
-// can make files in, reached through no symbolic link (on Linux). A
+// can make files in, and that only this user (or root) can rename in
+// (this user's or root's; writable by no one else, or sticky), reached
+// through no symbolic link (on Linux). A
 // $TMPDIR inside the workspace (`export TMPDIR := $(CURDIR)/t`) is one a
 // sandboxed command can replace with a link between two commands: the
 // next guardrun would make its sockets and the next command's own
@@ -59,6 +61,15 @@ func isDir(d string) bool {
 	}
 	fi, err := os.Stat(d)
 	if err != nil || !fi.IsDir() || syscall.Access(d, 0o3) != nil { // W_OK|X_OK
+		return false
+	}
+	// Another user who owns it, or may rename what is in it (writable
+	// by group or others, without the sticky bit), could move guardrun's
+	// socket directory aside and put one of theirs in its place: the
+	// clients of `guardrun serve` would send them their commands and
+	// environments.
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Geteuid() && st.Uid != 0 || fi.Mode()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
 		return false
 	}
 	if runtime.GOOS == "linux" {
