@@ -3,9 +3,9 @@
 // (`guardrun serve`) and the network proxy's.
 //
 // A directory is made under $XDG_RUNTIME_DIR when that is an absolute
-// path to a directory this user can write, reached through no symbolic
-// link (Linux), else under the temporary directory when that is one
-// (else /tmp), and under
+// path to a directory this user can write and no other user can rename
+// in, reached through no symbolic link (Linux), else under the
+// temporary directory when that is one (else /tmp), and under
 // /tmp when a socket in the first would not fit a sockaddr_un (a deep
 // $XDG_RUNTIME_DIR or $TMPDIR would otherwise make binding fail). It is
 // 0700 and its name is random.
