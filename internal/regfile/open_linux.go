@@ -35,7 +35,7 @@ func open(path string, nofollow bool) (*os.File, error) {
 	if err := syscall.Fstatfs(pfd, &sfs); err != nil {
 		return nil, &os.PathError{Op: "statfs", Path: path, Err: err}
 	}
-	if fs := kernelFS[int64(sfs.Type)]; fs != "" {
+	if fs := kernelFS[uint32(sfs.Type)]; fs != "" {
 		return nil, &NotRegularError{Path: path, Type: os.ModeIrregular, FS: fs}
 	}
 	// O_NONBLOCK: an open for reading of a file under another
@@ -64,7 +64,7 @@ func open(path string, nofollow bool) (*os.File, error) {
 
 // kernelFS names the file systems of the kernel's own interfaces, by
 // statfs(2) type.
-var kernelFS = map[int64]string{
+var kernelFS = map[uint32]string{
 	0x9fa0:     "proc",
 	0x62656572: "sysfs",
 	0x64626720: "debugfs",
