@@ -63,9 +63,12 @@ func PlaceholderMode(mode, uid uint32) bool {
 }
 
 // emptyDir reports whether path is a directory with nothing in it (a
-// placeholder of a missing read-only path, perhaps another run's).
+// placeholder of a missing read-only path, perhaps another run's). It
+// opens nothing but a directory, without waiting: the path lies where a
+// running command writes, and a FIFO put there since it was looked at
+// would make a plain open wait for a writer.
 func emptyDir(path string) bool {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}

@@ -38,10 +38,11 @@
 //     rules (that would fix the workspace root and every .git) but
 //     restored after the command (Ruleset.Watch, restore_linux.go):
 //     snapshot before (files; directory trees up to MaxWatchEntries and
-//     MaxWatchBytes, larger ones keep the rules, as does what would take
+//     MaxWatchBytes, names and links' targets counted as bytes too,
+//     larger ones keep the rules, as does what would take
 //     one command's snapshots past MaxWatchTotal; paths that hold more
 //     together when read, missing or grown since, refuse the command
-//     at the path that crosses it, before the next is read),
+//     at the path that crosses it, read once, before the next is read),
 //     and after the command
 //     what was changed, replaced, removed or hard-linked is put back and
 //     what was created is moved aside to NAME.guardrun-quarantine-TIME,

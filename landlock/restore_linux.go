@@ -117,6 +117,12 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 			return nil, err
 		}
 		n.link = string(buf[:k])
+		// A target counts as a file's bytes do: a directory of
+		// MaxWatchEntries links of 4 KiB each holds a MiB that no
+		// size shows.
+		if *bytesLeft -= int64(k); *bytesLeft < 0 {
+			return nil, errTooManyBytes
+		}
 	case unix.S_IFDIR:
 		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -137,13 +143,17 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 				return nil, err
 			}
 			if len(names) > *entries {
-				return nil, fmt.Errorf("more than %d entries", MaxWatchEntries)
+				return nil, errTooManyEntries
 			}
 		}
 		n.kids = map[string]*node{}
 		for _, k := range names {
 			if *entries--; *entries < 0 {
-				return nil, fmt.Errorf("more than %d entries", MaxWatchEntries)
+				return nil, errTooManyEntries
+			}
+			// So does a name.
+			if *bytesLeft -= int64(len(k)); *bytesLeft < 0 {
+				return nil, errTooManyBytes
 			}
 			c, err := readNode(fd, k, entries, bytesLeft)
 			if errors.Is(err, unix.ENOENT) {
@@ -151,6 +161,9 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 				// temporary file): not part of the tree now. (A
 				// deeper one's error is not ENOENT: see below.)
 				continue
+			}
+			if errors.Is(err, errTooManyBytes) || errors.Is(err, errTooManyEntries) {
+				return nil, err // the tree's bound, not the name's
 			}
 			if err != nil {
 				// %v: an error below the name is not the name's own;
@@ -218,8 +231,12 @@ func (n *node) equal(o *node) bool {
 	return true
 }
 
-// errTooManyBytes: readNode's byte budget is spent.
-var errTooManyBytes = errors.New("too many bytes")
+// errTooManyBytes: readNode's byte budget is spent. errTooManyEntries:
+// its entries are.
+var (
+	errTooManyBytes   = errors.New("too many bytes")
+	errTooManyEntries = fmt.Errorf("more than %d entries", MaxWatchEntries)
+)
 
 // take snapshots every watched path. A path that cannot be read whole
 // within the bounds is an error naming it: the command does not run.
@@ -248,6 +265,9 @@ func takeWithin(ws []Watch, total *int64) ([]snap, error) {
 			s, err = takeOne(w, total)
 			if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 				break
+			}
+			if errors.Is(err, errTooManyBytes) || errors.Is(err, errTooManyEntries) {
+				break // read again, it would be as large: not a change seen mid-read
 			}
 		}
 		switch {
@@ -372,17 +392,27 @@ func takeHeld(dir string, ws []Watch) (snaps []snap, release func(), err error) 
 	}, nil
 }
 
-// bytes is what the files of the tree at n hold.
+// bytes is what the tree at n holds: its files' bytes, its links'
+// targets and its names, as readNode counts them.
 func (n *node) bytes() int64 {
 	if n == nil {
 		return 0
 	}
 	size := int64(len(n.data))
-	for _, c := range n.kids {
-		size += c.bytes()
+	if n.kind == unix.S_IFLNK {
+		size += int64(len(n.link))
+	}
+	for k, c := range n.kids {
+		size += int64(len(k)) + c.bytes()
 	}
 	return size
 }
+
+// bytesError is errTooManyBytes said for the path it stopped.
+type bytesError string
+
+func (e bytesError) Error() string      { return string(e) }
+func (bytesError) Is(target error) bool { return target == errTooManyBytes }
 
 // takeOne reads the watched path w, within MaxWatchBytes and what is
 // left of total, which it then spends.
@@ -395,9 +425,9 @@ func takeOne(w Watch, total *int64) (snap, error) {
 		s.node, err = readNode(fd, name, &entries, &left)
 		switch {
 		case errors.Is(err, errTooManyBytes) && *total < MaxWatchBytes:
-			err = fmt.Errorf("the protected paths hold more than %d bytes together", MaxWatchTotal)
+			err = bytesError(fmt.Sprintf("the protected paths hold more than %d bytes together", MaxWatchTotal))
 		case errors.Is(err, errTooManyBytes):
-			err = fmt.Errorf("more than %d bytes", MaxWatchBytes)
+			err = bytesError(fmt.Sprintf("more than %d bytes", MaxWatchBytes))
 		case err == nil:
 			*total -= s.node.bytes()
 		}

@@ -487,12 +487,17 @@ func (b *builder) small(dir string) (int64, bool) {
 				return false
 			}
 			c := filepath.Join(d, e.Name())
+			// Names and links' targets count as the snapshot
+			// counts them (node.bytes).
+			if size += int64(len(e.Name())); size > MaxWatchBytes {
+				return false
+			}
 			switch {
 			case e.IsDir():
 				if !walk(c) {
 					return false
 				}
-			case e.Type().IsRegular():
+			case e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0:
 				fi, err := b.o.Lstat(c)
 				if err != nil {
 					return false
@@ -500,7 +505,6 @@ func (b *builder) small(dir string) (int64, bool) {
 				if size += fi.Size(); size > MaxWatchBytes {
 					return false
 				}
-			case e.Type()&os.ModeSymlink != 0:
 			default:
 				return false // a device, fifo or socket: not restorable
 			}

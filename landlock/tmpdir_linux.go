@@ -16,7 +16,8 @@ import (
 
 // The command's $TMPDIR is a directory of its own in guardrun's
 // temporary directory (sockdir.TempDir: $TMPDIR when it names a
-// directory, else /tmp), tmpPrefix plus a random name, beside a lock file of the
+// directory this user can write, reached through no link, else /tmp),
+// tmpPrefix plus a random name, beside a lock file of the
 // same name plus tmpLockSuffix that the guardrun which made it holds
 // locked (flock) for as long as the directory may be in use. A lock is
 // released when its holder dies, even by SIGKILL: a lock file whose lock

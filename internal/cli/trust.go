@@ -62,7 +62,7 @@ func cmdTrust(g *global, args []string, io IO) error {
 		}
 		for _, en := range list {
 			state := "trusted"
-			if data, err := request.ReadRegular(en.Path); errors.Is(err, fs.ErrNotExist) {
+			if data, err := request.ReadProject(en.Path); errors.Is(err, fs.ErrNotExist) {
 				state = "missing"
 			} else if err != nil || trust.Hash(data) != en.SHA256 {
 				state = "changed since trusted (untrusted)"
@@ -96,8 +96,8 @@ func cmdTrust(g *global, args []string, io IO) error {
 	}
 	// Size-checked before it is read, as every config file is, and
 	// opened without waiting: a command run in the project can have
-	// made it a FIFO.
-	data, err := request.ReadRegular(file)
+	// made it a FIFO, or a link (never followed: see ReadProject).
+	data, err := request.ReadProject(file)
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}

@@ -17,7 +17,15 @@
 // without waiting (O_NONBLOCK) and checked once open, and (Linux) must be
 // the inode the O_PATH look saw.
 //
+// A regular file of the kernel's interfaces (proc, sysfs, tracefs...) is
+// refused too: /proc/kmsg waits and, read by root, takes the system
+// log's messages; /proc/self/environ holds guardrun's own secrets. The
+// reopen is made without waiting as well, so that a file under another
+// process's write lease is refused rather than waited on for up to
+// lease-break-time.
+//
 // Like open(2), Open follows symbolic links: the callers' files may be
-// links by choice (a dotfiles repository). Callers that must not follow
-// one check with Lstat themselves.
+// links by choice (a dotfiles repository). OpenNoFollow refuses a last
+// component that is one, for a file a command may have put in place and
+// that guardrun reads before it trusts it (a project file).
 package regfile

@@ -13,9 +13,13 @@ import (
 type NotRegularError struct {
 	Path string
 	Type fs.FileMode
+	FS   string // for a file of the kernel's interfaces: its file system (proc, sysfs...)
 }
 
 func (e *NotRegularError) Error() string {
+	if e.FS != "" {
+		return fmt.Sprintf("%s is not a regular file (a file of the kernel's %s)", e.Path, e.FS)
+	}
 	return fmt.Sprintf("%s is not a regular file (%s)", e.Path, typeName(e.Type))
 }
 
@@ -55,7 +59,22 @@ func (e *TooLargeError) Error() string {
 // symbolic links), and returns it with its FileInfo. Anything else is a
 // *NotRegularError, and was never opened for reading.
 func Open(path string) (*os.File, fs.FileInfo, error) {
-	f, err := open(path)
+	return openFile(path, false)
+}
+
+// OpenNoFollow is Open for a path whose last component must not be a
+// symbolic link: one is a *NotRegularError too. A file a command may
+// have put in place, and that guardrun reads before it knows whether to
+// trust it (a project file), is read only as what the command could
+// write itself: a link could send guardrun, unsandboxed, to a file the
+// command cannot read (~/.aws/credentials), whose first bytes would come
+// back quoted in the parse error the agent is shown.
+func OpenNoFollow(path string) (*os.File, fs.FileInfo, error) {
+	return openFile(path, true)
+}
+
+func openFile(path string, nofollow bool) (*os.File, fs.FileInfo, error) {
+	f, err := open(path, nofollow)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +85,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, &NotRegularError{path, fi.Mode().Type()}
+		return nil, nil, &NotRegularError{Path: path, Type: fi.Mode().Type()}
 	}
 	return f, fi, nil
 }

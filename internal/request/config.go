@@ -264,7 +264,7 @@ func (r *resolver) readFile(path string) ([]byte, error) {
 	if f, ok := r.read[path]; ok {
 		return f.data, f.err
 	}
-	data, err := ReadRegular(path)
+	data, err := ReadProject(path)
 	r.read[path] = readFile{data, err}
 	return data, err
 }
@@ -280,6 +280,21 @@ func (r *resolver) readFile(path string) ([]byte, error) {
 // <(...)`.)
 func ReadRegular(path string) ([]byte, error) {
 	f, _, err := regfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	return rules.ReadOpened(f)
+}
+
+// ReadProject is ReadRegular of a project file, which must not be a
+// symbolic link either: guardrun reads and parses it before it knows
+// whether it is trusted, and a link a command left there could send
+// guardrun, unsandboxed, to a file the command cannot read (a
+// credentials file), whose first bytes would come back quoted in the
+// parse error the agent is shown.
+func ReadProject(path string) ([]byte, error) {
+	f, _, err := regfile.OpenNoFollow(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -310,6 +325,56 @@ func rwZone(res *resolver, cfg *rules.Config, path string) (*rules.Zone, bool) {
 		}
 	}
 	return nil, false
+}
+
+// linkInRW names the first link met resolving p that lies in an rw zone
+// of cfgs (its directory does), and why; "" when none does.
+func linkInRW(res *resolver, p string, cfgs ...*rules.Config) (hop, why string) {
+	for _, hop := range linkHops(p) {
+		if why := insideRW(res, filepath.Dir(hop), cfgs...); why != "" {
+			return hop, why
+		}
+	}
+	return "", ""
+}
+
+// linkHops lists the symbolic links met resolving the absolute path p,
+// each named by the real path of its directory: where it lies is where
+// it can be changed. It stops at a path that cannot be looked at (the
+// open that follows says why) and after 255 links.
+func linkHops(p string) []string {
+	var hops []string
+	cur, rest := "/", strings.Split(p, "/")
+	for len(rest) > 0 && len(hops) < 255 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return hops
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		hops = append(hops, next)
+		to, err := os.Readlink(next)
+		if err != nil {
+			return hops
+		}
+		if filepath.IsAbs(to) {
+			cur = "/"
+		}
+		rest = append(strings.Split(to, "/"), rest...)
+	}
+	return hops
 }
 
 // insideRW says which rw zone of any of cfgs holds path, or "".
@@ -398,6 +463,11 @@ func Load(g Options, e *Env) (*Loaded, error) {
 		}
 		var userWhy string
 		if e.configVar != "" {
+			// As $GUARDRUN_CONFIG: a link on the way in an rw zone
+			// could send the path outside every zone.
+			if hop, why := linkInRW(res, e.UserConfig(), ref.Cfg); why != "" {
+				return nil, fmt.Errorf("the user config %s ($%s) is reached through the link %s, %s: refusing to read it; unset %s or point it outside every rw zone", e.UserConfig(), e.configVar, hop, why, e.configVar)
+			}
 			userWhy = insideRW(res, e.UserConfig(), ref.Cfg)
 		}
 		gc := e.Getenv("GUARDRUN_CONFIG")
@@ -458,6 +528,13 @@ func (l *Loaded) fromEnv(e *Env, res *resolver, gc string, ref *rules.Config, fu
 	// in an rw zone flipped between the read and the check would
 	// otherwise have a file there trusted as if it lay outside. Outside
 	// every rw zone, nothing along the resolved path can change.
+	// A link on the way that lies in an rw zone is the command's to
+	// change: it could point the path at a file outside every zone (a
+	// looser config kept for another project, trusted in full) or at
+	// one the command cannot read, quoted in the parse error.
+	if hop, why := linkInRW(res, abs, ref, l.Cfg); why != "" {
+		return fmt.Errorf("$GUARDRUN_CONFIG (%s) is reached through the link %s, %s: refusing to read it; point $GUARDRUN_CONFIG at the file itself", gc, hop, why)
+	}
 	abs = res.resolve(abs)
 	cfg, err := loadRegular(abs, e.RulesEnv())
 	if err != nil {

@@ -243,34 +243,40 @@ func TestServedGuardrunConfigEdited(t *testing.T) {
 	wantRefused(t, "$GUARDRUN_CONFIG edited to block echo", code, stderr, rec)
 }
 
-// TestServedProjectLinkRetargeted: a .guardrun.yaml that is a link,
-// pointed at another file of the same size between two served
-// requests, is read where it leads now.
+// TestServedProjectLinkRetargeted: a .guardrun.yaml replaced, between
+// two served requests, by a link to a file of the same size is not
+// served with what the regular file said (nor with what the link leads
+// to: a project file is never read through a link, see
+// request.ReadProject); the server leaves the request to the client,
+// whose own run reports the link.
 func TestServedProjectLinkRetargeted(t *testing.T) {
 	srv, work, audit := startServer(t)
 	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
 	quiet := strings.Replace(blockEcho, "echo", "ech0", 1)
-	if err := os.WriteFile(a, []byte(quiet), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	b := filepath.Join(dir, "b.yaml")
 	if err := os.WriteFile(b, []byte(blockEcho), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	link := filepath.Join(work, ".guardrun.yaml")
-	if err := os.Symlink(a, link); err != nil {
+	if err := os.WriteFile(link, []byte(quiet), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, stderr, rec := served(t, srv, work, audit, "echo hi")
-	wantRan(t, "the project file a link to a file blocking ech0", code, stderr, rec)
+	wantRan(t, "the project file blocking ech0", code, stderr, rec)
 	if err := os.Remove(link); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(b, link); err != nil {
 		t.Fatal(err)
 	}
-	code, stderr, rec = served(t, srv, work, audit, "echo hi")
-	wantRefused(t, "the link pointed at a file blocking echo", code, stderr, rec)
+	c := dial(t, srv, work, "--approve-all", "-c", "echo hi")
+	if r := c.reply(t); r == 'R' {
+		t.Errorf("the project file replaced by a link: served (exit %d), want left to the client", c.exit(t))
+	}
+	c.c.Close()
+	if last := lastRecord(t, audit); last["time"] != rec["time"] || last["script"] != rec["script"] {
+		t.Errorf("the project file replaced by a link: audit %v, want no record after the first request's", last)
+	}
 }
 
 // TestServedModePerRequest: one request's --mode is not the next one's:
