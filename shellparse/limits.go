@@ -308,6 +308,10 @@ func (f *frame) heredocAmbiguous(r *syntax.Redirect) bool {
 		return false
 	}
 	s, e := f.offsets(r.Hdoc.Pos(), r.Hdoc.End())
+	// The parser starts the body after backslash-newlines that open it.
+	for s >= 2 && f.src[s-2:s] == "\\\n" {
+		s -= 2
+	}
 	// The body, and the line after it that ended it.
 	if nl := strings.IndexByte(f.src[e:], '\n'); nl >= 0 {
 		e += uint(nl)
@@ -319,7 +323,10 @@ func (f *frame) heredocAmbiguous(r *syntax.Redirect) bool {
 	if !quotedDelimiter(r.Word) && strings.Contains(text, "\\\n") {
 		// bash joins backslash-newline in an unquoted body before it
 		// looks for the delimiter: EO\<newline>F ends the document.
-		body, _, _ := strings.Cut(text[:strings.LastIndexByte(text, '\n')+1], "\n"+delim+"\n")
+		// The body is every line before the one that ended it (a line
+		// of the body that is the delimiter after a backslash-newline,
+		// \<newline>EOF, ends it for bash and not for the parser).
+		body := text[:strings.LastIndexByte(text, '\n')+1]
 		joined := strings.ReplaceAll(body, "\\\n", "")
 		for line := range strings.SplitSeq(joined, "\n") {
 			if r.Op == syntax.DashHdoc {

@@ -55,6 +55,21 @@ var attackCases = []attackCase{
 	{"heredoc", "", "f() { cat <<EOF\nEO\\\nF\ntouch p\nEOF\n}; f", ask, "starts with its delimiter"},
 	{"heredoc", "", "cat <<'EOF'\nEO\\\nF\nEOF", allow, "pre-approved"},
 	{"heredoc", "", "cat <<EOF\n$\\\n(touch p)\nEOF", ask, "backslash-newline"},
+	// A body line that is only a backslash joins the delimiter line
+	// after it: bash ends the document there (the parser starts the
+	// body after such a line, and read up to the last EOF). With <<-
+	// the parser ends it at the tab-indented EOF too.
+	{"heredoc", "", "cat <<EOF\n\\\nEOF\nrm -rf ~\nEOF", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <<EOF\n\\\n\\\nEOF\ntouch p\nEOF", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <<EOF\nx\n\\\nEOF\ntouch p\nEOF", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <<-EOF\n\\\n\tEOF\ntouch p\nEOF", ask, "touch p matches no rule"},
+	{"heredoc", "", "cat <<-EOF\n\t\\\n\tEOF\ntouch p\nEOF", ask, "touch p matches no rule"},
+	{"heredoc", "", "x=$(cat <<EOF\n\\\nEOF\ntouch p\nEOF\n)", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <<EOF | cat <<EOF2\nx\nEOF\n\\\nEOF2\ntouch p\nEOF2", ask, "starts with its delimiter"},
+	{"heredoc", "", "bash -c 'cat <<EOF\n\\\nEOF\ntouch p\nEOF'", ask, "starts with its delimiter"},
+	{"heredoc", "", "cat <<'EOF'\n\\\nEOF", allow, "pre-approved"},
+	{"heredoc", "", "cat <<EOF\n\\\\\nEOF", allow, "pre-approved"},
+	{"heredoc", "", "cat <<EOF\na \\\nb\nEOF", allow, "pre-approved"},
 
 	// Found by the oracle: inside double quotes, single quotes in a
 	// ${...} operand are ordinary characters, so $(...) in them runs.
