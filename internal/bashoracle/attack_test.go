@@ -156,6 +156,14 @@ var attackCases = []attackCase{
 	{"startup", "", "ENV=./x sh -c ls", ask, "assignment to ENV"},
 	{"startup", "", "BASH_ENV=./x bash -c ls", ask, "assignment to BASH_ENV"},
 	{"startup", "", "TMPDIR=. ls", ask, "assignment to TMPDIR"},
+	{"startup", "", "bash --debugger -c ls", ask, "--debugger"},
+	{"startup", "", "bash --debug -c ls", allow, "pre-approved"},
+	{"startup", "", "bash --norc --noprofile -c ls", allow, "pre-approved"},
+	{"startup", "", "bash -cs ls <<< 'touch p'", allow, "pre-approved"},
+	{"startup", "", "bash -c ls -s <<< 'touch p'", allow, "pre-approved"},
+	{"startup", "", "bash -s <<< 'touch p'", ask, "touch"},
+	{"startup", "", "bash -c '${0} p' touch", ask, "run time"},
+	{"startup", "", `bash -c '"${BASH_ARGV[0]}" p' x touch`, ask, "run time"},
 
 	// sh may be dash: the POSIX reading, never a bash fallback.
 	{"dialect", "", "sh -c $'echo $\\'\\\\\\'\\nrm -rf ~\\necho \\''", block, "does not parse"},
