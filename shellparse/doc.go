@@ -44,7 +44,9 @@
 //   - ask: a carriage return anywhere (bash reads it as part of a word,
 //     the parser as a blank); a backslash-newline after $, < or > or
 //     splitting an operator (bash removes it first: "$\<newline>(cmd)"
-//     runs cmd); a here-document with a line that starts with its
+//     runs cmd); a comment that ends in a backslash (bash ends the
+//     comment at the newline, the parser joins the next line to the
+//     command: ls # \<newline>rm x); a here-document with a line that starts with its
 //     delimiter and goes on with something else (bash ends a
 //     here-document at EOF) inside $(...)).
 //   - block: a NUL byte; bytes that are not UTF-8 (the parser refuses

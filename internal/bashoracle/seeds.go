@@ -75,6 +75,8 @@ var Seeds = []string{
 	// Found while attacking the analysis with the oracle.
 	"cat <<EOF\nEO\\\nF\ntouch p\nEOF",
 	"cat <<EOF\n\\\nEOF\ntouch p\nEOF",
+	"ls # \\\ntouch p",
+	"ls;#\\\ntouch p",
 	"cat <<EOF\nx\n\\\nEOF\ntouch p\nEOF",
 	"echo \"${x:-'$(touch p)'}\"",
 	"echo \"${x:-$'$(touch p)'}\"",
