@@ -92,7 +92,7 @@
 // parser added after this package was written.
 //
 // Each command and redirection carries the working directory it runs in
-// (Command.Dir, FileOp.Dir: the cd, pushd and popd before it, scoped to
+// (Command.Dir, FileOp.Dir: the cd, pushd and popd before it and env -C, scoped to
 // subshells, pipelines and && chains; Unknown after a cd to a run-time
 // value) and the descriptors the script bound for it (Command.Fds,
 // FileOp.Bound for /dev/stdout, /dev/fd/N, /proc/self/fd/N). Both are
