@@ -670,6 +670,20 @@ var policyAttacks = []struct {
 	{"cat <<-EOF\n\\\n\tEOF\ntouch MARK21\nEOF", Ask},
 	{"x=$(cat <<EOF\n\\\nEOF\ntouch MARK22\nEOF\n)", Ask},
 	{"cat <<EOF | cat <<EOF2\n\\\nEOF\ntouch MARK23\nEOF\n\\\nEOF2\ntouch MARK24\nEOF2", Ask},
+	{"bash <<EOF\necho \\$(touch M1)\nEOF", Ask},
+	{"bash <<EOF\necho \\`touch M2\\`\nEOF", Ask},
+	{"bash <<EOF\nls # \\\\\ntouch M3\nEOF", Ask},
+	{"bash <<EOF\nl\\\ns; echo \\\\\ntouch M4\nEOF", Allow},
+	{"bash <<'EOF'\nls\nEOF", Allow},
+	{"bash <<< \"echo \\$(touch M5)\"", Ask},
+	{"bash <<< 'ls # \\\ntouch M6'", Ask},
+	{"bash -c \"echo \\$(touch M7)\"", Ask},
+	{"bash -c \"\\\ntouch M8\"", Ask},
+	{"sh <<EOF\nls \\\\\n; touch M9\nEOF", Ask},
+	{"bash <<EOF\ncat <<X\n\\\\\\\\\nX\ntouch M10\nX\nEOF", Ask},
+	{"bash <<EOF\necho \"\\$(touch M11)\"\nEOF", Ask},
+	{"bash <<EOF\necho \\\\$(echo)(touch M12)\nEOF", Ask},
+	{"bash <<-EOF\n\techo \\$(touch M13)\n\tEOF", Ask},
 }
 
 func TestPolicyAttacks(t *testing.T) {
