@@ -13,8 +13,10 @@ import (
 // pagers and helpers they start (less's LESSKEYIN, gpg's GNUPGHOME),
 // descriptors and devices, protected names in other spellings (.GIT,
 // .git/modules/NAME/config, a file named .git), denied names in other
-// cases, builtins and shell variables, and the legitimate commands that
-// must keep running without a question.
+// cases, env -C, builtins and shell variables, nested shells and their
+// options, here-documents and comments that end in a backslash (bash and
+// the parser once read them differently), and the legitimate commands
+// that must keep running without a question.
 var policyAttacks = []struct {
 	script string
 	want   Verdict
@@ -684,6 +686,24 @@ var policyAttacks = []struct {
 	{"bash <<EOF\necho \"\\$(touch M11)\"\nEOF", Ask},
 	{"bash <<EOF\necho \\\\$(echo)(touch M12)\nEOF", Ask},
 	{"bash <<-EOF\n\techo \\$(touch M13)\n\tEOF", Ask},
+	{"git diff --output=.git/hooks/pre-commit", Ask},
+	{"git log --output=.GIT/hooks/post-checkout", Ask},
+	{"git show --output=sub/.git", Ask},
+	{"git diff --output=.git/modules/m/config", Ask},
+	{"grep -r x . > .Git/config", Ask},
+	{"rg x > .gitmodules", Ask},
+	{"cat x > .GITMODULES", Ask},
+	{"echo x > .VSCode/settings.json", Ask},
+	{"echo x > .Claude/settings.json", Ask},
+	{"echo x > .claude/settings.json", Ask},
+	{"echo x > .mcp.JSON", Ask},
+	{"echo x > .Envrc", Ask},
+	{"echo x > sub/.GIT/HOOKS/pre-push", Ask},
+	{"echo x > src/.github/x", Allow},
+	{"echo x > notes/config", Allow},
+	{"echo x > .gitconfig", Allow},
+	{"echo x > .git/info/exclude", Allow},
+	{"echo x > .git/description", Allow},
 }
 
 func TestPolicyAttacks(t *testing.T) {
