@@ -726,6 +726,15 @@ var policyAttacks = []struct {
 	{"echo ${#} ${?} ${-}", Allow},
 	{": ${x?$(touch M11)}", Ask},
 	{"echo ${x:?`touch M12`}", Ask},
+	{"case x in #x) ls;; esac\nx) touch M1;; esac", Ask},
+	{"case x in\n#x) ls ;;\nx) touch M2 ;;\nesac", Ask},
+	{"echo a #b c; touch M3", Allow},
+	{"echo a\\ #b; touch M4", Ask},
+	{"echo ${x#y} #; touch M5", Allow},
+	{"echo $((1#1)) ; ls", Allow},
+	{"echo $(( 2#101 )) #$(touch M6)", Allow},
+	{"[[ x == #x ]] ; touch M7", Block},
+	{"ls \\#; touch M8", Ask},
 }
 
 func TestPolicyAttacks(t *testing.T) {
