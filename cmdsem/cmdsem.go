@@ -231,6 +231,7 @@ var commonEnv = map[string]string{
 	"LESSOPEN":        "makes less run a program on each file",
 	"LESSCLOSE":       "makes less run a program on each file",
 	"LESS":            "passes options to a pager the command starts",
+	"GNUPGHOME":       "moves where gpg, which git runs to check signatures, reads its configuration, which can name programs it runs",
 	"MANPAGER":        "names a program the command may start",
 	"HOME":            "moves where the program reads its configuration",
 	"XDG_CONFIG_HOME": "moves where the program reads its configuration",
@@ -241,6 +242,12 @@ var commonEnv = map[string]string{
 func (s *spec) envWhy(name string) string {
 	if why, ok := commonEnv[name]; ok {
 		return why
+	}
+	// less, the pager git and man start, reads its key bindings (with
+	// an #env section that can set LESSOPEN), history and metacharacter
+	// quoting from more LESS* variables than the two above.
+	if strings.HasPrefix(name, "LESS") {
+		return "configures the less pager the command may start, which can run programs"
 	}
 	for _, e := range s.env {
 		if p, ok := strings.CutSuffix(e, "*"); ok && strings.HasPrefix(name, p) || e == name {

@@ -658,21 +658,50 @@ func (e *Engine) zoneFor(path string) *resolvedZone {
 }
 
 // denied reports whether a resolved path is, or is inside, a denied path,
-// or has a component with a denied name.
+// or has a component with a denied name. Names are compared ignoring
+// case: on a case-insensitive file system (macOS, Windows shares) .ENV
+// opens .env.
 func (e *Engine) denied(path string) bool {
 	for _, d := range e.deny {
-		if Within(path, d) {
+		if withinFold(path, d) {
 			return true
 		}
 	}
 	if len(e.names) > 0 {
 		for _, c := range strings.Split(path, "/") {
-			if contains(e.names, c) {
+			if slices.ContainsFunc(e.names, func(n string) bool { return strings.EqualFold(n, c) }) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// withinFold is Within with each path component compared ignoring case
+// (Unicode simple folding, as case-insensitive file systems do: the
+// Kelvin sign folds to k).
+func withinFold(path, root string) bool {
+	if Within(path, root) {
+		return true
+	}
+	if root == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	if ascii(path) && ascii(root) {
+		// Folding keeps ASCII lengths: no need to split.
+		return len(path) >= len(root) && strings.EqualFold(path[:len(root)], root) && (len(path) == len(root) || path[len(root)] == '/')
+	}
+	p, r := strings.Split(path, "/"), strings.Split(root, "/")
+	return len(p) >= len(r) && slices.EqualFunc(p[:len(r)], r, strings.EqualFold)
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // alwaysFine are redirection targets that never touch a file.
@@ -809,10 +838,11 @@ func (e *Engine) file(op Op, path, cwd string, sandboxed bool) Part {
 
 // protected returns the protected name or path that the resolved or
 // lexical path is, or lies inside, below the zone root; "" if none. A name
-// matches at any depth: .git/config matches /w/sub/.git/config/x.
+// matches at any depth: .git/config matches /w/sub/.git/config/x, and
+// ignoring case, as on a case-insensitive file system: .GIT/Config.
 func (e *Engine) protected(resolved, lexical, root string) string {
 	for _, p := range e.protectPaths {
-		if Within(resolved, p) || Within(lexical, p) {
+		if withinFold(resolved, p) || withinFold(lexical, p) {
 			return p
 		}
 	}
@@ -823,9 +853,39 @@ func (e *Engine) protected(resolved, lexical, root string) string {
 		rel := strings.Split(strings.TrimPrefix(path[len(root):], "/"), "/")
 		for _, n := range e.protect {
 			for i := 0; i+len(n) <= len(rel); i++ {
-				if slices.Equal(rel[i:i+len(n)], n) {
+				if slices.EqualFunc(rel[i:i+len(n)], n, strings.EqualFold) {
 					return strings.Join(n, "/")
 				}
+			}
+		}
+		if what := gitCode(rel); what != "" {
+			return what
+		}
+	}
+	return ""
+}
+
+// gitDirCode are the names in a git directory that make git run programs
+// or take them from elsewhere (as sandbox.derive protects them).
+var gitDirCode = []string{"config", "config.worktree", "hooks", "commondir"}
+
+// gitCode returns what a path (its components below a zone root) is
+// when it holds code git runs, beyond the fixed names: a file named .git
+// (a gitfile sends git to another directory's config and hooks), and the
+// config and hooks of the git directories inside a .git directory
+// (.git/modules/NAME/config of a submodule, which git status runs in,
+// .git/worktrees/NAME/commondir); "" otherwise.
+func gitCode(rel []string) string {
+	if n := len(rel); n > 0 && strings.EqualFold(rel[n-1], ".git") {
+		return ".git"
+	}
+	for i, c := range rel {
+		if !strings.EqualFold(c, ".git") {
+			continue
+		}
+		for _, d := range rel[i+1:] {
+			if slices.ContainsFunc(gitDirCode, func(n string) bool { return strings.EqualFold(n, d) }) {
+				return ".git/.../" + d
 			}
 		}
 	}

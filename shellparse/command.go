@@ -585,10 +585,16 @@ var envSpec = optSpec{arg: "uCSaP", flags: "0iv", dash: dashOption,
 
 func envCmd(f *frame, c call) bool {
 	i := 1
+	var chdir *wval
 	for rounds := 0; ; rounds++ {
 		opts, next := f.scan(c, i, &envSpec, "env")
 		if infoOnly(opts) || has(opts, "list-signal-handling") {
 			return false
+		}
+		for _, o := range opts {
+			if (o.name == "C" || o.name == "chdir") && o.hasVal {
+				chdir = &o.val
+			}
 		}
 		i = next
 		last := len(opts) - 1
@@ -610,6 +616,18 @@ func envCmd(f *frame, c call) bool {
 		i = o.idx
 	}
 	assigns, i := f.envAssigns(c, i)
+	if chdir != nil {
+		// env -C DIR runs the command in DIR (or not at all): its
+		// relative paths lead there, and the shell stays where it was.
+		g := *f
+		g.sc = f.sc.subshell()
+		if chdir.Static() {
+			g.sc.dir.steps = append(g.sc.dir.steps, DirStep{Path: chdir.Value, Certain: true})
+		} else {
+			g.sc.dir.setUnknown("env --chdir " + chdir.Source + ", known only at run time")
+		}
+		return g.wrap(c, i, "env", assigns)
+	}
 	return f.wrap(c, i, "env", assigns)
 }
 

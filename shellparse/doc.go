@@ -44,7 +44,9 @@
 //   - ask: a carriage return anywhere (bash reads it as part of a word,
 //     the parser as a blank); a backslash-newline after $, < or > or
 //     splitting an operator (bash removes it first: "$\<newline>(cmd)"
-//     runs cmd); a here-document with a line that starts with its
+//     runs cmd); a comment that ends in a backslash (bash ends the
+//     comment at the newline, the parser joins the next line to the
+//     command: ls # \<newline>rm x); a here-document with a line that starts with its
 //     delimiter and goes on with something else (bash ends a
 //     here-document at EOF) inside $(...)).
 //   - block: a NUL byte; bytes that are not UTF-8 (the parser refuses
@@ -79,7 +81,7 @@
 // unset, and namerefs; shell options that change how the rest is read or
 // run (set -k, set -o keyword/posix/functrace/history, shopt -s
 // expand_aliases/extdebug/compat*, enable, and nested shells started with
-// -i, -l, --login, -k, --posix, -o or -O of those); text shaped like an
+// -i, -l, --login, -k, --posix, --debugger, -o or -O of those); text shaped like an
 // array subscript that holds $(, `, $[ or another subscript, anywhere
 // (bash runs it when the text reaches an arithmetic or -v context, also
 // after it was stored in a variable); export -f, enable -f, hash -p,
@@ -90,7 +92,7 @@
 // parser added after this package was written.
 //
 // Each command and redirection carries the working directory it runs in
-// (Command.Dir, FileOp.Dir: the cd, pushd and popd before it, scoped to
+// (Command.Dir, FileOp.Dir: the cd, pushd and popd before it and env -C, scoped to
 // subshells, pipelines and && chains; Unknown after a cd to a run-time
 // value) and the descriptors the script bound for it (Command.Fds,
 // FileOp.Bound for /dev/stdout, /dev/fd/N, /proc/self/fd/N). Both are

@@ -154,7 +154,33 @@ func inputCheck(src string) (Severity, string, int) {
 	if i := riskyContinuation(src); i >= 0 {
 		return Ask, "a backslash-newline joins an operator or $ construct, which bash reads differently from guardrun's parser", i
 	}
+	if i := commentContinuation(src); i >= 0 {
+		return Ask, "a comment ends in a backslash, which bash leaves in the comment and guardrun's parser reads as joining the next line to the command", i
+	}
 	return "", "", -1
+}
+
+// commentContinuation returns the offset of a backslash-newline on a line
+// where a word starts with #, or -1. For bash a comment runs to the end
+// of its line and a backslash in it is text: ls # \<newline>rm x runs
+// rm. The parser takes the backslash for a continuation and reads rm x
+// as arguments of ls. Quoting is not looked at, so "a #b" \<newline>
+// asks too.
+func commentContinuation(src string) int {
+	for off := 0; ; {
+		j := strings.Index(src[off:], "\\\n")
+		if j < 0 {
+			return -1
+		}
+		i := off + j
+		off = i + 2
+		start := strings.LastIndexByte(src[:i], '\n') + 1
+		for k := start; k < i; k++ {
+			if src[k] == '#' && (k == start || isBlankOrOp(src[k-1])) {
+				return i
+			}
+		}
+	}
 }
 
 // riskyContinuation returns the offset of a backslash-newline that sits
@@ -308,6 +334,10 @@ func (f *frame) heredocAmbiguous(r *syntax.Redirect) bool {
 		return false
 	}
 	s, e := f.offsets(r.Hdoc.Pos(), r.Hdoc.End())
+	// The parser starts the body after backslash-newlines that open it.
+	for s >= 2 && f.src[s-2:s] == "\\\n" {
+		s -= 2
+	}
 	// The body, and the line after it that ended it.
 	if nl := strings.IndexByte(f.src[e:], '\n'); nl >= 0 {
 		e += uint(nl)
@@ -319,7 +349,10 @@ func (f *frame) heredocAmbiguous(r *syntax.Redirect) bool {
 	if !quotedDelimiter(r.Word) && strings.Contains(text, "\\\n") {
 		// bash joins backslash-newline in an unquoted body before it
 		// looks for the delimiter: EO\<newline>F ends the document.
-		body, _, _ := strings.Cut(text[:strings.LastIndexByte(text, '\n')+1], "\n"+delim+"\n")
+		// The body is every line before the one that ended it (a line
+		// of the body that is the delimiter after a backslash-newline,
+		// \<newline>EOF, ends it for bash and not for the parser).
+		body := text[:strings.LastIndexByte(text, '\n')+1]
 		joined := strings.ReplaceAll(body, "\\\n", "")
 		for line := range strings.SplitSeq(joined, "\n") {
 			if r.Op == syntax.DashHdoc {

@@ -279,6 +279,8 @@ func (f *frame) shellOptions(c call, name string, opts []opt) {
 			f.find(Ask, name+" -k makes every NAME=value word an assignment, also after the command name", f.callText(c), c.pos)
 		case "posix":
 			f.find(Ask, name+" --posix changes how the code is read (aliases are expanded)", f.callText(c), c.pos)
+		case "debugger":
+			f.find(Ask, name+" --debugger turns on extdebug and sources the debugger's start file", f.callText(c), c.pos)
 		case "o", "O":
 			if !o.hasVal {
 				continue

@@ -31,11 +31,17 @@ var DangerousVariables = []string{
 	"MAKEFLAGS", "MAKEFILES", "npm_config_*", "NPM_CONFIG_*",
 	// Configuration that names programs to run (credential helpers).
 	"KUBECONFIG", "DOCKER_CONFIG", "AWS_CONFIG_FILE",
+	// gpg, which git log --show-signature runs, reads gpg.conf there
+	// (dirmngr-program, agent-program name programs it starts).
+	"GNUPGHOME",
 	// git runs these, or reads configuration that runs commands
 	// (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_SSH_COMMAND, GIT_DIR ...).
 	"GIT_*",
 	// Programs that other programs start on their own.
-	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE",
+	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS",
+	// less, the pager git starts: LESSOPEN runs a program, and LESSKEYIN,
+	// LESSKEY and LESSKEY_CONTENT can set LESSOPEN from a file's #env.
+	"LESS*",
 	// guardrun's own: the config, session, backend and supervisor a
 	// nested guardrun uses.
 	"GUARDRUN_*",

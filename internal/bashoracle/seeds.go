@@ -74,6 +74,10 @@ var Seeds = []string{
 	"echo {a,b}$(touch p)",
 	// Found while attacking the analysis with the oracle.
 	"cat <<EOF\nEO\\\nF\ntouch p\nEOF",
+	"cat <<EOF\n\\\nEOF\ntouch p\nEOF",
+	"ls # \\\ntouch p",
+	"ls;#\\\ntouch p",
+	"cat <<EOF\nx\n\\\nEOF\ntouch p\nEOF",
 	"echo \"${x:-'$(touch p)'}\"",
 	"echo \"${x:-$'$(touch p)'}\"",
 	"x='a['; y='$(touch p)]'; echo $(($x$y))",
