@@ -508,18 +508,40 @@ func (noPerson) Prompt(context.Context, *approval.Request) (approval.Answer, err
 // supervisor).
 type sessionKeeper interface{ KeepsSessions() bool }
 
-// commandEnv is the environment a sandboxed command starts with: the
-// caller's, with SHELL pointing at the real shell so that programs inside
-// (make, git) do not try to start guardrun within its own sandbox.
+// commandEnv is the environment a command starts with: the caller's,
+// with SHELL pointing at the real shell so that programs inside (make,
+// git) do not try to start guardrun within its own sandbox, and without
+// the variables that change what a shell runs before or instead of the
+// script guardrun analysed (shellStartupVar).
 func commandEnv(environ []string, program string) []string {
 	out := make([]string, 0, len(environ)+1)
 	for _, kv := range environ {
-		if strings.HasPrefix(kv, "SHELL=") || strings.HasPrefix(kv, ServerEnvVar+"=") {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "SHELL" || name == ServerEnvVar || shellStartupVar(name) {
 			continue
 		}
 		out = append(out, kv)
 	}
 	return append(out, "SHELL="+program)
+}
+
+// shellStartupVar reports whether a variable inherited by the shell
+// guardrun starts would make it run something other than the script
+// that was analysed, as sudo's env_reset drops them: a function exported
+// under a command's name (BASH_FUNC_ls%%), a file sourced first
+// (BASH_ENV; ENV for an interactive sh), options that change parsing or
+// scoping (SHELLOPTS, BASHOPTS: extglob, lastpipe, posix;
+// BASH_COMPAT), code run while tracing or prompting (PS4 with xtrace,
+// PROMPT_COMMAND, BASH_XTRACEFD), builtins loaded from a directory
+// (BASH_LOADABLES_PATH), word splitting (IFS) and a `cd` that searches
+// elsewhere (CDPATH). Assigned in the script itself, each of them asks.
+func shellStartupVar(name string) bool {
+	switch name {
+	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "BASH_COMPAT", "PS4",
+		"PROMPT_COMMAND", "BASH_XTRACEFD", "BASH_LOADABLES_PATH", "IFS", "CDPATH":
+		return true
+	}
+	return strings.HasPrefix(name, "BASH_FUNC_")
 }
 
 func configHint(l *Loaded) string {
