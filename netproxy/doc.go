@@ -66,6 +66,9 @@
 //     runs; the token lives in the command's environment.
 //   - Tunnels that do not start with TLS are passed through on ports
 //     other than 443 (ssh for git, for example); on 443 they are refused.
+//     A tunnel whose first byte starts a TLS handshake or alert record
+//     (0x16, 0x15: TLS servers skip warning alerts before a ClientHello)
+//     is read as TLS on every port, and must begin with a ClientHello.
 //     A tunnel to an allowed host can carry any protocol to that host.
 //   - Clients sending an Encrypted Client Hello extension are refused
 //     (its outer name may be the host while the inner, hidden one names

@@ -1,0 +1,158 @@
+package netproxy
+
+import (
+	"crypto/tls"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// namedHost is a tlsHost (see newTLSHost) that also keeps the server
+// name of every ClientHello its TLS stack parsed.
+func namedHost(t *testing.T, f *fixture, edit func(*tls.Config)) (*tlsHost, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var names []string
+	h := newTLSHost(t, f, func(c *tls.Config) {
+		edit(c)
+		c.GetConfigForClient = func(chi *tls.ClientHelloInfo) (*tls.Config, error) {
+			mu.Lock()
+			names = append(names, chi.ServerName)
+			mu.Unlock()
+			return nil, nil
+		}
+	})
+	return h, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(names)
+	}
+}
+
+// shaper is a client's connection that rewrites its first write, the
+// ClientHello's records: prefix goes first, then the hello's handshake
+// bytes in records of cut bytes (all when 0) with record version vers
+// (unchanged when nil), written a byte at a time when slow.
+type shaper struct {
+	net.Conn
+	prefix []byte
+	cut    int
+	vers   []byte
+	slow   bool
+	done   bool
+}
+
+func (s *shaper) Write(b []byte) (int, error) {
+	if s.done || len(b) < 5 || b[0] != recordHandshake {
+		return s.Conn.Write(b)
+	}
+	s.done = true
+	v := b[1:3]
+	if s.vers != nil {
+		v = s.vers
+	}
+	msg := plaintext(b)
+	out := append([]byte(nil), s.prefix...)
+	for m := msg; len(m) > 0; {
+		n := len(m)
+		if s.cut > 0 {
+			n = min(n, s.cut)
+		}
+		out = append(out, recordHandshake, v[0], v[1], byte(n>>8), byte(n))
+		out = append(out, m[:n]...)
+		m = m[n:]
+	}
+	var w io.Writer = s.Conn
+	if s.slow {
+		w = trickle{s.Conn}
+	}
+	if _, err := w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// warningAlert is a TLS warning alert record (user_canceled), which
+// Go's TLS server skips when it comes before a ClientHello.
+var warningAlert = []byte{recordAlert, 3, 1, 0, 2, 1, 90}
+
+// TestAttackTLSClientShapes: a real Go client and a real Go host (on a
+// port other than 443, where a tunnel may carry something other than
+// TLS), the client's ClientHello reshaped on its way: cut into one-byte
+// records written a byte at a time, under other record versions, or
+// after records a TLS server skips. A hello naming another site never
+// reaches the host's TLS stack, whatever comes before it; a legitimate
+// hello in any shape the proxy can read still gets its page, and the
+// audit agrees.
+func TestAttackTLSClientShapes(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	for _, tc := range []struct {
+		name string
+		sni  string
+		s    shaper
+		ok   bool // the client gets the page
+	}{
+		{"plain", "allowed.test", shaper{}, true},
+		{"one-byte records a byte at a time", "allowed.test", shaper{cut: 1, slow: true}, true},
+		{"one-byte records, another name", "other.test", shaper{cut: 1, slow: true}, false},
+		{"record version 0x0300", "allowed.test", shaper{vers: []byte{3, 0}}, true},
+		{"record version 0x0303", "allowed.test", shaper{vers: []byte{3, 3}}, true},
+		{"record version 0x0304", "allowed.test", shaper{vers: []byte{3, 4}}, true},
+		// Go's server takes any first record version below 0x1000; the
+		// proxy reads only 3.x and refuses the rest.
+		{"record version 0x0200, another name", "other.test", shaper{vers: []byte{2, 0}}, false},
+		{"record version 0x0000, another name", "other.test", shaper{vers: []byte{0, 0}}, false},
+		// Go's server skips warning alerts before the ClientHello.
+		{"warning alert first, another name", "other.test", shaper{prefix: warningAlert}, false},
+		{"warning alert with version 0x0003 first, another name", "other.test",
+			shaper{prefix: []byte{recordAlert, 0, 3, 0, 2, 1, 90}}, false},
+		{"warning alert a byte at a time, another name", "other.test", shaper{prefix: warningAlert, slow: true}, false},
+		// Not TLS to the proxy, passed on a port other than 443 (and
+		// audited connected): a TLS server refuses these before a
+		// ClientHello.
+		{"change_cipher_spec first, another name", "other.test", shaper{prefix: changeCipherSpec}, false},
+		{"application data first, another name", "other.test", shaper{prefix: []byte{recordApplicationData, 3, 3, 0, 1, 0}}, false},
+		{"empty handshake record first, another name", "other.test", shaper{prefix: []byte{recordHandshake, 3, 1, 0, 0}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.mu.Lock()
+			f.records = nil
+			f.mu.Unlock()
+			h, names := namedHost(t, f, func(*tls.Config) {})
+			c, status := connect(t, f, "allowed.test:"+h.port)
+			if !strings.Contains(status, " 200 ") {
+				t.Fatalf("CONNECT: %s", status)
+			}
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			s := tc.s
+			s.Conn = c
+			tc2 := tls.Client(&s, &tls.Config{ServerName: tc.sni, RootCAs: f.ca.Pool, InsecureSkipVerify: true})
+			body, err := io.ReadAll(tc2)
+			c.Close()
+			if got := err == nil && string(body) == "served "+tc.sni; got != tc.ok {
+				t.Errorf("read %q, %v; want the page: %v", body, err, tc.ok)
+			}
+			time.Sleep(50 * time.Millisecond)
+			for _, n := range names() {
+				if n != "allowed.test" {
+					t.Errorf("the host's TLS stack got a ClientHello for %q", n)
+				}
+			}
+			if tc.ok || tc.s.prefix != nil && tc.s.prefix[0] != recordHandshake && tc.s.prefix[0] != recordAlert {
+				f.record(t, "allowed.test", "connected")
+				return
+			}
+			f.mu.Lock()
+			for _, r := range f.records {
+				if r.Outcome == "connected" {
+					t.Errorf("audited as connected: %+v", r)
+				}
+			}
+			f.mu.Unlock()
+		})
+	}
+}
