@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"bytes"
 	"crypto/tls"
 	"io"
 	"net"
@@ -76,6 +77,52 @@ func (s *shaper) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// pacer is a relay in front of a host that passes each of the host's
+// TLS records on in a write of its own, 30 ms after the one before, as
+// a host far away whose records arrive in separate segments. It returns
+// its port.
+func pacer(t *testing.T, port string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", "127.0.0.1:"+port)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go io.Copy(up, c)
+				for {
+					h := make([]byte, 5)
+					if _, err := io.ReadFull(up, h); err != nil {
+						return
+					}
+					frag := make([]byte, int(h[3])<<8|int(h[4]))
+					if _, err := io.ReadFull(up, frag); err != nil {
+						return
+					}
+					if _, err := c.Write(append(h, frag...)); err != nil {
+						return
+					}
+					time.Sleep(30 * time.Millisecond)
+				}
+			}()
+		}
+	}()
+	_, p, _ := net.SplitHostPort(l.Addr().String())
+	return p
+}
+
 // warningAlert is a TLS warning alert record (user_canceled), which
 // Go's TLS server skips when it comes before a ClientHello.
 var warningAlert = []byte{recordAlert, 3, 1, 0, 2, 1, 90}
@@ -111,6 +158,9 @@ func TestAttackTLSClientShapes(t *testing.T) {
 		{"warning alert with version 0x0003 first, another name", "other.test",
 			shaper{prefix: []byte{recordAlert, 0, 3, 0, 2, 1, 90}}, false},
 		{"warning alert a byte at a time, another name", "other.test", shaper{prefix: warningAlert, slow: true}, false},
+		// Not TLS to the proxy, passed on a port other than 443 (and
+		// audited connected): a TLS server refuses these before a
+		// ClientHello.
 		// Not TLS to the proxy, passed on a port other than 443 (and
 		// audited connected): a TLS server refuses these before a
 		// ClientHello.
@@ -153,6 +203,84 @@ func TestAttackTLSClientShapes(t *testing.T) {
 				}
 			}
 			f.mu.Unlock()
+		})
+	}
+}
+
+// TestAttackTLSLegitimate: handshakes real clients make, through hosts
+// that answer in ways the proxy must follow: a HelloRetryRequest whose
+// records (and the change_cipher_spec after it) arrive each in a
+// segment of its own, the client's whole handshake trickled a byte at a
+// time, session resumption in TLS 1.2 and 1.3. Each gets its page; the
+// audit's byte counts are what the host read and what the client read.
+func TestAttackTLSLegitimate(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	tls12 := func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }
+	tls13 := func(c *tls.Config) { c.MinVersion = tls.VersionTLS13 }
+	for _, tc := range []struct {
+		name   string
+		edit   func(*tls.Config)
+		paced  bool // the host's records in separate segments
+		slow   bool // the client writes a byte at a time
+		resume bool // a second connection resumes the first's session
+	}{
+		{"HelloRetryRequest, paced records", forceRetry, true, false, false},
+		{"HelloRetryRequest, client trickled", forceRetry, false, true, false},
+		{"HelloRetryRequest, both", forceRetry, true, true, false},
+		{"TLS 1.2 paced records", tls12, true, false, false},
+		{"TLS 1.3 paced records", tls13, true, false, false},
+		{"TLS 1.2 resumption", tls12, false, false, true},
+		{"TLS 1.3 resumption", tls13, false, false, true},
+		{"TLS 1.3 resumption after HelloRetryRequest", forceRetry, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTLSHost(t, f, tc.edit)
+			port := h.port
+			if tc.paced {
+				port = pacer(t, port)
+			}
+			cache := tls.NewLRUClientSessionCache(4)
+			runs := 1
+			if tc.resume {
+				runs = 2
+			}
+			sent := 0
+			for i := range runs {
+				f.mu.Lock()
+				f.records = nil
+				f.mu.Unlock()
+				c, status := connect(t, f, "allowed.test:"+port)
+				if !strings.Contains(status, " 200 ") {
+					t.Fatalf("CONNECT: %s", status)
+				}
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				var seen bytes.Buffer
+				var conn net.Conn = readTap{c, &seen}
+				if tc.slow {
+					conn = trickle{conn}
+				}
+				tc2 := tls.Client(conn, &tls.Config{ServerName: "allowed.test", RootCAs: f.ca.Pool, ClientSessionCache: cache})
+				body, err := io.ReadAll(tc2)
+				if err != nil || string(body) != "served allowed.test" {
+					t.Fatalf("connection %d: read %q, %v", i, body, err)
+				}
+				if tc.resume && i == 1 && !tc2.ConnectionState().DidResume {
+					t.Errorf("the session was not resumed")
+				}
+				c.Close()
+				r := f.record(t, "allowed.test", "connected")
+				if r.BytesIn != int64(seen.Len()) {
+					t.Errorf("connection %d: audited %d bytes in, the client read %d", i, r.BytesIn, seen.Len())
+				}
+				deadline := time.Now().Add(3 * time.Second)
+				for len(h.received())-sent != int(r.BytesOut) && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if got := len(h.received()) - sent; got != int(r.BytesOut) {
+					t.Errorf("connection %d: audited %d bytes out, the host read %d", i, r.BytesOut, got)
+				}
+				sent = len(h.received())
+			}
 		})
 	}
 }

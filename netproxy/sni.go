@@ -251,12 +251,17 @@ type serverHello struct {
 
 // readServerHello reads a host's answer to a ClientHello up to the end
 // of its ServerHello (TLS 1.0 to 1.3), passing warning alerts before
-// it. Anything else is an error: the tunnel ends.
-func readServerHello(r io.Reader) (*serverHello, error) {
+// it, and after a HelloRetryRequest (retried) change_cipher_spec records
+// too: TLS 1.3 hosts send one right after the retry request, which may
+// arrive only now. Anything else is an error: the tunnel ends.
+func readServerHello(r io.Reader, retried bool) (*serverHello, error) {
 	t := &records{r: r}
 	var a serverHello
 	errAlert := errors.New("alert")
 	msg, _, err := t.handshake(typeServerHello, func(typ byte, frag []byte) error {
+		if retried && typ == recordChangeCipherSpec {
+			return nil
+		}
 		if typ != recordAlert || len(frag)%2 != 0 {
 			return fmt.Errorf("a record of type %d (%d bytes)", typ, len(frag))
 		}
