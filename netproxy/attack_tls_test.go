@@ -161,9 +161,6 @@ func TestAttackTLSClientShapes(t *testing.T) {
 		// Not TLS to the proxy, passed on a port other than 443 (and
 		// audited connected): a TLS server refuses these before a
 		// ClientHello.
-		// Not TLS to the proxy, passed on a port other than 443 (and
-		// audited connected): a TLS server refuses these before a
-		// ClientHello.
 		{"change_cipher_spec first, another name", "other.test", shaper{prefix: changeCipherSpec}, false},
 		{"application data first, another name", "other.test", shaper{prefix: []byte{recordApplicationData, 3, 3, 0, 1, 0}}, false},
 		{"empty handshake record first, another name", "other.test", shaper{prefix: []byte{recordHandshake, 3, 1, 0, 0}}, false},
