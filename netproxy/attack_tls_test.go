@@ -281,3 +281,129 @@ func TestAttackTLSLegitimate(t *testing.T) {
 		})
 	}
 }
+
+// handshakeRecord puts msg, handshake messages, in one handshake record.
+func handshakeRecord(msg []byte) []byte {
+	return append([]byte{recordHandshake, 3, 3, byte(len(msg) >> 8), byte(len(msg))}, msg...)
+}
+
+// TestAttackTLSStreams: hand-built client byte streams to a real TLS
+// 1.3 host that asks for a retry (forceRetry), around the first and
+// the second ClientHello: early data, alerts, coalesced messages, hellos
+// too long or too slow. A hello naming another site never reaches the
+// host's TLS stack; the audit says why the tunnel ended, and counts as
+// sent exactly what the host read.
+func TestAttackTLSStreams(t *testing.T) {
+	old := peekTimeout
+	peekTimeout = time.Second
+	defer func() { peekTimeout = old }()
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	p256 := []tls.CurveID{tls.CurveP256}
+	other := captureHello(t, &tls.Config{ServerName: "other.test", MinVersion: tls.VersionTLS13, CurvePreferences: p256})
+	same := captureHello(t, &tls.Config{ServerName: "allowed.test", MinVersion: tls.VersionTLS13, CurvePreferences: p256})
+	early := []byte{recordApplicationData, 3, 3, 0, 4, 1, 2, 3, 4}
+	retried := func(t *testing.T, c net.Conn, first []byte) {
+		c.Write(first)
+		readUntil(t, c, hrrRandom)
+	}
+	for _, tc := range []struct {
+		name    string
+		script  func(t *testing.T, c net.Conn, first []byte)
+		outcome string
+		reason  string
+	}{
+		{"early data before the retry, then another name", func(t *testing.T, c net.Conn, first []byte) {
+			c.Write(append(append(append([]byte(nil), first...), changeCipherSpec...), early...))
+			readUntil(t, c, hrrRandom)
+			c.Write(other)
+		}, "refused", "does not match the CONNECT host"},
+		{"change_cipher_spec, then another name a byte at a time", func(t *testing.T, c net.Conn, first []byte) {
+			retried(t, c, first)
+			c.Write(changeCipherSpec)
+			time.Sleep(50 * time.Millisecond)
+			trickle{c}.Write(other)
+		}, "refused", "does not match the CONNECT host"},
+		{"another name in one-byte records", func(t *testing.T, c net.Conn, first []byte) {
+			retried(t, c, first)
+			var b []byte
+			for _, x := range plaintext(other) {
+				b = append(b, recordHandshake, 3, 3, 0, 1, x)
+			}
+			c.Write(b)
+		}, "refused", "does not match the CONNECT host"},
+		{"a warning alert, then another name", func(t *testing.T, c net.Conn, first []byte) {
+			retried(t, c, first)
+			c.Write(append(append([]byte(nil), warningAlert...), other...))
+		}, "failed", "a record of type 21"},
+		{"the allowed name with another hello in its record", func(t *testing.T, c net.Conn, first []byte) {
+			retried(t, c, first)
+			c.Write(handshakeRecord(append(plaintext(same), plaintext(other)...)))
+		}, "failed", "more handshake bytes"},
+		{"a second hello of over 64 KiB", func(t *testing.T, c net.Conn, first []byte) {
+			retried(t, c, first)
+			c.Write(handshakeRecord([]byte{typeClientHello, 1, 0, 0}))
+			c.Write(make([]byte, 1000))
+		}, "failed", "over 64 KiB"},
+		{"a second hello record too long", func(t *testing.T, c net.Conn, first []byte) {
+			retried(t, c, first)
+			c.Write([]byte{recordHandshake, 3, 3, 0x48, 0x01})
+		}, "failed", "a TLS record of 18433 bytes"},
+		{"a second hello too slow", func(t *testing.T, c net.Conn, first []byte) {
+			retried(t, c, first)
+			for _, b := range same {
+				if _, err := c.Write([]byte{b}); err != nil {
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}, "failed", "timeout"},
+		{"a first hello too slow", func(t *testing.T, c net.Conn, first []byte) {
+			for _, b := range first {
+				if _, err := c.Write([]byte{b}); err != nil {
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}, "failed", "timeout"},
+		{"a first hello of over 64 KiB", func(t *testing.T, c net.Conn, first []byte) {
+			c.Write(handshakeRecord([]byte{typeClientHello, 1, 0, 0}))
+		}, "failed", "over 64 KiB"},
+		// Passed on: the host reads it and refuses a second hello that is
+		// not the first one retried (another random).
+		{"the allowed name after the retry", func(t *testing.T, c net.Conn, first []byte) {
+			retried(t, c, first)
+			c.Write(append(append([]byte(nil), changeCipherSpec...), same...))
+		}, "failed", "the host ended the TLS handshake with alert"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.mu.Lock()
+			f.records = nil
+			f.mu.Unlock()
+			h, names := namedHost(t, f, forceRetry)
+			first := firstHello(t)
+			c, status := connect(t, f, "allowed.test:"+h.port)
+			if !strings.Contains(status, " 200 ") {
+				t.Fatalf("CONNECT: %s", status)
+			}
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			tc.script(t, c, first)
+			io.ReadAll(c)
+			r := f.record(t, "allowed.test", tc.outcome)
+			if !strings.Contains(r.Reason, tc.reason) {
+				t.Errorf("record %+v, want %q", r, tc.reason)
+			}
+			deadline := time.Now().Add(3 * time.Second)
+			for len(h.received()) != int(r.BytesOut) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := len(h.received()); got != int(r.BytesOut) {
+				t.Errorf("audited %d bytes out, the host read %d", r.BytesOut, got)
+			}
+			for _, n := range names() {
+				if n != "allowed.test" {
+					t.Errorf("the host's TLS stack got a ClientHello for %q", n)
+				}
+			}
+		})
+	}
+}
