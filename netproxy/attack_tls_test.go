@@ -407,3 +407,124 @@ func TestAttackTLSStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackTLSHostAnswers: hosts that answer the first ClientHello in
+// ways the proxy must follow or refuse: warning alerts and a ServerHello
+// cut over records, a retry request that is not real (the host is the
+// allowed one, so it may ask; the second hello is still judged), its
+// change_cipher_spec late, a change_cipher_spec before any retry, a
+// fatal alert. The client gets exactly the host's bytes the proxy let
+// through; what it sent after its hello reaches the host only when the
+// tunnel goes on; the audit counts both ways exactly.
+func TestAttackTLSHostAnswers(t *testing.T) {
+	old := peekTimeout
+	peekTimeout = time.Second
+	defer func() { peekTimeout = old }()
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	hello := serverHelloRecord(bytes.Repeat([]byte{7}, 32))
+	other := captureHello(t, &tls.Config{ServerName: "other.test"})
+	same := captureHello(t, &tls.Config{ServerName: "allowed.test"})
+	held := []byte("held bytes")
+	fatal := []byte{recordAlert, 3, 3, 0, 2, 2, 40}
+	for _, tc := range []struct {
+		name   string
+		answer func(c net.Conn)
+		// the client's second write, after it read the host's first
+		// bytes (nil: none)
+		second  []byte
+		back    []byte // all the client gets
+		outcome string
+		reason  string
+		hostGot []byte // past the first hello
+	}{
+		{"warning alerts, a ServerHello in two records", func(c net.Conn) {
+			c.Write(append([]byte(nil), warningAlert...))
+			time.Sleep(30 * time.Millisecond)
+			c.Write(append(append([]byte(nil), warningAlert...), hello[:5+10]...))
+			time.Sleep(30 * time.Millisecond)
+			c.Write(hello[5+10:])
+			scan(c, held)
+		}, nil, nil, "connected", "", held},
+		{"a fake retry request, then another name", func(c net.Conn) {
+			c.Write(retryRequest())
+			io.Copy(io.Discard, c)
+		}, append(append([]byte(nil), changeCipherSpec...), other...), retryRequest(), "refused",
+			"does not match the CONNECT host", nil},
+		{"a fake retry request, its change_cipher_spec late", func(c net.Conn) {
+			c.Write(retryRequest())
+			time.Sleep(100 * time.Millisecond)
+			c.Write(changeCipherSpec)
+			if _, err := scan(c, []byte("allowed.test")); err != nil {
+				return
+			}
+			c.Write(hello)
+			scan(c, held)
+		}, append(append([]byte(nil), changeCipherSpec...), same...), nil, "connected", "", held},
+		{"a change_cipher_spec before any retry request", func(c net.Conn) {
+			c.Write(changeCipherSpec)
+			c.Write(hello)
+			io.Copy(io.Discard, c)
+		}, nil, nil, "failed", "a record of type 20", nil},
+		{"a fatal alert", func(c net.Conn) {
+			c.Write(fatal)
+			io.Copy(io.Discard, c)
+		}, nil, fatal, "failed", "alert 40", nil},
+		{"a ServerHello coalesced with more records", func(c net.Conn) {
+			c.Write(append(append(append([]byte(nil), hello...), changeCipherSpec...), recordApplicationData, 3, 3, 0, 1, 9))
+			scan(c, held)
+		}, nil, nil, "connected", "", held},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.mu.Lock()
+			f.records = nil
+			f.mu.Unlock()
+			port, got := fakeHost(t, tc.answer)
+			first := firstHello(t)
+			c, status := connect(t, f, "allowed.test:"+port)
+			if !strings.Contains(status, " 200 ") {
+				t.Fatalf("CONNECT: %s", status)
+			}
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			// The held bytes go after the client's last hello.
+			var back []byte
+			if tc.second == nil {
+				c.Write(append(append([]byte(nil), first...), held...))
+			} else {
+				c.Write(first)
+				back = append(back, readUntil(t, c, hrrRandom)...)
+				c.Write(append(append([]byte(nil), tc.second...), held...))
+			}
+			rest, _ := io.ReadAll(c)
+			back = append(back, rest...)
+			c.Close()
+			var b []byte
+			select {
+			case b = <-got:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the host's connection was left open")
+			}
+			r := f.record(t, "allowed.test", tc.outcome)
+			if !strings.Contains(r.Reason, tc.reason) {
+				t.Errorf("record %+v, want %q", r, tc.reason)
+			}
+			// The proxy's own alert to a refused client is not the host's.
+			fromHost := back
+			if tc.outcome == "refused" {
+				fromHost = bytes.TrimSuffix(back, tlsAlertUnrecognizedName)
+			}
+			if r.BytesOut != int64(len(b)) || r.BytesIn != int64(len(fromHost)) {
+				t.Errorf("record %+v: the host read %d bytes, the client %d", r, len(b), len(back))
+			}
+			if tc.back != nil && !bytes.Equal(fromHost, tc.back) {
+				t.Errorf("the client got % x, want % x", back, tc.back)
+			}
+			if bytes.Contains(b, []byte("other.test")) {
+				t.Errorf("the host got the hello for other.test")
+			}
+			if want := string(first) + string(tc.second) + string(tc.hostGot); tc.outcome != "connected" && string(b) != string(first) ||
+				tc.outcome == "connected" && string(b) != want {
+				t.Errorf("the host got %q", b)
+			}
+		})
+	}
+}
