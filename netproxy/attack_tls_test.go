@@ -528,3 +528,80 @@ func TestAttackTLSHostAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackTLSSecondHelloUnasked: a client sends a ClientHello for
+// another site right after the allowed one, without a retry request,
+// to real TLS 1.2 and TLS 1.3 hosts that answer with a ServerHello: the
+// proxy holds it until then, and the host's TLS stack, past its
+// ServerHello, refuses it as a hello: it never serves that name.
+func TestAttackTLSSecondHelloUnasked(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	for _, tc := range []struct {
+		name string
+		edit func(*tls.Config)
+	}{
+		{"TLS 1.2", func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }},
+		{"TLS 1.3", func(c *tls.Config) { c.MinVersion = tls.VersionTLS13 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, names := namedHost(t, f, tc.edit)
+			first := captureHello(t, &tls.Config{ServerName: "allowed.test"})
+			other := captureHello(t, &tls.Config{ServerName: "other.test"})
+			c, status := connect(t, f, "allowed.test:"+h.port)
+			if !strings.Contains(status, " 200 ") {
+				t.Fatalf("CONNECT: %s", status)
+			}
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			c.Write(append(append([]byte(nil), first...), other...))
+			back, _ := io.ReadAll(c)
+			if bytes.Contains(back, []byte("served")) {
+				t.Errorf("the client got %q", back)
+			}
+			deadline := time.Now().Add(3 * time.Second)
+			for !bytes.Contains(h.received(), []byte("other.test")) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !bytes.Contains(h.received(), []byte("other.test")) {
+				t.Errorf("the host never read the second hello (%d bytes)", len(h.received()))
+			}
+			if n := names(); len(n) != 1 || n[0] != "allowed.test" {
+				t.Errorf("the host's TLS stack parsed hellos for %q", n)
+			}
+		})
+	}
+}
+
+// TestAttackTLSNoCrossTalk: tunnels whose client bytes are held at the
+// same time, each to its own host: each host gets its own client's
+// bytes, in order, and nothing of the other's.
+func TestAttackTLSNoCrossTalk(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	const n = 8
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		secret := []byte(strings.Repeat(string(rune('a'+i)), 3000) + "|end")
+		port, got := fakeHost(t, func(c net.Conn) {
+			time.Sleep(100 * time.Millisecond)
+			c.Write(serverHelloRecord(bytes.Repeat([]byte{byte(i)}, 32)))
+			scan(c, []byte("|end"))
+		})
+		first := firstHello(t)
+		c, status := connect(t, f, "allowed.test:"+port)
+		if !strings.Contains(status, " 200 ") {
+			t.Fatalf("CONNECT: %s", status)
+		}
+		go func() {
+			defer wg.Done()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			c.Write(append(append([]byte(nil), first...), secret[:1000]...))
+			time.Sleep(20 * time.Millisecond)
+			c.Write(secret[1000:])
+			io.ReadAll(c)
+			if b := <-got; string(b) != string(first)+string(secret) {
+				t.Errorf("tunnel %d: the host got %d bytes, want %d of its own", i, len(b), len(first)+len(secret))
+			}
+		}()
+	}
+	wg.Wait()
+}
