@@ -3,8 +3,15 @@ package netproxy
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -101,7 +108,10 @@ func pacer(t *testing.T, port string) string {
 					return
 				}
 				defer up.Close()
-				go io.Copy(up, c)
+				go func() {
+					io.Copy(up, c)
+					up.(*net.TCPConn).CloseWrite()
+				}()
 				for {
 					h := make([]byte, 5)
 					if _, err := io.ReadFull(up, h); err != nil {
@@ -604,4 +614,142 @@ func TestAttackTLSNoCrossTalk(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// opensslHost is `openssl s_server -www` on loopback with the fixture's
+// certificate, taking only the groups given (P-256: a client that sends
+// an X25519 key share first is asked to retry). It returns its port, or
+// "" when openssl is missing.
+func opensslHost(t *testing.T, f *fixture, groups string) string {
+	t.Helper()
+	if _, err := exec.LookPath("openssl"); err != nil {
+		return ""
+	}
+	dir := t.TempDir()
+	key, err := x509.MarshalPKCS8PrivateKey(f.ca.Server.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chain []byte
+	for _, c := range f.ca.Server.Certificate {
+		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c})...)
+	}
+	os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key}), 0o600)
+	os.WriteFile(filepath.Join(dir, "cert.pem"), chain, 0o600)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	cmd := exec.Command("openssl", "s_server", "-quiet", "-www", "-accept", "127.0.0.1:"+port,
+		"-cert", filepath.Join(dir, "cert.pem"), "-key", filepath.Join(dir, "key.pem"), "-groups", groups)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 100; i++ {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+			c.Close()
+			return port
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("openssl s_server did not listen")
+	return ""
+}
+
+// nodeGet fetches a URL through an HTTP proxy with Node's own CONNECT
+// and tls.connect, printing the body.
+const nodeGet = `
+const http = require('http'), tls = require('tls'), fs = require('fs');
+const [proxy, host, port] = [new URL(process.env.P), process.env.H, process.env.PORT];
+http.request({host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: host + ':' + port})
+  .on('connect', (res, sock) => {
+    if (res.statusCode !== 200) { console.error(res.statusCode); process.exit(1); }
+    const s = tls.connect({socket: sock, servername: host, ca: fs.readFileSync(process.env.CA)}, () => {
+      s.write('GET / HTTP/1.1\r\nHost: ' + host + '\r\nConnection: close\r\n\r\n');
+    });
+    let out = ''; s.on('data', d => out += d); s.on('end', () => { process.stdout.write(out); });
+    s.on('error', e => { console.error(String(e)); process.exit(1); });
+  }).end();
+`
+
+// TestAttackTLSRealClients: curl, Python and Node (OpenSSL clients, each
+// with its own hello) through the proxy to Go hosts (TLS 1.2, 1.3, 1.3
+// asking for a retry, records paced) and to an OpenSSL host asking for a
+// retry: each gets its page, and the audit says connected.
+func TestAttackTLSRealClients(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	goHost := func(edit func(*tls.Config)) string {
+		ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "page for "+r.TLS.ServerName)
+		}))
+		ts.TLS = f.ca.ServerConfig()
+		edit(ts.TLS)
+		ts.StartTLS()
+		t.Cleanup(ts.Close)
+		_, p, _ := net.SplitHostPort(ts.Listener.Addr().String())
+		return p
+	}
+	type host struct {
+		name string
+		port func(t *testing.T) string // "" to skip
+		want string
+	}
+	hosts := []host{
+		{"Go TLS 1.2", func(*testing.T) string { return goHost(func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }) }, "page for allowed.test"},
+		{"Go TLS 1.3", func(*testing.T) string { return goHost(func(c *tls.Config) { c.MinVersion = tls.VersionTLS13 }) }, "page for allowed.test"},
+		{"Go retry", func(*testing.T) string { return goHost(forceRetry) }, "page for allowed.test"},
+		{"Go retry paced", func(t *testing.T) string { return pacer(t, goHost(forceRetry)) }, "page for allowed.test"},
+		// s_server serves one connection at a time: one per row.
+		{"OpenSSL retry", func(t *testing.T) string { return opensslHost(t, f, "P-256") }, "s_server"},
+		{"OpenSSL retry paced", func(t *testing.T) string {
+			if p := opensslHost(t, f, "P-256"); p != "" {
+				return pacer(t, p)
+			}
+			return ""
+		}, "s_server"},
+	}
+	proxy := f.proxyURL.String()
+	clients := map[string]func(port string) *exec.Cmd{
+		"curl": func(port string) *exec.Cmd {
+			return exec.Command("curl", "-sS", "--max-time", "10", "--cacert", f.ca.CAFile, "-x", proxy,
+				"https://allowed.test:"+port+"/")
+		},
+		"python3": func(port string) *exec.Cmd {
+			c := exec.Command("python3", "-c", "import urllib.request,sys;sys.stdout.write(urllib.request.urlopen(sys.argv[1],timeout=10).read().decode())",
+				"https://allowed.test:"+port+"/")
+			c.Env = append(os.Environ(), "HTTPS_PROXY="+proxy, "https_proxy="+proxy, "SSL_CERT_FILE="+f.ca.CAFile, "NO_PROXY=", "no_proxy=")
+			return c
+		},
+		"node": func(port string) *exec.Cmd {
+			c := exec.Command("node", "-e", nodeGet)
+			c.Env = append(os.Environ(), "P="+proxy, "H=allowed.test", "PORT="+port, "CA="+f.ca.CAFile)
+			return c
+		},
+	}
+	for cname, mk := range clients {
+		if _, err := exec.LookPath(cname); err != nil {
+			t.Logf("%s: not installed", cname)
+			continue
+		}
+		for _, h := range hosts {
+			t.Run(cname+" to "+h.name, func(t *testing.T) {
+				port := h.port(t)
+				if port == "" {
+					t.Skip("openssl is not installed")
+				}
+				f.mu.Lock()
+				f.records = nil
+				f.mu.Unlock()
+				out, err := mk(port).CombinedOutput()
+				if err != nil || !strings.Contains(string(out), h.want) {
+					f.mu.Lock()
+					t.Fatalf("%v: %s\naudit: %+v", err, out, f.records)
+				}
+				f.record(t, "allowed.test", "connected")
+			})
+		}
+	}
 }
