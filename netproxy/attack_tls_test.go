@@ -154,6 +154,9 @@ func TestAttackTLSClientShapes(t *testing.T) {
 		ok   bool // the client gets the page
 	}{
 		{"plain", "allowed.test", shaper{}, true},
+		{"upper-case name", "ALLOWED.test", shaper{}, true},
+		{"another name that ends like it", "xallowed.test", shaper{}, false},
+		{"another name that starts like it", "allowed.test.other.test", shaper{}, false},
 		{"one-byte records a byte at a time", "allowed.test", shaper{cut: 1, slow: true}, true},
 		{"one-byte records, another name", "other.test", shaper{cut: 1, slow: true}, false},
 		{"record version 0x0300", "allowed.test", shaper{vers: []byte{3, 0}}, true},
@@ -195,7 +198,7 @@ func TestAttackTLSClientShapes(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 			for _, n := range names() {
-				if n != "allowed.test" {
+				if !strings.EqualFold(n, "allowed.test") {
 					t.Errorf("the host's TLS stack got a ClientHello for %q", n)
 				}
 			}
@@ -795,4 +798,31 @@ func TestAttackTLSServerSpeaksFirst(t *testing.T) {
 	if !strings.Contains(r.Reason, "reading the client's first bytes") {
 		t.Errorf("record %+v", r)
 	}
+}
+
+// TestAttackTLSSSLv2Hello: an SSLv2-compatible ClientHello (no
+// extensions, so no server name) on a port other than 443 is not TLS to
+// the proxy and passes; Go's TLS host refuses it: no page, no hello
+// parsed.
+func TestAttackTLSSSLv2Hello(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	h, names := namedHost(t, f, func(*tls.Config) {})
+	body := []byte{1, 3, 3, 0, 3, 0, 0, 0, 16, 0x00, 0x00, 0x2f}
+	body = append(body, bytes.Repeat([]byte{5}, 16)...)
+	v2 := append([]byte{0x80 | byte(len(body)>>8), byte(len(body))}, body...)
+	c, status := connect(t, f, "allowed.test:"+h.port)
+	if !strings.Contains(status, " 200 ") {
+		t.Fatalf("CONNECT: %s", status)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write(v2)
+	back, _ := io.ReadAll(c)
+	if bytes.Contains(back, []byte("served")) || bytes.Contains(back, []byte{recordHandshake, 3}) {
+		t.Errorf("the client got % x", back)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := names(); len(n) > 0 {
+		t.Errorf("the host parsed hellos for %q", n)
+	}
+	f.record(t, "allowed.test", "connected")
 }
