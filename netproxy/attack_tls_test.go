@@ -817,6 +817,7 @@ func TestAttackTLSSSLv2Hello(t *testing.T) {
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	c.Write(v2)
 	back, _ := io.ReadAll(c)
+	c.Close()
 	if bytes.Contains(back, []byte("served")) || bytes.Contains(back, []byte{recordHandshake, 3}) {
 		t.Errorf("the client got % x", back)
 	}
