@@ -827,3 +827,39 @@ func TestAttackTLSSSLv2Hello(t *testing.T) {
 	}
 	f.record(t, "allowed.test", "connected")
 }
+
+// TestAttackTLSOpenSSLShapes: records before the ClientHello sent to an
+// OpenSSL host: ones the proxy reads as TLS are refused there, the
+// others pass as not TLS (a port other than 443) and OpenSSL refuses
+// them: no handshake for another name completes.
+func TestAttackTLSOpenSSLShapes(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	for _, tc := range []struct {
+		name   string
+		prefix []byte
+		sni    string
+	}{
+		{"nothing, the allowed name", nil, "allowed.test"},
+		{"a warning alert", warningAlert, "other.test"},
+		{"a change_cipher_spec", changeCipherSpec, "other.test"},
+		{"application data", []byte{recordApplicationData, 3, 3, 0, 1, 0}, "other.test"},
+		{"a heartbeat", []byte{0x18, 3, 3, 0, 1, 0}, "other.test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			port := opensslHost(t, f, "X25519:P-256")
+			if port == "" {
+				t.Skip("openssl is not installed")
+			}
+			c, status := connect(t, f, "allowed.test:"+port)
+			if !strings.Contains(status, " 200 ") {
+				t.Fatalf("CONNECT: %s", status)
+			}
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			tc2 := tls.Client(&shaper{Conn: c, prefix: tc.prefix}, &tls.Config{ServerName: tc.sni, RootCAs: f.ca.Pool})
+			if err := tc2.Handshake(); (err == nil) != (tc.sni == "allowed.test") {
+				t.Errorf("handshake for %s: %v", tc.sni, err)
+			}
+			c.Close()
+		})
+	}
+}
