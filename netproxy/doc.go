@@ -11,7 +11,9 @@
 // 1.3 HelloRetryRequest the client's second ClientHello is judged the
 // same way. The bytes pass on unchanged; the client's wait, unread, until
 // the host's ServerHello is known, and anything but a ServerHello (or a
-// first retry request) ends the tunnel. It speaks no SOCKS.
+// first retry request; warning alerts before either, and the
+// change_cipher_spec a host sends after its retry request, pass) ends
+// the tunnel. It speaks no SOCKS.
 //
 // The proxy resolves names itself (LookupNetIP, a hook tests set) and
 // connects to the address it checked, so a name cannot resolve to one
@@ -66,6 +68,12 @@
 //     runs; the token lives in the command's environment.
 //   - Tunnels that do not start with TLS are passed through on ports
 //     other than 443 (ssh for git, for example); on 443 they are refused.
+//     A tunnel whose first byte starts a TLS handshake or alert record
+//     (0x16, 0x15: TLS servers skip warning alerts before a ClientHello)
+//     is read as TLS on every port, and must begin with a ClientHello.
+//     The proxy waits for the client's first bytes (30 s at most): a
+//     protocol whose server speaks first (SMTP, IMAP, MySQL) gets no
+//     greeting, and its tunnel ends.
 //     A tunnel to an allowed host can carry any protocol to that host.
 //   - Clients sending an Encrypted Client Hello extension are refused
 //     (its outer name may be the host while the inner, hidden one names

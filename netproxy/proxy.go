@@ -748,7 +748,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request, cl *Client) {
 // is an error: the tunnel ends.
 func followHandshake(up, client net.Conn, src io.Reader, held []byte, retried bool, rec *Record) (next io.Reader, h2 *hello, err error) {
 	up.SetReadDeadline(time.Now().Add(peekTimeout))
-	a, err := readServerHello(up)
+	a, err := readServerHello(up, retried)
 	up.SetReadDeadline(time.Time{})
 	if a != nil {
 		n, werr := client.Write(a.raw)

@@ -171,16 +171,18 @@ func (c helloConn) SetWriteDeadline(time.Time) error { return nil }
 var errHelloSeen = errors.New("hello seen")
 
 // peekHello reads the client's first bytes and, when they start a TLS
-// handshake (a handshake record, 0x16), reads the ClientHello to learn
-// the server name. TLS is never terminated: the bytes go on to the host
-// as they came.
+// handshake (a handshake record, 0x16, or an alert record, 0x15, which
+// TLS servers such as Go's skip before a ClientHello), reads the
+// ClientHello to learn the server name; an alert first is refused
+// there. TLS is never terminated: the bytes go on to the host as they
+// came.
 func peekHello(in io.Reader) (*hello, error) {
 	// Whatever has arrived, so that the first bytes go on in one piece.
 	t := &records{r: in, buf: make([]byte, 0, 16<<10)}
 	if err := t.fill(1); err != nil {
 		return nil, err
 	}
-	if t.buf[0] != recordHandshake {
+	if t.buf[0] != recordHandshake && t.buf[0] != recordAlert {
 		return &hello{raw: t.buf}, nil
 	}
 	return readHello(t, false)
@@ -249,12 +251,17 @@ type serverHello struct {
 
 // readServerHello reads a host's answer to a ClientHello up to the end
 // of its ServerHello (TLS 1.0 to 1.3), passing warning alerts before
-// it. Anything else is an error: the tunnel ends.
-func readServerHello(r io.Reader) (*serverHello, error) {
+// it, and after a HelloRetryRequest (retried) change_cipher_spec records
+// too: TLS 1.3 hosts send one right after the retry request, which may
+// arrive only now. Anything else is an error: the tunnel ends.
+func readServerHello(r io.Reader, retried bool) (*serverHello, error) {
 	t := &records{r: r}
 	var a serverHello
 	errAlert := errors.New("alert")
 	msg, _, err := t.handshake(typeServerHello, func(typ byte, frag []byte) error {
+		if retried && typ == recordChangeCipherSpec {
+			return nil
+		}
 		if typ != recordAlert || len(frag)%2 != 0 {
 			return fmt.Errorf("a record of type %d (%d bytes)", typ, len(frag))
 		}
