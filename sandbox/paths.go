@@ -65,10 +65,20 @@ var errLoop = errors.New("too many levels of symbolic links")
 // not exist (or cannot be searched) is appended lexically: a path that
 // does not exist yet is still named by where it would be created.
 func Resolve(p string) (string, error) {
-	return resolveDepth(p, 0)
+	return resolveDepth(p, 0, nil)
 }
 
-func resolveDepth(p string, links int) (string, error) {
+// ResolveLinks is Resolve that also lists the symbolic links it
+// followed, each named by the resolved path of the directory holding it
+// (where it can be changed), in the order met; on an error, those met
+// before it.
+func ResolveLinks(p string) (string, []string, error) {
+	var links []string
+	r, err := resolveDepth(p, 0, &links)
+	return r, links, err
+}
+
+func resolveDepth(p string, links int, met *[]string) (string, error) {
 	parts := strings.Split(p, "/")
 	cur := "/"
 	for i, c := range parts {
@@ -100,6 +110,9 @@ func resolveDepth(p string, links int) (string, error) {
 		if links >= maxLinks {
 			return "", fmt.Errorf("sandbox: %s: %w", p, errLoop)
 		}
+		if met != nil {
+			*met = append(*met, next)
+		}
 		target, err := os.Readlink(next)
 		if err != nil {
 			return filepath.Join(next, filepath.Join(parts[i+1:]...)), nil
@@ -109,7 +122,7 @@ func resolveDepth(p string, links int) (string, error) {
 			// lexically, before the links in front of it are followed.
 			target = cur + "/" + target
 		}
-		r, err := resolveDepth(target, links+1)
+		r, err := resolveDepth(target, links+1, met)
 		if err != nil {
 			return "", err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/guardrun/guardrun/internal/regfile"
 	"github.com/guardrun/guardrun/internal/trust"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // Env is the process's view of the world that config and state depend on.
@@ -328,53 +329,16 @@ func rwZone(res *resolver, cfg *rules.Config, path string) (*rules.Zone, bool) {
 }
 
 // linkInRW names the first link met resolving p that lies in an rw zone
-// of cfgs (its directory does), and why; "" when none does.
+// of cfgs (its directory does), and why; "" when none does. (A path
+// whose links loop is refused by the open that follows.)
 func linkInRW(res *resolver, p string, cfgs ...*rules.Config) (hop, why string) {
-	for _, hop := range linkHops(p) {
+	_, links, _ := sandbox.ResolveLinks(p)
+	for _, hop := range links {
 		if why := insideRW(res, filepath.Dir(hop), cfgs...); why != "" {
 			return hop, why
 		}
 	}
 	return "", ""
-}
-
-// linkHops lists the symbolic links met resolving the absolute path p,
-// each named by the real path of its directory: where it lies is where
-// it can be changed. It stops at a path that cannot be looked at (the
-// open that follows says why) and after 255 links.
-func linkHops(p string) []string {
-	var hops []string
-	cur, rest := "/", strings.Split(p, "/")
-	for len(rest) > 0 && len(hops) < 255 {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			return hops
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		hops = append(hops, next)
-		to, err := os.Readlink(next)
-		if err != nil {
-			return hops
-		}
-		if filepath.IsAbs(to) {
-			cur = "/"
-		}
-		rest = append(strings.Split(to, "/"), rest...)
-	}
-	return hops
 }
 
 // insideRW says which rw zone of any of cfgs holds path, or "".
