@@ -2,6 +2,7 @@ package shellparse
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 	"unicode/utf8"
 
@@ -167,18 +168,26 @@ func inputCheck(src string) (Severity, string, int) {
 // as arguments of ls. Quoting is not looked at, so "a #b" \<newline>
 // asks too.
 func commentContinuation(src string) int {
-	for off := 0; ; {
-		j := strings.Index(src[off:], "\\\n")
-		if j < 0 {
-			return -1
-		}
-		i := off + j
-		off = i + 2
+	for i := range continuations(src) {
 		start := strings.LastIndexByte(src[:i], '\n') + 1
 		for k := start; k < i; k++ {
 			if src[k] == '#' && (k == start || isBlankOrOp(src[k-1])) {
 				return i
 			}
+		}
+	}
+	return -1
+}
+
+// continuations yields the offset of every backslash-newline in src.
+func continuations(src string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for off := 0; ; {
+			j := strings.Index(src[off:], "\\\n")
+			if j < 0 || !yield(off+j) {
+				return
+			}
+			off += j + 2
 		}
 	}
 }
@@ -188,13 +197,7 @@ func commentContinuation(src string) int {
 // or -1. A backslash-newline between words or inside a plain word reads
 // the same in bash and the parser and is left alone.
 func riskyContinuation(src string) int {
-	for off := 0; ; {
-		j := strings.Index(src[off:], "\\\n")
-		if j < 0 {
-			return -1
-		}
-		i := off + j
-		off = i + 2
+	for i := range continuations(src) {
 		// An even run of backslashes before the newline is not a
 		// continuation.
 		n := 0
@@ -231,6 +234,7 @@ func riskyContinuation(src string) int {
 			return i
 		}
 	}
+	return -1
 }
 
 // excerpt is a short piece of src around offset at, for a finding's text:
