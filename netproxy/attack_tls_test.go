@@ -90,47 +90,15 @@ func (s *shaper) Write(b []byte) (int, error) {
 // its port.
 func pacer(t *testing.T, port string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
+	return recordRelay(t, port, func() func(net.Conn, []byte, []byte) error {
+		return func(c net.Conn, h, frag []byte) error {
+			if _, err := c.Write(append(h, frag...)); err != nil {
+				return err
 			}
-			go func() {
-				defer c.Close()
-				up, err := net.Dial("tcp", "127.0.0.1:"+port)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() {
-					io.Copy(up, c)
-					up.(*net.TCPConn).CloseWrite()
-				}()
-				for {
-					h := make([]byte, 5)
-					if _, err := io.ReadFull(up, h); err != nil {
-						return
-					}
-					frag := make([]byte, int(h[3])<<8|int(h[4]))
-					if _, err := io.ReadFull(up, frag); err != nil {
-						return
-					}
-					if _, err := c.Write(append(h, frag...)); err != nil {
-						return
-					}
-					time.Sleep(30 * time.Millisecond)
-				}
-			}()
+			time.Sleep(30 * time.Millisecond)
+			return nil
 		}
-	}()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	return p
+	})
 }
 
 // warningAlert is a TLS warning alert record (user_canceled), which

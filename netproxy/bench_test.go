@@ -16,31 +16,16 @@ const benchSize = 100 << 20
 
 // source serves benchSize bytes to every connection, then closes it.
 func source(b *testing.B) net.Addr {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { l.Close() })
 	chunk := make([]byte, 256<<10)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
+	return serveLocal(b, func(c net.Conn) {
+		// Wait for the client's request line, as a server would.
+		bufio.NewReader(c).ReadString('\n')
+		for sent := 0; sent < benchSize; sent += len(chunk) {
+			if _, err := c.Write(chunk); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				// Wait for the client's request line, as a server would.
-				bufio.NewReader(c).ReadString('\n')
-				for sent := 0; sent < benchSize; sent += len(chunk) {
-					if _, err := c.Write(chunk); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return l.Addr()
+	})
 }
 
 // drain reads what the source sends with a 256 KiB buffer, as curl and

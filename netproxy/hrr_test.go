@@ -46,30 +46,16 @@ func newTLSHost(t *testing.T, f *fixture, edit func(*tls.Config)) *tlsHost {
 	t.Helper()
 	cfg := f.ca.ServerConfig()
 	edit(cfg)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
 	h := &tlsHost{}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				tc := tls.Server(tapConn{c, h}, cfg)
-				if tc.Handshake() != nil {
-					return
-				}
-				fmt.Fprintf(tc, "served %s", tc.ConnectionState().ServerName)
-			}()
+	a := serveLocal(t, func(c net.Conn) {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		tc := tls.Server(tapConn{c, h}, cfg)
+		if tc.Handshake() != nil {
+			return
 		}
-	}()
-	_, h.port, _ = net.SplitHostPort(l.Addr().String())
+		fmt.Fprintf(tc, "served %s", tc.ConnectionState().ServerName)
+	})
+	_, h.port, _ = net.SplitHostPort(a.String())
 	return h
 }
 
@@ -168,60 +154,31 @@ func plaintext(b []byte) []byte {
 // a time. It returns its port.
 func cutter(t *testing.T, port string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
+	return recordRelay(t, port, func() func(net.Conn, []byte, []byte) error {
+		plain, afterRetry := true, false
+		return func(c net.Conn, h, frag []byte) error {
+			// Plaintext ends at the first encrypted record, or at a
+			// change_cipher_spec, but for TLS 1.3's compatibility one
+			// after a HelloRetryRequest.
+			if h[0] == recordApplicationData || h[0] == recordChangeCipherSpec && !afterRetry {
+				plain = false
 			}
-			go func() {
-				defer c.Close()
-				up, err := net.Dial("tcp", "127.0.0.1:"+port)
-				if err != nil {
-					return
+			afterRetry = h[0] == recordHandshake && len(frag) >= 38 && bytes.Equal(frag[6:38], hrrRandom)
+			if h[0] != recordHandshake || !plain {
+				_, err := c.Write(append(h, frag...))
+				return err
+			}
+			for len(frag) > 0 {
+				n := min(7, len(frag))
+				rec := append([]byte{h[0], h[1], h[2], 0, byte(n)}, frag[:n]...)
+				if _, err := (trickle{c}).Write(rec); err != nil {
+					return err
 				}
-				defer up.Close()
-				go io.Copy(up, c)
-				plain, afterRetry := true, false
-				for {
-					h := make([]byte, 5)
-					if _, err := io.ReadFull(up, h); err != nil {
-						return
-					}
-					frag := make([]byte, int(h[3])<<8|int(h[4]))
-					if _, err := io.ReadFull(up, frag); err != nil {
-						return
-					}
-					// Plaintext ends at the first encrypted record, or
-					// at a change_cipher_spec, but for TLS 1.3's
-					// compatibility one after a HelloRetryRequest.
-					if h[0] == recordApplicationData || h[0] == recordChangeCipherSpec && !afterRetry {
-						plain = false
-					}
-					afterRetry = h[0] == recordHandshake && len(frag) >= 38 && bytes.Equal(frag[6:38], hrrRandom)
-					if h[0] != recordHandshake || !plain {
-						c.Write(append(h, frag...))
-						continue
-					}
-					for len(frag) > 0 {
-						n := min(7, len(frag))
-						rec := append([]byte{h[0], h[1], h[2], 0, byte(n)}, frag[:n]...)
-						if _, err := (trickle{c}).Write(rec); err != nil {
-							return
-						}
-						frag = frag[n:]
-					}
-				}
-			}()
+				frag = frag[n:]
+			}
+			return nil
 		}
-	}()
-	_, p, _ := net.SplitHostPort(l.Addr().String())
-	return p
+	})
 }
 
 // captureHello returns the records of the ClientHello a Go client with
