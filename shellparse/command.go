@@ -571,7 +571,7 @@ func (f *frame) envAssigns(c call, i int) ([]Assign, int) {
 		vw.Value = val
 		vw.Source = strings.TrimPrefix(w.Source, name+"=")
 		out = append(out, Assign{Name: name, Value: vw, Pos: w.Pos})
-		f.assignedName(name, w.Source, w.Pos)
+		f.assignedValue(name, &vw, w.Source, w.Pos)
 	}
 	return out, i
 }
@@ -895,10 +895,16 @@ func declCmd(f *frame, c call) bool {
 		if k := strings.IndexByte(n, '['); k >= 0 {
 			n = n[:k]
 		}
-		f.assignedName(n, w.Source, w.Pos)
+		if n == v[:eq] && !nameref {
+			vw := w.Word
+			vw.Value = v[eq+1:]
+			f.assignedValue(n, &vw, w.Source, w.Pos)
+		} else {
+			f.assignedName(n, w.Source, w.Pos)
+		}
 		if nameref {
 			target := v[eq+1:]
-			if !w.Static() || DangerousVariable(target) {
+			if !w.Static() || DangerousVariable(target) || localeVariable(target) {
 				f.find(Ask, fmt.Sprintf("nameref %s points at %s, which can change what runs", n, w.Source), w.Source, w.Pos)
 			}
 		}
