@@ -87,6 +87,11 @@ func SafeLocale(name string) bool {
 	}
 	cs, _, _ = strings.Cut(cs, "@")
 	cs = strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(cs))
+	if strings.IndexFunc(cs, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') }) >= 0 && cs != "ansix3.41968" {
+		// glibc drops such characters when it looks the codeset up:
+		// iso8859.big5 is not an ISO-8859 name.
+		return false
+	}
 	switch {
 	case cs == "utf8", cs == "ascii", cs == "ansix3.41968", cs == "tis620", cs == "gb2312":
 		return true
