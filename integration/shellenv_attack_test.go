@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/guardrun/guardrun/internal/testenv"
+	"golang.org/x/sys/unix"
 )
 
 // shellEnvAttackConfig pre-approves echo and true; everything else asks,
@@ -229,5 +230,67 @@ func TestRunShellEnvIgnoredAtStartup(t *testing.T) {
 	_, stderr, code := runPlain(t, w, "", []string{"POSIXLY_CORRECT=1"}, "--strict", "-c", script)
 	if code != 77 || exists(marker) {
 		t.Errorf("POSIXLY_CORRECT alias: exit %d (want 77), marker made %v; stderr:\n%s", code, exists(marker), stderr)
+	}
+}
+
+// TestRunShellEnvShellLevel: at shell level 1 a bash -c whose standard
+// input is a socket (pipes from Node-based agents are socket pairs) or
+// that sees SSH_CLIENT runs ~/.bashrc before the script. guardrun's
+// shell always starts at level 2 or more, whatever SHLVL it inherits
+// (none, 0, 1000 which bash resets to 1, junk), under either backend;
+// ~/.bashrc here is readable inside the sandbox through a ro zone.
+func TestRunShellEnvShellLevel(t *testing.T) {
+	requireSandbox(t)
+	home := t.TempDir()
+	w := runWorld(t, shellEnvAttackConfig+"    home: {root: "+home+", mode: ro}\n"+landlockAccept)
+	landlockWorks(t, w, w.work)
+	marker := filepath.Join(w.work, "bashrc-ran")
+	if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte("touch "+marker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The .bashrc would run: bash outside guardrun shows it.
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := os.NewFile(uintptr(fds[0]), "sock")
+	peer := os.NewFile(uintptr(fds[1]), "peer")
+	defer sock.Close()
+	defer peer.Close()
+	direct := exec.Command("/bin/bash", "-c", "true")
+	direct.Env, direct.Stdin = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, sock
+	if err := direct.Run(); err != nil || !exists(marker) {
+		testenv.Missing(t, "this bash does not run ~/.bashrc for a socket on its input (%v)", err)
+	}
+	os.Remove(marker)
+	rows := []struct {
+		env    []string
+		socket bool
+	}{
+		{nil, true},
+		{[]string{"SHLVL=0"}, true},
+		{[]string{"SHLVL=1000"}, true},
+		{[]string{"SHLVL=-3"}, true},
+		{[]string{"SHLVL=x"}, true},
+		{[]string{"SSH_CLIENT=10.0.0.1 22 22"}, false},
+		{[]string{"SSH2_CLIENT=x", "SHLVL=0"}, false},
+	}
+	for _, r := range rows {
+		for _, backend := range []string{"bwrap", "landlock"} {
+			cmd := exec.Command(guardrunBin, "--backend", backend, "--strict", "-c", "true")
+			cmd.Dir = w.work
+			cmd.Env = append(append(append([]string{}, w.env...), "HOME="+home), r.env...)
+			if r.socket {
+				cmd.Stdin = sock
+			}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Errorf("%s %v (socket %v): %v\n%s", backend, r.env, r.socket, err, out)
+			}
+			if exists(marker) {
+				t.Errorf("%s %v (socket %v): ~/.bashrc ran before the script", backend, r.env, r.socket)
+				os.Remove(marker)
+			}
+		}
 	}
 }

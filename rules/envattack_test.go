@@ -13,7 +13,7 @@ import (
 // here-document, env -C and protected-name rules: other ways to join
 // lines, quoted and <<- delimiters, env --chdir and -S, and names that
 // differ from .git, .ssh or .env by a Unicode letter that folds to an
-// ASCII one.
+// ASCII one; and the ways a nested bash starts at shell level 1.
 var envAttacks = []struct {
 	script string
 	want   Verdict
@@ -52,6 +52,27 @@ var envAttacks = []struct {
 	{"LOCPATH=./loc LC_ALL=en_US.UTF-8 bash -c ls", Ask},
 	{"TEXTDOMAIN=x echo $\"hello\"", Ask},
 	{"TEXTDOMAINDIR=. bash -c 'echo $\"hello\"'", Ask},
+	// A bash started at shell level 1 runs ~/.bashrc first when its
+	// input is a socket or SSH_CLIENT is set.
+	{"SHLVL=0 bash -c ls", Ask},
+	{"export SHLVL=1000; bash -c ls", Ask},
+	{"unset SHLVL; bash -c ls", Ask},
+	{"SSH_CLIENT=1 bash -c ls", Ask},
+	{"SSH2_CLIENT=1 bash -c ls", Ask},
+	{"env -i bash -c ls", Ask},
+	{"env - bash -c ls", Ask},
+	{"env --ignore-environment /bin/bash -c ls", Ask},
+	{"env -iu X bash -c ls", Ask},
+	{"env -u SHLVL bash -c ls", Ask},
+	{"env -S '-i bash -c ls'", Ask},
+	{"env -i sh -c ls", Ask},
+	{"env -i $SH -c ls", Ask},
+	{"exec -c bash -c ls", Ask},
+	{"nice env -i bash -c ls", Ask},
+	{"env -i ls", Allow},
+	{"env -u FOO bash -c ls", Allow},
+	{"exec -c ls", Allow},
+	{"bash -c ls", Allow},
 	// Names that keep bytes below 0x80 ASCII are fine.
 	{"LC_ALL=C ls", Allow},
 	{"LC_ALL=POSIX ls", Allow},

@@ -15,6 +15,9 @@ var DangerousVariables = []string{
 	"BASH_ENV", "ENV", "ZDOTDIR", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
 	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
 	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
+	// At shell level 1 a bash -c whose input is a socket, or that sees
+	// SSH_CLIENT, runs ~/.bashrc first.
+	"SHLVL", "SSH_CLIENT", "SSH2_CLIENT",
 	// Where programs find their startup files and configuration.
 	"HOME", "XDG_*", "TMPDIR", "INPUTRC", "SHELL",
 	// $"..." is translated from TEXTDOMAINDIR's catalogs, and bash expands

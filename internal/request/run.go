@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -537,7 +538,28 @@ func commandEnv(environ []string, program string) []string {
 	if dropped && !ctype {
 		out = append(out, "LC_CTYPE="+utf8Locale())
 	}
-	return append(out, "SHELL="+program)
+	return append(shellLevel(out), "SHELL="+program)
+}
+
+// shellLevel makes the SHLVL the shell inherits at least 1, so that it
+// runs at level 2 or more: at level 1 a bash -c whose standard input is a
+// socket (as pipes from Node-based agents are) or that sees SSH_CLIENT
+// runs /etc/bash.bashrc and ~/.bashrc before the script. bash resets a
+// level above 1000 to 1, so a value outside 1..998 becomes 1.
+func shellLevel(env []string) []string {
+	out := env[:0]
+	level := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "SHLVL="); ok {
+			level = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	if n, err := strconv.Atoi(level); err != nil || n < 1 || n > 998 {
+		level = "1"
+	}
+	return append(out, "SHLVL="+level)
 }
 
 // utf8Locale is the name of the system's UTF-8 character set locale.
