@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/guardrun/guardrun/internal/testenv"
@@ -292,5 +293,29 @@ func TestRunShellEnvShellLevel(t *testing.T) {
 				os.Remove(marker)
 			}
 		}
+	}
+}
+
+// TestRunShellEnvZshStartup: zsh runs $ZDOTDIR/.zshenv before every
+// script, -c included. With shell.program zsh, an inherited ZDOTDIR
+// naming a directory the project holds does not reach it.
+func TestRunShellEnvZshStartup(t *testing.T) {
+	requireSandbox(t)
+	zsh := testenv.LookPath(t, "zsh")
+	w := runWorld(t, strings.Replace(shellEnvAttackConfig, "/bin/bash", zsh, 1))
+	marker := filepath.Join(w.work, "zshenv-ran")
+	zd := filepath.Join(w.work, "zd")
+	if err := os.Mkdir(zd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(zd, ".zshenv"), []byte("touch "+marker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runPlain(t, w, "", []string{"ZDOTDIR=" + zd}, "--strict", "-c", "echo hi")
+	if code != 0 || stdout != "hi\n" {
+		t.Errorf("exit %d, stdout %q, want 0 and \"hi\\n\"; stderr:\n%s", code, stdout, stderr)
+	}
+	if exists(marker) {
+		t.Errorf("$ZDOTDIR/.zshenv ran before the script")
 	}
 }

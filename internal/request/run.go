@@ -581,13 +581,14 @@ func utf8Locale() string {
 // (BASH_LOADABLES_PATH), word splitting (IFS), a `cd` that searches
 // elsewhere (CDPATH), the catalog $"..." strings are translated from,
 // which bash then expands, $(...) included (TEXTDOMAIN, TEXTDOMAINDIR),
-// and a directory of locales other than the system's (LOCPATH), where
-// one named without a codeset may hold any character set. Assigned in the script itself, each of them asks.
+// a directory of locales other than the system's (LOCPATH), where
+// one named without a codeset may hold any character set, and the
+// directory whose .zshenv zsh runs before every script (ZDOTDIR). Assigned in the script itself, each of them asks.
 func shellStartupVar(name string) bool {
 	switch name {
 	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "BASH_COMPAT", "PS4",
 		"PROMPT_COMMAND", "BASH_XTRACEFD", "BASH_LOADABLES_PATH", "IFS", "CDPATH",
-		"TEXTDOMAIN", "TEXTDOMAINDIR", "LOCPATH":
+		"TEXTDOMAIN", "TEXTDOMAINDIR", "LOCPATH", "ZDOTDIR":
 		return true
 	}
 	return strings.HasPrefix(name, "BASH_FUNC_")
