@@ -297,8 +297,9 @@ func TestRunShellEnvShellLevel(t *testing.T) {
 }
 
 // TestRunShellEnvZshStartup: zsh runs $ZDOTDIR/.zshenv before every
-// script, -c included. With shell.program zsh, an inherited ZDOTDIR
-// naming a directory the project holds does not reach it.
+// script, -c included, and $NULLCMD or $READNULLCMD for a redirection
+// without a command. With shell.program zsh, inherited values naming
+// files the project holds do not reach it.
 func TestRunShellEnvZshStartup(t *testing.T) {
 	requireSandbox(t)
 	zsh := testenv.LookPath(t, "zsh")
@@ -317,5 +318,21 @@ func TestRunShellEnvZshStartup(t *testing.T) {
 	}
 	if exists(marker) {
 		t.Errorf("$ZDOTDIR/.zshenv ran before the script")
+		os.Remove(marker)
+	}
+	// zsh runs $NULLCMD for > file and $READNULLCMD for < file.
+	prog := filepath.Join(w.work, "nullcmd")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]string{{"NULLCMD", "> out"}, {"READNULLCMD", "< nullcmd"}} {
+		_, stderr, code := runPlain(t, w, "", []string{r[0] + "=" + prog}, "--strict", "-c", r[1])
+		if code != 0 {
+			t.Errorf("%s %q: exit %d; stderr:\n%s", r[0], r[1], code, stderr)
+		}
+		if exists(marker) {
+			t.Errorf("%s %q: the inherited %s ran", r[0], r[1], r[0])
+			os.Remove(marker)
+		}
 	}
 }

@@ -73,6 +73,9 @@ var envAttacks = []struct {
 	{"env -u FOO bash -c ls", Allow},
 	{"exec -c ls", Allow},
 	{"bash -c ls", Allow},
+	{"READNULLCMD=./x; < y", Ask},
+	{"NULLCMD=./x; > y", Ask},
+	{"ZDOTDIR=. zsh -c ls", Ask},
 	// Names that keep bytes below 0x80 ASCII are fine.
 	{"LC_ALL=C ls", Allow},
 	{"LC_ALL=POSIX ls", Allow},

@@ -12,7 +12,7 @@ import "strings"
 var DangerousVariables = []string{
 	// Command lookup and the shell's own behaviour.
 	"PATH", "path", "CDPATH", "cdpath", "FPATH", "fpath", "EXECIGNORE", "BASH_LOADABLES_PATH",
-	"BASH_ENV", "ENV", "ZDOTDIR", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
+	"BASH_ENV", "ENV", "ZDOTDIR", "NULLCMD", "READNULLCMD", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
 	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
 	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
 	// At shell level 1 a bash -c whose input is a socket, or that sees

@@ -583,12 +583,14 @@ func utf8Locale() string {
 // which bash then expands, $(...) included (TEXTDOMAIN, TEXTDOMAINDIR),
 // a directory of locales other than the system's (LOCPATH), where
 // one named without a codeset may hold any character set, and the
-// directory whose .zshenv zsh runs before every script (ZDOTDIR). Assigned in the script itself, each of them asks.
+// directory whose .zshenv zsh runs before every script (ZDOTDIR), and
+// the programs zsh runs for a redirection without a command (NULLCMD
+// for > file, READNULLCMD for < file). Assigned in the script itself, each of them asks.
 func shellStartupVar(name string) bool {
 	switch name {
 	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "BASH_COMPAT", "PS4",
 		"PROMPT_COMMAND", "BASH_XTRACEFD", "BASH_LOADABLES_PATH", "IFS", "CDPATH",
-		"TEXTDOMAIN", "TEXTDOMAINDIR", "LOCPATH", "ZDOTDIR":
+		"TEXTDOMAIN", "TEXTDOMAINDIR", "LOCPATH", "ZDOTDIR", "NULLCMD", "READNULLCMD":
 		return true
 	}
 	return strings.HasPrefix(name, "BASH_FUNC_")
