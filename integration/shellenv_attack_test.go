@@ -81,6 +81,20 @@ func TestRunShellEnvMultibyteLocale(t *testing.T) {
 			}
 		}
 	}
+	// The argv form, guardrun -- bash -c SCRIPT, with a script that is
+	// valid UTF-8: in BIG5, 中 (e4 b8 ad) followed by \ reads as e4b8
+	// and ad5c, two characters, and the quote after them closes.
+	script = "echo \"中\\\" ; touch " + marker + " ; echo \"中\\\""
+	want = "中\" ; touch " + marker + " ; echo 中\"\n"
+	extra := []string{"LOCPATH=" + loc, "LC_ALL=zh_TW.BIG5"}
+	stdout, stderr, code := runPlain(t, w, "", extra, "--strict", "--", "/bin/bash", "-c", script)
+	if code != 0 || stdout != want {
+		t.Errorf("argv form: exit %d, stdout %q, want 0 and %q; stderr:\n%s", code, stdout, want, stderr)
+	}
+	if exists(marker) {
+		t.Errorf("argv form: the touch guardrun read as echo's argument ran")
+		os.Remove(marker)
+	}
 }
 
 // TestRunShellEnvLocalePassed: locale variables whose charset reads
