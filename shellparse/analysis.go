@@ -515,8 +515,19 @@ func (f *frame) walkText(text string, pos Pos, reason string) {
 // assignedName reports an assignment to a variable that changes what
 // runs.
 func (f *frame) assignedName(name, text string, pos Pos) {
+	f.assignedValue(name, nil, text, pos)
+}
+
+// assignedValue is assignedName where the value assigned is known (nil
+// when it is not): a locale variable asks unless its value is a static
+// SafeLocale name.
+func (f *frame) assignedValue(name string, v *Word, text string, pos Pos) {
 	if DangerousVariable(name) {
 		f.find(Ask, fmt.Sprintf("assignment to %s can change what runs", name), text, pos)
+		return
+	}
+	if localeVariable(name) && (v == nil || !v.Static() || !SafeLocale(v.Value)) {
+		f.find(Ask, fmt.Sprintf("assignment to %s may choose a character set in which bash and programs read bytes differently from guardrun (only C, POSIX and names with a UTF-8, ASCII, ISO-8859, KOI8, CP125x or EUC codeset are known safe)", name), text, pos)
 	}
 }
 
@@ -538,7 +549,11 @@ func (f *frame) assigns(list []*syntax.Assign) []Assign {
 		default:
 			v = Word{Pos: pos}
 		}
-		f.assignedName(as.Name.Value, f.text(as), pos)
+		if as.Append || as.Array != nil || as.Index != nil {
+			f.assignedName(as.Name.Value, f.text(as), pos)
+		} else {
+			f.assignedValue(as.Name.Value, &v, f.text(as), pos)
+		}
 		out = append(out, Assign{Name: as.Name.Value, Value: v, Pos: pos})
 	}
 	return out

@@ -510,8 +510,27 @@ func builtinCmd(f *frame, c call) bool {
 }
 
 func execCmd(f *frame, c call) bool {
-	_, i := f.scan(c, 1, &execSpec, "exec")
+	opts, i := f.scan(c, 1, &execSpec, "exec")
+	if has(opts, "c") {
+		f.shellLevelReset(c, i, "exec -c")
+	}
 	return f.wrap(c, i, "exec", nil)
+}
+
+// shellLevelReset reports a bash started (as c.args[i]) without the
+// SHLVL its parent exported (how names what removed it): at shell level
+// 1 a bash -c whose standard input is a socket, as an agent's pipes
+// often are, or that sees SSH_CLIENT, first runs /etc/bash.bashrc and
+// ~/.bashrc, which guardrun did not read.
+func (f *frame) shellLevelReset(c call, i int, how string) {
+	if i >= len(c.args) {
+		return
+	}
+	w := c.args[i]
+	if w.Static() && !slices.Contains([]string{"bash", "sh", "rbash"}, baseName(w.Value)) {
+		return
+	}
+	f.find(Ask, how+" starts "+w.Source+" without SHLVL: at shell level 1 bash runs ~/.bashrc first when its input is a socket or SSH_CLIENT is set", f.callText(c), w.Pos)
 }
 
 func stdbufCmd(f *frame, c call) bool {
@@ -571,7 +590,7 @@ func (f *frame) envAssigns(c call, i int) ([]Assign, int) {
 		vw.Value = val
 		vw.Source = strings.TrimPrefix(w.Source, name+"=")
 		out = append(out, Assign{Name: name, Value: vw, Pos: w.Pos})
-		f.assignedName(name, w.Source, w.Pos)
+		f.assignedValue(name, &vw, w.Source, w.Pos)
 	}
 	return out, i
 }
@@ -586,6 +605,7 @@ var envSpec = optSpec{arg: "uCSaP", flags: "0iv", dash: dashOption,
 func envCmd(f *frame, c call) bool {
 	i := 1
 	var chdir *wval
+	cleared := ""
 	for rounds := 0; ; rounds++ {
 		opts, next := f.scan(c, i, &envSpec, "env")
 		if infoOnly(opts) || has(opts, "list-signal-handling") {
@@ -594,6 +614,17 @@ func envCmd(f *frame, c call) bool {
 		for _, o := range opts {
 			if (o.name == "C" || o.name == "chdir") && o.hasVal {
 				chdir = &o.val
+			}
+			switch o.name {
+			case "i", "ignore-environment", "-":
+				cleared = "env " + o.val.Source
+				if !o.hasVal {
+					cleared = "env -i"
+				}
+			case "u", "unset":
+				if o.hasVal && (!o.val.Static() || o.val.Value == "SHLVL") {
+					cleared = "env -u " + o.val.Source
+				}
 			}
 		}
 		i = next
@@ -616,6 +647,9 @@ func envCmd(f *frame, c call) bool {
 		i = o.idx
 	}
 	assigns, i := f.envAssigns(c, i)
+	if cleared != "" {
+		f.shellLevelReset(c, i, cleared)
+	}
 	if chdir != nil {
 		// env -C DIR runs the command in DIR (or not at all): its
 		// relative paths lead there, and the shell stays where it was.
@@ -895,10 +929,16 @@ func declCmd(f *frame, c call) bool {
 		if k := strings.IndexByte(n, '['); k >= 0 {
 			n = n[:k]
 		}
-		f.assignedName(n, w.Source, w.Pos)
+		if n == v[:eq] && !nameref {
+			vw := w.Word
+			vw.Value = v[eq+1:]
+			f.assignedValue(n, &vw, w.Source, w.Pos)
+		} else {
+			f.assignedName(n, w.Source, w.Pos)
+		}
 		if nameref {
 			target := v[eq+1:]
-			if !w.Static() || DangerousVariable(target) {
+			if !w.Static() || DangerousVariable(target) || localeVariable(target) {
 				f.find(Ask, fmt.Sprintf("nameref %s points at %s, which can change what runs", n, w.Source), w.Source, w.Pos)
 			}
 		}

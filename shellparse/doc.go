@@ -74,11 +74,17 @@
 // built at run time, a shell reading code from standard input or a file,
 // source and ., an assignment to one of DangerousVariables (PATH, IFS,
 // BASH_CMDS, BASH_ALIASES, POSIXLY_CORRECT, SHELLOPTS, HOME, XDG_*, GIT_*,
-// TMPDIR, LD_*, GUARDRUN_* and more) in every form: NAME=, env, sudo, export and the
+// TMPDIR, LD_*, LOCPATH, TEXTDOMAIN, SHLVL, SSH_CLIENT, GUARDRUN_* and more) in every form: NAME=, env, sudo, export and the
 // other declaration builtins, read, printf -v (also when -v is a run-time
 // word), mapfile, getopts, for and select, ${VAR:=...}, arithmetic
 // assignment and ++/-- in $(( )), (( )) and let, coproc NAME, {NAME}>,
-// unset, and namerefs; shell options that change how the rest is read or
+// unset, and namerefs; an assignment to a locale variable (LC_ALL,
+// LC_CTYPE, LANG) unless its value is a static SafeLocale name (C,
+// POSIX, a UTF-8, ASCII, ISO-8859, KOI8, CP125x or EUC codeset): in BIG5,
+// GBK, GB18030 or Shift_JIS a backslash or backquote byte can end a
+// character, and bash reads the rest of the script in that charset;
+// a bash started through env -i, env -, env -u SHLVL or exec -c (at shell
+// level 1 it runs ~/.bashrc when its input is a socket); shell options that change how the rest is read or
 // run (set -k, set -o keyword/posix/functrace/history, shopt -s
 // expand_aliases/extdebug/compat*, enable, and nested shells started with
 // -i, -l, --login, -k, --posix, --debugger, -o or -O of those); text shaped like an

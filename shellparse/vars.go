@@ -12,16 +12,20 @@ import "strings"
 var DangerousVariables = []string{
 	// Command lookup and the shell's own behaviour.
 	"PATH", "path", "CDPATH", "cdpath", "FPATH", "fpath", "EXECIGNORE", "BASH_LOADABLES_PATH",
-	"BASH_ENV", "ENV", "ZDOTDIR", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
+	"BASH_ENV", "ENV", "ZDOTDIR", "NULLCMD", "READNULLCMD", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
 	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
 	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
+	// At shell level 1 a bash -c whose input is a socket, or that sees
+	// SSH_CLIENT, runs ~/.bashrc first.
+	"SHLVL", "SSH_CLIENT", "SSH2_CLIENT",
 	// Where programs find their startup files and configuration.
 	"HOME", "XDG_*", "TMPDIR", "INPUTRC", "SHELL",
 	// $"..." is translated from TEXTDOMAINDIR's catalogs, and bash expands
 	// the translation.
 	"TEXTDOMAIN", "TEXTDOMAINDIR",
-	// The dynamic loader.
-	"LD_*", "DYLD_*", "GCONV_PATH",
+	// The dynamic loader, and a directory glibc reads locales from
+	// instead of the system's (see LocaleVariables).
+	"LD_*", "DYLD_*", "GCONV_PATH", "LOCPATH",
 	// Interpreters that read code or modules from the environment.
 	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
 	"PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
@@ -55,6 +59,56 @@ func DangerousVariable(name string) bool {
 				return true
 			}
 		} else if name == d {
+			return true
+		}
+	}
+	return false
+}
+
+// LocaleVariables choose the character set bash reads a script in
+// (LC_ALL before LC_CTYPE before LANG). guardrun reads a script as bytes
+// in UTF-8; in a charset such as BIG5, GBK, GB18030 or Shift_JIS a byte
+// 0x5c (\) or 0x60 (`) can be the second byte of a character, so bash
+// started with LC_ALL=zh_TW.BIG5 reads echo "\xa4\" ; cmd ; echo "\xa4\"
+// as three commands where guardrun read one.
+var LocaleVariables = []string{"LC_ALL", "LC_CTYPE", "LANG"}
+
+// SafeLocale reports whether a locale name, as LC_ALL, LC_CTYPE or LANG
+// hold it, names a character set in which every byte below 0x80 is the
+// ASCII character it is in UTF-8 (so bash reads the script's quotes,
+// backslashes and operators where guardrun does): C, POSIX, empty, or a
+// codeset named after the dot that is UTF-8, ASCII, a single-byte set
+// (ISO-8859-*, KOI8-*, CP125x, TIS-620) or an EUC set. A name without a
+// codeset (zh_TW, whose system locale may be BIG5) is not known safe.
+func SafeLocale(name string) bool {
+	if name == "" || name == "C" || name == "POSIX" {
+		return true
+	}
+	_, cs, ok := strings.Cut(name, ".")
+	if !ok {
+		return false
+	}
+	cs, _, _ = strings.Cut(cs, "@")
+	cs = strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(cs))
+	if strings.IndexFunc(cs, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') }) >= 0 && cs != "ansix3.41968" {
+		// glibc drops such characters when it looks the codeset up:
+		// iso8859.big5 is not an ISO-8859 name.
+		return false
+	}
+	switch {
+	case cs == "utf8", cs == "ascii", cs == "ansix3.41968", cs == "tis620", cs == "gb2312":
+		return true
+	case strings.HasPrefix(cs, "iso8859"), strings.HasPrefix(cs, "koi8"),
+		strings.HasPrefix(cs, "cp125"), strings.HasPrefix(cs, "euc"):
+		return true
+	}
+	return false
+}
+
+// localeVariable reports whether name is one of LocaleVariables.
+func localeVariable(name string) bool {
+	for _, l := range LocaleVariables {
+		if name == l {
 			return true
 		}
 	}

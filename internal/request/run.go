@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/sandbox"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 // Job is one thing to run: a script for the shell program, or an argv
@@ -510,19 +512,62 @@ type sessionKeeper interface{ KeepsSessions() bool }
 
 // commandEnv is the environment a command starts with: the caller's,
 // with SHELL pointing at the real shell so that programs inside (make,
-// git) do not try to start guardrun within its own sandbox, and without
-// the variables that change what a shell runs before or instead of the
-// script guardrun analysed (shellStartupVar).
+// git) do not try to start guardrun within its own sandbox, without the
+// variables that change what a shell runs before or instead of the
+// script guardrun analysed (shellStartupVar), and with a character set
+// in which bash reads the script's bytes as guardrun did: a locale
+// variable (LC_ALL, LC_CTYPE, LANG) that does not name a
+// shellparse.SafeLocale is dropped, and LC_CTYPE is then set to UTF-8.
 func commandEnv(environ []string, program string) []string {
-	out := make([]string, 0, len(environ)+1)
+	out := make([]string, 0, len(environ)+2)
+	dropped, ctype := false, false
 	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
+		name, value, _ := strings.Cut(kv, "=")
 		if name == "SHELL" || name == ServerEnvVar || shellStartupVar(name) {
+			continue
+		}
+		if slices.Contains(shellparse.LocaleVariables, name) {
+			if !shellparse.SafeLocale(value) {
+				dropped = true
+				continue
+			}
+			ctype = ctype || name == "LC_CTYPE"
+		}
+		out = append(out, kv)
+	}
+	if dropped && !ctype {
+		out = append(out, "LC_CTYPE="+utf8Locale())
+	}
+	return append(shellLevel(out), "SHELL="+program)
+}
+
+// shellLevel makes the SHLVL the shell inherits at least 1, so that it
+// runs at level 2 or more: at level 1 a bash -c whose standard input is a
+// socket (as pipes from Node-based agents are) or that sees SSH_CLIENT
+// runs /etc/bash.bashrc and ~/.bashrc before the script. bash resets a
+// level above 1000 to 1, so a value outside 1..998 becomes 1.
+func shellLevel(env []string) []string {
+	out := env[:0]
+	level := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "SHLVL="); ok {
+			level = v
 			continue
 		}
 		out = append(out, kv)
 	}
-	return append(out, "SHELL="+program)
+	if n, err := strconv.Atoi(level); err != nil || n < 1 || n > 998 {
+		level = "1"
+	}
+	return append(out, "SHLVL="+level)
+}
+
+// utf8Locale is the name of the system's UTF-8 character set locale.
+func utf8Locale() string {
+	if runtime.GOOS == "darwin" {
+		return "UTF-8"
+	}
+	return "C.UTF-8"
 }
 
 // shellStartupVar reports whether a variable inherited by the shell
@@ -533,12 +578,19 @@ func commandEnv(environ []string, program string) []string {
 // scoping (SHELLOPTS, BASHOPTS: extglob, lastpipe, posix;
 // BASH_COMPAT), code run while tracing or prompting (PS4 with xtrace,
 // PROMPT_COMMAND, BASH_XTRACEFD), builtins loaded from a directory
-// (BASH_LOADABLES_PATH), word splitting (IFS) and a `cd` that searches
-// elsewhere (CDPATH). Assigned in the script itself, each of them asks.
+// (BASH_LOADABLES_PATH), word splitting (IFS), a `cd` that searches
+// elsewhere (CDPATH), the catalog $"..." strings are translated from,
+// which bash then expands, $(...) included (TEXTDOMAIN, TEXTDOMAINDIR),
+// a directory of locales other than the system's (LOCPATH), where
+// one named without a codeset may hold any character set, and the
+// directory whose .zshenv zsh runs before every script (ZDOTDIR), and
+// the programs zsh runs for a redirection without a command (NULLCMD
+// for > file, READNULLCMD for < file). Assigned in the script itself, each of them asks.
 func shellStartupVar(name string) bool {
 	switch name {
 	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "BASH_COMPAT", "PS4",
-		"PROMPT_COMMAND", "BASH_XTRACEFD", "BASH_LOADABLES_PATH", "IFS", "CDPATH":
+		"PROMPT_COMMAND", "BASH_XTRACEFD", "BASH_LOADABLES_PATH", "IFS", "CDPATH",
+		"TEXTDOMAIN", "TEXTDOMAINDIR", "LOCPATH", "ZDOTDIR", "NULLCMD", "READNULLCMD":
 		return true
 	}
 	return strings.HasPrefix(name, "BASH_FUNC_")
