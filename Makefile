@@ -19,9 +19,11 @@ FUZZ_TARGETS := \
 all: build
 
 # System packages the sandbox and the seccomp filter need (libseccomp-dev
-# and libc6-dev also hold the static libraries of the static build). Idempotent:
-# nothing is installed when everything is present.
-APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux curl python3-pip
+# and libc6-dev also hold the static libraries of the static build), and
+# those the tests drive (zsh as a shell program, locales for a charset
+# in which bash reads bytes differently). Idempotent: nothing is installed
+# when everything is present.
+APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux curl python3-pip zsh locales
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
