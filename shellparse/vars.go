@@ -79,16 +79,20 @@ var LocaleVariables = []string{"LC_ALL", "LC_CTYPE", "LANG"}
 // backslashes and operators where guardrun does): C, POSIX, empty, or a
 // codeset named after the dot that is UTF-8, ASCII, a single-byte set
 // (ISO-8859-*, KOI8-*, CP125x, TIS-620) or an EUC set. A name without a
-// codeset (zh_TW, whose system locale may be BIG5) is not known safe.
+// codeset before any @modifier (zh_TW, or zh_TW@x.UTF-8, whose system
+// locale may be BIG5) is not known safe.
 func SafeLocale(name string) bool {
 	if name == "" || name == "C" || name == "POSIX" {
 		return true
 	}
-	_, cs, ok := strings.Cut(name, ".")
+	// glibc reads language[_territory][.codeset][@modifier]: in
+	// zh_TW@x.UTF-8 the dot is the modifier's, there is no codeset, and
+	// glibc falls back to zh_TW.
+	base, _, _ := strings.Cut(name, "@")
+	_, cs, ok := strings.Cut(base, ".")
 	if !ok {
 		return false
 	}
-	cs, _, _ = strings.Cut(cs, "@")
 	cs = strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(cs))
 	if strings.IndexFunc(cs, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') }) >= 0 && cs != "ansix3.41968" {
 		// glibc drops such characters when it looks the codeset up:
