@@ -87,10 +87,12 @@ func SafeLocale(name string) bool {
 	}
 	// glibc reads language[_territory][.codeset][@modifier]: in
 	// zh_TW@x.UTF-8 the dot is the modifier's, there is no codeset, and
-	// glibc falls back to zh_TW.
+	// glibc falls back to zh_TW. Without a language (_TW.UTF-8,
+	// .UTF-8) glibc reads the whole name as the language, again
+	// without a codeset.
 	base, _, _ := strings.Cut(name, "@")
-	_, cs, ok := strings.Cut(base, ".")
-	if !ok {
+	lang, cs, ok := strings.Cut(base, ".")
+	if !ok || lang == "" || lang[0] == '_' {
 		return false
 	}
 	cs = strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(cs))
