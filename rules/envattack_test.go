@@ -117,6 +117,12 @@ var envAttacks = []struct {
 	{"READNULLCMD=./x; < y", Ask},
 	{"NULLCMD=./x; > y", Ask},
 	{"ZDOTDIR=. zsh -c ls", Ask},
+	{"zsh -m -c \"STTY=';touch M' /bin/true\"", Ask},
+	{"STTY='; touch M' ls", Ask},
+	{"export STTY=x; zsh -m -c ls", Ask},
+	{"zsh -c 'setopt monitor; ls'", Ask},
+	{"FPATH=. zsh -c ls", Ask},
+	{"PROMPT=x zsh -c ls", Allow},
 	// Names that keep bytes below 0x80 ASCII are fine.
 	{"LC_ALL=C ls", Allow},
 	{"LC_ALL=POSIX ls", Allow},
