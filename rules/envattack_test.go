@@ -123,6 +123,10 @@ var envAttacks = []struct {
 	{"zsh -c 'setopt monitor; ls'", Ask},
 	{"FPATH=. zsh -c ls", Ask},
 	{"PROMPT=x zsh -c ls", Allow},
+	{"zsh -c 'module_path=(.); echo $commands[ls]'", Ask},
+	{"zsh -c 'MODULE_PATH=.; echo $commands[ls]'", Ask},
+	{"module_path+=(.); echo", Ask},
+	{"zsh -c 'echo $commands[ls]'", Allow},
 	// Names that keep bytes below 0x80 ASCII are fine.
 	{"LC_ALL=C ls", Allow},
 	{"LC_ALL=POSIX ls", Allow},

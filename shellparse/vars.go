@@ -15,8 +15,9 @@ var DangerousVariables = []string{
 	"BASH_ENV", "ENV", "ZDOTDIR", "NULLCMD", "READNULLCMD", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
 	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
 	// zsh with job control and a terminal runs "stty $STTY" as shell
-	// code before a command whose assignments set STTY.
-	"STTY",
+	// code before a command whose assignments set STTY; it loads a
+	// module ($commands needs zsh/parameter) from module_path.
+	"STTY", "module_path", "MODULE_PATH",
 	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
 	// At shell level 1 a bash -c whose input is a socket, or that sees
 	// SSH_CLIENT, runs ~/.bashrc first.
