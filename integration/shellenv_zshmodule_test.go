@@ -53,3 +53,35 @@ func TestRunShellEnvZshModulePath(t *testing.T) {
 		}
 	}
 }
+
+// TestRunShellEnvZshGlobQualifier: zsh runs the code of an e glob
+// qualifier for each file a pattern matches, and expands a value again
+// for the (e) parameter flag, $(...) included; the bash-shaped reading
+// saw an echo. Both ask: the script runs nothing, under either backend.
+func TestRunShellEnvZshGlobQualifier(t *testing.T) {
+	requireSandbox(t)
+	testenv.LookPath(t, "zsh")
+	w := runWorld(t, shellEnvAttackConfig+landlockAccept)
+	landlockWorks(t, w, w.work)
+	marker := filepath.Join(w.work, "qualifier-ran")
+	if err := os.WriteFile(filepath.Join(w.work, "a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scripts := []string{
+		"zsh -c \"echo *(e:'touch " + marker + "':)\"",
+		"zsh -c \"echo a(e:'touch " + marker + "':)\"",
+		"zsh -c \"echo a(+'{touch " + marker + "}')\"",
+		"zsh -c 'x=\\$\\(touch\\ " + marker + "\\); echo ${(e)x}'",
+		"zsh -c 'x=\\$\\(touch\\ " + marker + "\\); echo \"${(e)x}\"'",
+		"zsh -c 'x=\\$\\(touch\\ " + marker + "\\); echo ${(Le)x}'",
+	}
+	for _, s := range scripts {
+		for _, backend := range []string{"bwrap", "landlock"} {
+			_, stderr, code := runPlain(t, w, "", nil, "--backend", backend, "--strict", "-c", s)
+			if exists(marker) || code != 77 {
+				t.Errorf("%s %q: exit %d (want 77), code ran %v; stderr:\n%s", backend, s, code, exists(marker), stderr)
+				os.Remove(marker)
+			}
+		}
+	}
+}

@@ -127,6 +127,16 @@ var envAttacks = []struct {
 	{"zsh -c 'MODULE_PATH=.; echo $commands[ls]'", Ask},
 	{"module_path+=(.); echo", Ask},
 	{"zsh -c 'echo $commands[ls]'", Allow},
+	// zsh glob qualifiers and the (e) flag run code.
+	{"zsh -c \"echo *(e:'touch M':)\"", Ask},
+	{"zsh -c 'echo *(+f)'", Ask},
+	{"zsh -c 'echo *.go(.)'", Ask},
+	{"zsh -c 'echo (e:x:)'", Ask},
+	{"zsh -c 'echo ${(e)x}'", Ask},
+	{"zsh -c 'echo \"${(Le)x}\"'", Ask},
+	{"zsh -c 'echo ${(s:,:)x}'", Allow},
+	{"zsh -c 'echo $x[(e)1]'", Allow},
+	{"bash -c 'echo *(x)'", Allow},
 	// Names that keep bytes below 0x80 ASCII are fine.
 	{"LC_ALL=C ls", Allow},
 	{"LC_ALL=POSIX ls", Allow},

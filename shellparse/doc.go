@@ -140,8 +140,10 @@
 // (bash script.sh, ./configure, source x) cannot be read and only ask.
 //
 // zsh, ksh and mksh are parsed with mvdan.cc/sh's support for them, which
-// is less complete than for bash; zsh-only code execution such as glob
-// qualifiers (*(e:...:)) and the (e) parameter flag is not recognised.
+// is less complete than for bash. In zsh code, glob qualifiers
+// (*(e:...:), *(+func); any (...) the parser leaves at the end of a
+// pattern) and parameter flags with e (${(e)x}) run code the analysis
+// does not follow, and ask.
 // Brace expansion is always performed, also for POSIX sh, because sh is
 // often bash; under dash this reports words that never run, which is
 // harmless. The backslash-newline and here-document checks look at the
