@@ -74,6 +74,11 @@ func TestRunShellEnvZshGlobQualifier(t *testing.T) {
 		"zsh -c 'x=\\$\\(touch\\ " + marker + "\\); echo ${(e)x}'",
 		"zsh -c 'x=\\$\\(touch\\ " + marker + "\\); echo \"${(e)x}\"'",
 		"zsh -c 'x=\\$\\(touch\\ " + marker + "\\); echo ${(Le)x}'",
+		// GLOB_SUBST (${~x}) globs the value: qualifiers in it run too;
+		// (P) reads the name a value holds, subscript included.
+		"zsh -c \"x='*(e:touch\t" + marker + ":)'; echo \\${~x}\"",
+		"zsh -c \"x='*(e:touch\t" + marker + ":)'; echo \\$~x\"",
+		"zsh -c \"x='a[\\$(touch " + marker + ")]'; echo \\${(P)x}\"",
 	}
 	for _, s := range scripts {
 		for _, backend := range []string{"bwrap", "landlock"} {

@@ -135,6 +135,10 @@ var envAttacks = []struct {
 	{"zsh -c 'echo ${(e)x}'", Ask},
 	{"zsh -c 'echo \"${(Le)x}\"'", Ask},
 	{"zsh -c 'echo ${(s:,:)x}'", Allow},
+	{"zsh -c 'echo ${~x}'", Ask},
+	{"zsh -c 'echo $~x'", Ask},
+	{"zsh -c 'echo ${~~x}'", Allow},
+	{"zsh -c 'echo ${(P)x}'", Allow},
 	{"zsh -c 'echo $x[(e)1]'", Allow},
 	{"bash -c 'echo *(x)'", Allow},
 	// Names that keep bytes below 0x80 ASCII are fine.

@@ -142,8 +142,9 @@
 // zsh, ksh and mksh are parsed with mvdan.cc/sh's support for them, which
 // is less complete than for bash. In zsh code, glob qualifiers
 // (*(e:...:), *(+func); any (...) the parser leaves at the end of a
-// pattern) and parameter flags with e (${(e)x}) run code the analysis
-// does not follow, and ask.
+// pattern), parameter flags with e (${(e)x}) and a value globbed
+// (${~x}, whose qualifiers run) run code the analysis does not follow,
+// and ask.
 // Brace expansion is always performed, also for POSIX sh, because sh is
 // often bash; under dash this reports words that never run, which is
 // harmless. The backslash-newline and here-document checks look at the

@@ -287,7 +287,8 @@ func (f *frame) readable(code string, anchor Pos, nested bool) bool {
 // different tree, the code asks. Code read as zsh asks for a glob
 // qualifier (*(e:code:), *(+func) run code for each file) and a
 // parameter expansion flag with e (${(e)x} expands the value, $(...)
-// included), which the analysis does not follow.
+// included) and a value used as a pattern (${~x}, whose qualifiers run),
+// which the analysis does not follow.
 func (f *frame) dialectCheck(code string, file *syntax.File, pos Pos, nested bool) {
 	if f.lang == syntax.LangZsh {
 		f.zshCodeCheck(code, file, pos)
@@ -330,8 +331,11 @@ func (f *frame) zshCodeCheck(code string, file *syntax.File, pos Pos) {
 				}
 			}
 		case *syntax.ParamExp:
-			if n.Flags != nil && strings.ContainsAny(n.Flags.Value, "e") {
-				f.find(Ask, "zsh expands a value again for the (e) flag, $(...) included", text(n), pos)
+			if n.Flags != nil && strings.ContainsAny(n.Flags.Value, "e~") {
+				f.find(Ask, "zsh expands a value again for the (e) flag, $(...) included, and globs it for (~)", text(n), pos)
+			}
+			if n.GlobSubst == syntax.OptOn {
+				f.find(Ask, "zsh globs the value of ${~x}, and glob qualifiers in it run code", text(n), pos)
 			}
 		}
 		return true
