@@ -79,6 +79,11 @@ func TestRunShellEnvZshGlobQualifier(t *testing.T) {
 		"zsh -c \"x='*(e:touch\t" + marker + ":)'; echo \\${~x}\"",
 		"zsh -c \"x='*(e:touch\t" + marker + ":)'; echo \\$~x\"",
 		"zsh -c \"x='a[\\$(touch " + marker + ")]'; echo \\${(P)x}\"",
+		// With GLOB_SUBST on, a plain $x is globbed.
+		"zsh -o globsubst -c \"x='*(e:touch\t" + marker + ":)'; echo \\$x\"",
+		"zsh --glob-subst -c \"x='*(e:touch\t" + marker + ":)'; echo \\$x\"",
+		"zsh --emulate sh -c \"x='*(e:touch\t" + marker + ":)'; echo \\$x\"",
+		"zsh -c \"options[globsubst]=on; x='*(e:touch\t" + marker + ":)'; echo \\$x\"",
 	}
 	for _, s := range scripts {
 		for _, backend := range []string{"bwrap", "landlock"} {

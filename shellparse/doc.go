@@ -144,7 +144,8 @@
 // (*(e:...:), *(+func); any (...) the parser leaves at the end of a
 // pattern), parameter flags with e (${(e)x}) and a value globbed
 // (${~x}, whose qualifiers run) run code the analysis does not follow,
-// and ask.
+// and ask, as do zsh started with -o, +o or a long option (-o globsubst
+// globs every value) and an assignment to options.
 // Brace expansion is always performed, also for POSIX sh, because sh is
 // often bash; under dash this reports words that never run, which is
 // harmless. The backslash-newline and here-document checks look at the
