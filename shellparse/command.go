@@ -522,6 +522,14 @@ func execCmd(f *frame, c call) bool {
 	if has(opts, "c") {
 		c.noLevel = "exec -c"
 	}
+	for _, o := range opts {
+		// exec -a -bash bash: a name that starts with - makes a login
+		// shell, which runs ~/.profile or ~/.zprofile first, as -l does.
+		if o.name == "a" && o.hasVal && (!o.val.Static() || strings.HasPrefix(o.val.Value, "-")) && i < len(c.args) &&
+			(!c.args[i].Static() || slices.Contains(shells, baseName(c.args[i].Value))) {
+			f.find(Ask, fmt.Sprintf("exec -a %s starts %s as a login shell, which runs startup files (~/.profile, ~/.zprofile) that guardrun cannot read", o.val.Source, c.args[i].Source), f.callText(c), o.val.Pos)
+		}
+	}
 	return f.wrap(c, i, "exec", nil)
 }
 

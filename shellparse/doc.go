@@ -88,7 +88,8 @@
 // level 1 it runs ~/.bashrc when its input is a socket); shell options that change how the rest is read or
 // run (set -k, set -o keyword/posix/functrace/history, shopt -s
 // expand_aliases/extdebug/compat*, enable, and nested shells started with
-// -i, -l, --login, -k, --posix, --debugger, -o or -O of those); text shaped like an
+// -i, -l, --login, -k, --posix, --debugger, -o or -O of those, or through
+// exec -a with a name starting with -, a login shell); text shaped like an
 // array subscript that holds $(, `, $[ or another subscript, anywhere
 // (bash runs it when the text reaches an arithmetic or -v context, also
 // after it was stored in a variable); export -f, enable -f, hash -p,
