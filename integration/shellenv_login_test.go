@@ -10,7 +10,7 @@ import (
 
 // TestRunShellEnvLoginArgv0: exec -a with a name that starts with -
 // makes bash a login shell, which runs ~/.bash_profile (or ~/.profile)
-// before its -c code, as bash -l does. It asks: nothing runs, under
+// before its -c code, as bash -l does; so does zsh's ARGV0=-bash. It asks: nothing runs, under
 // either backend.
 func TestRunShellEnvLoginArgv0(t *testing.T) {
 	requireSandbox(t)
@@ -23,7 +23,7 @@ func TestRunShellEnvLoginArgv0(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, s := range []string{"exec -a -bash bash -c true", "exec -a -sh /bin/bash -c true", "bash -l -c true"} {
+	for _, s := range []string{"exec -a -bash bash -c true", "exec -a -sh /bin/bash -c true", "bash -l -c true", "zsh -c 'ARGV0=-bash bash -c true'"} {
 		for _, backend := range []string{"bwrap", "landlock"} {
 			_, stderr, code := runPlain(t, w, "", []string{"HOME=" + home}, "--backend", backend, "--strict", "-c", s)
 			if exists(marker) || code != 77 {

@@ -118,6 +118,7 @@ var envAttacks = []struct {
 	{"exec -a \"$N\" bash -c ls", Ask},
 	{"exec -a -x ls", Allow},
 	{"exec -a sh bash -c ls", Allow},
+	{"zsh -c 'ARGV0=-bash bash -c ls'", Ask},
 	{"bash -c ls", Allow},
 	{"READNULLCMD=./x; < y", Ask},
 	{"NULLCMD=./x; > y", Ask},

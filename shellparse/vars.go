@@ -18,8 +18,9 @@ var DangerousVariables = []string{
 	// code before a command whose assignments set STTY; it loads a
 	// module ($commands needs zsh/parameter) from module_path.
 	"STTY", "module_path", "MODULE_PATH",
-	// zsh sets its options from this array (options[globsubst]=on).
-	"options",
+	// zsh sets its options from this array (options[globsubst]=on), and
+	// starts a command under the name ARGV0 holds (-bash: a login shell).
+	"options", "ARGV0",
 	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
 	// At shell level 1 a bash -c whose input is a socket, or that sees
 	// SSH_CLIENT, runs ~/.bashrc first.
