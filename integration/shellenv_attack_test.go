@@ -281,29 +281,44 @@ func TestRunShellEnvShellLevel(t *testing.T) {
 	rows := []struct {
 		env    []string
 		socket bool
+		// script is true unless set; a script that starts a bash
+		// without SHLVL, through wrappers, is refused (exit 77).
+		script string
 	}{
-		{nil, true},
-		{[]string{"SHLVL=0"}, true},
-		{[]string{"SHLVL=1000"}, true},
-		{[]string{"SHLVL=-3"}, true},
-		{[]string{"SHLVL=x"}, true},
-		{[]string{"SSH_CLIENT=10.0.0.1 22 22"}, false},
-		{[]string{"SSH2_CLIENT=x", "SHLVL=0"}, false},
+		{nil, true, ""},
+		{[]string{"SHLVL=0"}, true, ""},
+		{[]string{"SHLVL=1000"}, true, ""},
+		{[]string{"SHLVL=-3"}, true, ""},
+		{[]string{"SHLVL=x"}, true, ""},
+		{[]string{"SSH_CLIENT=10.0.0.1 22 22"}, false, ""},
+		{[]string{"SSH2_CLIENT=x", "SHLVL=0"}, false, ""},
+		{nil, true, "env -u SHLVL env bash -c true"},
+		{nil, true, "env -u SHLVL nice bash -c true"},
+		{nil, true, "env -u SHLVL timeout 5 bash -c true"},
+		{nil, true, "env -u SHLVL xargs -a /dev/null bash -c true"},
+		{nil, true, "env -u SHLVL find . -maxdepth 0 -exec bash -c true \\;"},
 	}
 	for _, r := range rows {
 		for _, backend := range []string{"bwrap", "landlock"} {
-			cmd := exec.Command(guardrunBin, "--backend", backend, "--strict", "-c", "true")
+			script := r.script
+			if script == "" {
+				script = "true"
+			}
+			cmd := exec.Command(guardrunBin, "--backend", backend, "--strict", "-c", script)
 			cmd.Dir = w.work
 			cmd.Env = append(append(append([]string{}, w.env...), "HOME="+home), r.env...)
 			if r.socket {
 				cmd.Stdin = sock
 			}
 			out, err := cmd.CombinedOutput()
-			if err != nil {
+			if r.script == "" && err != nil {
 				t.Errorf("%s %v (socket %v): %v\n%s", backend, r.env, r.socket, err, out)
 			}
+			if r.script != "" && cmd.ProcessState.ExitCode() != 77 {
+				t.Errorf("%s %q (socket %v): exit %d, want 77 (refused)\n%s", backend, script, r.socket, cmd.ProcessState.ExitCode(), out)
+			}
 			if exists(marker) {
-				t.Errorf("%s %v (socket %v): ~/.bashrc ran before the script", backend, r.env, r.socket)
+				t.Errorf("%s %v %q (socket %v): ~/.bashrc ran before the script", backend, r.env, script, r.socket)
 				os.Remove(marker)
 			}
 		}

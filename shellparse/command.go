@@ -22,7 +22,11 @@ type call struct {
 	// input; "" when nothing is substituted.
 	replace string
 	// wrapped counts the wrappers around this command.
-	wrapped    int
+	wrapped int
+	// noLevel names what started this command, through any wrappers,
+	// without the SHLVL its shell exported (env -i, env -u SHLVL,
+	// exec -c); "" when nothing did.
+	noLevel    string
 	pos        Pos
 	start, end uint // the command's text in the frame's source
 }
@@ -37,6 +41,7 @@ func (c call) sub(k int, via string) call {
 		fromInput: c.fromInput,
 		replace:   c.replace,
 		wrapped:   c.wrapped + 1,
+		noLevel:   c.noLevel,
 		pos:       w.Pos,
 		start:     w.start,
 		end:       max(c.end, w.start),
@@ -165,6 +170,9 @@ func (f *frame) emit(c call) {
 	g := *f
 	g.via = c.via
 	w0 := c.args[0]
+	if c.noLevel != "" {
+		g.shellLevelReset(c)
+	}
 	if c.replace != "" && strings.Contains(w0.Value, c.replace) {
 		g.find(Ask, "command name is substituted from input at run time: "+w0.Source, text, w0.Pos)
 		return
@@ -512,25 +520,31 @@ func builtinCmd(f *frame, c call) bool {
 func execCmd(f *frame, c call) bool {
 	opts, i := f.scan(c, 1, &execSpec, "exec")
 	if has(opts, "c") {
-		f.shellLevelReset(c, i, "exec -c")
+		c.noLevel = "exec -c"
+	}
+	for _, o := range opts {
+		// exec -a -bash bash: a name that starts with - makes a login
+		// shell, which runs ~/.profile or ~/.zprofile first, as -l does.
+		if o.name == "a" && o.hasVal && (!o.val.Static() || strings.HasPrefix(o.val.Value, "-")) && i < len(c.args) &&
+			(!c.args[i].Static() || slices.Contains(shells, baseName(c.args[i].Value))) {
+			f.find(Ask, fmt.Sprintf("exec -a %s starts %s as a login shell, which runs startup files (~/.profile, ~/.zprofile) that guardrun cannot read", o.val.Source, c.args[i].Source), f.callText(c), o.val.Pos)
+		}
 	}
 	return f.wrap(c, i, "exec", nil)
 }
 
-// shellLevelReset reports a bash started (as c.args[i]) without the
-// SHLVL its parent exported (how names what removed it): at shell level
-// 1 a bash -c whose standard input is a socket, as an agent's pipes
-// often are, or that sees SSH_CLIENT, first runs /etc/bash.bashrc and
-// ~/.bashrc, which guardrun did not read.
-func (f *frame) shellLevelReset(c call, i int, how string) {
-	if i >= len(c.args) {
-		return
-	}
-	w := c.args[i]
+// shellLevelReset reports a bash started (as c, directly or through
+// wrappers such as env, nice or xargs) without the SHLVL its parent
+// exported (c.noLevel names what removed it): at shell level 1 a bash -c
+// whose standard input is a socket, as an agent's pipes often are, or
+// that sees SSH_CLIENT, first runs /etc/bash.bashrc and ~/.bashrc, which
+// guardrun did not read.
+func (f *frame) shellLevelReset(c call) {
+	w := c.args[0]
 	if w.Static() && !slices.Contains([]string{"bash", "sh", "rbash"}, baseName(w.Value)) {
 		return
 	}
-	f.find(Ask, how+" starts "+w.Source+" without SHLVL: at shell level 1 bash runs ~/.bashrc first when its input is a socket or SSH_CLIENT is set", f.callText(c), w.Pos)
+	f.find(Ask, c.noLevel+" starts "+w.Source+" without SHLVL: at shell level 1 bash runs ~/.bashrc first when its input is a socket or SSH_CLIENT is set", f.callText(c), w.Pos)
 }
 
 func stdbufCmd(f *frame, c call) bool {
@@ -648,7 +662,7 @@ func envCmd(f *frame, c call) bool {
 	}
 	assigns, i := f.envAssigns(c, i)
 	if cleared != "" {
-		f.shellLevelReset(c, i, cleared)
+		c.noLevel = cleared
 	}
 	if chdir != nil {
 		// env -C DIR runs the command in DIR (or not at all): its

@@ -284,8 +284,16 @@ func (f *frame) readable(code string, anchor Pos, nested bool) bool {
 // dialectCheck guards code read as POSIX sh: /bin/sh is dash on some
 // systems and bash on others, and bash must not read the same text as
 // another program. When bash cannot parse it, or parses it into a
-// different tree, the code asks.
+// different tree, the code asks. Code read as zsh asks for a glob
+// qualifier (*(e:code:), *(+func) run code for each file) and a
+// parameter expansion flag with e (${(e)x} expands the value, $(...)
+// included) and a value used as a pattern (${~x}, whose qualifiers run),
+// which the analysis does not follow.
 func (f *frame) dialectCheck(code string, file *syntax.File, pos Pos, nested bool) {
+	if f.lang == syntax.LangZsh {
+		f.zshCodeCheck(code, file, pos)
+		return
+	}
 	if f.lang != syntax.LangPOSIX {
 		return
 	}
@@ -304,6 +312,34 @@ func (f *frame) dialectCheck(code string, file *syntax.File, pos Pos, nested boo
 		}
 		f.find(Ask, "sh may be dash or bash, and they read this code as different programs", excerpt(code, 0), pos)
 	}
+}
+
+func (f *frame) zshCodeCheck(code string, file *syntax.File, pos Pos) {
+	text := func(n syntax.Node) string {
+		s, e := int(n.Pos().Offset()), int(n.End().Offset())
+		if s > e || e > len(code) {
+			return excerpt(code, 0)
+		}
+		return code[s:e]
+	}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Word:
+			for _, p := range n.Parts {
+				if l, ok := p.(*syntax.Lit); ok && strings.HasPrefix(l.Value, "(") {
+					f.find(Ask, "zsh reads (...) after a pattern as glob qualifiers, which can run code", text(n), pos)
+				}
+			}
+		case *syntax.ParamExp:
+			if n.Flags != nil && strings.ContainsAny(n.Flags.Value, "e~") {
+				f.find(Ask, "zsh expands a value again for the (e) flag, $(...) included, and globs it for (~)", text(n), pos)
+			}
+			if n.GlobSubst == syntax.OptOn {
+				f.find(Ask, "zsh globs the value of ${~x}, and glob qualifiers in it run code", text(n), pos)
+			}
+		}
+		return true
+	})
 }
 
 // heredocAmbiguous reports a here-document whose end bash may find on

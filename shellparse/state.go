@@ -272,6 +272,12 @@ func unsetCmd(f *frame, c call) bool {
 // shellOptions checks the options a nested shell is started with.
 func (f *frame) shellOptions(c call, name string, opts []opt) {
 	for _, o := range opts {
+		if name == "zsh" && (o.name == "o" || len(o.name) > 1) {
+			// zsh -o globsubst, --emulate sh: a value's glob
+			// qualifiers run, among other changes not modelled.
+			f.find(Ask, fmt.Sprintf("zsh option %s changes how the code is read or run (globsubst runs the glob qualifiers in a value)", o.name), f.callText(c), c.pos)
+			continue
+		}
 		switch o.name {
 		case "i", "l", "login":
 			f.find(Ask, fmt.Sprintf("%s -%s runs startup files (~/.bashrc, ~/.profile, $ENV) that guardrun cannot read", name, o.name), f.callText(c), c.pos)

@@ -14,6 +14,13 @@ var DangerousVariables = []string{
 	"PATH", "path", "CDPATH", "cdpath", "FPATH", "fpath", "EXECIGNORE", "BASH_LOADABLES_PATH",
 	"BASH_ENV", "ENV", "ZDOTDIR", "NULLCMD", "READNULLCMD", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
 	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
+	// zsh with job control and a terminal runs "stty $STTY" as shell
+	// code before a command whose assignments set STTY; it loads a
+	// module ($commands needs zsh/parameter) from module_path.
+	"STTY", "module_path", "MODULE_PATH",
+	// zsh sets its options from this array (options[globsubst]=on), and
+	// starts a command under the name ARGV0 holds (-bash: a login shell).
+	"options", "ARGV0",
 	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
 	// At shell level 1 a bash -c whose input is a socket, or that sees
 	// SSH_CLIENT, runs ~/.bashrc first.
@@ -79,16 +86,22 @@ var LocaleVariables = []string{"LC_ALL", "LC_CTYPE", "LANG"}
 // backslashes and operators where guardrun does): C, POSIX, empty, or a
 // codeset named after the dot that is UTF-8, ASCII, a single-byte set
 // (ISO-8859-*, KOI8-*, CP125x, TIS-620) or an EUC set. A name without a
-// codeset (zh_TW, whose system locale may be BIG5) is not known safe.
+// codeset before any @modifier (zh_TW, or zh_TW@x.UTF-8, whose system
+// locale may be BIG5) is not known safe.
 func SafeLocale(name string) bool {
 	if name == "" || name == "C" || name == "POSIX" {
 		return true
 	}
-	_, cs, ok := strings.Cut(name, ".")
-	if !ok {
+	// glibc reads language[_territory][.codeset][@modifier]: in
+	// zh_TW@x.UTF-8 the dot is the modifier's, there is no codeset, and
+	// glibc falls back to zh_TW. Without a language (_TW.UTF-8,
+	// .UTF-8) glibc reads the whole name as the language, again
+	// without a codeset.
+	base, _, _ := strings.Cut(name, "@")
+	lang, cs, ok := strings.Cut(base, ".")
+	if !ok || lang == "" || lang[0] == '_' {
 		return false
 	}
-	cs, _, _ = strings.Cut(cs, "@")
 	cs = strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(cs))
 	if strings.IndexFunc(cs, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') }) >= 0 && cs != "ansix3.41968" {
 		// glibc drops such characters when it looks the codeset up:

@@ -17,6 +17,7 @@ func TestCommandEnvDuplicates(t *testing.T) {
 		{[]string{"LC_ALL=C.UTF-8", "LC_ALL=zh_TW.BIG5"}, []string{"LC_ALL=C.UTF-8", "LC_CTYPE=C.UTF-8", "SHLVL=1"}},
 		{[]string{"LC_ALL=zh_TW.BIG5", "LC_ALL=C.UTF-8"}, []string{"LC_ALL=C.UTF-8", "LC_CTYPE=C.UTF-8", "SHLVL=1"}},
 		{[]string{"LC_CTYPE=C", "LANG=zh_TW"}, []string{"LC_CTYPE=C", "SHLVL=1"}},
+		{[]string{"LC_ALL=zh_TW@x.UTF-8", "LANG=C.UTF-8"}, []string{"LANG=C.UTF-8", "LC_CTYPE=C.UTF-8", "SHLVL=1"}},
 		{[]string{"BASH_FUNC_ls%%=() { :; }", "X=1", "BASH_FUNC_ls%%=() { :; }"}, []string{"X=1", "SHLVL=1"}},
 		{[]string{"TEXTDOMAINDIR=.", "TEXTDOMAINDIR=/x", "LOCPATH=.", "ZDOTDIR=.", "READNULLCMD=x", "NULLCMD=x"}, []string{"SHLVL=1"}},
 		{[]string{"SHLVL=4", "SHLVL=0"}, []string{"SHLVL=1"}},
