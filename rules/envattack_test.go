@@ -1,10 +1,6 @@
 package rules
 
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
+import "testing"
 
 // envAttacks are scripts tried against the embedded default config that
 // change the locale bash and programs read bytes in (a charset such as
@@ -14,10 +10,7 @@ import (
 // lines, quoted and <<- delimiters, env --chdir and -S, and names that
 // differ from .git, .ssh or .env by a Unicode letter that folds to an
 // ASCII one; and the ways a nested bash starts at shell level 1.
-var envAttacks = []struct {
-	script string
-	want   Verdict
-}{
+var envAttacks = []attackRow{
 	// A locale whose charset reads ASCII bytes differently asks, in
 	// every way it can reach bash or a program.
 	{"LC_ALL=zh_TW.BIG5 bash -c 'echo hi'", Ask},
@@ -328,22 +321,5 @@ var envAttacks = []struct {
 }
 
 func TestEnvAttacks(t *testing.T) {
-	home := "/home/u"
-	ws := filepath.Join(t.TempDir(), "proj")
-	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	c, err := LoadDefault(Env{Cwd: ws, Home: home, StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(c, home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range envAttacks {
-		if d := e.Script(r.script, ws); d.Decision != r.want {
-			t.Errorf("%q: %s (%s), want %s", r.script, d.Decision, d.Reason, r.want)
-		}
-	}
+	checkDefault(t, envAttacks)
 }

@@ -17,10 +17,14 @@ import (
 // options, here-documents and comments that end in a backslash (bash and
 // the parser once read them differently), and the legitimate commands
 // that must keep running without a question.
-var policyAttacks = []struct {
+// attackRow is a script and the verdict the embedded default config
+// must give it.
+type attackRow struct {
 	script string
 	want   Verdict
-}{
+}
+
+var policyAttacks = []attackRow{
 	{"PS4='$(touch /tmp/m)'; set -x; ls", Ask},
 	{"PS4='$(touch /tmp/m)' bash -x -c ls", Ask},
 	{"export PS4='$(touch /tmp/m)'; bash -xc ls", Ask},
@@ -738,10 +742,17 @@ var policyAttacks = []struct {
 }
 
 func TestPolicyAttacks(t *testing.T) {
-	// The home directory is not under /tmp, which is the sandbox's own.
+	checkDefault(t, policyAttacks)
+}
+
+// checkDefault judges each row with the embedded default config, in a
+// fresh workspace (holding sub/) under a home that is not under /tmp,
+// which is the sandbox's own.
+func checkDefault(t *testing.T, rows []attackRow) {
+	t.Helper()
 	home := "/home/u"
 	ws := filepath.Join(t.TempDir(), "proj")
-	if err := os.Mkdir(ws, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	c, err := LoadDefault(Env{Cwd: ws, Home: home, StateDir: t.TempDir()})
@@ -752,7 +763,7 @@ func TestPolicyAttacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range policyAttacks {
+	for _, r := range rows {
 		if d := e.Script(r.script, ws); d.Decision != r.want {
 			t.Errorf("%q: %s (%s), want %s", r.script, d.Decision, d.Reason, r.want)
 		}
