@@ -526,7 +526,7 @@ func (f *frame) assignedValue(name string, v *Word, text string, pos Pos) {
 		f.find(Ask, fmt.Sprintf("assignment to %s can change what runs", name), text, pos)
 		return
 	}
-	if localeVariable(name) && (v == nil || !v.Static() || !SafeLocale(v.Value)) {
+	if LocaleVariable(name) && (v == nil || !v.Static() || !SafeLocale(v.Value)) {
 		f.find(Ask, fmt.Sprintf("assignment to %s may choose a character set in which bash and programs read bytes differently from guardrun (only C, POSIX and names with a UTF-8, ASCII, ISO-8859, KOI8, CP125x or EUC codeset are known safe)", name), text, pos)
 	}
 }

@@ -952,7 +952,7 @@ func declCmd(f *frame, c call) bool {
 		}
 		if nameref {
 			target := v[eq+1:]
-			if !w.Static() || DangerousVariable(target) || localeVariable(target) {
+			if !w.Static() || DangerousVariable(target) || LocaleVariable(target) {
 				f.find(Ask, fmt.Sprintf("nameref %s points at %s, which can change what runs", n, w.Source), w.Source, w.Pos)
 			}
 		}

@@ -72,7 +72,8 @@
 //
 // Findings are independent of any rule. Ask: a command name or code string
 // built at run time, a shell reading code from standard input or a file,
-// source and ., an assignment to one of DangerousVariables (PATH, IFS,
+// source and ., an assignment to one of DangerousVariables or
+// StartupVariables (PATH, IFS,
 // BASH_CMDS, BASH_ALIASES, POSIXLY_CORRECT, SHELLOPTS, HOME, XDG_*, GIT_*,
 // TMPDIR, LD_*, LOCPATH, TEXTDOMAIN, SHLVL, SSH_CLIENT, GUARDRUN_* and more) in every form: NAME=, env, sudo, export and the
 // other declaration builtins, read, printf -v (also when -v is a run-time

@@ -1,19 +1,20 @@
 package shellparse
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // DangerousVariables are the variables whose assignment changes which
 // program runs or makes a program run extra code. An assignment to one of
 // them, before a command, on its own, through env or sudo, or through
 // export, declare, local, readonly, typeset, read, printf -v, mapfile,
 // getopts, a for loop or ${VAR:=...}, is an Ask finding. A trailing * is a
-// prefix match. Policy shows this list; keep it in sync with the package
-// documentation.
+// prefix match. StartupVariables are dangerous too. Policy shows this
+// list; keep it in sync with the package documentation.
 var DangerousVariables = []string{
 	// Command lookup and the shell's own behaviour.
-	"PATH", "path", "CDPATH", "cdpath", "FPATH", "fpath", "EXECIGNORE", "BASH_LOADABLES_PATH",
-	"BASH_ENV", "ENV", "ZDOTDIR", "NULLCMD", "READNULLCMD", "IFS", "GLOBIGNORE", "PS4", "PROMPT_COMMAND",
-	"SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD", "BASH_FUNC_*",
+	"PATH", "path", "cdpath", "FPATH", "fpath", "EXECIGNORE", "GLOBIGNORE",
 	// zsh with job control and a terminal runs "stty $STTY" as shell
 	// code before a command whose assignments set STTY; it loads a
 	// module ($commands needs zsh/parameter) from module_path.
@@ -21,18 +22,14 @@ var DangerousVariables = []string{
 	// zsh sets its options from this array (options[globsubst]=on), and
 	// starts a command under the name ARGV0 holds (-bash: a login shell).
 	"options", "ARGV0",
-	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "BASH_COMPAT", "PS0", "PS1", "PS2", "PS3",
+	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "PS0", "PS1", "PS2", "PS3",
 	// At shell level 1 a bash -c whose input is a socket, or that sees
 	// SSH_CLIENT, runs ~/.bashrc first.
 	"SHLVL", "SSH_CLIENT", "SSH2_CLIENT",
 	// Where programs find their startup files and configuration.
 	"HOME", "XDG_*", "TMPDIR", "INPUTRC", "SHELL",
-	// $"..." is translated from TEXTDOMAINDIR's catalogs, and bash expands
-	// the translation.
-	"TEXTDOMAIN", "TEXTDOMAINDIR",
-	// The dynamic loader, and a directory glibc reads locales from
-	// instead of the system's (see LocaleVariables).
-	"LD_*", "DYLD_*", "GCONV_PATH", "LOCPATH",
+	// The dynamic loader.
+	"LD_*", "DYLD_*", "GCONV_PATH",
 	// Interpreters that read code or modules from the environment.
 	"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
 	"PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
@@ -58,9 +55,43 @@ var DangerousVariables = []string{
 	"GUARDRUN_*",
 }
 
+// StartupVariables are the dangerous variables a shell reads from its
+// environment when it starts, which make it run something other than the
+// script that was analysed: a function exported under a command's name
+// (BASH_FUNC_ls%%), a file sourced first (BASH_ENV; ENV for an
+// interactive sh), options that change parsing or scoping (SHELLOPTS,
+// BASHOPTS: extglob, lastpipe, posix; BASH_COMPAT), code run while
+// tracing or prompting (PS4 with xtrace, PROMPT_COMMAND, BASH_XTRACEFD),
+// builtins loaded from a directory (BASH_LOADABLES_PATH), word splitting
+// (IFS), a cd that searches elsewhere (CDPATH), the catalogs $"..."
+// strings are translated from, which bash then expands, $(...) included
+// (TEXTDOMAIN, TEXTDOMAINDIR), a directory of locales other than the
+// system's, where one named without a codeset may hold any character set
+// (LOCPATH), the directory whose .zshenv zsh runs before every script
+// (ZDOTDIR) and the programs zsh runs for a redirection without a
+// command (NULLCMD for > file, READNULLCMD for < file). Assigning one in
+// a script asks; guardrun also drops them from every command's
+// environment, as sudo's env_reset does.
+var StartupVariables = []string{
+	"BASH_FUNC_*", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "BASH_COMPAT",
+	"PS4", "PROMPT_COMMAND", "BASH_XTRACEFD", "BASH_LOADABLES_PATH", "IFS", "CDPATH",
+	"TEXTDOMAIN", "TEXTDOMAINDIR", "LOCPATH", "ZDOTDIR", "NULLCMD", "READNULLCMD",
+}
+
 // DangerousVariable reports whether assigning name can change what runs.
 func DangerousVariable(name string) bool {
-	for _, d := range DangerousVariables {
+	return matchVariable(DangerousVariables, name) || StartupVariable(name)
+}
+
+// StartupVariable reports whether name is one of StartupVariables.
+func StartupVariable(name string) bool {
+	return matchVariable(StartupVariables, name)
+}
+
+// matchVariable reports whether name is in list, where a trailing * is a
+// prefix match.
+func matchVariable(list []string, name string) bool {
+	for _, d := range list {
 		if p, ok := strings.CutSuffix(d, "*"); ok {
 			if strings.HasPrefix(name, p) {
 				return true
@@ -118,12 +149,7 @@ func SafeLocale(name string) bool {
 	return false
 }
 
-// localeVariable reports whether name is one of LocaleVariables.
-func localeVariable(name string) bool {
-	for _, l := range LocaleVariables {
-		if name == l {
-			return true
-		}
-	}
-	return false
+// LocaleVariable reports whether name is one of LocaleVariables.
+func LocaleVariable(name string) bool {
+	return slices.Contains(LocaleVariables, name)
 }

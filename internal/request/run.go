@@ -512,21 +512,28 @@ type sessionKeeper interface{ KeepsSessions() bool }
 
 // commandEnv is the environment a command starts with: the caller's,
 // with SHELL pointing at the real shell so that programs inside (make,
-// git) do not try to start guardrun within its own sandbox, without the
-// variables that change what a shell runs before or instead of the
-// script guardrun analysed (shellStartupVar), and with a character set
-// in which bash reads the script's bytes as guardrun did: a locale
-// variable (LC_ALL, LC_CTYPE, LANG) that does not name a
-// shellparse.SafeLocale is dropped, and LC_CTYPE is then set to UTF-8.
+// git) do not try to start guardrun within its own sandbox, without
+// shellparse.StartupVariables (which make a shell run something other
+// than the script guardrun analysed), with a character set in which bash
+// reads the script's bytes as guardrun did (a locale variable that does
+// not name a shellparse.SafeLocale is dropped, and LC_CTYPE is then set
+// to UTF-8), and with a SHLVL of at least 1, so that the shell runs at
+// level 2 or more: at level 1 a bash -c whose standard input is a socket
+// (as pipes from Node-based agents are) or that sees SSH_CLIENT runs
+// /etc/bash.bashrc and ~/.bashrc before the script. bash resets a level
+// above 1000 to 1, so a value outside 1..998 becomes 1.
 func commandEnv(environ []string, program string) []string {
-	out := make([]string, 0, len(environ)+2)
-	dropped, ctype := false, false
+	out := make([]string, 0, len(environ)+3)
+	dropped, ctype, level := false, false, ""
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if name == "SHELL" || name == ServerEnvVar || shellStartupVar(name) {
+		switch {
+		case name == "SHELL" || name == ServerEnvVar || shellparse.StartupVariable(name):
 			continue
-		}
-		if slices.Contains(shellparse.LocaleVariables, name) {
+		case name == "SHLVL":
+			level = value
+			continue
+		case shellparse.LocaleVariable(name):
 			if !shellparse.SafeLocale(value) {
 				dropped = true
 				continue
@@ -538,28 +545,10 @@ func commandEnv(environ []string, program string) []string {
 	if dropped && !ctype {
 		out = append(out, "LC_CTYPE="+utf8Locale())
 	}
-	return append(shellLevel(out), "SHELL="+program)
-}
-
-// shellLevel makes the SHLVL the shell inherits at least 1, so that it
-// runs at level 2 or more: at level 1 a bash -c whose standard input is a
-// socket (as pipes from Node-based agents are) or that sees SSH_CLIENT
-// runs /etc/bash.bashrc and ~/.bashrc before the script. bash resets a
-// level above 1000 to 1, so a value outside 1..998 becomes 1.
-func shellLevel(env []string) []string {
-	out := env[:0]
-	level := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "SHLVL="); ok {
-			level = v
-			continue
-		}
-		out = append(out, kv)
-	}
 	if n, err := strconv.Atoi(level); err != nil || n < 1 || n > 998 {
 		level = "1"
 	}
-	return append(out, "SHLVL="+level)
+	return append(out, "SHLVL="+level, "SHELL="+program)
 }
 
 // utf8Locale is the name of the system's UTF-8 character set locale.
@@ -568,32 +557,6 @@ func utf8Locale() string {
 		return "UTF-8"
 	}
 	return "C.UTF-8"
-}
-
-// shellStartupVar reports whether a variable inherited by the shell
-// guardrun starts would make it run something other than the script
-// that was analysed, as sudo's env_reset drops them: a function exported
-// under a command's name (BASH_FUNC_ls%%), a file sourced first
-// (BASH_ENV; ENV for an interactive sh), options that change parsing or
-// scoping (SHELLOPTS, BASHOPTS: extglob, lastpipe, posix;
-// BASH_COMPAT), code run while tracing or prompting (PS4 with xtrace,
-// PROMPT_COMMAND, BASH_XTRACEFD), builtins loaded from a directory
-// (BASH_LOADABLES_PATH), word splitting (IFS), a `cd` that searches
-// elsewhere (CDPATH), the catalog $"..." strings are translated from,
-// which bash then expands, $(...) included (TEXTDOMAIN, TEXTDOMAINDIR),
-// a directory of locales other than the system's (LOCPATH), where
-// one named without a codeset may hold any character set, and the
-// directory whose .zshenv zsh runs before every script (ZDOTDIR), and
-// the programs zsh runs for a redirection without a command (NULLCMD
-// for > file, READNULLCMD for < file). Assigned in the script itself, each of them asks.
-func shellStartupVar(name string) bool {
-	switch name {
-	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "BASH_COMPAT", "PS4",
-		"PROMPT_COMMAND", "BASH_XTRACEFD", "BASH_LOADABLES_PATH", "IFS", "CDPATH",
-		"TEXTDOMAIN", "TEXTDOMAINDIR", "LOCPATH", "ZDOTDIR", "NULLCMD", "READNULLCMD":
-		return true
-	}
-	return strings.HasPrefix(name, "BASH_FUNC_")
 }
 
 func configHint(l *Loaded) string {
