@@ -1,13 +1,15 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/guardrun/guardrun/internal/regfile"
 )
 
 // The limits below bound what a config file can cost guardrun. A project's
@@ -58,18 +60,17 @@ func ReadFile(path string) ([]byte, error) {
 // in errors): a caller that must see a regular file opens it without
 // waiting (a FIFO) and checks.
 func ReadOpened(f *os.File) ([]byte, error) {
-	path := f.Name()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxConfigBytes {
-		return nil, tooLarge(path, fi.Size())
-	}
-	// Not a regular file, or one still growing: read one byte past the
-	// limit to tell.
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if len(data) > MaxConfigBytes {
-		return nil, tooLarge(path, -1)
+	data, err := regfile.ReadOpened(f, fi, MaxConfigBytes)
+	var tl *regfile.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, tooLarge(f.Name(), tl.Size)
+	case err != nil:
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	return data, nil
 }

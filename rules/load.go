@@ -142,6 +142,13 @@ func Load(path string, env Env) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseFile(path, data, env)
+}
+
+// ParseFile validates data, read from the config file at path: Parse
+// with the file named, and its relative roots resolved, by its absolute
+// path.
+func ParseFile(path string, data []byte, env Env) (*Config, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)

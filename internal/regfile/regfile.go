@@ -102,13 +102,14 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	return read(f, fi, max)
 }
 
-// ReadOpened is ReadFile of a file Open returned.
+// ReadOpened is ReadFile of a file already open, whose FileInfo is fi:
+// one of Open's, or any other (a pipe, read to max+1 bytes to tell).
 func ReadOpened(f *os.File, fi fs.FileInfo, max int64) ([]byte, error) {
 	return read(f, fi, max)
 }
 
 func read(f *os.File, fi fs.FileInfo, max int64) ([]byte, error) {
-	if fi.Size() > max {
+	if fi.Mode().IsRegular() && fi.Size() > max {
 		return nil, &TooLargeError{f.Name(), fi.Size(), max}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))

@@ -270,22 +270,16 @@ func (r *resolver) readFile(path string) ([]byte, error) {
 	return data, err
 }
 
-// ReadRegular reads a config file that must be a regular file: a
-// project file (which FindProjects saw to be one, or which `guardrun
-// trust` reads), the user config or $GUARDRUN_CONFIG. In a directory the
-// sandbox may write, it can have been replaced by a FIFO, whose open
-// would wait for a writer forever (and with it guardrun, or a request of
-// `guardrun serve`, holding the client's descriptors), or by a link to a
-// device, whose open alone can act: regfile.Open refuses both without
-// opening them. (--config is read as given: it may be a pipe, `--config
-// <(...)`.)
+// ReadRegular reads a config file that must be a regular file: the
+// user config or $GUARDRUN_CONFIG (ReadProject for a project file). In a
+// directory the sandbox may write, it can have been replaced by a FIFO,
+// whose open would wait for a writer forever (and with it guardrun, or a
+// request of `guardrun serve`, holding the client's descriptors), or by
+// a link to a device, whose open alone can act: regfile.Open refuses
+// both without opening them. (--config is read as given: it may be a
+// pipe, `--config <(...)`.)
 func ReadRegular(path string) ([]byte, error) {
-	f, _, err := regfile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	defer f.Close()
-	return rules.ReadOpened(f)
+	return readConfig(path, regfile.Open)
 }
 
 // ReadProject is ReadRegular of a project file, which must not be a
@@ -295,7 +289,11 @@ func ReadRegular(path string) ([]byte, error) {
 // credentials file), whose first bytes would come back quoted in the
 // parse error the agent is shown.
 func ReadProject(path string) ([]byte, error) {
-	f, _, err := regfile.OpenNoFollow(path)
+	return readConfig(path, regfile.OpenNoFollow)
+}
+
+func readConfig(path string, open func(string) (*os.File, fs.FileInfo, error)) ([]byte, error) {
+	f, _, err := open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -309,11 +307,7 @@ func loadRegular(path string, env rules.Env) (*rules.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	return rules.Parse(abs, data, filepath.Dir(abs), env)
+	return rules.ParseFile(path, data, env)
 }
 
 // rwZone returns the rw zone of cfg that holds path (resolved), if any.
