@@ -62,9 +62,7 @@ func TestAttack2HostForms(t *testing.T) {
 		{"allowed.test\\@denied.test:" + p, false, ""},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
-			f.mu.Lock()
-			f.records = nil
-			f.mu.Unlock()
+			f.forget()
 			c, status := connect(t, f, tc.target)
 			if got := strings.Contains(status, " 200 "); got != tc.ok {
 				t.Fatalf("CONNECT %s: %s, want ok=%v", tc.target, status, tc.ok)

@@ -147,9 +147,7 @@ func TestAttackTLSClientShapes(t *testing.T) {
 		{"empty handshake record first, another name", "other.test", shaper{prefix: []byte{recordHandshake, 3, 1, 0, 0}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.mu.Lock()
-			f.records = nil
-			f.mu.Unlock()
+			f.forget()
 			h, names := namedHost(t, f, func(*tls.Config) {})
 			c, status := connect(t, f, "allowed.test:"+h.port)
 			if !strings.Contains(status, " 200 ") {
@@ -224,9 +222,7 @@ func TestAttackTLSLegitimate(t *testing.T) {
 			}
 			sent := 0
 			for i := range runs {
-				f.mu.Lock()
-				f.records = nil
-				f.mu.Unlock()
+				f.forget()
 				c, status := connect(t, f, "allowed.test:"+port)
 				if !strings.Contains(status, " 200 ") {
 					t.Fatalf("CONNECT: %s", status)
@@ -357,9 +353,7 @@ func TestAttackTLSStreams(t *testing.T) {
 		}, "failed", "the host ended the TLS handshake with alert"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.mu.Lock()
-			f.records = nil
-			f.mu.Unlock()
+			f.forget()
 			h, names := namedHost(t, f, forceRetry)
 			first := firstHello(t)
 			c, status := connect(t, f, "allowed.test:"+h.port)
@@ -456,16 +450,8 @@ func TestAttackTLSHostAnswers(t *testing.T) {
 		}, nil, nil, "connected", "", held},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.mu.Lock()
-			f.records = nil
-			f.mu.Unlock()
-			port, got := fakeHost(t, tc.answer)
+			c, got := fakeTunnel(t, f, tc.answer)
 			first := firstHello(t)
-			c, status := connect(t, f, "allowed.test:"+port)
-			if !strings.Contains(status, " 200 ") {
-				t.Fatalf("CONNECT: %s", status)
-			}
-			c.SetDeadline(time.Now().Add(5 * time.Second))
 			// The held bytes go after the client's last hello.
 			var back []byte
 			if tc.second == nil {
@@ -711,9 +697,7 @@ func TestAttackTLSRealClients(t *testing.T) {
 				if port == "" {
 					t.Skip("openssl is not installed")
 				}
-				f.mu.Lock()
-				f.records = nil
-				f.mu.Unlock()
+				f.forget()
 				out, err := mk(port).CombinedOutput()
 				if err != nil || !strings.Contains(string(out), h.want) {
 					f.mu.Lock()

@@ -101,9 +101,7 @@ func TestHandshakes(t *testing.T) {
 		{"TLS 1.3 HelloRetryRequest cut", forceRetry, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.mu.Lock()
-			f.records = nil
-			f.mu.Unlock()
+			f.forget()
 			port := newTLSHost(t, f, tc.edit).port
 			if tc.cut {
 				port = cutter(t, port)
@@ -266,9 +264,7 @@ func TestAttackSecondHello(t *testing.T) {
 		{"the allowed name", same, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.mu.Lock()
-			f.records = nil
-			f.mu.Unlock()
+			f.forget()
 			h := newTLSHost(t, f, forceRetry)
 			first := firstHello(t)
 			c, status := connect(t, f, "allowed.test:"+h.port)
@@ -326,6 +322,21 @@ func TestAttackSecondHello(t *testing.T) {
 
 // fakeHost takes one connection, reads the ClientHello's first record,
 // then runs answer on the connection. got receives every byte it read.
+// fakeTunnel forgets f's records and opens a CONNECT tunnel through f to
+// a fakeHost answering as answer (allowed.test): the client's end, with
+// a 5 s deadline, and what the host got.
+func fakeTunnel(t *testing.T, f *fixture, answer func(c net.Conn)) (net.Conn, <-chan []byte) {
+	t.Helper()
+	f.forget()
+	port, got := fakeHost(t, answer)
+	c, status := connect(t, f, "allowed.test:"+port)
+	if !strings.Contains(status, " 200 ") {
+		t.Fatalf("CONNECT: %s", status)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	return c, got
+}
+
 func fakeHost(t *testing.T, answer func(c net.Conn)) (string, <-chan []byte) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -415,16 +426,8 @@ func TestAttackServerAnswer(t *testing.T) {
 		}, string(retryRequest()) + string(retryRequest()), "a second TLS HelloRetryRequest"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f.mu.Lock()
-			f.records = nil
-			f.mu.Unlock()
-			port, got := fakeHost(t, tc.answer)
+			c, got := fakeTunnel(t, f, tc.answer)
 			first := firstHello(t)
-			c, status := connect(t, f, "allowed.test:"+port)
-			if !strings.Contains(status, " 200 ") {
-				t.Fatalf("CONNECT: %s", status)
-			}
-			c.SetDeadline(time.Now().Add(5 * time.Second))
 			c.Write(first)
 			var back []byte
 			if strings.Contains(tc.name, "HelloRetryRequest") {

@@ -135,6 +135,13 @@ func (f *fixture) get(t *testing.T, u string) (string, error) {
 }
 
 // record waits for an audit record for host with the given outcome.
+// forget drops the audit records kept so far.
+func (f *fixture) forget() {
+	f.mu.Lock()
+	f.records = nil
+	f.mu.Unlock()
+}
+
 func (f *fixture) record(t *testing.T, host, outcome string) Record {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -333,9 +340,7 @@ func TestSNI(t *testing.T) {
 			}
 			if !tc.ok {
 				r := f.record(t, "allowed.test", "refused")
-				f.mu.Lock()
-				f.records = nil
-				f.mu.Unlock()
+				f.forget()
 				if !strings.Contains(r.Reason, "server name") {
 					t.Errorf("record %+v", r)
 				}

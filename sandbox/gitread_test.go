@@ -35,6 +35,22 @@ func TestDeriveGitConfigNotAFile(t *testing.T) {
 	if err := os.Symlink(ws+"/fifo", ws+"/.git"); err != nil {
 		t.Fatal(err)
 	}
+	deriveReturns(t, ws, func() {
+		// A writer opens each FIFO.
+		for _, f := range []string{ws + "/fake/config", ws + "/fifo"} {
+			if w, err := os.OpenFile(f, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+		}
+	}, ws+"/fake/config", ws+"/fake/hooks/pre-commit", ws+"/other/hooks/pre-commit")
+}
+
+// deriveReturns derives the profile of ws (one rw zone, the default
+// protected names), fails t if Derive has not returned within 10 s
+// (calling unblock, for up to 10 s more, to let it go), and fails it for
+// each of readOnly that the profile lets a command write.
+func deriveReturns(t *testing.T, ws string, unblock func(), readOnly ...string) {
+	t.Helper()
 	done := make(chan *Profile, 1)
 	go func() {
 		p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
@@ -48,22 +64,19 @@ func TestDeriveGitConfigNotAFile(t *testing.T) {
 		if p == nil {
 			return
 		}
-		for _, x := range []string{ws + "/fake/config", ws + "/fake/hooks/pre-commit", ws + "/other/hooks/pre-commit"} {
+		for _, x := range readOnly {
 			if _, w := p.Access(x); w {
 				t.Errorf("%s is writable", x)
 			}
 		}
 	case <-time.After(10 * time.Second):
-		t.Errorf("Derive waits on a FIFO that is a git directory's config")
-		// Let it go: a writer opens each FIFO, until it is done.
-		for {
-			for _, f := range []string{ws + "/fake/config", ws + "/fifo"} {
-				if w, err := os.OpenFile(f, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-					w.Close()
-				}
-			}
+		t.Errorf("Derive still reads a git directory's config after 10 s")
+		for give := time.After(10 * time.Second); ; {
+			unblock()
 			select {
 			case <-done:
+				return
+			case <-give:
 				return
 			case <-time.After(10 * time.Millisecond):
 			}

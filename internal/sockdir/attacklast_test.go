@@ -13,14 +13,7 @@ import (
 // silently); a deep base falls back to a fresh private directory in
 // /tmp, never one that already exists.
 func TestMakeAttacks(t *testing.T) {
-	short := t.TempDir()
-	deep := short
-	for len(deep) < MaxPath {
-		deep = filepath.Join(deep, "a-rather-long-directory-name")
-	}
-	if err := os.MkdirAll(deep, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	short, deep := deepBase(t)
 	for _, base := range []string{filepath.Join(short, "missing"), "/" + strings.Repeat("x/", 3000)} {
 		if dir, err := Make(base, "sockdir-test-", "control.sock"); err == nil {
 			os.Remove(dir)

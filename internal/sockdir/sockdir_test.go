@@ -7,15 +7,23 @@ import (
 	"testing"
 )
 
-func TestMake(t *testing.T) {
-	short := t.TempDir()
-	deep := short
+// deepBase makes a fresh directory (short) and one below it too deep for
+// a socket path (deep).
+func deepBase(t *testing.T) (short, deep string) {
+	t.Helper()
+	short = t.TempDir()
+	deep = short
 	for len(deep) < MaxPath {
 		deep = filepath.Join(deep, "a-rather-long-directory-name")
 	}
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return short, deep
+}
+
+func TestMake(t *testing.T) {
+	short, deep := deepBase(t)
 	for _, c := range []struct {
 		name, base, want string
 	}{
