@@ -83,13 +83,13 @@
 // POSIX, a UTF-8, ASCII, ISO-8859, KOI8, CP125x or EUC codeset): in BIG5,
 // GBK, GB18030 or Shift_JIS a backslash or backquote byte can end a
 // character, and bash reads the rest of the script in that charset;
-// a bash started through env -i, env -, env -u SHLVL or exec -c, directly
+// a bash or dash started through env -i, env -, env -u SHLVL or exec -c, directly
 // or through wrappers such as env, nice, xargs or find -exec (at shell
 // level 1 it runs ~/.bashrc when its input is a socket); shell options that change how the rest is read or
 // run (set -k, set -o keyword/posix/functrace/history, shopt -s
 // expand_aliases/extdebug/compat*, enable, and nested shells started with
 // -i, -l, --login, -k, --posix, --debugger, -o or -O of those, or through
-// exec -a with a name starting with -, a login shell); text shaped like an
+// exec -a with a name starting with - or exec -l, a login shell); text shaped like an
 // array subscript that holds $(, `, $[ or another subscript, anywhere
 // (bash runs it when the text reaches an arithmetic or -v context, also
 // after it was stored in a variable); export -f, enable -f, hash -p,
