@@ -143,10 +143,14 @@
 // zsh, ksh and mksh are parsed with mvdan.cc/sh's support for them, which
 // is less complete than for bash. In zsh code, glob qualifiers
 // (*(e:...:), *(+func); any (...) the parser leaves at the end of a
-// pattern), parameter flags with e (${(e)x}) and a value globbed
+// pattern, and in the word of ${x:-word}, which zsh globs), parameter
+// flags with e (${(e)x}) and a value globbed
 // (${~x}, whose qualifiers run) run code the analysis does not follow,
 // and ask, as do zsh started with -o, +o or a long option (-o globsubst
-// globs every value) and an assignment to options.
+// globs every value) and an assignment to options; assignments to
+// functions, aliases, galiases, saliases or commands (zsh defines a
+// function, an alias or a command's path through them) are listed in
+// DangerousVariables.
 // Brace expansion is always performed, also for POSIX sh, because sh is
 // often bash; under dash this reports words that never run, which is
 // harmless. The backslash-newline and here-document checks look at the
