@@ -545,8 +545,10 @@ func execCmd(f *frame, c call) bool {
 // guardrun did not read.
 func (f *frame) shellLevelReset(c call) {
 	w := c.args[0]
-	// dash keeps no SHLVL of its own, so a bash it starts is at level 1.
-	if w.Static() && !slices.Contains([]string{"bash", "sh", "rbash", "dash"}, baseName(w.Value)) {
+	// dash keeps no SHLVL of its own, so a bash it starts is at level 1;
+	// nor are the pdksh family and yash known to (zsh and ksh93 export
+	// it, counted up).
+	if w.Static() && !slices.Contains([]string{"bash", "sh", "rbash", "dash", "ash", "mksh", "lksh", "pdksh", "posh", "yash"}, baseName(w.Value)) {
 		return
 	}
 	f.find(Ask, c.noLevel+" starts "+w.Source+" without SHLVL: at shell level 1 bash runs ~/.bashrc first when its input is a socket or SSH_CLIENT is set", f.callText(c), w.Pos)

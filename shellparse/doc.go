@@ -83,7 +83,8 @@
 // POSIX, a UTF-8, ASCII, ISO-8859, KOI8, CP125x or EUC codeset): in BIG5,
 // GBK, GB18030 or Shift_JIS a backslash or backquote byte can end a
 // character, and bash reads the rest of the script in that charset;
-// a bash or dash started through env -i, env -, env -u SHLVL or exec -c, directly
+// a bash, or a shell that keeps no SHLVL (dash, mksh, posh, yash), started
+// through env -i, env -, env -u SHLVL or exec -c, directly
 // or through wrappers such as env, nice, xargs or find -exec (at shell
 // level 1 it runs ~/.bashrc when its input is a socket); shell options that change how the rest is read or
 // run (set -k, set -o keyword/posix/functrace/history, shopt -s
