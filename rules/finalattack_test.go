@@ -309,6 +309,17 @@ var finalAttacksMore = []attackRow{
 	{"env -u SHLVL=x bash -c ls", Allow},
 	{"env --unset SHLVL bash -c ls", Ask},
 	{"env --unset=SHL\"VL\" bash -c ls", Ask},
+	{"zsh -c 'print -v ARGV0 -- -bash; bash -c ls'", Ask},
+	{"zsh -c 'print -v functions[true] touch M; true'", Ask},
+	{"zsh -c 'printf -v functions[true] touch; true'", Ask},
+	{"zsh -c 'functions=(true \"touch M\"); true'", Ask},
+	{"zsh -c 'zparseopts -A functions -- x:; true'", Ask},
+	{"zsh -c 'echo $x(e:y:)'", Ask},
+	{"zsh -c 'echo \"*\"(e:y:)'", Ask},
+	{"zsh -c 'echo ${^x}(e:y:)'", Ask},
+	{"zsh -c 'getopts x functions; true'", Ask},
+	{"zsh -c 'strftime -s functions 0; true'", Ask},
+	{"zsh -c 'print -v x -- -bash; ARGV0=$x bash -c ls'", Ask},
 }
 
 func TestFinalAttacksMore(t *testing.T) { checkDefault(t, finalAttacksMore) }
