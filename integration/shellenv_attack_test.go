@@ -297,6 +297,8 @@ func TestRunShellEnvShellLevel(t *testing.T) {
 		{nil, true, "env -u SHLVL timeout 5 bash -c true"},
 		{nil, true, "env -u SHLVL xargs -a /dev/null bash -c true"},
 		{nil, true, "env -u SHLVL find . -maxdepth 0 -exec bash -c true \\;"},
+		{nil, true, "env -u SHLVL dash -c 'bash -c true'"},
+		{nil, true, "env -i dash -c 'bash -c true'"},
 	}
 	for _, r := range rows {
 		for _, backend := range []string{"bwrap", "landlock"} {

@@ -23,7 +23,7 @@ func TestRunShellEnvLoginArgv0(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, s := range []string{"exec -a -bash bash -c true", "exec -a -sh /bin/bash -c true", "bash -l -c true", "zsh -c 'ARGV0=-bash bash -c true'"} {
+	for _, s := range []string{"exec -a -bash bash -c true", "exec -a -sh /bin/bash -c true", "bash -l -c true", "exec -l bash -c true", "exec -cl bash -c true", "zsh -c 'ARGV0=-bash bash -c true'"} {
 		for _, backend := range []string{"bwrap", "landlock"} {
 			_, stderr, code := runPlain(t, w, "", []string{"HOME=" + home}, "--backend", backend, "--strict", "-c", s)
 			if exists(marker) || code != 77 {

@@ -190,7 +190,7 @@ var envAttacks = []attackRow{
 	{"setsid env -i bash -c ls", Ask},
 	{"env -i PATH=/usr/bin bash -c ls", Ask},
 	{"env -i rbash -c ls", Ask},
-	{"env -i dash -c ls", Allow},
+	{"env -i dash -c ls", Ask},
 	{"env -i zsh -c ls", Allow},
 	{"env -i ksh -c ls", Allow},
 	{"env -i busybox sh -c ls", Ask},

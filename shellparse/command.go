@@ -522,12 +522,16 @@ func execCmd(f *frame, c call) bool {
 	if has(opts, "c") {
 		c.noLevel = "exec -c"
 	}
+	toShell := i < len(c.args) && (!c.args[i].Static() || slices.Contains(shells, baseName(c.args[i].Value)))
 	for _, o := range opts {
 		// exec -a -bash bash: a name that starts with - makes a login
-		// shell, which runs ~/.profile or ~/.zprofile first, as -l does.
-		if o.name == "a" && o.hasVal && (!o.val.Static() || strings.HasPrefix(o.val.Value, "-")) && i < len(c.args) &&
-			(!c.args[i].Static() || slices.Contains(shells, baseName(c.args[i].Value))) {
+		// shell, which runs ~/.profile or ~/.zprofile first; exec -l
+		// puts that - before the name itself.
+		if o.name == "a" && o.hasVal && (!o.val.Static() || strings.HasPrefix(o.val.Value, "-")) && toShell {
 			f.find(Ask, fmt.Sprintf("exec -a %s starts %s as a login shell, which runs startup files (~/.profile, ~/.zprofile) that guardrun cannot read", o.val.Source, c.args[i].Source), f.callText(c), o.val.Pos)
+		}
+		if o.name == "l" && toShell {
+			f.find(Ask, fmt.Sprintf("exec -l starts %s as a login shell, which runs startup files (~/.profile, ~/.zprofile) that guardrun cannot read", c.args[i].Source), f.callText(c), c.args[i].Pos)
 		}
 	}
 	return f.wrap(c, i, "exec", nil)
@@ -541,7 +545,10 @@ func execCmd(f *frame, c call) bool {
 // guardrun did not read.
 func (f *frame) shellLevelReset(c call) {
 	w := c.args[0]
-	if w.Static() && !slices.Contains([]string{"bash", "sh", "rbash"}, baseName(w.Value)) {
+	// dash keeps no SHLVL of its own, so a bash it starts is at level 1;
+	// nor are the pdksh family and yash known to (zsh and ksh93 export
+	// it, counted up).
+	if w.Static() && !slices.Contains([]string{"bash", "sh", "rbash", "dash", "ash", "mksh", "lksh", "pdksh", "posh", "yash"}, baseName(w.Value)) {
 		return
 	}
 	f.find(Ask, c.noLevel+" starts "+w.Source+" without SHLVL: at shell level 1 bash runs ~/.bashrc first when its input is a socket or SSH_CLIENT is set", f.callText(c), w.Pos)

@@ -84,13 +84,14 @@
 // POSIX, a UTF-8, ASCII, ISO-8859, KOI8, CP125x or EUC codeset): in BIG5,
 // GBK, GB18030 or Shift_JIS a backslash or backquote byte can end a
 // character, and bash reads the rest of the script in that charset;
-// a bash started through env -i, env -, env -u SHLVL or exec -c, directly
+// a bash, or a shell that keeps no SHLVL (dash, mksh, posh, yash), started
+// through env -i, env -, env -u SHLVL or exec -c, directly
 // or through wrappers such as env, nice, xargs or find -exec (at shell
 // level 1 it runs ~/.bashrc when its input is a socket); shell options that change how the rest is read or
 // run (set -k, set -o keyword/posix/functrace/history, shopt -s
 // expand_aliases/extdebug/compat*, enable, and nested shells started with
 // -i, -l, --login, -k, --posix, --debugger, -o or -O of those, or through
-// exec -a with a name starting with -, a login shell); text shaped like an
+// exec -a with a name starting with - or exec -l, a login shell); text shaped like an
 // array subscript that holds $(, `, $[ or another subscript, anywhere
 // (bash runs it when the text reaches an arithmetic or -v context, also
 // after it was stored in a variable); export -f, enable -f, hash -p,
@@ -144,10 +145,14 @@
 // zsh, ksh and mksh are parsed with mvdan.cc/sh's support for them, which
 // is less complete than for bash. In zsh code, glob qualifiers
 // (*(e:...:), *(+func); any (...) the parser leaves at the end of a
-// pattern), parameter flags with e (${(e)x}) and a value globbed
+// pattern, and in the word of ${x:-word}, which zsh globs), parameter
+// flags with e (${(e)x}) and a value globbed
 // (${~x}, whose qualifiers run) run code the analysis does not follow,
 // and ask, as do zsh started with -o, +o or a long option (-o globsubst
-// globs every value) and an assignment to options.
+// globs every value) and an assignment to options; assignments to
+// functions, aliases, galiases, saliases or commands (zsh defines a
+// function, an alias or a command's path through them) are listed in
+// DangerousVariables.
 // Brace expansion is always performed, also for POSIX sh, because sh is
 // often bash; under dash this reports words that never run, which is
 // harmless. The backslash-newline and here-document checks look at the

@@ -337,6 +337,15 @@ func (f *frame) zshCodeCheck(code string, file *syntax.File, pos Pos) {
 			if n.GlobSubst == syntax.OptOn {
 				f.find(Ask, "zsh globs the value of ${~x}, and glob qualifiers in it run code", text(n), pos)
 			}
+			// The word of ${x:-word} is read as one literal, but zsh
+			// globs it, qualifiers included: ${x:-*(e:code:)}.
+			if n.Exp != nil && n.Exp.Word != nil && n.Exp.Op >= syntax.AlternateUnset && n.Exp.Op <= syntax.AssignUnsetOrNull {
+				for _, p := range n.Exp.Word.Parts {
+					if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "(") {
+						f.find(Ask, "zsh globs the word of ${x:-word}, and glob qualifiers in it run code", text(n), pos)
+					}
+				}
+			}
 		}
 		return true
 	})

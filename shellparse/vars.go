@@ -22,6 +22,10 @@ var DangerousVariables = []string{
 	// zsh sets its options from this array (options[globsubst]=on), and
 	// starts a command under the name ARGV0 holds (-bash: a login shell).
 	"options", "ARGV0",
+	// zsh defines a function, an alias or the path a command name runs
+	// through these (functions[true]='touch x'; true).
+	"functions", "dis_functions", "aliases", "dis_aliases", "galiases", "dis_galiases",
+	"saliases", "dis_saliases", "commands",
 	"BASH_CMDS", "BASH_ALIASES", "POSIXLY_CORRECT", "PS0", "PS1", "PS2", "PS3",
 	// At shell level 1 a bash -c whose input is a socket, or that sees
 	// SSH_CLIENT, runs ~/.bashrc first.
