@@ -22,7 +22,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 func TestCommandKeyTellsPayloadsApart(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // TestAttack7SignalForgedStatus: a sandboxed command writes bwrap

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 func TestCheckCached(t *testing.T) {

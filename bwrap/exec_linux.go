@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/guardrun/guardrun/internal/cloexec"
+	"github.com/guardrun/guardrun/internal/sys/cloexec"
 	"golang.org/x/sys/unix"
 	"io"
 	"os"
@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/trace"
+	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp"
 )

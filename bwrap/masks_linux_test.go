@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/cloexec"
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/sys/cloexec"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"github.com/guardrun/guardrun/sandbox"
 )
 

@@ -3,7 +3,7 @@ package cmdsem
 import (
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // TestDeps keeps the package a pure table: standard library only, no

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // TestRunKilledLeavesNothingAttempts: what a command does to outlive a
@@ -128,7 +128,7 @@ func TestRunKilledEarly(t *testing.T) {
 // landlock command with too few arguments runs guardrun's own main, which
 // refuses the marker as an unknown command (exit 2, never 0); with a
 // PATH that is no program it exits as a shell would (127, 126) and runs
-// nothing. (internal/runner's TestAttacks makes the attempts that do run
+// nothing. (runner's TestAttacks makes the attempts that do run
 // a program through it.)
 func TestRunTrampolineArgs(t *testing.T) {
 	requireSandbox(t)

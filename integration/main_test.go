@@ -16,7 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // guardrunBin is the binary under test, built once by TestMain.

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
-	"github.com/guardrun/guardrun/internal/testtls"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testtls"
 )
 
 const throughputSize = 100 << 20

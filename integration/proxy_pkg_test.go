@@ -21,7 +21,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/testtls"
+	"github.com/guardrun/guardrun/internal/testing/testtls"
 )
 
 // pkgServer serves a one-package Python index and a one-package npm

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testtls"
+	"github.com/guardrun/guardrun/internal/testing/testtls"
 )
 
 // proxyWorld is a world whose config sends the network through guardrun's

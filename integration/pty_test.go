@@ -16,7 +16,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // ptyRun is guardrun running with a pty as its controlling terminal, so

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // runWorld is a world (fresh home, state, config and work directory) with

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // Attacks on the served path (`guardrun serve`): each row is one attempt

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // serveWorld is a run world whose commands can name guardrun as $GR.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"golang.org/x/sys/unix"
 )
 

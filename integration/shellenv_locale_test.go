@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"github.com/guardrun/guardrun/shellparse"
 )
 

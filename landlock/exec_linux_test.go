@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp/notify"
 )

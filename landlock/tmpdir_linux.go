@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/guardrun/guardrun/internal/sockdir"
+	"github.com/guardrun/guardrun/internal/sys/sockdir"
 )
 
 // The command's $TMPDIR is a directory of its own in guardrun's

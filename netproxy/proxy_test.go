@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testtls"
+	"github.com/guardrun/guardrun/internal/testing/testtls"
 	"github.com/guardrun/guardrun/rules"
 )
 

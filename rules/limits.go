@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/guardrun/guardrun/internal/regfile"
+	"github.com/guardrun/guardrun/internal/sys/regfile"
 )
 
 // The limits below bound what a config file can cost guardrun. A project's

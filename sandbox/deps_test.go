@@ -9,7 +9,7 @@ import (
 // TestDeps keeps the package pure: it must never start processes, make
 // raw system calls or touch terminals, on any platform. (The standard
 // library's os package uses syscall itself, so syscall is checked among
-// the direct imports only; so does internal/regfile, which opens a file
+// the direct imports only; so does internal/sys/regfile, which opens a file
 // only when it is a regular one.)
 func TestDeps(t *testing.T) {
 	list := func(goos string, args ...string) []string {
@@ -28,7 +28,7 @@ func TestDeps(t *testing.T) {
 			case dep == "os/exec",
 				strings.HasPrefix(dep, "golang.org/x/"),
 				strings.HasPrefix(dep, "github.com/creack/pty"),
-				strings.Contains(dep, ".") && !strings.HasPrefix(dep, "github.com/guardrun/guardrun/sandbox") && dep != "github.com/guardrun/guardrun/internal/regfile":
+				strings.Contains(dep, ".") && !strings.HasPrefix(dep, "github.com/guardrun/guardrun/sandbox") && dep != "github.com/guardrun/guardrun/internal/sys/regfile":
 				t.Errorf("GOOS=%s: forbidden dependency %s", goos, dep)
 			}
 		}

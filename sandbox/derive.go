@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/guardrun/guardrun/internal/regfile"
+	"github.com/guardrun/guardrun/internal/sys/regfile"
 )
 
 // DefaultSystemPaths are the system directories exposed read-only for the

@@ -8,7 +8,7 @@
 // It does not apply anything. It runs no process and makes no system
 // call beyond reading the file system (to resolve symlinks and to find
 // denied names); it imports only the standard library and
-// internal/regfile (which opens a file only when it is a regular one),
+// internal/sys/regfile (which opens a file only when it is a regular one),
 // and never os/exec or syscall (deps_test.go enforces this). The bwrap and seatbelt
 // packages render a Profile for their platform and must never grant more
 // than Access reports.

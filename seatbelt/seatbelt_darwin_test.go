@@ -11,7 +11,7 @@ import (
 
 	"github.com/guardrun/guardrun/sandbox"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // These tests need a Mac. Every forbidden operation runs inside

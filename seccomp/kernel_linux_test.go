@@ -24,7 +24,7 @@ import (
 
 	"github.com/guardrun/guardrun/sandbox"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // The test binary re-executes itself with these set to act as a child

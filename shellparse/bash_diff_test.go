@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // stubNames are the programs the corpus may run. Each is a stand-in that

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/sockdir"
+	"github.com/guardrun/guardrun/internal/sys/sockdir"
 )
 
 // Defaults of a Server's limits.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // person is the other end of the terminal a supervisor runs on: what the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
-	"github.com/guardrun/guardrun/internal/trace"
+	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/netproxy"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
-	"github.com/guardrun/guardrun/internal/runner"
 	"github.com/guardrun/guardrun/landlock"
+	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seatbelt"
 	"github.com/guardrun/guardrun/seccomp"

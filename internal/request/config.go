@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/regfile"
+	"github.com/guardrun/guardrun/internal/sys/regfile"
 	"github.com/guardrun/guardrun/internal/trust"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/sandbox"

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/runner"
-	"github.com/guardrun/guardrun/internal/sockdir"
+	"github.com/guardrun/guardrun/internal/sys/sockdir"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
 )
 

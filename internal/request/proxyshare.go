@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/runner"
 	"github.com/guardrun/guardrun/netproxy"
+	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
 )
 

@@ -16,10 +16,10 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/bwrap"
-	"github.com/guardrun/guardrun/internal/runner"
-	"github.com/guardrun/guardrun/internal/trace"
+	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/shellparse"
 )

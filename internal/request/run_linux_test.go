@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/runner"
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/runner"
 )
 
 // openSandboxed opens a session that runs commands under bwrap, or ends

@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"github.com/guardrun/guardrun/landlock"
 )
 

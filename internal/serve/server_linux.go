@@ -20,9 +20,9 @@ import (
 
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
-	"github.com/guardrun/guardrun/internal/runner"
-	"github.com/guardrun/guardrun/internal/sockdir"
+	"github.com/guardrun/guardrun/internal/sys/sockdir"
 	"github.com/guardrun/guardrun/landlock"
+	"github.com/guardrun/guardrun/runner"
 )
 
 // requestTimeout bounds how long a client may take to send its request.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/guardrun/guardrun/internal/cli"
 	"github.com/guardrun/guardrun/internal/serve"
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"github.com/guardrun/guardrun/landlock"
 )
 
@@ -422,7 +422,7 @@ func TestPeerOtherNamespace(t *testing.T) {
 }
 
 // unprivUser is the user the server's tests run as a second time when
-// the suite runs as root (internal/runner's tests use the same one).
+// the suite runs as root (runner's tests use the same one).
 const unprivUser = "guardrun-test"
 
 // TestAsUnprivilegedUser re-runs the server's tests as an unprivileged

@@ -1,6 +1,6 @@
 package main
 
-// More attempts (internal/runner/attack_landlock_test.go): ways out that
+// More attempts (runner/attack_landlock_test.go): ways out that
 // go through guardrun itself (its memory, its threads, its limits, its
 // restore after the command) and through what a backend without
 // namespaces shares with the host (SysV IPC, inotify, SIGIO).

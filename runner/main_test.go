@@ -19,7 +19,7 @@ import (
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // suiteDir holds what the whole test binary shares and what the

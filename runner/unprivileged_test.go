@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // unprivUser runs the sandbox tests a second time when the suite runs as

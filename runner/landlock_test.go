@@ -19,7 +19,7 @@ import (
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 
-	"github.com/guardrun/guardrun/internal/testenv"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // requireLandlock skips unless the landlock backend works here (and
