@@ -55,7 +55,9 @@ reach() {
 		echo "agents-install.sh: npm is not installed; cannot install $1" >&2
 		exit 3
 	fi
-	if ! timeout 60 npm view "$1" version >/dev/null 2>&1; then
+	# One quick try: a registry that refuses or does not resolve answers
+	# at once, one that drops packets within the fetch timeout.
+	if ! timeout 60 npm view --fetch-retries=0 --fetch-timeout=15000 "$1" version >/dev/null 2>&1; then
 		echo "agents-install.sh: the npm registry ($(npm config get registry 2>/dev/null)) cannot be reached; cannot install $1" >&2
 		exit 3
 	fi
