@@ -76,6 +76,10 @@ install_one() {
 	mkdir -p "$cache" || return 1
 	local tmp
 	tmp=$(mktemp -d "$cache/.install.XXXXXX") || return 1
+	# mktemp makes the directory 0700; the prefix gets the mode a plain
+	# mkdir would, so other accounts (tests run as an unprivileged user)
+	# can use the cache.
+	chmod "$(printf '%o' $((0777 & ~$(umask))))" "$tmp" || return 1
 	echo "agents-install.sh: installing $pkg@$version into $prefix" >&2
 	# The prefix is built aside and renamed into place, so an interrupted
 	# install never looks complete; the bins are relative symlinks and
