@@ -39,7 +39,10 @@
 // A [Call] is sent in the form the agent declared for that tool: a
 // tool_use block (Messages), a function_call item, or a custom_tool_call
 // item with the "input" argument as its text when Codex declares the tool
-// as freeform (custom) (Responses), or a functionCall part (Gemini).
+// as freeform (custom), a function_call with a namespace for a tool named
+// NAMESPACE/NAME (Codex offers an MCP server's tools as namespace
+// mcp__SERVER: Call("mcp__srv/ask", ...)) (Responses), or a functionCall
+// part (Gemini).
 // Each call carries the id "fakemodel-call-N" (N the step's index), which
 // the agents echo with the result.
 //

@@ -105,6 +105,9 @@ func TestServerPlaysStepsOnTurnsOnly(t *testing.T) {
 		{"gemini turn plays the third step as a functionCall with its id",
 			"/v1beta/models/pro:streamGenerateContent", `{"contents":[{"role":"user","parts":[{"functionResponse":{"id":"fakemodel-call-1","name":"apply_patch","response":{"output":"Success"}}}]}],"tools":[{"functionDeclarations":[{"name":"run_shell_command"}]}]}`,
 			"candidates.0.content.parts.0.functionCall.id", answer{200, fakemodel.Turn, 2, "fakemodel-call-2"}},
+		{"responses turn calls a namespaced tool with its namespace",
+			"/v1/responses", `{"tools":[{"type":"function","name":"exec_command"}],"input":[]}`,
+			"item.namespace", answer{200, fakemodel.Turn, 3, "mcp__srv"}},
 		{"a turn after the last step says so",
 			"/v1/responses", `{"tools":[{"type":"function","name":"exec_command"}],"input":[]}`,
 			"item.content.0.text", answer{200, fakemodel.Turn, -1, "fakemodel: the script has no more steps"}},
@@ -115,6 +118,7 @@ func TestServerPlaysStepsOnTurnsOnly(t *testing.T) {
 		fakemodel.Call("Bash", map[string]any{"command": "ls"}),
 		fakemodel.Call("apply_patch", map[string]any{"input": "*** Begin Patch\n*** End Patch\n"}),
 		fakemodel.Call("run_shell_command", map[string]any{"command": "ls"}),
+		fakemodel.Call("mcp__srv/ask", map[string]any{"q": "may I?"}),
 	)
 	for i, tt := range tests {
 		status, body := post(t, srv.URL+tt.path, tt.body)
@@ -139,8 +143,8 @@ func TestServerPlaysStepsOnTurnsOnly(t *testing.T) {
 			t.Errorf("%s (-got +want):\n%s\nbody: %s", tt.name, diff, body)
 		}
 	}
-	if got := srv.Played(); got != 3 {
-		t.Errorf("played %d steps, want 3", got)
+	if got := srv.Played(); got != 4 {
+		t.Errorf("played %d steps, want 4", got)
 	}
 	last := srv.Requests()[len(tests)-2]
 	if !last.Exhausted {

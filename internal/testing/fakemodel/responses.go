@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // responses is the OpenAI Responses API (POST /v1/responses), streamed.
@@ -73,10 +74,16 @@ func (r *responses) reply(w http.ResponseWriter, step Step, n int) {
 				"name": step.Tool, "input": input, "status": "completed",
 			})
 		} else {
-			items = append(items, map[string]any{
+			item := map[string]any{
 				"type": "function_call", "id": "fc_" + CallID(n), "call_id": CallID(n),
 				"name": step.Tool, "arguments": argsJSON(step), "status": "completed",
-			})
+			}
+			// NAMESPACE/NAME calls a tool of a namespace (Codex's MCP
+			// servers, mcp__SERVER).
+			if ns, name, ok := strings.Cut(step.Tool, "/"); ok {
+				item["namespace"], item["name"] = ns, name
+			}
+			items = append(items, item)
 		}
 	}
 	e := newSSE(w)
