@@ -106,13 +106,16 @@ func agentBinary(t *testing.T, agent string) string {
 // world is one throwaway home and project.
 type world struct {
 	home, project string
+	// tmp is the agents' TMPDIR, so that what they leave in temporary
+	// directories goes when the test ends.
+	tmp string
 }
 
 func newWorld(t *testing.T) world {
 	t.Helper()
 	dir := t.TempDir()
-	w := world{home: filepath.Join(dir, "home"), project: filepath.Join(dir, "project")}
-	for _, d := range []string{w.home, w.project} {
+	w := world{home: filepath.Join(dir, "home"), project: filepath.Join(dir, "project"), tmp: filepath.Join(dir, "tmp")}
+	for _, d := range []string{w.home, w.project, w.tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -148,6 +151,7 @@ func (w world) baseEnv(t *testing.T) []string {
 		"XDG_CACHE_HOME=" + filepath.Join(w.home, ".cache"),
 		"XDG_DATA_HOME=" + filepath.Join(w.home, ".local/share"),
 		"XDG_STATE_HOME=" + filepath.Join(w.home, ".local/state"),
+		"TMPDIR=" + w.tmp, "CLAUDE_CODE_TMPDIR=" + w.tmp,
 		"NO_COLOR=1", "DO_NOT_TRACK=1", "NO_UPDATE_NOTIFIER=1",
 	}
 }
