@@ -138,7 +138,7 @@ func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, ar
 	}
 
 	cmd := exec.CommandContext(ctx, bin, append(append(args, "--"), argv...)...)
-	cmd.Env = Env(p, env)
+	cmd.Env = sandbox.CommandEnv(p, env)
 	// Only these two descriptors cross (Start marks every other one
 	// close-on-exec), and bwrap closes both before the command runs.
 	cmd.ExtraFiles = []*os.File{c.seccomp, c.statusW}

@@ -119,7 +119,7 @@ type Cmd struct {
 }
 
 // Command prepares argv to run under p with environment env (filtered as
-// bwrap.Env filters it). accept are the losses the config accepts;
+// sandbox.CommandEnv filters it). accept are the losses the config accepts;
 // connectTCP, when not nil, limits TCP connections to those ports (see
 // Options.ConnectTCP). A profile the ruleset cannot enforce is an
 // *UnenforceableError. Nothing runs until Start.
@@ -206,11 +206,11 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	return c, nil
 }
 
-// Env is the command's environment: env filtered as bwrap.Env filters it,
+// Env is the command's environment: env filtered by sandbox.CommandEnv,
 // with TMPDIR the command's own directory (none: unset), and HOME and PWD
 // the profile's.
 func Env(p *sandbox.Profile, env []string, tmp string) []string {
-	out := bwrap.Env(p, env)
+	out := sandbox.CommandEnv(p, env)
 	out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
 	if tmp != "" {
 		out = append(out, "TMPDIR="+tmp)
