@@ -53,7 +53,7 @@
 //     aside and nothing is left at the path). Commands that run at
 //     the same time share one snapshot of a path they both watch
 //     (takeHeld): in memory within one process, and across guardrun
-//     processes of the user through the state directory (SetStateDir,
+//     processes of the user through the state directory (Config.StateDir,
 //     share_linux.go): per path a lock file every running command
 //     holds shared, which also stores the snapshot; a path is read only
 //     when no command holds it (taken exclusively, under one mutex
@@ -167,7 +167,7 @@
 //     be a terminal.
 //   - Landlock matches ports, not addresses: ConnectTCP allows the port
 //     on every host; with the network off the seccomp filter refuses
-//     non-unix sockets anyway, and with the proxy (CommandProxy) guardrun
+//     non-unix sockets anyway, and with the proxy (Config.Proxy) guardrun
 //     serves connect(2) itself and lets only the proxy's address through.
 //   - Landlock (ABI 7) has no right for connecting to a pathname unix
 //     socket: the seccomp policy decides. With none listed, socket(AF_UNIX)

@@ -31,12 +31,20 @@ type Options struct {
 	// landlock.Options.ConnectTCP).
 	ConnectTCP []uint16
 	// Proxy is the route to guardrun's network proxy, required for a
-	// profile with Proxy under bwrap (see bwrap.CommandProxy).
+	// profile with Proxy under bwrap (see bwrap.Config.Proxy).
 	Proxy *ProxyRoute
 	// ProxyAddr is where guardrun's proxy listens on the host's
 	// loopback, required for a profile with Proxy under landlock (see
-	// landlock.CommandProxy).
+	// landlock.Config.Proxy).
 	ProxyAddr netip.AddrPort
+	// FilterCache is the directory where compiled seccomp programs are
+	// kept between processes (seccomp.BuildCached), outside every zone;
+	// empty: none are kept.
+	FilterCache string
+	// StateDir is guardrun's state directory, where the landlock
+	// backend shares the snapshots of protected names between guardrun
+	// processes (landlock.Config.StateDir).
+	StateDir string
 	// Signals, when not nil, are the signals to relay to the command
 	// instead of those this process receives (SIGINT, SIGTERM, SIGHUP,
 	// SIGQUIT): `guardrun serve` runs many commands in one process and

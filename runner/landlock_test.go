@@ -52,7 +52,7 @@ func TestLandlockRefuses(t *testing.T) {
 	target := filepath.Join(work, "secrets")
 	p.Deny = append(p.Deny, target)
 	var out bytes.Buffer
-	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
+	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock, StateDir: testState}, p,
 		[]string{probePath, "write", target}, f.env, Stdio{Stdout: &out, Stderr: &out})
 	var ue *landlock.UnenforceableError
 	if !errors.As(err, &ue) {
@@ -74,7 +74,7 @@ func TestLandlockRefuses(t *testing.T) {
 		t.Errorf("%s exists: %v", target, err)
 	}
 	// Accepted, the same command runs and the loss is what was named.
-	status, err := RunWith(context.Background(), Options{Backend: BackendLandlock, LandlockAccept: []string{landlock.AcceptDenyCreate}}, p,
+	status, err := RunWith(context.Background(), Options{Backend: BackendLandlock, LandlockAccept: []string{landlock.AcceptDenyCreate}, StateDir: testState}, p,
 		[]string{"/bin/sh", "-c", "echo x > secrets"}, f.env, Stdio{Stdout: &out, Stderr: &out})
 	if err != nil || status != 0 {
 		t.Fatalf("accepted: status %d, %v\n%s", status, err, out.String())
@@ -123,7 +123,7 @@ func TestLandlockProtectedRestored(t *testing.T) {
 	run := func(script string) int {
 		t.Helper()
 		out.Reset()
-		status, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
+		status, err := RunWith(context.Background(), Options{Backend: BackendLandlock, StateDir: testState}, p,
 			Script("/bin/sh", script), f.env, Stdio{Stdout: &out, Stderr: &out})
 		if err != nil {
 			t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
@@ -202,7 +202,7 @@ func TestLandlockFixedEntries(t *testing.T) {
 	mk := filepath.Join(f.ws, "Makefile")
 	before, _ := os.ReadFile(mk)
 	var out bytes.Buffer
-	status, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, f.profile,
+	status, err := RunWith(context.Background(), Options{Backend: BackendLandlock, StateDir: testState}, f.profile,
 		[]string{"/bin/sh", "-c", `echo '# appended' >> Makefile && echo appended;
 			echo x > new.txt || echo create-refused;
 			rm -f Makefile 2>/dev/null || echo remove-refused;
@@ -355,7 +355,7 @@ func TestLandlockRefusesProxy(t *testing.T) {
 	}
 	marker := filepath.Join(f.ws, "ran")
 	var out bytes.Buffer
-	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
+	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock, StateDir: testState}, p,
 		[]string{probePath, "write", marker}, f.env, Stdio{Stdout: &out, Stderr: &out})
 	if !errors.Is(err, ErrLandlockProxy) || !strings.Contains(err.Error(), "needs the proxy's address") {
 		t.Fatalf("err = %v, want ErrLandlockProxy", err)

@@ -16,11 +16,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 
 	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
+
+// testState is guardrun's state directory for the tests' commands
+// (Options.StateDir): the landlock backend shares the snapshots of
+// protected names there.
+var testState string
 
 // suiteDir holds what the whole test binary shares and what the
 // unprivileged user must be able to read: the probe and a copy of this
@@ -44,7 +48,7 @@ func testMain(m *testing.M) int {
 		return 2
 	}
 	defer os.RemoveAll(state)
-	landlock.SetStateDir(state)
+	testState = state
 	if p := os.Getenv("GUARDRUN_TEST_PROBE"); p != "" {
 		// A re-executed copy: the parent built the probe.
 		probePath = p
@@ -269,7 +273,7 @@ func (f *fixture) derive(t testing.TB, cwd string) *sandbox.Profile {
 
 // opts are the runner options of the fixture's runs.
 func (f *fixture) opts() Options {
-	return Options{Backend: testBackend, LandlockAccept: f.accept}
+	return Options{Backend: testBackend, LandlockAccept: f.accept, StateDir: testState}
 }
 
 // run runs argv in the fixture's sandbox and returns its status and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/landlock"
+	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp"
 )
@@ -43,7 +44,7 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 // applied to the command alone; a profile landlock cannot enforce in
 // full (and o does not accept losing) is an error naming the parts
 // (*landlock.UnenforceableError), and nothing runs; a profile with Proxy
-// needs o.ProxyAddr (landlock.CommandProxy; else ErrLandlockProxy). Under bwrap a profile with Proxy needs
+// needs o.ProxyAddr (landlock.Config.Proxy; else ErrLandlockProxy). Under bwrap a profile with Proxy needs
 // o.Proxy, the route to guardrun's proxy. Everything the command leaves
 // running is ended when it exits.
 func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
@@ -58,7 +59,7 @@ func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, 
 		return 0, fmt.Errorf("runner: backend %q is not available on Linux", o.Backend)
 	}
 	status, err := runRelaying(o.Signals, func() (sandboxedCmd, error) {
-		c, err := bwrap.CommandProxy(ctx, p, o.Proxy, argv, env)
+		c, err := bwrap.Command(ctx, p, argv, env, bwrap.Config{FilterCache: o.FilterCache, Proxy: o.Proxy, BridgeVerb: netproxy.BridgeVerb})
 		if err != nil {
 			return nil, err
 		}
@@ -147,13 +148,8 @@ func CheckCached(cacheFile string) error {
 func runLandlock(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
 	var lc *landlock.Cmd
 	status, err := runRelaying(o.Signals, func() (sandboxedCmd, error) {
-		var c *landlock.Cmd
-		var err error
-		if p != nil && p.Proxy {
-			c, err = landlock.CommandProxy(ctx, p, argv, env, o.LandlockAccept, o.ProxyAddr)
-		} else {
-			c, err = landlock.Command(ctx, p, argv, env, o.LandlockAccept, o.ConnectTCP)
-		}
+		c, err := landlock.Command(ctx, p, argv, env, landlock.Config{Accept: o.LandlockAccept, ConnectTCP: o.ConnectTCP,
+			Proxy: o.ProxyAddr, FilterCache: o.FilterCache, StateDir: o.StateDir})
 		if err != nil {
 			return nil, err
 		}

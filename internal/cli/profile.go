@@ -13,6 +13,7 @@ import (
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/landlock"
+	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seatbelt"
@@ -176,7 +177,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 		fmt.Fprintf(w, "(fd %d holds the seccomp filter, fd %d the status pipe)\n", bwrap.SeccompFD, bwrap.StatusFD)
 		if p.Proxy {
 			fmt.Fprintf(w, "with the proxy, CMD is run as: %s CMD...\n(fd %d holds the command's own seccomp filter, which refuses unix sockets)\n",
-				request.QuoteArgv(bwrap.BridgeArgv(nil)), bwrap.CommandFilterFD)
+				request.QuoteArgv(bwrap.BridgeArgv(netproxy.BridgeVerb, "", nil)), bwrap.CommandFilterFD)
 		}
 	case "darwin":
 		fmt.Fprintln(w, "\nsandbox-exec -p PROFILE with:")

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/rules"
@@ -286,12 +285,6 @@ func open(g Options, e *Env, io IO, checkSandbox bool) (*Session, error) {
 			return nil, fmt.Errorf("no OS sandbox can be applied: %v\n(require_os_sandbox is on with os_sandbox_fallback: fail_fast; fix the above, or set require_os_sandbox: false to run unsandboxed)", err)
 		}
 	}
-	// Compiled seccomp programs are kept in the state directory, which
-	// the sandbox hides.
-	bwrap.SetFilterCache(filepath.Join(e.StateDir, "cache"))
-	// So are the landlock backend's locks and shared snapshots of the
-	// protected names.
-	landlock.SetStateDir(e.StateDir)
 	end = trace.Phase("session")
 	s.ID, s.Store = openSession(g, l, e)
 	end()
@@ -398,7 +391,11 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 			return err
 		}
 		rec.Sandbox = s.Backend
-		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept, Signals: j.Signals}
+		// Compiled seccomp programs are kept in the state directory,
+		// which the sandbox hides; so are the landlock backend's locks
+		// and shared snapshots of the protected names.
+		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept, Signals: j.Signals,
+			FilterCache: filepath.Join(e.StateDir, "cache"), StateDir: e.StateDir}
 		if p.Proxy && runtime.GOOS == "linux" {
 			end = trace.Phase("proxy")
 			jp, err := s.proxyFor(j, cwd, io)
