@@ -22,7 +22,7 @@ import (
 )
 
 // testState is guardrun's state directory for the tests' commands
-// (Options.StateDir): the landlock backend shares the snapshots of
+// (Config.StateDir): the landlock backend shares the snapshots of
 // protected names there.
 var testState string
 
@@ -98,11 +98,29 @@ var testBackend = func() string {
 
 func landlockTest() bool { return testBackend == BackendLandlock }
 
+// testBackendNamed is the backend named (bwrap, landlock) as the tests'
+// commands run under it: the tests' state directory, nothing remembered.
+func testBackendNamed(name string) Backend {
+	b, err := New("linux", name, Config{StateDir: testState})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// backendName is b's name, "" for none.
+func backendName(b Backend) string {
+	if b == nil {
+		return ""
+	}
+	return b.Name()
+}
+
 // requireSandbox skips when no sandbox can be built here, naming what is
 // missing, unless GUARDRUN_REQUIRE_SANDBOX=1 turns that into a failure.
 func requireSandbox(t testing.TB) {
 	t.Helper()
-	if err := CheckBackend(testBackend, ""); err != nil {
+	if err := testBackendNamed(testBackend).Check(); err != nil {
 		testenv.Missing(t, "sandbox unavailable: %v", err)
 	}
 }
@@ -273,7 +291,7 @@ func (f *fixture) derive(t testing.TB, cwd string) *sandbox.Profile {
 
 // opts are the runner options of the fixture's runs.
 func (f *fixture) opts() Options {
-	return Options{Backend: testBackend, LandlockAccept: f.accept, StateDir: testState}
+	return Options{Backend: testBackendNamed(testBackend), LandlockAccept: f.accept}
 }
 
 // run runs argv in the fixture's sandbox and returns its status and
