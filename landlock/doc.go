@@ -9,10 +9,12 @@
 // Ruleset (rules, handled rights, scopes, TCP ports), or an
 // *UnenforceableError listing what Landlock cannot enforce and the
 // config has not accepted losing (Options.Accept, AcceptNames). Command,
-// Start and Wait (exec_linux.go) apply it: the ruleset and the filter go
-// on one OS thread that is never returned to the Go scheduler, and the
-// command is started from that thread, so it inherits them while
-// guardrun itself stays unrestricted. Every file system right the ABI
+// configured by a value (Config: the accepted losses, TCP ports or the
+// proxy's address, where compiled filters are kept, guardrun's state
+// directory), Start and Wait (exec_linux.go) apply it: the ruleset and
+// the filter go on one OS thread that is never returned to the Go
+// scheduler, and the command is started from that thread, so it inherits
+// them while guardrun itself stays unrestricted. Every file system right the ABI
 // knows is handled in one ruleset, so what no rule grants is refused and
 // renames across directories are judged by both sides (REFER).
 //

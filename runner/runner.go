@@ -105,7 +105,7 @@ func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, s
 	return RunWith(ctx, Options{}, p, argv, env, stdio)
 }
 
-// RunWith is Run with the backend o names and what o gives the command.
+// RunWith is Run under o.Backend, with what o gives the command.
 // Under landlock the command runs without namespaces: Landlock rules and
 // the same seccomp filter, applied to the command alone; a profile
 // landlock cannot enforce in full (and o does not accept losing) is an
