@@ -30,9 +30,6 @@ const (
 	// BridgeSocket is the proxy's unix socket, bound read-only (connect
 	// does not need a writable mount).
 	BridgeSocket = "/.guardrun/proxy.sock"
-	// BridgeVerb is the hidden verb of guardrun that runs the bridge
-	// (netproxy.BridgeMain).
-	BridgeVerb = "__proxy-bridge"
 	// ProxyAddr is where the command finds the proxy: loopback in the
 	// sandbox's own network namespace, so the port is always free.
 	ProxyAddr = "127.0.0.1:3128"
@@ -51,14 +48,11 @@ type ProxyRoute struct {
 	Token string
 }
 
-// BridgeArgv is the command line that runs argv behind the bridge.
-func BridgeArgv(argv []string) []string {
-	return BridgeArgvToken(argv, "")
-}
-
-// BridgeArgvToken is BridgeArgv for a route with a token.
-func BridgeArgvToken(argv []string, token string) []string {
-	out := []string{BridgeExe, BridgeVerb, "--socket", BridgeSocket, "--listen", ProxyAddr}
+// BridgeArgv is the command line that runs argv behind the bridge: the
+// guardrun binary inside, its verb that runs the bridge
+// (netproxy.BridgeVerb), and token ("" for none) from the route.
+func BridgeArgv(verb, token string, argv []string) []string {
+	out := []string{BridgeExe, verb, "--socket", BridgeSocket, "--listen", ProxyAddr}
 	if token != "" {
 		out = append(out, "--token", token)
 	}

@@ -32,7 +32,7 @@ func TestAttack7SignalForgedStatus(t *testing.T) {
 	p := runProfile(t, ws)
 	line := `{"child-pid": ` + strconv.Itoa(victim.Process.Pid) + `}` + "\n" + `{"exit-code": 0}` + "\n"
 	script := `for f in /proc/self/fd/*; do printf '%s' '` + line + `' >> "$f"; done 2>/dev/null; echo ready > ready.tmp && mv ready.tmp ready; sleep 100; exit 7`
-	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"})
+	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestAttack7SignalNothingLeft(t *testing.T) {
 	p := runProfile(t, t.TempDir())
 	const mark = "4321.125"
 	for i := range 30 {
-		c, err := Command(context.Background(), p, []string{"/bin/sleep", mark}, []string{"PATH=/usr/bin:/bin"})
+		c, err := Command(context.Background(), p, []string{"/bin/sleep", mark}, []string{"PATH=/usr/bin:/bin"}, Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

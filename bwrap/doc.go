@@ -11,6 +11,10 @@
 // exposed, denied or writable comes from the Profile, and Args never
 // renders more than Profile.Access allows. Only exec_linux.go and its
 // helpers start processes; they do not evaluate rules or ask anyone.
+// Command takes what it needs besides the profile as a value (Config:
+// where compiled filters are kept, the route to the proxy); the command's
+// environment and the placeholder rule are package sandbox's, shared with
+// the landlock backend, which imports nothing from here.
 //
 // Masking works by mounting over a path: an empty read-only tmpfs on a
 // denied directory, a /dev/null bind (on a nodev mount, so neither

@@ -8,6 +8,8 @@ import (
 	"github.com/guardrun/guardrun/sandbox"
 )
 
+// TestEnv: the environment a command starts with under bwrap
+// (sandbox.CommandEnv, which Command uses).
 func TestEnv(t *testing.T) {
 	p := &sandbox.Profile{EnvDeny: sandbox.DefaultEnvDeny, PrivateTmp: true}
 	in := []string{
@@ -20,11 +22,11 @@ func TestEnv(t *testing.T) {
 		"LANG=C", "LANG=C.UTF-8",
 	}
 	want := []string{"PATH=/usr/bin:/bin", "TOKENIZER=keep", "TERM=xterm", "LANG=C.UTF-8", "TMPDIR=/tmp"}
-	if diff := cmp.Diff(Env(p, in), want); diff != "" {
+	if diff := cmp.Diff(sandbox.CommandEnv(p, in), want); diff != "" {
 		t.Errorf("Env (-got +want):\n%s", diff)
 	}
 	p = &sandbox.Profile{EnvDeny: []string{"["}} // malformed: fails closed
-	if got := Env(p, []string{"A=1"}); len(got) != 0 {
+	if got := sandbox.CommandEnv(p, []string{"A=1"}); len(got) != 0 {
 		t.Errorf("malformed glob let %q through", got)
 	}
 }

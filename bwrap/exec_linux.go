@@ -63,26 +63,40 @@ type sandboxStatus struct {
 	exitCode int
 }
 
-// Command prepares argv to run in the sandbox p with environment env
-// (filtered by Env). The first word of argv is looked up on the sandbox's
-// PATH, inside. Nothing runs until Start.
-func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []string) (*Cmd, error) {
-	return CommandProxy(ctx, p, nil, argv, env)
+// Config is what Command takes besides the profile and the command, as
+// values its caller holds: where compiled filters are kept and, for a
+// profile with Proxy, the route to guardrun's proxy.
+type Config struct {
+	// FilterCache is the directory where compiled seccomp programs are
+	// kept between processes (seccomp.BuildCached); it must be outside
+	// every zone, such as guardrun's state directory, which the sandbox
+	// hides. Empty: none are kept.
+	FilterCache string
+	// Proxy is the route to the proxy, required for a profile with
+	// Proxy and not used otherwise.
+	Proxy *ProxyRoute
+	// BridgeVerb is the verb of the guardrun binary (Proxy.Exe) that
+	// runs the bridge (netproxy.BridgeVerb), required with Proxy.
+	BridgeVerb string
 }
 
-// CommandProxy is Command for a profile that may have Proxy, with the
-// route to the proxy (required then). The sandbox's first process is the
-// bridge (BridgeArgv): bwrap's filter is the profile's with
+// Command prepares argv to run in the sandbox p with environment env
+// (filtered by sandbox.CommandEnv). The first word of argv is looked up
+// on the sandbox's PATH, inside. Nothing runs until Start.
+//
+// For a profile with Proxy, the sandbox's first process is the bridge
+// (BridgeArgv), reached through cfg.Proxy: bwrap's filter is the profile's with
 // socket(AF_UNIX) allowed (Seccomp.AllowUnix), which the bridge needs
 // once to hand its listener over, and the bridge applies the profile's
 // own filter (unix sockets refused) to itself before it executes argv.
-func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, argv []string, env []string) (*Cmd, error) {
+func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []string, cfg Config) (*Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("bwrap: no command")
 	}
 	if p == nil {
 		return nil, errors.New("bwrap: no profile")
 	}
+	route := cfg.Proxy
 	bin, err := lookBwrap()
 	if err != nil {
 		return nil, err
@@ -101,21 +115,21 @@ func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, ar
 			end()
 			return nil, errors.New("bwrap: the profile reaches the network through the proxy, but no route to it was given")
 		}
+		if cfg.BridgeVerb == "" {
+			end()
+			return nil, errors.New("bwrap: the profile reaches the network through the proxy, but the bridge's verb was not given (Config.BridgeVerb)")
+		}
 		// The bridge connects to the proxy's socket once, then applies
 		// the command's own filter (unix sockets refused: the profile
 		// has Proxy, so AllowUnix is off) and executes the command.
 		outer.AllowUnix = true
-		if c.command, err = filterFile(p.Seccomp); err != nil {
+		if c.command, err = filterFile(p.Seccomp, cfg.FilterCache); err != nil {
 			end()
 			return nil, err
 		}
-		token := ""
-		if route != nil {
-			token = route.Token
-		}
-		argv = BridgeArgvToken(argv, token)
+		argv = BridgeArgv(cfg.BridgeVerb, route.Token, argv)
 	}
-	c.seccomp, err = filterFile(outer)
+	c.seccomp, err = filterFile(outer, cfg.FilterCache)
 	end()
 	if err != nil {
 		return nil, err
@@ -138,7 +152,7 @@ func CommandProxy(ctx context.Context, p *sandbox.Profile, route *ProxyRoute, ar
 	}
 
 	cmd := exec.CommandContext(ctx, bin, append(append(args, "--"), argv...)...)
-	cmd.Env = Env(p, env)
+	cmd.Env = sandbox.CommandEnv(p, env)
 	// Only these two descriptors cross (Start marks every other one
 	// close-on-exec), and bwrap closes both before the command runs.
 	cmd.ExtraFiles = []*os.File{c.seccomp, c.statusW}
@@ -470,16 +484,17 @@ var (
 
 // filterFile returns a descriptor for the policy's BPF program, read
 // position at the start. The filter is built once per process (there are
-// two policies, and compiling costs more than bwrap's own startup); each
+// two policies, and compiling costs more than bwrap's own startup), kept
+// in cacheDir between processes (seccomp.BuildCached; "" for none); each
 // sandbox then gets its own open file description of the same sealed
 // file, reopened through /proc/self/fd, so that concurrent sandboxes do
 // not share a read position.
-func filterFile(pol sandbox.SeccompPolicy) (*os.File, error) {
+func filterFile(pol sandbox.SeccompPolicy, cacheDir string) (*os.File, error) {
 	filterMu.Lock()
 	defer filterMu.Unlock()
 	tmpl, ok := filters[pol]
 	if !ok {
-		f, err := seccomp.BuildCached(pol, filterCache())
+		f, err := seccomp.BuildCached(pol, cacheDir)
 		if err != nil {
 			return nil, fmt.Errorf("bwrap: seccomp filter: %w", err)
 		}

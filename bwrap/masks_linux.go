@@ -23,7 +23,7 @@ import (
 // it afterwards, but only when no other sandbox is using it as its mount
 // point: every run holds a shared lock on each empty file it masks, and
 // removes a placeholder only if it can take the lock exclusively. The
-// last holder removes it, creator or not (placeholderMode tells
+// last holder removes it, creator or not (sandbox.PlaceholderPerm tells
 // guardrun's placeholders from the user's own empty directories); a run
 // that finds it gone before it holds it makes its own.
 // A file removed from under a running sandbox would silently unmount its
@@ -77,7 +77,7 @@ func holdMasksOnce(p *sandbox.Profile, stat *statCache) (_ *heldMasks, vanished 
 		// whoever raced us, so that Args puts the mask on it, where
 		// Placeholders said (see statCache).
 		fd := -1
-		err := os.Mkdir(fm, placeholderMode)
+		err := os.Mkdir(fm, sandbox.PlaceholderPerm)
 		if err == nil {
 			fd, err = openNoEINTR(fm, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
 			if err != nil {

@@ -269,7 +269,7 @@ func requireBwrap(t *testing.T) {
 // runIn runs script in p's sandbox and returns its status and output.
 func runIn(t *testing.T, p *sandbox.Profile, script string) (int, string) {
 	t.Helper()
-	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"})
+	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, Config{})
 	if err != nil {
 		t.Error(err)
 		return -1, ""

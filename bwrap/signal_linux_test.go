@@ -24,7 +24,7 @@ func TestSignalBeforeFork(t *testing.T) {
 	requireBwrap(t)
 	p := runProfile(t, t.TempDir())
 	for i := range 20 {
-		c, err := Command(context.Background(), p, []string{"/bin/sleep", "100"}, []string{"PATH=/usr/bin:/bin"})
+		c, err := Command(context.Background(), p, []string{"/bin/sleep", "100"}, []string{"PATH=/usr/bin:/bin"}, Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

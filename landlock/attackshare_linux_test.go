@@ -51,7 +51,7 @@ func attackProfile(t *testing.T, ws string) *sandbox.Profile {
 // ws now; a refusal (by Command or Start) is returned, not failed on.
 func attackStart(t *testing.T, ws, script string) (*Cmd, *bytes.Buffer, error) {
 	t.Helper()
-	c, err := Command(context.Background(), attackProfile(t, ws), []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+	c, err := Command(context.Background(), attackProfile(t, ws), []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: testState})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -34,12 +34,16 @@ func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
 }
 
+// testState is the state directory the tests' commands share
+// (Config.StateDir).
+var testState string
+
 // testMain runs the tests with a state directory of their own
-// (SetStateDir), or the one GUARDRUN_LANDLOCK_TEST_STATE names (a helper
+// (testState), or the one GUARDRUN_LANDLOCK_TEST_STATE names (a helper
 // process sharing its parent's).
 func testMain(m *testing.M) int {
 	if d := os.Getenv("GUARDRUN_LANDLOCK_TEST_STATE"); d != "" {
-		SetStateDir(d)
+		testState = d
 		return m.Run()
 	}
 	d, err := os.MkdirTemp("/var/tmp", "guardrun-landlock-state-")
@@ -48,7 +52,7 @@ func testMain(m *testing.M) int {
 		return 2
 	}
 	defer removeTree(d)
-	SetStateDir(d)
+	testState = d
 	return m.Run()
 }
 
@@ -103,7 +107,7 @@ func BenchmarkStart(b *testing.B) {
 	env := []string{"PATH=/usr/bin:/bin"}
 	accept := []string{AcceptDenyCreate}
 	lockedThreadWith := func(served bool) {
-		c, err := Command(context.Background(), p, []string{"/bin/true"}, env, accept, nil)
+		c, err := Command(context.Background(), p, []string{"/bin/true"}, env, Config{Accept: accept, StateDir: testState})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,7 +138,7 @@ func BenchmarkStart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	filter, _, err := filterProgram(p.Seccomp, nil)
+	filter, _, err := filterProgram(p.Seccomp, nil, "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -244,7 +248,7 @@ func BenchmarkMetadataChmod(b *testing.B) {
 	}
 	env := []string{"PATH=/usr/bin:/bin", "GUARDRUN_LANDLOCK_CHMOD_LOOP=2000", "GUARDRUN_LANDLOCK_CHMOD_FILE=" + file}
 	loop := func(served bool) float64 {
-		c, err := Command(context.Background(), p, []string{self}, env, []string{AcceptDenyCreate}, nil)
+		c, err := Command(context.Background(), p, []string{self}, env, Config{Accept: []string{AcceptDenyCreate}, StateDir: testState})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -308,7 +312,7 @@ func BenchmarkStartWatched(b *testing.B) {
 	one := func(shared bool) {
 		shareOff = !shared
 		defer func() { shareOff = false }()
-		c, err := Command(context.Background(), p, []string{"/bin/true"}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+		c, err := Command(context.Background(), p, []string{"/bin/true"}, []string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: testState})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -394,7 +398,7 @@ func BenchmarkShareSnapshot(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir, err := shareDir(p, rs)
+	dir, err := shareDir(testState, p, rs)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,10 +9,12 @@
 // Ruleset (rules, handled rights, scopes, TCP ports), or an
 // *UnenforceableError listing what Landlock cannot enforce and the
 // config has not accepted losing (Options.Accept, AcceptNames). Command,
-// Start and Wait (exec_linux.go) apply it: the ruleset and the filter go
-// on one OS thread that is never returned to the Go scheduler, and the
-// command is started from that thread, so it inherits them while
-// guardrun itself stays unrestricted. Every file system right the ABI
+// configured by a value (Config: the accepted losses, TCP ports or the
+// proxy's address, where compiled filters are kept, guardrun's state
+// directory), Start and Wait (exec_linux.go) apply it: the ruleset and
+// the filter go on one OS thread that is never returned to the Go
+// scheduler, and the command is started from that thread, so it inherits
+// them while guardrun itself stays unrestricted. Every file system right the ABI
 // knows is handled in one ruleset, so what no rule grants is refused and
 // renames across directories are judged by both sides (REFER).
 //
@@ -53,7 +55,7 @@
 //     aside and nothing is left at the path). Commands that run at
 //     the same time share one snapshot of a path they both watch
 //     (takeHeld): in memory within one process, and across guardrun
-//     processes of the user through the state directory (SetStateDir,
+//     processes of the user through the state directory (Config.StateDir,
 //     share_linux.go): per path a lock file every running command
 //     holds shared, which also stores the snapshot; a path is read only
 //     when no command holds it (taken exclusively, under one mutex
@@ -167,7 +169,7 @@
 //     be a terminal.
 //   - Landlock matches ports, not addresses: ConnectTCP allows the port
 //     on every host; with the network off the seccomp filter refuses
-//     non-unix sockets anyway, and with the proxy (CommandProxy) guardrun
+//     non-unix sockets anyway, and with the proxy (Config.Proxy) guardrun
 //     serves connect(2) itself and lets only the proxy's address through.
 //   - Landlock (ABI 7) has no right for connecting to a pathname unix
 //     socket: the seccomp policy decides. With none listed, socket(AF_UNIX)

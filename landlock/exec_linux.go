@@ -20,7 +20,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp"
 	"github.com/guardrun/guardrun/seccomp/notify"
@@ -75,7 +74,7 @@ func ABI() (int, error) {
 }
 
 // Check reports whether the landlock backend works here: Landlock, and
-// the seccomp filter it shares with bwrap.
+// the seccomp filter it shares with the bwrap backend.
 func Check() error {
 	if _, err := ABI(); err != nil {
 		return err
@@ -110,29 +109,56 @@ type Cmd struct {
 	// guardrun processes (shareDir); "" when nothing is watched.
 	share  string
 	policy sandbox.SeccompPolicy
-	server *notify.Server
-	finish chan struct{} // closed when the command has been waited for
-	ended  chan struct{} // closed when the restricted thread is gone
-	swept  chan struct{} // closed when sweepTmp, started with the command, is done
-	mu     sync.Mutex
-	done   bool
+	// filterCache is where compiled filters are kept (Config.FilterCache).
+	filterCache string
+	server      *notify.Server
+	finish      chan struct{} // closed when the command has been waited for
+	ended       chan struct{} // closed when the restricted thread is gone
+	swept       chan struct{} // closed when sweepTmp, started with the command, is done
+	mu          sync.Mutex
+	done        bool
 }
 
 // Command prepares argv to run under p with environment env (filtered as
-// bwrap.Env filters it). accept are the losses the config accepts;
-// connectTCP, when not nil, limits TCP connections to those ports (see
-// Options.ConnectTCP). A profile the ruleset cannot enforce is an
-// *UnenforceableError. Nothing runs until Start.
-func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, connectTCP []uint16) (*Cmd, error) {
+// sandbox.CommandEnv filters it), configured by cfg. A profile the
+// ruleset cannot enforce is an *UnenforceableError. Nothing runs until
+// Start.
+//
+// A profile with the proxy (sandbox.network: proxy) reaches it at
+// cfg.Proxy, a loopback address of the host. The command may open TCP
+// sockets only (AF_INET and AF_INET6 SOCK_STREAM; UDP, raw, ICMP, SCTP,
+// netlink and unix sockets are refused, listen too), Landlock lets TCP
+// connect to the proxy's port only and bind to none, and connect(2)
+// itself is served by guardrun (the "connect" handler, ProxyConnect),
+// which connects the command's socket only to the proxy's address and
+// port: Landlock matches the port on any address, the handler closes
+// that gap.
+func Command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Config) (*Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("landlock: no command")
 	}
 	if p == nil {
 		return nil, errors.New("landlock: no profile")
 	}
-	if p.Proxy && connectTCP == nil {
-		return nil, errors.New("landlock: a profile with the proxy needs CommandProxy")
+	connectTCP := cfg.ConnectTCP
+	if p.Proxy {
+		var err error
+		if connectTCP, err = proxyPorts(cfg.Proxy); err != nil {
+			return nil, err
+		}
 	}
+	c, err := command(ctx, p, argv, env, cfg, connectTCP)
+	if err != nil || !p.Proxy {
+		return c, err
+	}
+	if err := c.Notify.Handle("connect", ProxyConnect(cfg.Proxy)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// command is Command with the TCP ports the command may connect to.
+func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Config, connectTCP []uint16) (*Cmd, error) {
 	// No pid or IPC namespace: see SeccompPolicy.HostShared.
 	pc := *p
 	pc.Seccomp.HostShared = true
@@ -142,7 +168,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 		return nil, err
 	}
 	end := trace.Phase("seccomp")
-	_, _, err = filterProgram(p.Seccomp, notifyCalls())
+	_, _, err = filterProgram(p.Seccomp, notifyCalls(), cfg.FilterCache)
 	end()
 	if err != nil {
 		return nil, err
@@ -154,15 +180,15 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 			return nil, fmt.Errorf("landlock: the command's temporary directory: %w", err)
 		}
 	}
-	makeShareDir()
-	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: accept, Self: selfExe()})
+	makeShareDir(cfg.StateDir)
+	rs, err := Build(p, Options{ABI: abi, TmpDir: tmp, ConnectTCP: connectTCP, Accept: cfg.Accept, Self: selfExe()})
 	if err != nil {
 		removeTmp(tmp)
 		return nil, err
 	}
 	share := ""
 	if len(rs.Watch) > 0 {
-		if share, err = shareDir(p, rs); err != nil {
+		if share, err = shareDir(cfg.StateDir, p, rs); err != nil {
 			removeTmp(tmp)
 			return nil, err
 		}
@@ -187,7 +213,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 		// (nested: its keeper, which then ends the whole domain).
 		Pdeathsig: syscall.SIGKILL,
 	}
-	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: commandPolicy(p),
+	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: commandPolicy(p), filterCache: cfg.FilterCache,
 		finish: make(chan struct{}), ended: make(chan struct{}), share: share}
 	// File metadata: Landlock has no rights for it, so guardrun makes
 	// those calls for the command, where it may write.
@@ -206,11 +232,11 @@ func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string
 	return c, nil
 }
 
-// Env is the command's environment: env filtered as bwrap.Env filters it,
+// Env is the command's environment: env filtered by sandbox.CommandEnv,
 // with TMPDIR the command's own directory (none: unset), and HOME and PWD
 // the profile's.
 func Env(p *sandbox.Profile, env []string, tmp string) []string {
-	out := bwrap.Env(p, env)
+	out := sandbox.CommandEnv(p, env)
 	out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
 	if tmp != "" {
 		out = append(out, "TMPDIR="+tmp)
@@ -276,7 +302,7 @@ func (c *Cmd) Start() error {
 	if c.Notify != nil {
 		names = c.Notify.Names()
 	}
-	filter, nrs, err := filterProgram(c.policy, names)
+	filter, nrs, err := filterProgram(c.policy, names, c.filterCache)
 	if err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return err
@@ -605,8 +631,8 @@ var (
 
 // filterProgram returns the BPF program for pol with the system calls
 // in notify routed to user space, and their numbers, built once per
-// process.
-func filterProgram(pol sandbox.SeccompPolicy, notify []string) ([]byte, map[int32]string, error) {
+// process and kept in cacheDir between processes ("" for none).
+func filterProgram(pol sandbox.SeccompPolicy, notify []string, cacheDir string) ([]byte, map[int32]string, error) {
 	notify = slices.Sorted(slices.Values(notify))
 	key := filterKey{pol, strings.Join(notify, ",")}
 	filterMu.Lock()
@@ -618,9 +644,9 @@ func filterProgram(pol sandbox.SeccompPolicy, notify []string) ([]byte, map[int3
 	var nrs map[int32]string
 	var err error
 	if len(notify) == 0 {
-		f, err = seccomp.BuildCached(pol, bwrap.FilterCache())
+		f, err = seccomp.BuildCached(pol, cacheDir)
 	} else {
-		f, nrs, err = seccomp.BuildNotifyCached(pol, notify, bwrap.FilterCache())
+		f, nrs, err = seccomp.BuildNotifyCached(pol, notify, cacheDir)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock: seccomp filter: %w", err)

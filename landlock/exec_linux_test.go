@@ -54,7 +54,7 @@ func run(t *testing.T, p *sandbox.Profile, connect []uint16, script string) (int
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Command(ctx, p, []string{"/bin/bash", "-c", script}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, connect)
+	c, err := Command(ctx, p, []string{"/bin/bash", "-c", script}, []string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, ConnectTCP: connect, StateDir: testState})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ try:
     os.getxattr("served/by/guardrun", "user.x")
 except OSError as e:
     print("errno", e.errno)
-`}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+`}, []string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: testState})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ package landlock
 import (
 	"context"
 	"errors"
-	"net/netip"
 
 	"github.com/guardrun/guardrun/sandbox"
 )
@@ -22,12 +21,7 @@ func Check() error { return errUnsupported }
 type Cmd struct{ Ruleset *Ruleset }
 
 // Command fails: there is no Landlock here.
-func Command(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, connectTCP []uint16) (*Cmd, error) {
-	return nil, errUnsupported
-}
-
-// CommandProxy fails: there is no Landlock here.
-func CommandProxy(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, proxy netip.AddrPort) (*Cmd, error) {
+func Command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Config) (*Cmd, error) {
 	return nil, errUnsupported
 }
 

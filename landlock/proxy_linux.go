@@ -1,7 +1,6 @@
 package landlock
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,19 +23,10 @@ func commandPolicy(p *sandbox.Profile) sandbox.SeccompPolicy {
 	return pol
 }
 
-// CommandProxy is Command for a profile with the proxy (sandbox.network:
-// proxy), which listens at proxy, a loopback address of the host. The
-// command may open TCP sockets only (AF_INET and AF_INET6 SOCK_STREAM;
-// UDP, raw, ICMP, SCTP, netlink and unix sockets are refused, listen
-// too), Landlock lets TCP connect to the proxy's port only and bind to
-// none, and connect(2) itself is served by guardrun (the "connect"
-// handler, ProxyConnect), which connects the command's socket only to
-// the proxy's address and port: Landlock matches the port on any
-// address, the handler closes that gap.
-func CommandProxy(ctx context.Context, p *sandbox.Profile, argv, env, accept []string, proxy netip.AddrPort) (*Cmd, error) {
-	if p == nil || !p.Proxy {
-		return nil, errors.New("landlock: CommandProxy needs a profile with the proxy")
-	}
+// proxyPorts checks that proxy, where a command with the proxy reaches
+// it, is a loopback address and port, and that Landlock here can limit
+// TCP to it; it returns the one port the command may connect to.
+func proxyPorts(proxy netip.AddrPort) ([]uint16, error) {
 	if !proxy.IsValid() || !proxy.Addr().IsLoopback() || proxy.Port() == 0 {
 		return nil, fmt.Errorf("landlock: the proxy's address %s is not a loopback address and port", proxy)
 	}
@@ -47,14 +37,7 @@ func CommandProxy(ctx context.Context, p *sandbox.Profile, argv, env, accept []s
 	if abi < ProxyABI {
 		return nil, fmt.Errorf("landlock: network: proxy needs Landlock ABI %d (Linux 6.7) to limit TCP to the proxy's port; this kernel has ABI %d. Use the bwrap backend, or sandbox.network true or false", ProxyABI, abi)
 	}
-	c, err := Command(ctx, p, argv, env, accept, []uint16{proxy.Port()})
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Notify.Handle("connect", ProxyConnect(proxy)); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return []uint16{proxy.Port()}, nil
 }
 
 // ProxyConnect is the handler of connect(2) for a command with the

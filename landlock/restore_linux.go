@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // node is one file of a snapshot: what it is, its mode and owner, and
@@ -180,15 +180,15 @@ func readNode(dir int, name string, entries *int, bytesLeft *int64) (*node, erro
 }
 
 // placeholder reports whether n is a bwrap command's mount point for a
-// missing name (bwrap.IsPlaceholder): an empty directory of this user's,
+// missing name (isPlaceholder): an empty directory of this user's,
 // read-only and sticky.
 func (n *node) placeholder() bool {
-	return len(n.kids) == 0 && bwrap.PlaceholderMode(n.kind|n.mode, n.uid)
+	return len(n.kids) == 0 && sandbox.PlaceholderMode(n.kind|n.mode, n.uid)
 }
 
 // heldPlaceholder reports whether name in dir is locked by a running
 // bwrap command, which holds a shared flock on each placeholder it masks
-// for the sandbox's lifetime (bwrap.holdMasks). Exclusive and
+// for the sandbox's lifetime (bwrap's holdMasks). Exclusive and
 // non-blocking, released at once: refused only while some run holds it.
 //
 // A bwrap run makes its placeholder an instant before it locks it: one

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/sandbox"
 )
 
@@ -252,7 +251,7 @@ const (
 // a moment later.
 func lstatHost(path string) (os.FileInfo, error) {
 	fi, err := os.Lstat(path)
-	if err == nil && bwrap.IsPlaceholder(path, fi) {
+	if err == nil && isPlaceholder(path, fi) {
 		return nil, &os.PathError{Op: "lstat", Path: path, Err: os.ErrNotExist}
 	}
 	return fi, err

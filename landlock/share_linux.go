@@ -94,21 +94,20 @@ const shareMax = MaxWatchBytes + MaxWatchEntries*(2*4096+64) + 2*4096 + 64
 // command's ruleset is built, so that the ruleset finds it existing:
 // made after, in a writable tree where the state directory was missing
 // (and only denied by name), it could be inside what the rules grant.
-func makeShareDir() {
-	if base := StateDir(); base != "" && filepath.IsAbs(base) {
+func makeShareDir(base string) {
+	if base != "" && filepath.IsAbs(base) {
 		_ = os.MkdirAll(filepath.Join(base, shareSubdir), 0o700)
 	}
 }
 
 // shareDir is the directory of the locks and stored snapshots for a
 // command under p and rs, made if missing: shareSubdir of the state
-// directory (SetStateDir), 0700 and this user's, reached by its real
+// directory base (Config.StateDir), 0700 and this user's, reached by its real
 // path, and out of the command's reach (neither the profile nor a rule
 // of rs beyond listing gives it access: a command that could write a
 // stored snapshot would choose what other commands restore, and one
 // that could read them would read other trees' protected files).
-func shareDir(p *sandbox.Profile, rs *Ruleset) (string, error) {
-	base := StateDir()
+func shareDir(base string, p *sandbox.Profile, rs *Ruleset) (string, error) {
 	if base == "" || !filepath.IsAbs(base) {
 		return "", errors.New("landlock: protected names are restored after the command, and their snapshots are shared between guardrun processes through the state directory, but there is none (set HOME or XDG_STATE_HOME); use the bwrap backend")
 	}

@@ -59,7 +59,7 @@ func shareWorkspace(t *testing.T, ws string) *sandbox.Profile {
 // startShare starts script under p in this process.
 func startShare(t *testing.T, p *sandbox.Profile, script string) (*Cmd, *bytes.Buffer) {
 	t.Helper()
-	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: testState})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func helperProcess(t *testing.T, test, env, ws, script string) (*exec.Cmd, *byte
 	}
 	h := exec.Command(self, "-test.run=^"+test+"$", "-test.count=1", "-test.v")
 	h.Env = append(os.Environ(), env+"_WS="+ws, env+"_SCRIPT="+script,
-		"GUARDRUN_LANDLOCK_TEST_STATE="+StateDir())
+		"GUARDRUN_LANDLOCK_TEST_STATE="+testState)
 	var out bytes.Buffer
 	h.Stdout, h.Stderr = &out, &out
 	if err := h.Start(); err != nil {
@@ -203,7 +203,7 @@ func TestShareKilledHolder(t *testing.T) {
 	h, hout := shareHelper(t, ws, `echo > a-changed && exec sleep 100`)
 	waitLine(t, filepath.Join(ws, "a-changed"))
 	// The dead one's snapshot is there, under its lock.
-	name := filepath.Join(StateDir(), shareSubdir, shareName(filepath.Join(ws, ".git/config")))
+	name := filepath.Join(testState, shareSubdir, shareName(filepath.Join(ws, ".git/config")))
 	if b, err := os.ReadFile(name); err != nil || !bytes.Contains(b, []byte(shareCfg)) {
 		t.Fatalf("no stored snapshot at %s: %q, %v", name, b, err)
 	}
@@ -254,34 +254,28 @@ func TestShareUnprivileged(t *testing.T) {
 // runs; one that watches none runs.
 func TestShareRefused(t *testing.T) {
 	requireLandlock(t)
-	saved := StateDir()
-	t.Cleanup(func() { SetStateDir(saved) })
 	p := shareWorkspace(t, "")
-	command := func(p *sandbox.Profile) error {
-		c, err := Command(context.Background(), p, []string{"/bin/true"}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+	command := func(p *sandbox.Profile, state string) error {
+		c, err := Command(context.Background(), p, []string{"/bin/true"}, []string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: state})
 		if err == nil {
 			c.Close()
 		}
 		return err
 	}
-	SetStateDir("")
-	if err := command(p); err == nil || !strings.Contains(err.Error(), "there is none") {
+	if err := command(p, ""); err == nil || !strings.Contains(err.Error(), "there is none") {
 		t.Errorf("no state directory: %v", err)
 	}
-	SetStateDir(filepath.Join(p.Cwd, "state"))
-	if err := command(p); err == nil || !strings.Contains(err.Error(), "within the command's reach") {
+	if err := command(p, filepath.Join(p.Cwd, "state")); err == nil || !strings.Contains(err.Error(), "within the command's reach") {
 		t.Errorf("a state directory in the zone: %v", err)
 	}
 	open := t.TempDir()
 	if err := os.Mkdir(filepath.Join(open, shareSubdir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	SetStateDir(open)
-	if err := command(p); err == nil || !strings.Contains(err.Error(), "mode 0700") {
+	if err := command(p, open); err == nil || !strings.Contains(err.Error(), "mode 0700") {
 		t.Errorf("a share directory others may use: %v", err)
 	}
-	SetStateDir("")
-	if err := command(workspace(t, false)); err != nil {
+	if err := command(workspace(t, false), ""); err != nil {
 		t.Errorf("nothing watched, yet: %v", err)
 	}
 	// A state directory inside the zone that the profile hides (as
@@ -305,9 +299,8 @@ func TestShareRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		SetStateDir(st)
 		c, err := Command(context.Background(), hp, []string{"/bin/sh", "-c", `echo evil > "$1"/` + shareSubdir + `/w-x || exit 3; exit 0`, "sh", st},
-			[]string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+			[]string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: st})
 		if err != nil {
 			if name == "hidden" {
 				t.Errorf("a hidden state directory: %v", err)

@@ -22,7 +22,7 @@ func TestSignalBeforeFork(t *testing.T) {
 	requireLandlock(t)
 	p := workspace(t, false)
 	for i := range 40 {
-		c, err := Command(context.Background(), p, []string{"/bin/sleep", "100"}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+		c, err := Command(context.Background(), p, []string{"/bin/sleep", "100"}, []string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: testState})
 		if err != nil {
 			t.Fatal(err)
 		}

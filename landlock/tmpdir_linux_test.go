@@ -79,7 +79,7 @@ func TestTmpDirSweptAfterSIGKILL(t *testing.T) {
 	// A command still running, in this process.
 	p := sweepProfile(t, ws)
 	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", `echo x > "$TMPDIR/mine" && echo "$TMPDIR" > live.tmp && mv live.tmp live && exec sleep 100`},
-		[]string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+		[]string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: testState})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestTmpSweepHelper(t *testing.T) {
 	p := sweepProfile(t, ws)
 	script := `mkdir -p "$TMPDIR/d/e" && echo x > "$TMPDIR/d/e/f" && chmod 0 "$TMPDIR/d" && ln -s "$PWD/kept" "$TMPDIR/link" &&
 		echo "$TMPDIR" > stale.tmp && mv stale.tmp stale && exec sleep 100`
-	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+	c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, Config{Accept: []string{AcceptDenyCreate}, StateDir: testState})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@
 // command's token (Proxy-Authorization: Basic, from the proxy URL's
 // userinfo; 407 without). The command may open TCP sockets only, Landlock
 // lets it connect to the proxy's port only, and guardrun performs each
-// connect itself, to the proxy's address only (landlock.CommandProxy).
+// connect itself, to the proxy's address only (landlock.Config.Proxy).
 //
 // Shared: one Proxy serves several commands (the supervisor's session),
 // each a Client with its own gate, audit and "yes" memory, told apart by

@@ -14,9 +14,22 @@
 // cannot start, Run returns an error and the caller decides (fail_fast,
 // refuse_tools). RunUnsandboxed exists only for a config that says
 // require_os_sandbox: false, and only the caller chooses it. A script
-// reaches Run as an argv for the configured shell (Script). Choose
-// resolves sandbox.backend (auto, bwrap, landlock) to the backend that
-// works here; RunWith runs with it.
+// reaches Run as an argv for the configured shell (Script).
+//
+// Each OS sandbox is a Backend value (bwrap, landlock, seatbelt: thin
+// adapters here over the packages of those names, which import no
+// sibling and not this package). Choose resolves sandbox.backend (auto,
+// bwrap, landlock) to the backend that works here, New names one without
+// checking it; the caller holds the value and asks it rather than its
+// name: its check, how its commands reach the proxy (ProxyMode), whether
+// they can signal outside the sandbox (ConfinesSignals), its rendering
+// of a profile for guardrun profile (Describe), and the command itself
+// (Command: start, signal, wait), which RunWith runs with the relay.
+// What a backend keeps between commands (where its checks and compiled
+// filters are remembered, landlock's state directory) is its Config;
+// what one command brings (the accepted losses, the route to the proxy,
+// the signals to relay) are Options, values both, never process
+// globals.
 //
 // Run's guarantees: the command's status is its own (128+N for signal N);
 // a relayed SIGINT, SIGTERM, SIGHUP or SIGQUIT that arrives while the

@@ -52,7 +52,7 @@ func TestLandlockRefuses(t *testing.T) {
 	target := filepath.Join(work, "secrets")
 	p.Deny = append(p.Deny, target)
 	var out bytes.Buffer
-	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
+	_, err := RunWith(context.Background(), Options{Backend: testBackendNamed(BackendLandlock)}, p,
 		[]string{probePath, "write", target}, f.env, Stdio{Stdout: &out, Stderr: &out})
 	var ue *landlock.UnenforceableError
 	if !errors.As(err, &ue) {
@@ -74,7 +74,7 @@ func TestLandlockRefuses(t *testing.T) {
 		t.Errorf("%s exists: %v", target, err)
 	}
 	// Accepted, the same command runs and the loss is what was named.
-	status, err := RunWith(context.Background(), Options{Backend: BackendLandlock, LandlockAccept: []string{landlock.AcceptDenyCreate}}, p,
+	status, err := RunWith(context.Background(), Options{Backend: testBackendNamed(BackendLandlock), LandlockAccept: []string{landlock.AcceptDenyCreate}}, p,
 		[]string{"/bin/sh", "-c", "echo x > secrets"}, f.env, Stdio{Stdout: &out, Stderr: &out})
 	if err != nil || status != 0 {
 		t.Fatalf("accepted: status %d, %v\n%s", status, err, out.String())
@@ -123,7 +123,7 @@ func TestLandlockProtectedRestored(t *testing.T) {
 	run := func(script string) int {
 		t.Helper()
 		out.Reset()
-		status, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
+		status, err := RunWith(context.Background(), Options{Backend: testBackendNamed(BackendLandlock)}, p,
 			Script("/bin/sh", script), f.env, Stdio{Stdout: &out, Stderr: &out})
 		if err != nil {
 			t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
@@ -202,7 +202,7 @@ func TestLandlockFixedEntries(t *testing.T) {
 	mk := filepath.Join(f.ws, "Makefile")
 	before, _ := os.ReadFile(mk)
 	var out bytes.Buffer
-	status, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, f.profile,
+	status, err := RunWith(context.Background(), Options{Backend: testBackendNamed(BackendLandlock)}, f.profile,
 		[]string{"/bin/sh", "-c", `echo '# appended' >> Makefile && echo appended;
 			echo x > new.txt || echo create-refused;
 			rm -f Makefile 2>/dev/null || echo remove-refused;
@@ -240,31 +240,32 @@ func TestNoNamespaces(t *testing.T) {
 	} else {
 		t.Logf("bwrap here: %v", err)
 	}
-	if _, err := Choose(BackendAuto, ""); err != nil {
+	b, err := Choose(BackendAuto, Config{})
+	if err != nil {
 		t.Fatalf("auto found no backend: %v", err)
 	}
-	if b, _ := Choose(BackendAuto, ""); b != BackendLandlock {
-		t.Errorf("auto chose %s, want landlock", b)
+	if b.Name() != BackendLandlock {
+		t.Errorf("auto chose %s, want landlock", b.Name())
 	}
 	// The failed bwrap check is remembered next to the success memory
 	// (so that every command does not pay for a trial), and answers the
 	// next time.
 	cache := filepath.Join(t.TempDir(), "sandbox-ok")
-	if b, err := Choose(BackendAuto, cache); err != nil || b != BackendLandlock {
-		t.Fatalf("auto with a memory: %s, %v", b, err)
+	if b, err := Choose(BackendAuto, Config{CheckCache: cache}); err != nil || b.Name() != BackendLandlock {
+		t.Fatalf("auto with a memory: %s, %v", backendName(b), err)
 	}
-	b, err := os.ReadFile(cache + "-bwrap-failed")
-	if err != nil || !strings.Contains(string(b), "user namespaces") {
-		t.Fatalf("the failure was not remembered: %q, %v", b, err)
+	failed, err := os.ReadFile(cache + "-bwrap-failed")
+	if err != nil || !strings.Contains(string(failed), "user namespaces") {
+		t.Fatalf("the failure was not remembered: %q, %v", failed, err)
 	}
 	if _, err := os.Stat(cache); err == nil {
 		t.Error("a success was remembered for bwrap")
 	}
-	if b, err := Choose(BackendAuto, cache); err != nil || b != BackendLandlock {
-		t.Errorf("auto from memory: %s, %v", b, err)
+	if b, err := Choose(BackendAuto, Config{CheckCache: cache}); err != nil || b.Name() != BackendLandlock {
+		t.Errorf("auto from memory: %s, %v", backendName(b), err)
 	}
-	if b, err := Choose(BackendBwrap, cache); err == nil {
-		t.Errorf("bwrap asked for by name: %s without an error", b)
+	if b, err := Choose(BackendBwrap, Config{CheckCache: cache}); err == nil {
+		t.Errorf("bwrap asked for by name: %s without an error", backendName(b))
 	}
 }
 
@@ -355,7 +356,7 @@ func TestLandlockRefusesProxy(t *testing.T) {
 	}
 	marker := filepath.Join(f.ws, "ran")
 	var out bytes.Buffer
-	_, err := RunWith(context.Background(), Options{Backend: BackendLandlock}, p,
+	_, err := RunWith(context.Background(), Options{Backend: testBackendNamed(BackendLandlock)}, p,
 		[]string{probePath, "write", marker}, f.env, Stdio{Stdout: &out, Stderr: &out})
 	if !errors.Is(err, ErrLandlockProxy) || !strings.Contains(err.Error(), "needs the proxy's address") {
 		t.Fatalf("err = %v, want ErrLandlockProxy", err)

@@ -16,11 +16,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 
 	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
+
+// testState is guardrun's state directory for the tests' commands
+// (Config.StateDir): the landlock backend shares the snapshots of
+// protected names there.
+var testState string
 
 // suiteDir holds what the whole test binary shares and what the
 // unprivileged user must be able to read: the probe and a copy of this
@@ -44,7 +48,7 @@ func testMain(m *testing.M) int {
 		return 2
 	}
 	defer os.RemoveAll(state)
-	landlock.SetStateDir(state)
+	testState = state
 	if p := os.Getenv("GUARDRUN_TEST_PROBE"); p != "" {
 		// A re-executed copy: the parent built the probe.
 		probePath = p
@@ -94,11 +98,29 @@ var testBackend = func() string {
 
 func landlockTest() bool { return testBackend == BackendLandlock }
 
+// testBackendNamed is the backend named (bwrap, landlock) as the tests'
+// commands run under it: the tests' state directory, nothing remembered.
+func testBackendNamed(name string) Backend {
+	b, err := New("linux", name, Config{StateDir: testState})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// backendName is b's name, "" for none.
+func backendName(b Backend) string {
+	if b == nil {
+		return ""
+	}
+	return b.Name()
+}
+
 // requireSandbox skips when no sandbox can be built here, naming what is
 // missing, unless GUARDRUN_REQUIRE_SANDBOX=1 turns that into a failure.
 func requireSandbox(t testing.TB) {
 	t.Helper()
-	if err := CheckBackend(testBackend, ""); err != nil {
+	if err := testBackendNamed(testBackend).Check(); err != nil {
 		testenv.Missing(t, "sandbox unavailable: %v", err)
 	}
 }
@@ -269,7 +291,7 @@ func (f *fixture) derive(t testing.TB, cwd string) *sandbox.Profile {
 
 // opts are the runner options of the fixture's runs.
 func (f *fixture) opts() Options {
-	return Options{Backend: testBackend, LandlockAccept: f.accept}
+	return Options{Backend: testBackendNamed(testBackend), LandlockAccept: f.accept}
 }
 
 // run runs argv in the fixture's sandbox and returns its status and

@@ -1,13 +1,19 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
 	"syscall"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/sandbox"
@@ -61,6 +67,12 @@ func waitRelaying(cmd *exec.Cmd, sigs <-chan os.Signal, relay func(os.Signal), p
 	werr := cmd.Wait()
 	close(done)
 	<-relayDone
+	return exitStatus(cmd, werr, prefix)
+}
+
+// exitStatus is the status of cmd, which Wait ended with werr, as sh
+// reports it (128+N for signal N). prefix names the mechanism in errors.
+func exitStatus(cmd *exec.Cmd, werr error, prefix string) (int, error) {
 	if cmd.ProcessState != nil {
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 			switch {
@@ -76,6 +88,118 @@ func waitRelaying(cmd *exec.Cmd, sigs <-chan os.Signal, relay func(os.Signal), p
 		return 0, fmt.Errorf("%s: %w", prefix, werr)
 	}
 	return 0, fmt.Errorf("%s: the command ended without an exit status", prefix)
+}
+
+// Run runs argv inside the platform's default sandbox (bwrap on Linux,
+// Seatbelt on macOS; Options.Backend nil) described by p and returns its
+// exit status (128+N when signal N ended it, as sh reports). err is set
+// only when the sandbox could not be set up or started; a command that
+// ran and failed is a status, not an error.
+//
+// While the command runs, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
+// this process are relayed to the command (and only to it), and Run keeps
+// waiting for its status. Cancelling ctx sends SIGTERM, then kills the
+// sandbox after bwrap.WaitDelay. Nothing of the sandbox outlives this
+// process, even if it is killed with SIGKILL.
+func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	return RunWith(ctx, Options{}, p, argv, env, stdio)
+}
+
+// RunWith is Run under o.Backend, with what o gives the command.
+// Under landlock the command runs without namespaces: Landlock rules and
+// the same seccomp filter, applied to the command alone; a profile
+// landlock cannot enforce in full (and o does not accept losing) is an
+// error naming the parts (*landlock.UnenforceableError), and nothing
+// runs; a profile with Proxy needs o.ProxyAddr (else ErrLandlockProxy).
+// Under bwrap a profile with Proxy needs o.Proxy, the route to guardrun's
+// proxy. Everything the command leaves running is ended when it exits.
+func RunWith(ctx context.Context, o Options, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
+	b := o.Backend
+	if b == nil {
+		var err error
+		if b, err = New(runtime.GOOS, BackendAuto, Config{}); err != nil {
+			return 0, err
+		}
+	}
+	status, err := runRelaying(o.Signals, func() (Cmd, error) {
+		return b.Command(ctx, p, argv, env, o, stdio)
+	})
+	if f, ok := b.(finisher); ok {
+		f.finish(p, stdio)
+	}
+	return status, err
+}
+
+// runRelaying builds the command with build, starts it, and waits for its
+// status, relaying SIGINT, SIGTERM, SIGHUP and SIGQUIT to it meanwhile.
+//
+// It subscribes before starting, so that no signal in between takes the
+// default action (killing guardrun, and with it the sandbox, which
+// during bwrap's setup could leave the sandbox orphaned). Subscribing
+// and unsubscribing each wait for the runtime's signal thread, so the
+// first overlaps with build and the second is not waited for: a signal
+// in the moment after the command ended is dropped rather than relayed.
+//
+// With from not nil, the process's signals are left alone and what from
+// delivers is relayed instead (Options.Signals).
+func runRelaying(from <-chan os.Signal, build func() (Cmd, error)) (int, error) {
+	var sigs <-chan os.Signal = from
+	subscribed := make(chan struct{})
+	if from == nil {
+		own := make(chan os.Signal, 4)
+		sigs = own
+		go func() {
+			signal.Notify(own, relayed...)
+			close(subscribed)
+		}()
+		defer func() {
+			<-subscribed
+			go signal.Stop(own)
+		}()
+	} else {
+		close(subscribed)
+	}
+
+	c, err := build()
+	if err != nil {
+		return 0, err
+	}
+	<-subscribed
+	if err := c.Start(); err != nil {
+		return 0, err
+	}
+	// The relay goroutine's stop condition: done closes when Wait has
+	// returned; after that no pid it knows may be signalled.
+	done := make(chan struct{})
+	relayDone := make(chan struct{})
+	go func() {
+		defer close(relayDone)
+		for {
+			select {
+			case s := <-sigs:
+				_ = c.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	status, err := c.Wait()
+	close(done)
+	<-relayDone
+	return status, err
+}
+
+// QuoteArgv is argv as a shell would read it back.
+func QuoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			q = fmt.Sprintf("%q", a)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, " ")
 }
 
 // moveAsideCreated moves aside what the command created at the

@@ -88,7 +88,7 @@ func signalEnds(t *testing.T, f *fixture, backend, marker, name string, sig sysc
 	}
 	done := make(chan result, 1)
 	go func() {
-		st, err := RunWith(ctx, Options{Backend: backend, LandlockAccept: f.accept}, f.profile, []string{probePath, "sleep", "100", marker}, f.env, Stdio{})
+		st, err := RunWith(ctx, Options{Backend: testBackendNamed(backend), LandlockAccept: f.accept}, f.profile, []string{probePath, "sleep", "100", marker}, f.env, Stdio{})
 		done <- result{st, err}
 	}()
 	first := 0

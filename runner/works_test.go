@@ -253,7 +253,7 @@ func TestSignalDuringSetup(t *testing.T) {
 	f := newFixture(t)
 	for i := range 5 {
 		marker := f.marker + "-setup-" + strconv.Itoa(i)
-		c, err := bwrap.Command(context.Background(), f.profile, []string{probePath, "sleep", "100", marker}, f.env)
+		c, err := bwrap.Command(context.Background(), f.profile, []string{probePath, "sleep", "100", marker}, f.env, bwrap.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

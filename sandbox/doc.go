@@ -11,7 +11,11 @@
 // internal/sys/regfile (which opens a file only when it is a regular one),
 // and never os/exec or syscall (deps_test.go enforces this). The bwrap and seatbelt
 // packages render a Profile for their platform and must never grant more
-// than Access reports.
+// than Access reports. What the bwrap and landlock backends share is
+// here too: the environment a command starts with (CommandEnv) and the
+// rule that tells the empty directories bwrap mounts its masks on
+// (PlaceholderPerm, PlaceholderMode), which landlock takes as the missing
+// names they stand for.
 //
 // The profile is "never weaker" than the config: nothing is writable that
 // no read-write zone covers, nothing listed in deny is visible, there is

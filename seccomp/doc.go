@@ -7,7 +7,10 @@
 //
 // BuildNotify is Build with some system calls routed to user space
 // (SECCOMP_RET_USER_NOTIF) for the landlock backend, which loads it with
-// a listener and serves them (package seccomp/notify).
+// a listener and serves them (package seccomp/notify). BuildCached and
+// BuildNotifyCached keep the compiled programs between processes in a
+// directory their caller names (guardrun's state directory): the one
+// cache both backends use.
 //
 // It does not install the filter. Build returns the program and File a
 // descriptor holding it; bwrap reads that with --seccomp and loads it

@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/netproxy"
@@ -45,7 +44,7 @@ type IO = request.IO
 // Main runs guardrun with the given argv[0] and arguments and returns the
 // process exit status.
 func Main(argv0 string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == bwrap.BridgeVerb {
+	if len(args) > 0 && args[0] == netproxy.BridgeVerb {
 		// Inside a sandbox with the proxy, before anything else.
 		return netproxy.BridgeMain(args[1:], stderr)
 	}

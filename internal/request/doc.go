@@ -11,10 +11,11 @@
 //     directory, the nearest trusted one the base and each untrusted one
 //     only tightening it, the user config, the embedded default; state
 //     locations an environment variable put inside an rw zone refused),
-//     the OS sandbox backend is chosen and checked (ChooseBackend; with
-//     require_os_sandbox and fail_fast and none, Open fails), and the
-//     session's grant store is opened. OpenForFiles skips the sandbox
-//     check: guardrun fs acts itself, after policy.
+//     the OS sandbox backend is chosen and checked (ChooseBackend: a
+//     runner.Backend the session holds, configured with the state
+//     directory; with require_os_sandbox and fail_fast and none, Open
+//     fails), and the session's grant store is opened. OpenForFiles
+//     skips the sandbox check: guardrun fs acts itself, after policy.
 //  2. Decide: the rules and zones judge the job (allow, ask or block,
 //     part by part).
 //  3. Ask: the gate (approval.Gate) resolves the verdict by the mode,

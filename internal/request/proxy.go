@@ -14,7 +14,6 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/sys/sockdir"
-	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/runner"
@@ -51,25 +50,13 @@ func (s *Session) proxyFor(j *Job, cwd string, io IO) (*jobProxy, error) {
 	return s.startProxy(j, cwd, io)
 }
 
-// landlockProxyError says why commands with the proxy cannot run under
-// this session's landlock backend, or nil.
-func landlockProxyError(s *Session) error {
-	if !s.Sandboxed || s.Backend != runner.BackendLandlock || !s.Loaded.Cfg.Sandbox.Proxy {
+// proxyError says why commands with the proxy cannot run under this
+// session's backend, or nil.
+func proxyError(s *Session) error {
+	if !s.Sandboxed || !s.Loaded.Cfg.Sandbox.Proxy {
 		return nil
 	}
-	return LandlockProxyABI()
-}
-
-// LandlockProxyABI: the landlock route to the proxy needs TCP rules.
-func LandlockProxyABI() error {
-	abi, err := landlock.ABI()
-	if err != nil {
-		return err
-	}
-	if abi < landlock.ProxyABI {
-		return fmt.Errorf("network: proxy under the landlock backend needs Landlock ABI %d (Linux 6.7) to limit TCP to the proxy's port; this kernel has ABI %d. Use the bwrap backend (sandbox.backend: bwrap, where user namespaces work) or set sandbox.network to true or false", landlock.ProxyABI, abi)
-	}
-	return nil
+	return s.Backend.CheckProxy()
 }
 
 // guardrunExe is guardrun's own binary, which the bwrap bridge runs.
@@ -110,7 +97,7 @@ func (s *Session) startProxy(j *Job, cwd string, io IO) (*jobProxy, error) {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(io.Stderr, format+"\n", args...)
 	}
-	if s.Backend == runner.BackendLandlock {
+	if s.Backend.ProxyMode() == runner.ProxyLoopback {
 		p := &netproxy.Proxy{
 			Domains: s.Loaded.Cfg.Sandbox.Domains, AskTimeout: proxyAskTimeout, LookupNetIP: proxyLookup,
 			Audit: audit, // requests without the token
@@ -227,7 +214,7 @@ func (s *Session) askHost(ctx context.Context, askMu *sync.Mutex, j *Job, cwd st
 // proxy: host, port, verdict, who decided, bytes and duration, with the
 // command that made it.
 func (s *Session) auditConnection(j *Job, cwd string, r netproxy.Record, io IO) {
-	c := connOwner{argv: j.Argv, script: j.Script, cwd: cwd, session: s.ID, backend: s.Backend, pid: os.Getpid()}
+	c := connOwner{argv: j.Argv, script: j.Script, cwd: cwd, session: s.ID, backend: s.Backend.Name(), pid: os.Getpid()}
 	s.auditConnectionOf(c, r, io)
 }
 

@@ -140,7 +140,7 @@ func StartSharedProxy(s *Session, session string, io IO) (*SharedProxy, error) {
 		Domains: s.Loaded.Cfg.Sandbox.Domains, AskTimeout: proxyAskTimeout, LookupNetIP: proxyLookup,
 		// Requests that name no command (no valid token).
 		Audit: func(r netproxy.Record) {
-			sp.s.auditConnectionOf(connOwner{session: session, backend: s.Backend, pid: os.Getpid(),
+			sp.s.auditConnectionOf(connOwner{session: session, backend: s.Backend.Name(), pid: os.Getpid(),
 				script: "(unknown: no valid proxy token)"}, r, io)
 		},
 	}
@@ -149,7 +149,7 @@ func StartSharedProxy(s *Session, session string, io IO) (*SharedProxy, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	if s.Backend == runner.BackendLandlock {
+	if s.Backend.ProxyMode() == runner.ProxyLoopback {
 		sp.tcp, err = net.Listen("tcp", "127.0.0.1:0")
 		if err == nil {
 			go sp.p.ServeTokens(sp.tcp)
@@ -298,7 +298,7 @@ func (s *Session) joinSharedProxy(j *Job, cwd string, io IO) (jp *jobProxy, ok b
 		return fail(err)
 	}
 	jp = &jobProxy{close: func() { c.Close() }}
-	if s.Backend == runner.BackendLandlock {
+	if s.Backend.ProxyMode() == runner.ProxyLoopback {
 		ap, err := netip.ParseAddrPort(s.Env.Getenv(ProxyAddrEnvVar))
 		if err != nil || !ap.Addr().IsLoopback() {
 			return fail(fmt.Errorf("$%s is not a loopback address and port: %q", ProxyAddrEnvVar, s.Env.Getenv(ProxyAddrEnvVar)))
@@ -313,7 +313,7 @@ func (s *Session) joinSharedProxy(j *Job, cwd string, io IO) (jp *jobProxy, ok b
 		jp.route = &runner.ProxyRoute{Exe: exe, Socket: filepath.Join(filepath.Dir(path), bridgeSockName), Token: tok}
 	}
 	// Sent, not waited for: see the protocol above.
-	reg := shareMsg{V: 1, Type: "register", Token: tok, Argv: j.Argv, Cwd: cwd, Session: s.ID, Backend: s.Backend}
+	reg := shareMsg{V: 1, Type: "register", Token: tok, Argv: j.Argv, Cwd: cwd, Session: s.ID, Backend: s.Backend.Name()}
 	if j.Argv == nil {
 		reg.Script = j.Script
 	}

@@ -3,11 +3,9 @@ package request
 import (
 	"fmt"
 	"io"
-	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/runner"
 )
 
 // Options are what the caller chose for this process, over the config:
@@ -44,15 +42,5 @@ type ExitStatus struct{ Code int }
 
 func (e *ExitStatus) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// QuoteArgv is argv as a shell would read it back.
-func QuoteArgv(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		q, err := syntax.Quote(a, syntax.LangBash)
-		if err != nil {
-			q = fmt.Sprintf("%q", a)
-		}
-		parts[i] = q
-	}
-	return strings.Join(parts, " ")
-}
+// QuoteArgv is argv as a shell would read it back (runner.QuoteArgv).
+func QuoteArgv(argv []string) string { return runner.QuoteArgv(argv) }

@@ -9,15 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/sys/trace"
-	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
@@ -188,9 +185,16 @@ func BackendFor(g Options, l *Loaded) rules.Backend {
 
 // ChooseBackend is the OS sandbox backend that runs commands here
 // (bwrap, landlock, seatbelt), or why none can: the one asked for (see
-// BackendFor), with auto resolved to what works.
-func ChooseBackend(g Options, l *Loaded, e *Env) (string, error) {
-	return runner.Choose(string(BackendFor(g, l)), filepath.Join(e.StateDir, "sandbox-ok"))
+// BackendFor), with auto resolved to what works. It remembers its checks,
+// and keeps compiled seccomp programs and the landlock backend's locks
+// and shared snapshots of the protected names, in the state directory,
+// which the sandbox hides.
+func ChooseBackend(g Options, l *Loaded, e *Env) (runner.Backend, error) {
+	return runner.Choose(string(BackendFor(g, l)), runner.Config{
+		CheckCache:  filepath.Join(e.StateDir, "sandbox-ok"),
+		FilterCache: filepath.Join(e.StateDir, "cache"),
+		StateDir:    e.StateDir,
+	})
 }
 
 // Session is everything that stays the same across the jobs of one
@@ -209,8 +213,8 @@ type Session struct {
 	// unsandboxed) or none works (NoSandbox says why).
 	Sandboxed bool
 	// Backend is the OS sandbox that runs commands (bwrap, landlock,
-	// seatbelt) when sandboxed.
-	Backend string
+	// seatbelt) when sandboxed; nil otherwise.
+	Backend runner.Backend
 	// NoSandbox is why there is no OS sandbox (nil when there is one).
 	NoSandbox error
 	// ID is the session of "approve for session" grants ("" for none),
@@ -286,12 +290,6 @@ func open(g Options, e *Env, io IO, checkSandbox bool) (*Session, error) {
 			return nil, fmt.Errorf("no OS sandbox can be applied: %v\n(require_os_sandbox is on with os_sandbox_fallback: fail_fast; fix the above, or set require_os_sandbox: false to run unsandboxed)", err)
 		}
 	}
-	// Compiled seccomp programs are kept in the state directory, which
-	// the sandbox hides.
-	bwrap.SetFilterCache(filepath.Join(e.StateDir, "cache"))
-	// So are the landlock backend's locks and shared snapshots of the
-	// protected names.
-	landlock.SetStateDir(e.StateDir)
 	end = trace.Phase("session")
 	s.ID, s.Store = openSession(g, l, e)
 	end()
@@ -334,7 +332,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		s.audit(j, cwd, rec, start, io)
 		return &Refusal{fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.NoSandbox)}
 	}
-	if err := landlockProxyError(s); err != nil {
+	if err := proxyError(s); err != nil {
 		if cerr := j.commit(); cerr != nil {
 			return cerr
 		}
@@ -342,7 +340,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		// this config would reach the network through the proxy, which
 		// this kernel's landlock cannot route (neither more nor less
 		// network than configured).
-		rec := approval.Record{Session: s.ID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.Backend, Reason: err.Error()}
+		rec := approval.Record{Session: s.ID, Verdict: "block", Outcome: "failed", DecidedBy: "sandbox", Sandbox: s.Backend.Name(), Reason: err.Error()}
 		s.audit(j, cwd, rec, start, io)
 		return err
 	}
@@ -397,9 +395,9 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		if err != nil {
 			return err
 		}
-		rec.Sandbox = s.Backend
+		rec.Sandbox = s.Backend.Name()
 		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept, Signals: j.Signals}
-		if p.Proxy && runtime.GOOS == "linux" {
+		if p.Proxy && s.Backend.ProxyMode() != runner.ProxyNone {
 			end = trace.Phase("proxy")
 			jp, err := s.proxyFor(j, cwd, io)
 			end()
@@ -411,14 +409,11 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 			defer jp.close()
 			opts.Proxy, opts.ProxyAddr = jp.route, jp.addr
 			childEnv = append(childEnv, jp.env...)
-		} else if p.Proxy && runtime.GOOS != "linux" {
+		} else if p.Proxy {
 			fmt.Fprintln(io.Stderr, "guardrun: warning: network: proxy is not available with this sandbox yet; the command runs without network")
 		}
 		s.auditStart(j, cwd, rec, start, d, io)
 		status, err = runner.RunWith(ctx, opts, p, argv, childEnv, stdio)
-		if err == nil && status != 0 && s.Backend == runner.BackendLandlock {
-			noteFixed(io, p, cfg.Sandbox.LandlockAccept)
-		}
 		if err != nil {
 			rec.Outcome = "failed"
 			s.audit(j, cwd, rec, start, io)
@@ -620,31 +615,6 @@ func OneLineDisplay(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
-}
-
-// noteFixed tells, after a command failed under landlock, that its
-// working directory could not get new entries (it holds a denied or
-// protected name; see docs/backends.md), which is the likely reason for
-// an EACCES there that bwrap would not give.
-func noteFixed(io IO, p *sandbox.Profile, accept []string) {
-	abi, err := landlock.ABI()
-	if err != nil {
-		return
-	}
-	rs, err := landlock.Build(p, landlock.Options{ABI: abi, Accept: accept})
-	if err != nil || !slices.Contains(rs.Fixed, p.Cwd) {
-		return
-	}
-	var names []string
-	for _, d := range append(slices.Clone(p.Deny), p.ReadOnlyOver...) {
-		if sandbox.Within(d, p.Cwd) && d != p.Cwd {
-			if _, err := os.Lstat(d); err == nil && len(names) < 3 {
-				names = append(names, d)
-			}
-		}
-	}
-	fmt.Fprintf(io.Stderr, "guardrun: note: under the landlock backend nothing can be created, removed or renamed directly in %s: it holds denied or protected names (%s); see guardrun profile\n",
-		p.Cwd, strings.Join(names, ", "))
 }
 
 // warnCreatedProtected says which protected names the command created

@@ -19,7 +19,7 @@ import (
 // t when bwrap cannot start here.
 func openSandboxed(t *testing.T, w *world, mode rules.Mode) (*Session, IO) {
 	t.Helper()
-	if err := runner.CheckBackend(runner.BackendBwrap, ""); err != nil {
+	if _, err := runner.Choose(runner.BackendBwrap, runner.Config{}); err != nil {
 		testenv.Missing(t, "bwrap sandbox unavailable: %v", err)
 	}
 	io, _, _ := testIO()
@@ -27,8 +27,8 @@ func openSandboxed(t *testing.T, w *world, mode rules.Mode) (*Session, IO) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Sandboxed || s.Backend != runner.BackendBwrap {
-		t.Fatalf("session sandboxed=%v backend %q, want bwrap", s.Sandboxed, s.Backend)
+	if !s.Sandboxed || s.Backend == nil || s.Backend.Name() != runner.BackendBwrap {
+		t.Fatalf("session sandboxed=%v backend %v, want bwrap", s.Sandboxed, s.Backend)
 	}
 	return s, io
 }

@@ -74,7 +74,9 @@
 // unless the session is named (--session, $GUARDRUN_SESSION); a
 // relative $GUARDRUN_CONFIG only with the server's working directory; a
 // working directory it can name; a config that loads, with an OS sandbox
-// (bwrap or landlock), without network: proxy. GUARDRUN_SERVER itself and
+// that keeps the command's signals inside (runner.Backend's
+// ConfinesSignals: bwrap, or landlock with its signal scope), without
+// network: proxy. GUARDRUN_SERVER itself and
 // GUARDRUN_SOCKET are not compared: the supervisor sets the latter for
 // its agent after the server starts, and a request reads it from the
 // client's environment only (to hide its directory, and to see that a

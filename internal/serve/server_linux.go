@@ -21,8 +21,6 @@ import (
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/sys/sockdir"
-	"github.com/guardrun/guardrun/landlock"
-	"github.com/guardrun/guardrun/runner"
 )
 
 // requestTimeout bounds how long a client may take to send its request.
@@ -336,12 +334,11 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 		// Unsandboxed runs relay the process's own signals, and a
 		// proxy asks for hosts while the command runs.
 		return false, 0
-	case sess.Backend != runner.BackendBwrap && sess.Backend != runner.BackendLandlock:
-		return false, 0
-	case sess.Backend == runner.BackendLandlock && !signalScoped():
-		// Without Landlock's signal scope (ABI 6, accepted as lost in
-		// the config) the command could stop or kill the server, and
-		// with it every client's run.
+	case !sess.Backend.ConfinesSignals():
+		// A command that can signal outside its sandbox (landlock
+		// without its signal scope, ABI 6, accepted as lost in the
+		// config) could stop or kill the server, and with it every
+		// client's run.
 		return false, 0
 	}
 	sess.NoPerson = true
@@ -375,13 +372,6 @@ func (s *Server) run(c *client, pid int, peer *procInfo, req *wireRequest) (comm
 		return false, 0
 	}
 	return true, s.cfg.Report(err, stderr)
-}
-
-// signalScoped reports whether Landlock here keeps a command's signals
-// inside its domain (ABI 6).
-func signalScoped() bool {
-	abi, err := landlock.ABI()
-	return err == nil && abi >= 6
 }
 
 // readSignals reads S messages from the client until EOF, passing the

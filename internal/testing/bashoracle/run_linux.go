@@ -120,7 +120,7 @@ func (o *Oracle) Run(shell, script string) (*Result, error) {
 	env := []string{"PATH=" + o.stubs + ":/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" + o.home}
 	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 	defer cancel()
-	c, err := bwrap.Command(ctx, p, []string{shell, "-c", script}, env)
+	c, err := bwrap.Command(ctx, p, []string{shell, "-c", script}, env, bwrap.Config{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,17 +1,16 @@
-package bwrap
+package sandbox
 
 import (
 	"path"
 	"strings"
-
-	"github.com/guardrun/guardrun/sandbox"
 )
 
-// Env returns the environment for a command in the sandbox: env without
-// the variables whose names match one of p.EnvDeny (path.Match on the
-// name), and with the variables that describe the host rather than the
-// sandbox dropped or reset. Later duplicates win, as in exec.Cmd.
-func Env(p *sandbox.Profile, env []string) []string {
+// CommandEnv returns the environment for a command in the sandbox: env
+// without the variables whose names match one of p.EnvDeny (path.Match on
+// the name), and with the variables that describe the host rather than
+// the sandbox dropped or reset. Later duplicates win, as in exec.Cmd. The
+// bwrap and landlock backends start their commands with it.
+func CommandEnv(p *Profile, env []string) []string {
 	out := make([]string, 0, len(env)+1)
 	seen := map[string]int{}
 	for _, kv := range env {
@@ -19,7 +18,7 @@ func Env(p *sandbox.Profile, env []string) []string {
 		if !ok || name == "" {
 			continue
 		}
-		if hostOnly[name] || denied(name, p.EnvDeny) {
+		if hostOnly[name] || envDenied(name, p.EnvDeny) {
 			continue
 		}
 		if i, dup := seen[name]; dup {
@@ -37,7 +36,8 @@ func Env(p *sandbox.Profile, env []string) []string {
 }
 
 // hostOnly are variables that describe the host side: the sandbox sets
-// its own (HOME through --setenv, PWD by bwrap) or has none.
+// its own (bwrap: HOME through --setenv, PWD by bwrap itself; landlock:
+// the profile's) or has none.
 var hostOnly = map[string]bool{
 	"TMPDIR": true,
 	"HOME":   true,
@@ -45,7 +45,7 @@ var hostOnly = map[string]bool{
 	"OLDPWD": true,
 }
 
-func denied(name string, globs []string) bool {
+func envDenied(name string, globs []string) bool {
 	for _, g := range globs {
 		if ok, err := path.Match(g, name); ok || err != nil {
 			// A malformed pattern (Validate rejects them) fails closed.

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package runner
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+// Command refuses: Landlock is Linux's.
+func (*landlockBackend) Command(ctx context.Context, p *sandbox.Profile, argv, env []string, o Options, stdio Stdio) (Cmd, error) {
+	return nil, fmt.Errorf("runner: backend %q is not available on %s", BackendLandlock, runtime.GOOS)
+}
