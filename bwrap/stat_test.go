@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// TestAttackEmptyDirFIFO: emptyDir is asked about a path Lstat saw as
+// TestEmptyDirFIFO: emptyDir is asked about a path Lstat saw as
 // a directory, in a tree a running command writes: swapped for a FIFO
 // in between, it must answer at once (no, not an empty directory)
 // rather than wait in open for a writer, with every later command.
-func TestAttackEmptyDirFIFO(t *testing.T) {
+func TestEmptyDirFIFO(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
