@@ -6,14 +6,14 @@ import (
 	"testing"
 )
 
-// TestAttackDeriveGitConfigKernel: a command makes a git directory's
+// TestDeriveGitConfigKernelFile: a command makes a git directory's
 // config in the workspace a link to one of the kernel's files, or holds
 // a write lease on it from a process that outlives it. Deriving the next
 // command's profile reads that config for its hooks path, unsandboxed:
 // as root /proc/kmsg waits for the kernel's next message (and takes it
 // from the log), and an open under a lease waits up to lease-break-time
 // (45 s). Derive returns at once, the git directory still protected.
-func TestAttackDeriveGitConfigKernel(t *testing.T) {
+func TestDeriveGitConfigKernelFile(t *testing.T) {
 	d := tree(t, "ws/kmsg/HEAD", "ws/kmsg/objects/", "ws/kmsg/refs/", "ws/kmsg/hooks/",
 		"ws/env/HEAD", "ws/env/objects/", "ws/env/refs/", "ws/env/hooks/",
 		"ws/lease/HEAD", "ws/lease/objects/", "ws/lease/refs/", "ws/lease/hooks/")
