@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// attack is an escape row of TestAttacks: an escape, and, when the
+// attack is an escape row of TestEscapesAtGuardrun: an escape, and, when the
 // landlock backend does not hold against it yet, why (the row is then
 // skipped under landlock, and still made under bwrap).
 type attack struct {
@@ -47,7 +47,7 @@ type attack struct {
 // command's parent is bwrap's init, in the sandbox's pid namespace.
 const noKeeper = "no keeper under bwrap: the command's parent is bwrap's init inside the sandbox's pid namespace"
 
-// TestAttacks makes attempts on what TestEscapes does not reach: guardrun
+// TestEscapesAtGuardrun makes attempts on what TestEscapes does not reach: guardrun
 // itself, seen from inside (its memory, its threads, its resource
 // limits, its restore of protected names after the command), and what
 // a backend without namespaces shares with the host (SysV IPC, inotify,
@@ -56,7 +56,7 @@ const noKeeper = "no keeper under bwrap: the command's parent is bwrap's init in
 //
 // In the tests guardrun's role (the process that starts the sandbox and
 // restores after it) is this test process: its pid is the one aimed at.
-func TestAttacks(t *testing.T) {
+func TestEscapesAtGuardrun(t *testing.T) {
 	requireSandbox(t)
 	f := newFixture(t)
 	self := strconv.Itoa(os.Getpid())
