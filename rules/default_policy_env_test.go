@@ -320,6 +320,6 @@ var envAttacks = []attackRow{
 	{"echo x > .git/modules/a/CONFIG", Ask},
 }
 
-func TestEnvAttacks(t *testing.T) {
+func TestDefaultPolicyEnvironment(t *testing.T) {
 	checkDefault(t, envAttacks)
 }

@@ -741,7 +741,7 @@ var policyAttacks = []attackRow{
 	{"ls \\#; touch M8", Ask},
 }
 
-func TestPolicyAttacks(t *testing.T) {
+func TestDefaultPolicy(t *testing.T) {
 	checkDefault(t, policyAttacks)
 }
 

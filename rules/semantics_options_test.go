@@ -5,20 +5,20 @@ import (
 	"testing"
 )
 
-// redteamConfig pre-approves every "harmless" program an attacker would
+// trampolineConfig pre-approves every "harmless" program an attacker would
 // use as a trampoline.
-const redteamConfig = semConfig + `
+const trampolineConfig = semConfig + `
 `
 
-// TestRedTeam keeps every attack tried against the semantics table as a
+// TestHarmlessProgramOptions keeps every attack tried against the semantics table as a
 // row: options of "harmless" programs that run code or write (GTFOBins
 // style), spellings of options (clusters, attached values, abbreviations,
 // quoting, brace expansion), run-time words, wrappers, descriptor paths,
 // directories and public allowlist bypasses (sort --compress-program,
 // rg --pre, git --config-env, git grep -O, tar's dashless clusters,
 // uniq IN OUT, ./cat).
-func TestRedTeam(t *testing.T) {
-	e, ws := redteamEngine(t)
+func TestHarmlessProgramOptions(t *testing.T) {
+	e, ws := trampolineEngine(t)
 	checkRows(t, e, ws, []pathRow{
 		// Spellings of sort -o.
 		{"-o attached absolute", "sort -o/etc/passwd a", Block, "outside every rw zone", "/etc/passwd"},
@@ -167,7 +167,7 @@ func TestRedTeam(t *testing.T) {
 	})
 }
 
-func redteamEngine(t *testing.T) (*Engine, string) {
+func trampolineEngine(t *testing.T) (*Engine, string) {
 	t.Helper()
 	e, ws := issueEngine(t)
 	extra := `
@@ -189,7 +189,7 @@ func redteamEngine(t *testing.T) (*Engine, string) {
     - {pattern: cd, approval: false}
     - {pattern: pushd, approval: false}
 `
-	cfg := []byte(redteamConfig)
+	cfg := []byte(trampolineConfig)
 	marker := []byte("    - {pattern: rm, allowed: false}\n")
 	i := indexOf(cfg, marker)
 	cfg = append(append(append([]byte{}, cfg[:i]...), []byte(extra[1:])...), cfg[i:]...)

@@ -2,11 +2,11 @@ package rules
 
 import "testing"
 
-// finalAttacks are near-variants of the wrapper, locale and zsh rows in
+// variantRows are near-variants of the wrapper, locale and zsh rows in
 // envAttacks: other spellings of env -i and exec -c, other zsh features
 // that run code held in a value, and locale names in odd case or with
 // extra separators.
-var finalAttacks = []attackRow{
+var variantRows = []attackRow{
 	// Wrappers and spellings of a cleared environment.
 	{"command bash -c ls", Allow},
 	{"builtin exec -c bash -c ls", Ask},
@@ -197,10 +197,10 @@ var finalAttacks = []attackRow{
 	{"zsh -c 'for module_path in .; do echo $commands[ls]; done'", Ask},
 }
 
-func TestFinalAttacks(t *testing.T) { checkDefault(t, finalAttacks) }
+func TestDefaultPolicyVariants(t *testing.T) { checkDefault(t, variantRows) }
 
-// finalAttacksMore are near-variants of the zsh special parameters.
-var finalAttacksMore = []attackRow{
+// zshParameterRows are near-variants of the zsh special parameters.
+var zshParameterRows = []attackRow{
 	{"zsh -c 'hash ls=/usr/bin/touch; ls M'", Ask},
 	{"zsh -c 'aliases[true]=\"touch M\"; eval true'", Ask},
 	{"zsh -c 'galiases[X]=\"; touch M\"; eval echo X'", Ask},
@@ -322,4 +322,4 @@ var finalAttacksMore = []attackRow{
 	{"zsh -c 'print -v x -- -bash; ARGV0=$x bash -c ls'", Ask},
 }
 
-func TestFinalAttacksMore(t *testing.T) { checkDefault(t, finalAttacksMore) }
+func TestDefaultPolicyZshParameters(t *testing.T) { checkDefault(t, zshParameterRows) }
