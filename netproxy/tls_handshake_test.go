@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -105,7 +106,7 @@ func pacer(t *testing.T, port string) string {
 // Go's TLS server skips when it comes before a ClientHello.
 var warningAlert = []byte{recordAlert, 3, 1, 0, 2, 1, 90}
 
-// TestAttackTLSClientShapes: a real Go client and a real Go host (on a
+// TestTLSClientShapes: a real Go client and a real Go host (on a
 // port other than 443, where a tunnel may carry something other than
 // TLS), the client's ClientHello reshaped on its way: cut into one-byte
 // records written a byte at a time, under other record versions, or
@@ -113,7 +114,7 @@ var warningAlert = []byte{recordAlert, 3, 1, 0, 2, 1, 90}
 // reaches the host's TLS stack, whatever comes before it; a legitimate
 // hello in any shape the proxy can read still gets its page, and the
 // audit agrees.
-func TestAttackTLSClientShapes(t *testing.T) {
+func TestTLSClientShapes(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	for _, tc := range []struct {
 		name string
@@ -183,13 +184,13 @@ func TestAttackTLSClientShapes(t *testing.T) {
 	}
 }
 
-// TestAttackTLSLegitimate: handshakes real clients make, through hosts
+// TestTLSLegitimate: handshakes real clients make, through hosts
 // that answer in ways the proxy must follow: a HelloRetryRequest whose
 // records (and the change_cipher_spec after it) arrive each in a
 // segment of its own, the client's whole handshake trickled a byte at a
 // time, session resumption in TLS 1.2 and 1.3. Each gets its page; the
 // audit's byte counts are what the host read and what the client read.
-func TestAttackTLSLegitimate(t *testing.T) {
+func TestTLSLegitimate(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	tls12 := func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }
 	tls13 := func(c *tls.Config) { c.MinVersion = tls.VersionTLS13 }
@@ -264,13 +265,13 @@ func handshakeRecord(msg []byte) []byte {
 	return append([]byte{recordHandshake, 3, 3, byte(len(msg) >> 8), byte(len(msg))}, msg...)
 }
 
-// TestAttackTLSStreams: hand-built client byte streams to a real TLS
+// TestTLSStreams: hand-built client byte streams to a real TLS
 // 1.3 host that asks for a retry (forceRetry), around the first and
 // the second ClientHello: early data, alerts, coalesced messages, hellos
 // too long or too slow. A hello naming another site never reaches the
 // host's TLS stack; the audit says why the tunnel ended, and counts as
 // sent exactly what the host read.
-func TestAttackTLSStreams(t *testing.T) {
+func TestTLSStreams(t *testing.T) {
 	old := peekTimeout
 	peekTimeout = time.Second
 	defer func() { peekTimeout = old }()
@@ -383,7 +384,7 @@ func TestAttackTLSStreams(t *testing.T) {
 	}
 }
 
-// TestAttackTLSHostAnswers: hosts that answer the first ClientHello in
+// TestTLSHostAnswers: hosts that answer the first ClientHello in
 // ways the proxy must follow or refuse: warning alerts and a ServerHello
 // cut over records, a retry request that is not real (the host is the
 // allowed one, so it may ask; the second hello is still judged), its
@@ -391,7 +392,7 @@ func TestAttackTLSStreams(t *testing.T) {
 // fatal alert. The client gets exactly the host's bytes the proxy let
 // through; what it sent after its hello reaches the host only when the
 // tunnel goes on; the audit counts both ways exactly.
-func TestAttackTLSHostAnswers(t *testing.T) {
+func TestTLSHostAnswers(t *testing.T) {
 	old := peekTimeout
 	peekTimeout = time.Second
 	defer func() { peekTimeout = old }()
@@ -496,12 +497,12 @@ func TestAttackTLSHostAnswers(t *testing.T) {
 	}
 }
 
-// TestAttackTLSSecondHelloUnasked: a client sends a ClientHello for
+// TestTLSSecondHelloUnasked: a client sends a ClientHello for
 // another site right after the allowed one, without a retry request,
 // to real TLS 1.2 and TLS 1.3 hosts that answer with a ServerHello: the
 // proxy holds it until then, and the host's TLS stack, past its
 // ServerHello, refuses it as a hello: it never serves that name.
-func TestAttackTLSSecondHelloUnasked(t *testing.T) {
+func TestTLSSecondHelloUnasked(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	for _, tc := range []struct {
 		name string
@@ -538,10 +539,10 @@ func TestAttackTLSSecondHelloUnasked(t *testing.T) {
 	}
 }
 
-// TestAttackTLSNoCrossTalk: tunnels whose client bytes are held at the
+// TestTLSNoCrossTalk: tunnels whose client bytes are held at the
 // same time, each to its own host: each host gets its own client's
 // bytes, in order, and nothing of the other's.
-func TestAttackTLSNoCrossTalk(t *testing.T) {
+func TestTLSNoCrossTalk(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	const n = 8
 	var wg sync.WaitGroup
@@ -632,11 +633,11 @@ http.request({host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: h
   }).end();
 `
 
-// TestAttackTLSRealClients: curl, Python and Node (OpenSSL clients, each
+// TestTLSRealClients: curl, Python and Node (OpenSSL clients, each
 // with its own hello) through the proxy to Go hosts (TLS 1.2, 1.3, 1.3
 // asking for a retry, records paced) and to an OpenSSL host asking for a
 // retry: each gets its page, and the audit says connected.
-func TestAttackTLSRealClients(t *testing.T) {
+func TestTLSRealClients(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	goHost := func(edit func(*tls.Config)) string {
 		ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -709,14 +710,14 @@ func TestAttackTLSRealClients(t *testing.T) {
 	}
 }
 
-// TestAttackTLSServerSpeaksFirst: a protocol whose server speaks first
+// TestTLSServerSpeaksFirst: a protocol whose server speaks first
 // (SMTP, IMAP, MySQL) on a port other than 443, its client waiting for
 // the greeting: the proxy waits for the client's first bytes to learn
 // whether they are TLS, so the greeting does not come through; the
 // tunnel ends after the wait (peekTimeout, 30 s) and the audit says
 // why. A known limitation (docs/limitations.md); nothing leaks either
 // way.
-func TestAttackTLSServerSpeaksFirst(t *testing.T) {
+func TestTLSServerSpeaksFirst(t *testing.T) {
 	old := peekTimeout
 	peekTimeout = 300 * time.Millisecond
 	defer func() { peekTimeout = old }()
@@ -752,11 +753,11 @@ func TestAttackTLSServerSpeaksFirst(t *testing.T) {
 	}
 }
 
-// TestAttackTLSSSLv2Hello: an SSLv2-compatible ClientHello (no
+// TestTLSSSLv2Hello: an SSLv2-compatible ClientHello (no
 // extensions, so no server name) on a port other than 443 is not TLS to
 // the proxy and passes; Go's TLS host refuses it: no page, no hello
 // parsed.
-func TestAttackTLSSSLv2Hello(t *testing.T) {
+func TestTLSSSLv2Hello(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	h, names := namedHost(t, f, func(*tls.Config) {})
 	body := []byte{1, 3, 3, 0, 3, 0, 0, 0, 16, 0x00, 0x00, 0x2f}
@@ -780,11 +781,11 @@ func TestAttackTLSSSLv2Hello(t *testing.T) {
 	f.record(t, "allowed.test", "connected")
 }
 
-// TestAttackTLSOpenSSLShapes: records before the ClientHello sent to an
+// TestTLSOpenSSLShapes: records before the ClientHello sent to an
 // OpenSSL host: ones the proxy reads as TLS are refused there, the
 // others pass as not TLS (a port other than 443) and OpenSSL refuses
 // them: no handshake for another name completes.
-func TestAttackTLSOpenSSLShapes(t *testing.T) {
+func TestTLSOpenSSLShapes(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	for _, tc := range []struct {
 		name   string
@@ -814,4 +815,163 @@ func TestAttackTLSOpenSSLShapes(t *testing.T) {
 			c.Close()
 		})
 	}
+}
+
+// TestSNILiveServer: against a live TLS server, a ClientHello whose server
+// name is not the CONNECT host is refused, whatever its spelling; the
+// same name in another case or with a trailing dot is the same host.
+func TestSNILiveServer(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test", "other.test"}, loopback...), nil), false)
+	for _, tc := range []struct {
+		name, connect, sni string
+		ok                 bool
+	}{
+		{"SNI of another allowed host", "allowed.test", "other.test", false},
+		{"no SNI", "allowed.test", "", false},
+		{"SNI uppercase", "allowed.test", "ALLOWED.TEST", true},
+		{"SNI with a trailing dot", "allowed.test", "allowed.test.", true},
+		{"SNI an IP literal", "allowed.test", "127.0.0.1", false},
+		{"SNI a suffix of the host", "allowed.test", "test", false},
+		{"SNI the host as a prefix", "allowed.test", "allowed.test.evil", false},
+		{"CONNECT to an address with a name in SNI", "127.0.0.1", "allowed.test", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, status := connect(t, f, tc.connect+":"+f.tlsPort)
+			if !strings.Contains(status, " 200 ") {
+				t.Fatalf("CONNECT: %s", status)
+			}
+			defer c.Close()
+			cfg := &tls.Config{ServerName: tc.sni, RootCAs: f.ca.Pool, InsecureSkipVerify: true}
+			tc2 := tls.Client(c, cfg)
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			err := tc2.Handshake()
+			if tc.ok != (err == nil) {
+				t.Fatalf("handshake: %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// TestECH: a ClientHello that carries an Encrypted Client Hello
+// names the CONNECT host only on the outside; the front end that
+// decrypts it serves the inner name, any site behind it. It is refused
+// and the host gets none of its bytes.
+func TestECH(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	port, got := countingUpstream(t, 0)
+	c, status := connect(t, f, "allowed.test:"+port)
+	if !strings.Contains(status, " 200 ") {
+		t.Fatalf("CONNECT: %s", status)
+	}
+	cfg := &tls.Config{
+		ServerName:                     "other.test", // the inner, hidden name
+		EncryptedClientHelloConfigList: echConfigList("allowed.test"),
+		MinVersion:                     tls.VersionTLS13,
+		RootCAs:                        f.ca.Pool,
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	tls.Client(c, cfg).Handshake()
+	c.Close()
+	r := f.record(t, "allowed.test", "refused")
+	if !strings.Contains(r.Reason, "Encrypted Client Hello") {
+		t.Errorf("record %+v", r)
+	}
+	if n := <-got; n > 0 {
+		t.Errorf("the host got %d bytes of the hello", n)
+	}
+}
+
+// countingUpstream is a host on loopback that takes one connection,
+// reads it to its end (for 5 seconds at most), sends on the channel the
+// bytes it got (-1 if nobody connected), then writes reply bytes back.
+// It returns its port.
+func countingUpstream(t *testing.T, reply int) (string, <-chan int64) {
+	t.Helper()
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Close() })
+	got := make(chan int64, 1)
+	go func() {
+		c, err := up.Accept()
+		if err != nil {
+			got <- -1
+			return
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, _ := io.Copy(io.Discard, c)
+		got <- n
+		if reply > 0 {
+			c.Write(make([]byte, reply))
+		}
+	}()
+	_, port, _ := net.SplitHostPort(up.Addr().String())
+	return port, got
+}
+
+// echConfigList is an ECHConfigList (draft-ietf-tls-esni) with one
+// X25519/HKDF-SHA256/AES-128-GCM config whose public (outer) name is
+// publicName; the key is made up, which the client cannot tell.
+func echConfigList(publicName string) []byte {
+	var c []byte
+	c = append(c, 7)          // config_id
+	c = append(c, 0x00, 0x20) // DHKEM(X25519, HKDF-SHA256)
+	c = append(c, 0, 32)
+	for i := range 32 {
+		c = append(c, byte(9+i))
+	}
+	c = append(c, 0, 4, 0x00, 0x01, 0x00, 0x01) // HKDF-SHA256, AES-128-GCM
+	c = append(c, 0)                            // maximum_name_length
+	c = append(c, byte(len(publicName)))
+	c = append(c, publicName...)
+	c = append(c, 0, 0) // no extensions
+	cfg := append([]byte{0xfe, 0x0d, byte(len(c) >> 8), byte(len(c))}, c...)
+	return append([]byte{byte(len(cfg) >> 8), byte(len(cfg))}, cfg...)
+}
+
+// TestSplitHello: a ClientHello trickled one byte per write, or
+// so large (50 kB of ALPN names) that it spans several TLS records, is
+// still read whole and judged; a mismatched name is refused, the right
+// one passes.
+func TestSplitHello(t *testing.T) {
+	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
+	var alpn []string
+	for i := range 200 {
+		alpn = append(alpn, fmt.Sprintf("%03d%s", i, strings.Repeat("p", 240)))
+	}
+	alpn = append(alpn, "http/1.1")
+	for _, tc := range []struct {
+		sni   string
+		large bool
+		ok    bool
+	}{{"other.test", false, false}, {"allowed.test", false, true}, {"other.test", true, false}, {"allowed.test", true, true}} {
+		c, status := connect(t, f, "allowed.test:"+f.tlsPort)
+		if !strings.Contains(status, " 200 ") {
+			t.Fatalf("CONNECT: %s", status)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		cfg := &tls.Config{ServerName: tc.sni, RootCAs: f.ca.Pool, InsecureSkipVerify: true}
+		var conn net.Conn = trickle{c}
+		if tc.large {
+			cfg.NextProtos, conn = alpn, c
+		}
+		if err := tls.Client(conn, cfg).Handshake(); (err == nil) != tc.ok {
+			t.Errorf("SNI %s, large %v: handshake %v, want ok=%v", tc.sni, tc.large, err, tc.ok)
+		}
+		c.Close()
+	}
+}
+
+// trickle writes one byte at a time.
+type trickle struct{ net.Conn }
+
+func (t trickle) Write(b []byte) (int, error) {
+	for i := range b {
+		if _, err := t.Conn.Write(b[i : i+1]); err != nil {
+			return i, err
+		}
+	}
+	return len(b), nil
 }
