@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestAttackProjectFileLinks: a sandboxed command leaves .guardrun.yaml
+// TestProjectFileLinks: a sandboxed command leaves .guardrun.yaml
 // in the workspace as a link to a file it cannot read itself (a
 // credentials file the sandbox denies) or to one of the kernel's files
 // about guardrun. The next guardrun, unsandboxed, reads project files
@@ -15,7 +15,7 @@ import (
 // bytes of the target came back quoted in the parse error the agent
 // reads ("want a mapping, got the string \"aws_secret_access_key =
 // ...\""). Each is refused as a link, and the error holds nothing read.
-func TestAttackProjectFileLinks(t *testing.T) {
+func TestProjectFileLinks(t *testing.T) {
 	const secret = "s3cr3t-token-in-guardruns-environment"
 	t.Setenv("GUARDRUN_ATTACK_TOKEN", secret)
 	creds := []string{
@@ -64,11 +64,11 @@ func TestAttackProjectFileLinks(t *testing.T) {
 	}
 }
 
-// TestAttackProjectFileRegular: a project file that is a regular file
+// TestProjectFileRegular: a project file that is a regular file
 // is still read, and one under a link to a directory of the workspace
 // (a path with a linked directory in it) too: only its last component
 // must not be a link.
-func TestAttackProjectFileRegular(t *testing.T) {
+func TestProjectFileRegular(t *testing.T) {
 	root := t.TempDir()
 	real := filepath.Join(root, "real")
 	if err := os.MkdirAll(real, 0o755); err != nil {
@@ -88,14 +88,14 @@ func TestAttackProjectFileRegular(t *testing.T) {
 	}
 }
 
-// TestAttackGuardrunConfigLink: $GUARDRUN_CONFIG names a file inside
+// TestGuardrunConfigLink: $GUARDRUN_CONFIG names a file inside
 // the workspace (an rw zone), which only tightens. A sandboxed command
 // replaces it, or a directory on its way, with a link to a file outside
 // every rw zone: a looser config the user keeps for another project, or
 // a credentials file. The next guardrun must not take the link's target
 // for a file outside every zone (trusted in full), nor quote what it
 // holds: a path reached through a link inside an rw zone is refused.
-func TestAttackGuardrunConfigLink(t *testing.T) {
+func TestGuardrunConfigLink(t *testing.T) {
 	const secret = "s3cr3t-aws-key-of-the-user"
 	root := t.TempDir()
 	home, work, other := filepath.Join(root, "home"), filepath.Join(root, "work"), filepath.Join(root, "other")
@@ -163,11 +163,11 @@ func TestAttackGuardrunConfigLink(t *testing.T) {
 	}
 }
 
-// TestAttackUserConfigLink: $XDG_CONFIG_HOME inside the workspace (the
+// TestUserConfigLink: $XDG_CONFIG_HOME inside the workspace (the
 // user config there only tightens); a command makes its
 // guardrun/config.yaml, or guardrun/ itself, a link to a looser config
 // outside every rw zone. Refused, not trusted in full.
-func TestAttackUserConfigLink(t *testing.T) {
+func TestUserConfigLink(t *testing.T) {
 	root := t.TempDir()
 	home, work, other := filepath.Join(root, "home"), filepath.Join(root, "work"), filepath.Join(root, "other")
 	for _, d := range []string{home, other, filepath.Join(work, "a", "guardrun"), filepath.Join(work, "b"), filepath.Join(work, "c", "guardrun")} {

@@ -11,13 +11,13 @@ import (
 	"github.com/guardrun/guardrun/rules"
 )
 
-// TestAttack7ConfigDiscovery: the environment (a Makefile's `export`,
+// TestConfigDiscovery: the environment (a Makefile's `export`,
 // run with SHELL=guardrun) points guardrun's locations or
 // $GUARDRUN_CONFIG into the working directory, the embedded default's rw
 // workspace. Each row is refused, or what it wrote there only tightens:
 // the discovery that decodes the default's zones alone must not weaken
 // either check.
-func TestAttack7ConfigDiscovery(t *testing.T) {
+func TestConfigDiscovery(t *testing.T) {
 	loosen := "shell:\n  default: {allowed: true}\n  rules:\n    - {pattern: sudo, allowed: true}\n    - {pattern: make, allowed: false}\n"
 	rows := []struct {
 		name, class string
@@ -120,11 +120,11 @@ func TestAttack7ConfigDiscovery(t *testing.T) {
 	}
 }
 
-// TestAttack7RelativeConfigHome: a relative $XDG_CONFIG_HOME or $HOME (`export
+// TestRelativeConfigHome: a relative $XDG_CONFIG_HOME or $HOME (`export
 // XDG_CONFIG_HOME := c` in a Makefile) names a user config under the
 // working directory, in the workspace: it only tightens, as an absolute
 // one there does.
-func TestAttack7RelativeConfigHome(t *testing.T) {
+func TestRelativeConfigHome(t *testing.T) {
 	for _, r := range []struct{ name, home, config, dir string }{
 		{name: "relative XDG_CONFIG_HOME", home: "ROOT/home", config: "c", dir: "c/guardrun"},
 		{name: "relative HOME", home: "h", dir: "h/.config/guardrun"},
@@ -165,12 +165,12 @@ func relativeConfigHome(t *testing.T, homeVar, configVar, dir string) {
 	}
 }
 
-// TestAttack7GuardrunConfigLinkFlipped: $GUARDRUN_CONFIG names a link in
+// TestGuardrunConfigLinkFlipped: $GUARDRUN_CONFIG names a link in
 // the workspace that a concurrent sandboxed command (make -j) flips
 // between a file of its own there and a file outside every rw zone. The
 // file read must be the one checked: the workspace's file is never
 // trusted in full.
-func TestAttack7GuardrunConfigLinkFlipped(t *testing.T) {
+func TestGuardrunConfigLinkFlipped(t *testing.T) {
 	root := t.TempDir()
 	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
 	for _, d := range []string{home, work} {
@@ -204,11 +204,11 @@ func TestAttack7GuardrunConfigLinkFlipped(t *testing.T) {
 	})
 }
 
-// TestAttack7ConfigHomeLinkFlipped: $XDG_CONFIG_HOME names a link in the
+// TestConfigHomeLinkFlipped: $XDG_CONFIG_HOME names a link in the
 // workspace that a concurrent sandboxed command flips between a
 // directory of its own there and one outside every rw zone: the user
 // config read is the one checked, never the workspace's trusted in full.
-func TestAttack7ConfigHomeLinkFlipped(t *testing.T) {
+func TestConfigHomeLinkFlipped(t *testing.T) {
 	root := t.TempDir()
 	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
 	evil, outside := filepath.Join(work, "c"), filepath.Join(root, "c")
@@ -240,12 +240,12 @@ func TestAttack7ConfigHomeLinkFlipped(t *testing.T) {
 	})
 }
 
-// TestAttack7StateHomeLinkFlipped: $XDG_STATE_HOME names a link in the
+// TestStateHomeLinkFlipped: $XDG_STATE_HOME names a link in the
 // workspace that a concurrent sandboxed command flips between a state
 // directory of its own there (a trust store that trusts its
 // .guardrun.yaml) and one outside every rw zone: the trust store read is
 // the one checked, and the project file only tightens.
-func TestAttack7StateHomeLinkFlipped(t *testing.T) {
+func TestStateHomeLinkFlipped(t *testing.T) {
 	root := t.TempDir()
 	home, work := filepath.Join(root, "home"), filepath.Join(root, "work")
 	evil, outside := filepath.Join(work, "s"), filepath.Join(root, "s")
