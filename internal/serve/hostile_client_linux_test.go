@@ -124,7 +124,7 @@ func stdio(t *testing.T, dir string) []int {
 	return append(fds, d)
 }
 
-func TestAttackMalformedRequests(t *testing.T) {
+func TestMalformedRequests(t *testing.T) {
 	srv, work, audit := startServer(t)
 	touch := frame{argv: []string{"--approve-all", "-c", "touch ran"}}
 	good := touch.bytes()
@@ -249,9 +249,9 @@ func without(env []string, name string) []string {
 	return out
 }
 
-// TestAttackSilentClient: a client that connects and says nothing does
+// TestSilentClient: a client that connects and says nothing does
 // not hold up another's run.
-func TestAttackSilentClient(t *testing.T) {
+func TestSilentClient(t *testing.T) {
 	srv, work, _ := startServer(t)
 	silent := rawSend(t, srv, nil)
 	_ = silent
@@ -271,10 +271,10 @@ func TestAttackSilentClient(t *testing.T) {
 	}
 }
 
-// TestAttackSignalsOutsideTheSet: a client's S messages pass on only the
+// TestSignalsOutsideTheSet: a client's S messages pass on only the
 // signals guardrun relays (INT, TERM, HUP, QUIT); a SIGKILL or SIGSTOP
 // asked for is not sent to the command.
-func TestAttackSignalsOutsideTheSet(t *testing.T) {
+func TestSignalsOutsideTheSet(t *testing.T) {
 	srv, work, _ := startServer(t)
 	c := dial(t, srv, work, "--approve-all", "-c", "sleep 1; echo finished")
 	if c.reply(t) != 'R' {
@@ -294,11 +294,11 @@ func TestAttackSignalsOutsideTheSet(t *testing.T) {
 	}
 }
 
-// TestAttackPeerCredentials: a peer of the same user whose other
+// TestPeerCredentials: a peer of the same user whose other
 // credentials differ from the server's (gid, groups: a command would
 // get the server's) is closed on; the same peer with the
 // server's credentials is served.
-func TestAttackPeerCredentials(t *testing.T) {
+func TestPeerCredentials(t *testing.T) {
 	srv, work, _ := startServer(t)
 	testenv.LookPath(t, "setpriv")
 	exe, err := os.Executable()
@@ -333,17 +333,17 @@ func TestAttackPeerCredentials(t *testing.T) {
 	}
 }
 
-// TestAttackAsUnprivilegedUser re-runs the attack tests as an
+// TestHostileClientsUnprivileged re-runs this file's tests as an
 // unprivileged user (see TestAsUnprivilegedUser).
-func TestAttackAsUnprivilegedUser(t *testing.T) {
-	runAsUnprivileged(t, "TestAttackMalformedRequests", "TestAttackSilentClient", "TestAttackSignalsOutsideTheSet", "TestAttackPeerCredentials")
+func TestHostileClientsUnprivileged(t *testing.T) {
+	runAsUnprivileged(t, "TestMalformedRequests", "TestSilentClient", "TestSignalsOutsideTheSet", "TestPeerCredentials")
 }
 
-// TestAttackClientGoneAtCommit: a client that goes away as soon as the
+// TestClientGoneAtCommit: a client that goes away as soon as the
 // server has committed leaves a command that does not run on (or is
 // ended) and a start and an end record, as a guardrun killed at that
 // moment would.
-func TestAttackClientGoneAtCommit(t *testing.T) {
+func TestClientGoneAtCommit(t *testing.T) {
 	srv, work, audit := startServer(t)
 	c := dial(t, srv, work, "--approve-all", "-c", "sleep 2; echo > finished")
 	if c.reply(t) != 'R' {
