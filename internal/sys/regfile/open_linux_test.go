@@ -13,11 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestAttackOpen: what a sandboxed command can leave at a config path in
+// TestOpenLeftAtConfigPath: what a sandboxed command can leave at a config path in
 // the workspace, for a later unsandboxed guardrun to read. Each is
 // refused (or read) within 5 s, and its error names the path and
 // nothing read from it.
-func TestAttackOpen(t *testing.T) {
+func TestOpenLeftAtConfigPath(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
 	link := func(name, target string) string {
@@ -102,12 +102,12 @@ func TestAttackOpen(t *testing.T) {
 	}
 }
 
-// TestAttackLease: a command's process that outlives it (or a second one
+// TestOpenUnderLease: a command's process that outlives it (or a second one
 // running) takes a write lease on the config file; an open for reading
 // then waits for the lease to be given up, up to
 // /proc/sys/fs/lease-break-time (45 s by default), with guardrun (or a
 // request of `guardrun serve`). Refused at once instead.
-func TestAttackLease(t *testing.T) {
+func TestOpenUnderLease(t *testing.T) {
 	file := filepath.Join(t.TempDir(), ".guardrun.yaml")
 	if err := os.WriteFile(file, []byte("rules: []\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -127,9 +127,9 @@ func TestAttackLease(t *testing.T) {
 	}
 }
 
-// TestAttackSwapped: a file swapped for a FIFO and back while it is
+// TestOpenSwapped: a file swapped for a FIFO and back while it is
 // read never makes the read wait, and what is read is the file.
-func TestAttackSwapped(t *testing.T) {
+func TestOpenSwapped(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "config")
 	if err := os.WriteFile(file, []byte("rules: []\n"), 0o644); err != nil {
@@ -167,11 +167,11 @@ func TestAttackSwapped(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// TestAttackNoFollow: OpenNoFollow refuses a last component that is a
+// TestOpenNoFollow: OpenNoFollow refuses a last component that is a
 // link (to a regular file, a device, a FIFO, a loop) without opening
 // what it names, and opens a regular file, also under a linked
 // directory.
-func TestAttackNoFollow(t *testing.T) {
+func TestOpenNoFollow(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "config")
 	if err := os.WriteFile(file, []byte("rules: []\n"), 0o644); err != nil {
