@@ -8,13 +8,13 @@ import (
 	"testing"
 )
 
-// TestAttackTempDirLinks: $TMPDIR (or $XDG_RUNTIME_DIR) inside the
+// TestTempDirLinks: $TMPDIR (or $XDG_RUNTIME_DIR) inside the
 // workspace, a directory a sandboxed command can replace with a link
 // between two commands (`export TMPDIR := $(CURDIR)/t` in a Makefile
 // run with SHELL=guardrun). The next guardrun must not make its sockets,
 // or the next command's own $TMPDIR, where the link points: /tmp
 // instead. A directory this user cannot write is /tmp too.
-func TestAttackTempDirLinks(t *testing.T) {
+func TestTempDirLinks(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("macOS's own $TMPDIR is reached through a link")
 	}
@@ -70,13 +70,13 @@ func TestAttackTempDirLinks(t *testing.T) {
 	}
 }
 
-// TestAttackTempDirShared: a $TMPDIR (or $XDG_RUNTIME_DIR) another user
+// TestTempDirShared: a $TMPDIR (or $XDG_RUNTIME_DIR) another user
 // can rename in: theirs, or writable by group or others without the
 // sticky bit. They could move guardrun's socket directory aside and put
 // their own in its place, and the clients of `guardrun serve` would send
 // them commands and environments: /tmp instead. A sticky directory
 // (/tmp itself, /var/tmp) and this user's own 0700 one are used.
-func TestAttackTempDirShared(t *testing.T) {
+func TestTempDirShared(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("macOS's own $TMPDIR is reached through a link")
 	}
@@ -115,5 +115,33 @@ func TestAttackTempDirShared(t *testing.T) {
 		if got := TempDir(); got != want {
 			t.Errorf("TMPDIR %s: TempDir() = %q, want %q", r.name, got, want)
 		}
+	}
+}
+
+// TestMakeBase: what an environment can name as the base
+// ($XDG_RUNTIME_DIR, $TMPDIR). A base that does not exist, or is
+// longer than a path may be, is an error (nothing is made elsewhere
+// silently); a deep base falls back to a fresh private directory in
+// /tmp, never one that already exists.
+func TestMakeBase(t *testing.T) {
+	short, deep := deepBase(t)
+	for _, base := range []string{filepath.Join(short, "missing"), "/" + strings.Repeat("x/", 3000)} {
+		if dir, err := Make(base, "sockdir-test-", "control.sock"); err == nil {
+			os.Remove(dir)
+			t.Errorf("Make(%.40q...) = %q; want an error", base, dir)
+		}
+	}
+	seen := map[string]bool{}
+	for range 20 {
+		dir, err := Make(deep, "sockdir-test-", "control.sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(dir)
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || seen[dir] || !strings.HasPrefix(dir, "/tmp/") {
+			t.Fatalf("Make(deep) = %q (%v, %v): want a fresh private directory in /tmp", dir, fi, err)
+		}
+		seen[dir] = true
 	}
 }
