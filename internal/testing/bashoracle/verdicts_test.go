@@ -9,10 +9,10 @@ import (
 	"github.com/guardrun/guardrun/shellparse"
 )
 
-// attackCase is a script that once ran something nobody approved (or a
+// verdictCase is a script that once ran something nobody approved (or a
 // relative of one), with the verdict it must get under Config and a
 // piece of the reason that names why.
-type attackCase struct {
+type verdictCase struct {
 	class   string
 	program string // shell.program; "" is /bin/bash
 	src     string
@@ -26,7 +26,7 @@ const (
 	block = rules.Block
 )
 
-var attackCases = []attackCase{
+var verdictCases = []verdictCase{
 	// Heredoc terminator inside $(...): bash ends the here-document at
 	// EOF) and runs the lines after it.
 	{"heredoc", "", "echo $(cat <<EOF\nx\nEOF)\nrm -rf ~ <<'true'\nEOF\n)\ntrue", ask, "starts with its delimiter"},
@@ -278,10 +278,10 @@ var attackCases = []attackCase{
 	{"limits", "", strings.Repeat("ls;", 10001), block, "more than 10000 commands"},
 }
 
-func TestAttackVerdicts(t *testing.T) {
+func TestKnownScriptVerdicts(t *testing.T) {
 	dir := t.TempDir()
 	engines := map[string]*rules.Engine{}
-	for _, tc := range attackCases {
+	for _, tc := range verdictCases {
 		program := tc.program
 		if program == "" {
 			program = "/bin/bash"
