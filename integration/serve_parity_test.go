@@ -75,12 +75,12 @@ func servedRecords(t *testing.T, w *world) int {
 	return n
 }
 
-// TestServeAttackParity: the same guardrun command line, started by the
+// TestServeParity: the same guardrun command line, started by the
 // same shell snippet, gives the same stdout, stderr and exit status
 // served and unserved, and is served exactly when the server can take
 // it as is (argv forms, flags, environment, umask, working directory,
 // descriptors the CLI treats differently).
-func TestServeAttackParity(t *testing.T) {
+func TestServeParity(t *testing.T) {
 	requireSandbox(t)
 	// prefix (shell) runs before `exec "$GR" "$@"`.
 	rows := []struct {
@@ -158,9 +158,9 @@ func TestServeAttackParity(t *testing.T) {
 	}
 }
 
-// TestServeAttackHoles: the server when something goes wrong, and
+// TestServeRefuses: the server when something goes wrong, and
 // clients it must not serve.
-func TestServeAttackHoles(t *testing.T) {
+func TestServeRefuses(t *testing.T) {
 	requireSandbox(t)
 	rows := []struct {
 		name string
@@ -467,11 +467,11 @@ func attackLandlockNoUserns(t *testing.T, w *world) {
 	checkPeerRefused(t, w, outside, attack, out)
 }
 
-// TestServeAttackUnprivileged: as an unprivileged user, (1) a server
+// TestServeRefusesUnprivileged: as an unprivileged user, (1) a server
 // that ran a landlock command (and so is not dumpable: its /proc is
 // closed to its clients) still serves the clients after it, and (2) a
 // fake server in a bwrap sandbox gets nothing from an unconfined client.
-func TestServeAttackUnprivileged(t *testing.T) {
+func TestServeRefusesUnprivileged(t *testing.T) {
 	requireSandbox(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to run guardrun as an unprivileged user")

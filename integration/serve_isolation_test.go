@@ -25,9 +25,9 @@ import (
 // and each row first checks that it did (a direct write outside fails,
 // the audit says the command was served under the backend).
 
-// attack2Config: echo, sleep, cat and the like run without a person; the
+// isolationConfig: echo, sleep, cat and the like run without a person; the
 // work directory is the only writable zone.
-var attack2Config = configWithRules(`    - pattern: kill
+var isolationConfig = configWithRules(`    - pattern: kill
       approval: false
     - pattern: ls
       approval: false
@@ -80,7 +80,7 @@ func confinedProbe(outside string) string {
 	return `touch ` + outside + `/direct 2>/dev/null && echo DIRECT-WROTE; `
 }
 
-type attack2Row struct {
+type isolationRow struct {
 	name string
 	// class: "server" (a served command against the server), "concurrent"
 	// (against another served command), "later-runs" (the server's later
@@ -92,11 +92,11 @@ type attack2Row struct {
 	backends []string
 }
 
-// TestServeAttack2: each row is an attack and the safe behaviour it must
+// TestServeIsolation: each row is an attack and the safe behaviour it must
 // meet.
-func TestServeAttack2(t *testing.T) {
+func TestServeIsolation(t *testing.T) {
 	requireSandbox(t)
-	rows := []attack2Row{
+	rows := []isolationRow{
 		{"command-signals-server", "server", attackSignalServer, nil},
 		{"command-reads-server-proc", "server", attackServerProc, nil},
 		{"concurrent-command-signals-other", "concurrent", attackConcurrentSignal, nil},
@@ -130,9 +130,9 @@ func TestServeAttack2(t *testing.T) {
 	t.Logf("%d rows in %d classes, each under both backends", len(rows), len(classes))
 }
 
-// attack2World is a served world for backend with a directory outside
+// isolationWorld is a served world for backend with a directory outside
 // every zone.
-func attack2World(t *testing.T, backend, config string) (w *world, outside string) {
+func isolationWorld(t *testing.T, backend, config string) (w *world, outside string) {
 	t.Helper()
 	// A short runtime directory: the socket's path must fit sun_path.
 	rt, err := os.MkdirTemp("", "gr2-")
@@ -165,7 +165,7 @@ func wantNo(t *testing.T, out string, words ...string) {
 // The server is out of reach (another pid namespace under bwrap, the
 // signal scope under landlock), and serves the next command.
 func attackSignalServer(t *testing.T, backend string) {
-	w, outside := attack2World(t, backend, attack2Config)
+	w, outside := isolationWorld(t, backend, isolationConfig)
 	attack := confinedProbe(outside) + `kill -0 $1 2>/dev/null && echo SIG0-OK; kill -STOP $1 2>/dev/null && echo STOP-OK; kill -TERM $1 2>/dev/null && echo TERM-OK; echo tried`
 	out, errOut, code := serveTimed(t, w, guardrunBin, `"$GR" --approve-all -c '`+attack+`' x "$PPID"; "$GR" --approve-all -c 'echo after'`)
 	if code != 0 || !strings.Contains(out, "tried\n") || !strings.HasSuffix(out, "after\n") {
@@ -181,7 +181,7 @@ func attackSignalServer(t *testing.T, backend string) {
 // (one of which carries the command's own Landlock domain) through
 // /proc. None is readable; its own are (the probe works).
 func attackServerProc(t *testing.T, backend string) {
-	w, outside := attack2World(t, backend, attack2Config)
+	w, outside := isolationWorld(t, backend, isolationConfig)
 	attack := confinedProbe(outside) + `test -r /proc/self/environ && cat /proc/self/environ >/dev/null && echo OWN-OK; ` +
 		`cat /proc/$1/environ >/dev/null 2>&1 && echo ENVIRON-READ; ` +
 		`for f in /proc/$1/fd/*; do readlink $f >/dev/null 2>&1 && echo FD-READLINK; ls $f/ >/dev/null 2>&1 && echo FD-OPENED; head -c1 $f >/dev/null 2>&1 && echo FD-READ; done; ` +
@@ -209,7 +209,7 @@ const waitArg1 = `i=0; while [ ! -e "$1" ] && [ $i -lt 3000 ]; do sleep 0.01; i=
 // signals the first (its pid, which the first wrote down) and reads its
 // environment. The first finishes untouched.
 func attackConcurrentSignal(t *testing.T, backend string) {
-	w, outside := attack2World(t, backend, attack2Config)
+	w, outside := isolationWorld(t, backend, isolationConfig)
 	first := `echo $$ > a.pid; sleep 2; echo A-DONE`
 	second := confinedProbe(outside) + `p=$(cat a.pid); if [ "$p" != "$$" ]; then kill -TERM $p 2>/dev/null && echo KILLED-A; kill -STOP $p 2>/dev/null && echo STOPPED-A; ` +
 		`cat /proc/$p/environ >/dev/null 2>&1 && echo READ-A-ENV; readlink /proc/$p/cwd >/dev/null 2>&1 && echo READ-A-CWD; fi; echo tried`
@@ -231,7 +231,7 @@ func attackConcurrentSignal(t *testing.T, backend string) {
 // and writes the directory's name down; the second, served at the same
 // time, reads and writes there.
 func attackConcurrentTmp(t *testing.T, backend string) {
-	w, outside := attack2World(t, backend, attack2Config)
+	w, outside := isolationWorld(t, backend, isolationConfig)
 	first := `echo secret-a > "$TMPDIR/s" && echo "$TMPDIR" > a.tmp; sleep 2; cat "$TMPDIR/s"`
 	// Under bwrap both see their own private /tmp at the same path: the
 	// second then only reaches its own (and the first's file stays).
@@ -273,7 +273,7 @@ func gitWork(t *testing.T, w *world) []byte {
 // end must not put the first one's change back (its "before" is the
 // first command's work, not the user's file).
 func attackConcurrentRestore(t *testing.T, backend string) {
-	w, outside := attack2World(t, backend, attack2Config)
+	w, outside := isolationWorld(t, backend, isolationConfig)
 	orig := gitWork(t, w)
 	first := confinedProbe(outside) + `printf "[alias]\n\tst = !touch PWNED\n" >> .git/config 2>/dev/null; echo > a.mod; sleep 2; echo A-DONE`
 	second := `sleep 4; echo B-DONE`
@@ -299,7 +299,7 @@ func attackConcurrentRestore(t *testing.T, backend string) {
 // dumpable), commands under either backend are still confined and still
 // served: the server's later commands are not weaker, nor broken.
 func attackServerAfterRuns(t *testing.T, backend string) {
-	w, outside := attack2World(t, backend, attack2Config)
+	w, outside := isolationWorld(t, backend, isolationConfig)
 	other := map[string]string{"bwrap": "landlock", "landlock": "bwrap"}[backend]
 	if other == "landlock" {
 		landlockWorks(t, w, w.work)
@@ -326,7 +326,7 @@ func attackServerAfterRuns(t *testing.T, backend string) {
 // of a deleted executable): the request runs as without the server, and
 // succeeds.
 func attackBinaryReplaced(t *testing.T, backend string) {
-	w, _ := attack2World(t, backend, attack2Config)
+	w, _ := isolationWorld(t, backend, isolationConfig)
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	gr := filepath.Join(dir, "guardrun")
@@ -358,9 +358,9 @@ func copyFile(t *testing.T, from, to string) {
 // commands (echo now blocked): the second is refused as the new config
 // says.
 func attackConfigEdited(t *testing.T, backend string) {
-	w, _ := attack2World(t, backend, attack2Config)
+	w, _ := isolationWorld(t, backend, isolationConfig)
 	blocked := filepath.Join(filepath.Dir(w.work), "blocked.yaml")
-	if err := os.WriteFile(blocked, []byte(strings.ReplaceAll(strings.Replace(attack2Config, "pattern: echo\n      approval: false", "pattern: echo\n      allowed: false", 1), "{root: ., ", "{root: "+w.work+", ")), 0o644); err != nil {
+	if err := os.WriteFile(blocked, []byte(strings.ReplaceAll(strings.Replace(isolationConfig, "pattern: echo\n      approval: false", "pattern: echo\n      allowed: false", 1), "{root: ., ", "{root: "+w.work+", ")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script := `"$GR" -c 'echo one'; cp ` + blocked + ` "$GUARDRUN_CONFIG"; "$GR" -c 'echo two'; echo "status $?"`
@@ -375,7 +375,7 @@ func attackConfigEdited(t *testing.T, backend string) {
 // (cfg) and a project's .guardrun.yaml in the work directory are found.
 func projectWorld(t *testing.T, backend, cfg string) *world {
 	t.Helper()
-	w, _ := attack2World(t, backend, cfg)
+	w, _ := isolationWorld(t, backend, cfg)
 	user := filepath.Join(w.getenv("XDG_CONFIG_HOME"), "guardrun", "config.yaml")
 	if err := os.MkdirAll(filepath.Dir(user), 0o755); err != nil {
 		t.Fatal(err)
@@ -391,7 +391,7 @@ func projectWorld(t *testing.T, backend, cfg string) *world {
 // served commands (blocking echo): the second is refused, since an
 // untrusted project file still tightens.
 func attackProjectAdded(t *testing.T, backend string) {
-	w := projectWorld(t, backend, attack2Config)
+	w := projectWorld(t, backend, isolationConfig)
 	script := `"$GR" -c 'echo one'; printf 'shell:\n  rules:\n    - {pattern: echo, allowed: false}\n' > .guardrun.yaml; "$GR" -c 'echo two'; echo "status $?"`
 	out, errOut, code := serveTimed(t, w, guardrunBin, script)
 	if code != 0 || out != "one\nstatus 77\n" {
@@ -405,7 +405,7 @@ func attackProjectAdded(t *testing.T, backend string) {
 // added): no longer trusted, it cannot loosen, and the touch needs a
 // person, whom no one can ask here: refused, not run.
 func attackTrustedChanged(t *testing.T, backend string) {
-	w := projectWorld(t, backend, attack2Config)
+	w := projectWorld(t, backend, isolationConfig)
 	loosen := "shell:\n  rules:\n    - {pattern: touch, approval: false}\nsandbox:\n  paths:\n    workspace: {root: ., mode: rw}\n"
 	if err := os.WriteFile(filepath.Join(w.work, ".guardrun.yaml"), []byte(loosen), 0o644); err != nil {
 		t.Fatal(err)
@@ -426,7 +426,7 @@ func attackTrustedChanged(t *testing.T, backend string) {
 // commands (the person revoked the project): the loosening rule no longer
 // applies to the second.
 func attackTrustRemoved(t *testing.T, backend string) {
-	w := projectWorld(t, backend, attack2Config)
+	w := projectWorld(t, backend, isolationConfig)
 	loosen := "shell:\n  rules:\n    - {pattern: touch, approval: false}\nsandbox:\n  paths:\n    workspace: {root: ., mode: rw}\n"
 	if err := os.WriteFile(filepath.Join(w.work, ".guardrun.yaml"), []byte(loosen), 0o644); err != nil {
 		t.Fatal(err)
@@ -470,7 +470,7 @@ func trustHere(t *testing.T, w *world) {
 // one: the 3 MB write stops at the 2 MB limit (SIGXFSZ, 153) as it
 // would without the server.
 func attackClientLimit(t *testing.T, backend string) {
-	w, _ := attack2World(t, backend, attack2Config)
+	w, _ := isolationWorld(t, backend, isolationConfig)
 	script := `"$GR" --approve-all -c 'echo served'; ulimit -f 4096; "$GR" --approve-all -c 'head -c 3000000 /dev/zero > big; echo "st $?"'`
 	out, errOut, code := serveTimed(t, w, guardrunBin, script)
 	if code != 0 || !strings.HasPrefix(out, "served\n") {
@@ -490,7 +490,7 @@ func attackClientLimit(t *testing.T, backend string) {
 // (each with its client's four descriptors, under landlock a seccomp
 // listener too) are as many as after the first.
 func attackFDLeak(t *testing.T, backend string) {
-	w, _ := attack2World(t, backend, attack2Config)
+	w, _ := isolationWorld(t, backend, isolationConfig)
 	script := `"$GR" --approve-all -c 'echo warm'; sleep 0.5; a=$(ls /proc/$PPID/fd | wc -l); i=0; ` +
 		`while [ $i -lt 15 ]; do "$GR" --approve-all -c 'echo x' >/dev/null; i=$((i+1)); done; ` +
 		`"$GR" --approve-all -c 'false'; sleep 0.5; b=$(ls /proc/$PPID/fd | wc -l); echo "fds $a $b"`
@@ -509,7 +509,7 @@ func attackFDLeak(t *testing.T, backend string) {
 // attackSignalOne: two served runs at once; SIGTERM to one client ends
 // its command (143) and not the other, which finishes.
 func attackSignalOne(t *testing.T, backend string) {
-	w, _ := attack2World(t, backend, attack2Config)
+	w, _ := isolationWorld(t, backend, isolationConfig)
 	first := `echo > a.started; sleep 10; echo A-FINISHED`
 	second := `echo > b.started; sleep 2; echo B-FINISHED`
 	script := `"$GR" --approve-all -c '` + first + `' & pa=$!; "$GR" --approve-all -c '` + second + `' & pb=$!; ` +
@@ -523,11 +523,11 @@ func attackSignalOne(t *testing.T, backend string) {
 	servedUnder(t, w, second, backend)
 }
 
-// TestServeAttack2Unprivileged: as an unprivileged user, a served
+// TestServeIsolationUnprivileged: as an unprivileged user, a served
 // landlock command reaches neither the server (signals, /proc) nor,
 // through a concurrent command's snapshot, a lasting change to a
 // protected file.
-func TestServeAttack2Unprivileged(t *testing.T) {
+func TestServeIsolationUnprivileged(t *testing.T) {
 	requireSandbox(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to run guardrun as an unprivileged user")
@@ -616,7 +616,7 @@ func attackClientCgroup(t *testing.T, backend string) {
 	if err := os.WriteFile(cg+"/pids.max", []byte("200"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := attack2World(t, backend, attack2Config)
+	w, _ := isolationWorld(t, backend, isolationConfig)
 	rel := strings.TrimPrefix(cg, base)
 	script := `"$GR" --approve-all -c 'echo served'; echo $$ > ` + cg + `/cgroup.procs && "$GR" --approve-all -c 'grep -c "pids:` + rel + `$" /proc/self/cgroup; echo in-cgroup'`
 	out, errOut, code := serveTimed(t, w, guardrunBin, script)
@@ -641,7 +641,7 @@ func attackClientCgroup(t *testing.T, backend string) {
 // next identical command is not served silently: the person is asked
 // again and says no.
 func attackGrantRevoked(t *testing.T, backend string) {
-	w, _ := attack2World(t, backend, attack2Config)
+	w, _ := isolationWorld(t, backend, isolationConfig)
 	w.env = append(w.env, "GUARDRUN_SESSION=attack2-grants")
 	script := `mkdir d; "$GR" -c 'touch d/a'; echo "first $?"; "$GR" -c 'touch d/a'; echo "second $?"; ` +
 		`"$GR" session revoke --all >/dev/null; echo "revoked $?"; "$GR" -c 'touch d/a'; echo "third $?"`
@@ -682,7 +682,7 @@ func attackGrantRevoked(t *testing.T, backend string) {
 // (under landlock put back by the server's restore; under bwrap never
 // changed).
 func attackClientKilled(t *testing.T, backend string) {
-	w, _ := attack2World(t, backend, attack2Config)
+	w, _ := isolationWorld(t, backend, isolationConfig)
 	orig := gitWork(t, w)
 	started := filepath.Join(w.work, "started")
 	script := `printf "[alias]\n\tst = !touch PWNED\n" >> .git/config 2>/dev/null; echo > started; sleep 5; echo > done`
@@ -712,7 +712,7 @@ func attackClientKilled(t *testing.T, backend string) {
 // served commands: the second is still served, runs confined and is
 // recorded in a new audit log.
 func attackStateRemoved(t *testing.T, backend string) {
-	w, outside := attack2World(t, backend, attack2Config)
+	w, outside := isolationWorld(t, backend, isolationConfig)
 	probe := confinedProbe(outside) + `echo two`
 	script := `"$GR" --approve-all -c 'echo one'; rm -rf "$XDG_STATE_HOME/guardrun"; "$GR" --approve-all -c '` + probe + `'; echo "status $?"`
 	out, errOut, code := serveTimed(t, w, guardrunBin, script)

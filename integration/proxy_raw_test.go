@@ -15,12 +15,12 @@ import (
 	"testing"
 )
 
-// proxyAttackPy sends each request it is given, raw, to the proxy
+// rawRequestPy sends each request it is given, raw, to the proxy
 // ($HTTP_PROXY) from inside the sandbox and prints the first line of
 // the answer: `RESULT name <status line>`. A CONNECT that is answered
 // 200 then sends a plain HTTP request (with the Host header given) down
 // the tunnel and prints the first line of the body too.
-const proxyAttackPy = `import os, socket, sys
+const rawRequestPy = `import os, socket, sys
 proxy = os.environ["HTTP_PROXY"].split("//")[1].rstrip("/")
 ph, pp = proxy.rsplit(":", 1)
 for spec in sys.argv[1:]:
@@ -44,7 +44,7 @@ for spec in sys.argv[1:]:
     s.close()
 `
 
-// TestProxyAttacks: requests made raw to the proxy from inside the
+// TestProxyRawRequests: requests made raw to the proxy from inside the
 // bwrap sandbox, aimed past the host judgement: addresses that are
 // loopback in another spelling (IPv4-mapped, IPv6, unspecified, a
 // decimal number), a denied name in another case or with a trailing
@@ -52,7 +52,7 @@ for spec in sys.argv[1:]:
 // is refused by the proxy, and the host's plain HTTP server records
 // which sites it was asked for. Rows the proxy does not hold against
 // yet are skipped, with the reason.
-func TestProxyAttacks(t *testing.T) {
+func TestProxyRawRequests(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +67,7 @@ func TestProxyAttacks(t *testing.T) {
 	// spells it: the address check must still judge 127.0.0.1.
 	w := newProxyWorld(t, "allowed.test, nat64.test, 127.0.0.1",
 		"GUARDRUN_TEST_RESOLVE=allowed.test=127.0.0.1,denied.test=127.0.0.1,nat64.test=64:ff9b::7f00:1")
-	if err := os.WriteFile(filepath.Join(w.work, "tunnel.py"), []byte(proxyAttackPy), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.work, "tunnel.py"), []byte(rawRequestPy), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	type row struct {
