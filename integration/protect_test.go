@@ -4,13 +4,11 @@ package integration
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/guardrun/guardrun/internal/trust"
@@ -62,22 +60,11 @@ func (tr *envTree) write(t *testing.T, rel, content string) string {
 // run runs name with args in dir, without a controlling terminal.
 func (tr *envTree) run(t *testing.T, dir string, extraEnv []string, name string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, tr.env...), extraEnv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	cmd.WaitDelay = pipeGrace
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%s %q: %v", name, args, err)
+	r := proc{dir: dir, env: append(append([]string{}, tr.env...), extraEnv...)}.run(append([]string{name}, args...)...)
+	if r.err != nil {
+		t.Fatalf("%s %q: %v", name, args, r.err)
 	}
-	return o.String(), e.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 // preApproving is a config that, if trusted, would let the recipe run

@@ -5,7 +5,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,27 +40,15 @@ var isolationConfig = configWithRules(`    - pattern: kill
 // stopped the server fails instead of hanging.
 func serveTimed(t *testing.T, w *world, gr, script string, extraEnv ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gr, "serve", "--", "sh", "-c", script)
-	cmd.Dir = w.work
-	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.WaitDelay = 10 * time.Second
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("guardrun serve did not end within a minute (a stalled server?)\nstdout:\n%s\nstderr:\n%s", o.String(), e.String())
+	p := proc{dir: w.work, env: append(append([]string{}, w.env...), extraEnv...), limit: time.Minute, waitDelay: 10 * time.Second}
+	r := p.run(gr, "serve", "--", "sh", "-c", script)
+	if r.timedOut {
+		t.Fatalf("guardrun serve did not end within a minute (a stalled server?)\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("guardrun serve: %v", err)
+	if r.err != nil {
+		t.Fatalf("guardrun serve: %v", r.err)
 	}
-	return o.String(), e.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 // servedUnder fails unless script has a start record saying it was served
@@ -461,7 +448,7 @@ func trustHere(t *testing.T, w *world) {
 	r.waitFor("Trust this file? [y/N]", 1)
 	r.send("y\r")
 	if code := r.wait(); code != 0 {
-		t.Fatalf("guardrun trust: exit %d\n%s", code, r.text())
+		t.Fatalf("guardrun trust: exit %d\n%s", code, r.screen())
 	}
 }
 
@@ -653,13 +640,13 @@ func attackGrantRevoked(t *testing.T, backend string) {
 	r.waitFor("note for the agent", 1)
 	r.send("revoked\r")
 	if code := r.wait(); code != 0 {
-		t.Fatalf("exit %d; stderr: %s\nterminal:\n%s", code, r.stderr.String(), r.text())
+		t.Fatalf("exit %d; stderr: %s\nterminal:\n%s", code, r.stderr.String(), r.screen())
 	}
 	out := r.stdout.String()
 	if out != "first 0\nsecond 0\nrevoked 0\nthird 77\n" {
-		t.Fatalf("stdout %q, want first 0, second 0, revoked 0, third 77; terminal:\n%s", out, r.text())
+		t.Fatalf("stdout %q, want first 0, second 0, revoked 0, third 77; terminal:\n%s", out, r.screen())
 	}
-	if n := strings.Count(r.text(), keyLine); n != 2 {
+	if n := strings.Count(r.screen(), keyLine); n != 2 {
 		t.Errorf("%d prompts, want 2 (the grant's, and after the revocation)", n)
 	}
 	recs := recordsOf(auditRecords(t, w), "touch d/a")

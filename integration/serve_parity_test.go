@@ -3,10 +3,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,30 +25,12 @@ import (
 // guardrun; it gives up after limit.
 func shRun(t *testing.T, w *world, pre []string, limit time.Duration, script string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
 	argv := append(append(append([]string{}, pre...), "sh", "-c", script, "sh"), args...)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = w.work
-	cmd.Env = append(append([]string{}, w.env...), "GR="+guardrunBin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	// Kill the whole session at the time limit, so that a hung client
-	// shows as a time-out rather than stalling the test.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = pipeGrace
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		code = -1
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%q: %v", argv, err)
+	r := proc{dir: w.work, env: append(append([]string{}, w.env...), "GR="+guardrunBin), limit: limit}.run(argv...)
+	if r.err != nil {
+		t.Fatalf("%q: %v", argv, r.err)
 	}
-	return o.String(), e.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 // recordsJSON is recs without what differs from run to run (see

@@ -53,7 +53,7 @@ func TestShellCdLoadsConfig(t *testing.T) {
 	tr.waitFor("Trust this file? [y/N]", 1)
 	tr.send("y\r")
 	if code := tr.wait(); code != 0 {
-		t.Fatalf("guardrun trust: exit %d\n%s", code, tr.text())
+		t.Fatalf("guardrun trust: exit %d\n%s", code, tr.screen())
 	}
 
 	tt := startOnTTY(t, w, guardrunBin, "shell")

@@ -145,22 +145,11 @@ func (tr *trustTree) trustStore() string {
 // terminal.
 func (tr *trustTree) guardrun(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(guardrunBin, args...)
-	cmd.Dir = tr.proj
-	cmd.Env = tr.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = pipeGrace
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("running guardrun: %v", err)
+	r := proc{dir: tr.proj, env: tr.env}.run(append([]string{guardrunBin}, args...)...)
+	if r.err != nil {
+		t.Fatalf("running guardrun: %v", r.err)
 	}
-	return out.String(), errb.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 // verdicts explains every command of trustCommands; the warning printed
@@ -355,7 +344,7 @@ func (tr *trustTree) trustPTY(t *testing.T, answer string, args ...string) (scre
 	r.send(answer + "\r")
 	code = r.wait()
 	r.drained()
-	return r.text(), r.stdout.String(), code
+	return r.screen(), r.stdout.String(), code
 }
 
 // TestTrustVerb: trust through a terminal, decline, edits, --list,
