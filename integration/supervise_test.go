@@ -375,25 +375,6 @@ func TestSuperviseAgentStatus(t *testing.T) {
 	}
 }
 
-func TestSuperviseUsage(t *testing.T) {
-	w := newWorld(t, unsandboxedConfig)
-	for _, tc := range []struct {
-		args []string
-		want int
-	}{
-		{[]string{"supervise"}, 2},
-		{[]string{"supervise", "--strict", "--", "true"}, 2},
-		{[]string{"supervise", "--", "/nonexistent/agent"}, 127},
-	} {
-		cmd := exec.Command(guardrunBin, tc.args...)
-		cmd.Dir, cmd.Env = w.work, w.env
-		out, _ := cmd.CombinedOutput()
-		if got := cmd.ProcessState.ExitCode(); got != tc.want {
-			t.Errorf("%v: status %d, want %d\n%s", tc.args, got, tc.want, out)
-		}
-	}
-}
-
 // A GUARDRUN_SOCKET that no supervisor answers falls back to the
 // terminal; with none, interactive mode acts as strict.
 func TestStaleSocketFallsBack(t *testing.T) {
