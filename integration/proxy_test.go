@@ -557,7 +557,7 @@ func TestProxyUnderSupervisor(t *testing.T) {
 	asked := prompts(tt.screen())
 
 	tt.typ(curl) // remembered for the session
-	at = tt.waitFor(at, `page for unlisted.test[\s\S]*>>> end \d+: status 0`)
+	tt.waitFor(at, `page for unlisted.test[\s\S]*>>> end \d+: status 0`)
 	if n := prompts(tt.screen()); n != asked || asked != 2 {
 		t.Errorf("prompts: %d then %d, want 2 and no more:\n%s", asked, n, tt.screen())
 	}

@@ -340,12 +340,12 @@ print('fake got %d descriptors; outside: %s' % (len(fds), stolen), flush=True)
 // must not hand it its descriptors (its working directory's would let
 // the command open files outside its sandbox) nor take its answer: it
 // runs its command itself.
-func attackFakeServer(t *testing.T, w *world, backend string) {
+func attackFakeServer(t *testing.T, _ *world, backend string) {
 	python := "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
 		testenv.Missing(t, "%s is needed for a server inside a sandbox", python)
 	}
-	w = serveWorld(t, superviseConfig+"  unix_sockets: [/run/guardrun-test-none.sock]\n  landlock_accept: [unix_sockets]\n")
+	w := serveWorld(t, superviseConfig+"  unix_sockets: [/run/guardrun-test-none.sock]\n  landlock_accept: [unix_sockets]\n")
 	shortRuntime(t, w)
 	if backend == "landlock" {
 		landlockWorks(t, w, w.work)
@@ -426,13 +426,13 @@ func attackOtherFDs(t *testing.T, w *world, backend string) {
 // guardrun serve's clients run under landlock; a command inside that
 // sandbox that reaches the server with a well-formed request is not
 // served (the server closes), and what it asked for did not happen.
-func attackLandlockNoUserns(t *testing.T, w *world) {
+func attackLandlockNoUserns(t *testing.T, _ *world) {
 	pre := noNamespaces(t)
 	python := "/usr/bin/python3"
 	if _, err := os.Stat(python); err != nil {
 		testenv.Missing(t, "%s is needed to speak to the server from inside a sandbox", python)
 	}
-	w = serveWorld(t, superviseConfig+"  unix_sockets: [/run/guardrun-test-none.sock]\n  landlock_accept: [unix_sockets]\n")
+	w := serveWorld(t, superviseConfig+"  unix_sockets: [/run/guardrun-test-none.sock]\n  landlock_accept: [unix_sockets]\n")
 	shortRuntime(t, w)
 	outside := filepath.Join(filepath.Dir(w.work), "outside")
 	if err := os.Mkdir(outside, 0o755); err != nil {

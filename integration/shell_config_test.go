@@ -79,7 +79,7 @@ func TestShellCdLoadsConfig(t *testing.T) {
 	at = tt.waitFor(at, `config: .*config\.yaml \(user config( \(\$XDG_CONFIG_HOME\))?\)`)
 	at = tt.waitFor(at, `guardrun:.*\$ `)
 	tt.typ("touch t3\n")
-	at = tt.waitFor(at, `guardrun:.*\$ `)
+	tt.waitFor(at, `guardrun:.*\$ `)
 	tt.typ("exit\n")
 	tt.wait()
 

@@ -473,7 +473,7 @@ func TestShellOnTerminal(t *testing.T) {
 		code := regexp.MustCompile(`[a-z]+$`).FindString(tt.screen()[at:end])
 		tt.typ(code)
 	}
-	at = tt.waitFor(at, `guardrun:.*\$ `)
+	tt.waitFor(at, `guardrun:.*\$ `)
 	if _, err := os.Stat(filepath.Join(w.work, "from-shell")); err != nil {
 		t.Errorf("approved touch did not run: %v", err)
 	}

@@ -295,10 +295,6 @@ func TestKnownScriptVerdicts(t *testing.T) {
 			engines[program] = e
 		}
 		d := e.Script(tc.src, dir)
-		name := tc.class + ": " + tc.src
-		if len(name) > 80 {
-			name = name[:80]
-		}
 		if d.Decision != tc.want {
 			t.Errorf("%q (%s): %s, want %s (%s)", tc.src, tc.class, d.Decision, tc.want, d.Reason)
 			continue
