@@ -244,7 +244,11 @@ func (p *sedParser) subst() (string, bool) {
 	if d == '\n' || d == '\\' {
 		return "", false
 	}
-	if !p.until(d) || !p.until(d) {
+	// The pattern, then the replacement, each ended by d.
+	if !p.until(d) {
+		return "", false
+	}
+	if !p.until(d) {
 		return "", false
 	}
 	start := p.i

@@ -111,23 +111,12 @@ func (tr *fsTree) withConfig(args []string) []string {
 
 func (tr *fsTree) run(t *testing.T, stdin string, extraEnv []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(guardrunBin, tr.withConfig(args)...)
-	cmd.Dir = tr.work
-	cmd.Env = append(append([]string{"NO_COLOR=1"}, tr.env...), extraEnv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = pipeGrace
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("running guardrun: %v", err)
+	env := append(append([]string{"NO_COLOR=1"}, tr.env...), extraEnv...)
+	r := proc{dir: tr.work, env: env, stdin: strings.NewReader(stdin)}.run(append([]string{guardrunBin}, tr.withConfig(args)...)...)
+	if r.err != nil {
+		t.Fatalf("running guardrun: %v", r.err)
 	}
-	return out.String(), errb.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 const (
@@ -505,7 +494,7 @@ func TestFSPromptDiff(t *testing.T) {
 	r := tr.startPTY(t, new.String(), []string{"TERM=xterm-256color", "PAGER=" + pager},
 		"fs", "write", "notes/long.txt")
 	r.waitFor(keyLine, 1)
-	screen := r.text()
+	screen := r.screen()
 	for _, want := range []string{
 		`write notes/long.txt: zone "notes" needs approval to write`,
 		"\x1b[36m@@ -1,40 +1,40 @@\x1b[0m",
@@ -559,7 +548,7 @@ func TestFSPromptNewFile(t *testing.T) {
 	content := "package main\n\n// \x1b[2J\x1b]0;title\x07 hidden\nfunc main() {}\n"
 	r := tr.startPTY(t, content, []string{"TERM=xterm-256color"}, "fs", "write", "guarded/main.go")
 	r.waitFor(keyLine, 1)
-	screen := r.text()
+	screen := r.screen()
 	for _, want := range []string{
 		"new file",
 		"4 lines",
@@ -597,7 +586,7 @@ func TestFSPromptMkdir(t *testing.T) {
 	r := tr.startPTY(t, "hi\n", []string{"TERM=xterm-256color", "NO_COLOR=1"}, "fs", "write", "guarded/a/b/x.txt")
 	r.waitFor(keyLine, 1)
 	want := "create directories " + filepath.Join(tr.work, "guarded/a") + ", " + filepath.Join(tr.work, "guarded/a/b")
-	if screen := r.text(); !strings.Contains(screen, want) {
+	if screen := r.screen(); !strings.Contains(screen, want) {
 		t.Errorf("the prompt lacks %q:\n%s", want, screen)
 	}
 	r.send("y")
@@ -662,7 +651,7 @@ func TestFSPromptNoColor(t *testing.T) {
 	}
 	// The prompt still resets the terminal and draws with control
 	// sequences; NO_COLOR means no colours or attributes.
-	if screen := r.text(); regexp.MustCompile(`\x1b\[[0-9;]*[1-9][0-9;]*m`).MatchString(screen) || !strings.Contains(screen, "1 │ package main") {
+	if screen := r.screen(); regexp.MustCompile(`\x1b\[[0-9;]*[1-9][0-9;]*m`).MatchString(screen) || !strings.Contains(screen, "1 │ package main") {
 		t.Errorf("NO_COLOR prompt:\n%q", screen)
 	}
 	if got := r.stderr.String(); !strings.HasPrefix(got, "guardrun: denied by user: ") {

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -130,37 +128,28 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	if name == "guardrun" {
 		name = guardrunBin
 	}
-	cmd := exec.Command(name, args[2:]...)
-	cmd.Dir = ts.MkAbs(".")
 	var env []string
 	for _, kv := range []string{"PATH", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "GUARDRUN_SESSION", "GUARDRUN_CONFIG", "NO_COLOR", "GUARDRUN", "TMPDIR", "WORK"} {
 		env = append(env, kv+"="+ts.Getenv(kv))
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	for _, kv := range strings.Fields(ts.Getenv("ENVPASS")) {
 		env = append(env, kv+"="+ts.Getenv(kv))
 	}
-	cmd.Env = env
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = pipeGrace
+	p := proc{dir: ts.MkAbs("."), env: env}
 	if in := ts.Getenv("STDIN"); in != "" {
-		cmd.Stdin = strings.NewReader(in)
+		p.stdin = strings.NewReader(in)
 	}
-	err = cmd.Run()
-	got := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		got = ee.ExitCode()
-	case err != nil:
-		ts.Fatalf("status: %v", err)
+	r := p.run(append([]string{name}, args[2:]...)...)
+	if r.err != nil {
+		ts.Fatalf("status: %v", r.err)
 	}
+	got := r.code
+	stdout, stderr := r.stdout, r.stderr
 	// Through the builtin buffers, so stdout/stderr assertions see it.
-	ts.Stdout().Write([]byte(stdout.String()))
-	ts.Stderr().Write([]byte(stderr.String()))
+	ts.Stdout().Write([]byte(stdout))
+	ts.Stderr().Write([]byte(stderr))
 	if got != want {
-		ts.Fatalf("exit status %d, want %d\nstderr: %s", got, want, stderr.String())
+		ts.Fatalf("exit status %d, want %d\nstderr: %s", got, want, stderr)
 	}
 }
 

@@ -4,16 +4,12 @@ package integration
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-
-	"github.com/guardrun/guardrun/internal/trust"
 )
 
 // envTree is a project directory (the working directory, the embedded
@@ -62,22 +58,11 @@ func (tr *envTree) write(t *testing.T, rel, content string) string {
 // run runs name with args in dir, without a controlling terminal.
 func (tr *envTree) run(t *testing.T, dir string, extraEnv []string, name string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, tr.env...), extraEnv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	cmd.WaitDelay = pipeGrace
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%s %q: %v", name, args, err)
+	r := proc{dir: dir, env: append(append([]string{}, tr.env...), extraEnv...)}.run(append([]string{name}, args...)...)
+	if r.err != nil {
+		t.Fatalf("%s %q: %v", name, args, r.err)
 	}
-	return o.String(), e.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 // preApproving is a config that, if trusted, would let the recipe run
@@ -226,62 +211,6 @@ func TestEnvConfigInsideZoneNotTrusted(t *testing.T) {
 			t.Errorf("a config outside every rw zone was called untrusted:\n%s", stderr)
 		}
 	})
-}
-
-// TestNestedUntrustedConfigKeepsTrustedBlock: a trusted p/.guardrun.yaml
-// blocks `terraform apply`; an untrusted p/sub/.guardrun.yaml (which the
-// agent could write) turns it into an ask. Run from p/sub, the block
-// stays: the untrusted file tightens the trusted ancestor, not the user
-// config.
-func TestNestedUntrustedConfigKeepsTrustedBlock(t *testing.T) {
-	requireSandbox(t)
-	tr := newEnvTree(t)
-	parent := tr.write(t, "proj/.guardrun.yaml", `shell:
-  rules:
-    - {pattern: "terraform apply", allowed: false, description: "never from here"}
-    - {pattern: ls, approval: false}
-sandbox:
-  paths:
-    workspace: {root: ., mode: rw}
-`)
-	tr.write(t, "proj/sub/.guardrun.yaml", `shell:
-  rules:
-    - {pattern: "terraform apply", approval: true}
-    - {pattern: "make", allowed: false}
-`)
-	data, _ := os.ReadFile(parent)
-	if err := trust.Open(filepath.Join(tr.home, ".local", "state", "guardrun")).Trust(parent, data); err != nil {
-		t.Fatal(err)
-	}
-	sub := filepath.Join(tr.proj, "sub")
-	out, _, code := tr.run(t, sub, nil, guardrunBin, "explain", "-c", "terraform apply")
-	if code != 0 || !strings.HasPrefix(out, "decision: block") {
-		t.Errorf("terraform apply from p/sub: exit %d\n%s", code, out)
-	}
-	_, stderr, code := tr.run(t, sub, nil, guardrunBin, "--approve-all", "-c", "terraform apply")
-	if code != 77 || !strings.Contains(stderr, `guardrun: blocked: terraform apply matches rule "terraform apply"`) {
-		t.Errorf("terraform apply from p/sub in approve-all: exit %d, stderr %q", code, stderr)
-	}
-	// The nested file's own tightening applies; the trusted parent's
-	// pre-approval stays.
-	out, _, _ = tr.run(t, sub, nil, guardrunBin, "explain", "-c", "make")
-	if !strings.HasPrefix(out, "decision: block") {
-		t.Errorf("make from p/sub (blocked by the nested file):\n%s", out)
-	}
-	out, _, _ = tr.run(t, sub, nil, guardrunBin, "explain", "-c", "ls")
-	if !strings.HasPrefix(out, "decision: allow") {
-		t.Errorf("ls from p/sub (pre-approved by the trusted parent):\n%s", out)
-	}
-	// check names both files, where they came from and why.
-	out, _, _ = tr.run(t, sub, nil, guardrunBin, "check")
-	for _, s := range []string{
-		parent + " is trusted (project (.guardrun.yaml above the working directory): trusted with guardrun trust",
-		filepath.Join(sub, ".guardrun.yaml") + " is NOT trusted (project (.guardrun.yaml above the working directory): not trusted: project files come with the repository; it only tightens " + parent,
-	} {
-		if !strings.Contains(out, s) {
-			t.Errorf("check lacks %q:\n%s", s, out)
-		}
-	}
 }
 
 // TestGitConfigChain: `echo ... >> .git/config` is pre-approved by the

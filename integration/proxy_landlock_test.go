@@ -3,14 +3,10 @@
 package integration
 
 import (
-	"bytes"
-	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -19,21 +15,11 @@ import (
 func runLandlock(t testing.TB, pre []string, w *world, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	argv := append(append(append([]string{}, pre...), guardrunBin, "--backend", "landlock"), args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = w.work, w.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	cmd.WaitDelay = pipeGrace
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("guardrun %q: %v", args, err)
+	r := proc{dir: w.work, env: w.env}.run(argv...)
+	if r.err != nil {
+		t.Fatalf("guardrun %q: %v", args, r.err)
 	}
-	return o.String(), e.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 // landlockEscapePy tries every other way out of a landlock sandbox with
@@ -221,7 +207,7 @@ func TestProxyLandlockSupervisor(t *testing.T) {
 	at = tt.answer(at, "n")
 	at = tt.waitFor(at, "note for the agent")
 	tt.typ("not that host\r")
-	at = tt.waitFor(at, `not that host[\s\S]*>>> end \d+: status [1-9]`)
+	tt.waitFor(at, `not that host[\s\S]*>>> end \d+: status [1-9]`)
 	if n := prompts(tt.screen()); n != 2 {
 		t.Errorf("prompts: %d, want 2:\n%s", n, tt.screen())
 	}

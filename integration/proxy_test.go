@@ -156,7 +156,7 @@ func TestProxyAskYes(t *testing.T) {
 	w := newProxyWorld(t, "127.0.0.1")
 	r := startPrompt(t, w.world, nil, "-c", w.curl("unlisted.test")+" && "+w.curl("unlisted.test"))
 	r.waitFor(keyLine, 1)
-	s := r.text()
+	s := r.screen()
 	for _, want := range []string{"$ curl -sS", "connect to unlisted.test:" + w.port, "unlisted.test is not listed in sandbox.domains"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, s)
@@ -169,7 +169,7 @@ func TestProxyAskYes(t *testing.T) {
 	if got := r.stdout.String(); got != "page for unlisted.test\npage for unlisted.test\n" {
 		t.Errorf("stdout %q", got)
 	}
-	if n := strings.Count(r.text(), keyLine); n != 1 {
+	if n := strings.Count(r.screen(), keyLine); n != 1 {
 		t.Errorf("asked %d times, want once", n)
 	}
 }
@@ -557,7 +557,7 @@ func TestProxyUnderSupervisor(t *testing.T) {
 	asked := prompts(tt.screen())
 
 	tt.typ(curl) // remembered for the session
-	at = tt.waitFor(at, `page for unlisted.test[\s\S]*>>> end \d+: status 0`)
+	tt.waitFor(at, `page for unlisted.test[\s\S]*>>> end \d+: status 0`)
 	if n := prompts(tt.screen()); n != asked || asked != 2 {
 		t.Errorf("prompts: %d then %d, want 2 and no more:\n%s", asked, n, tt.screen())
 	}

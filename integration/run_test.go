@@ -61,26 +61,14 @@ func startPrompt(t testing.TB, w *world, extraEnv []string, args ...string) *pro
 // output and exit status.
 func runPlain(t testing.TB, w *world, dir string, extraEnv []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(guardrunBin, args...)
-	cmd.Dir = dir
 	if dir == "" {
-		cmd.Dir = w.work
+		dir = w.work
 	}
-	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	cmd.WaitDelay = pipeGrace
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Errorf("guardrun %q: %v", args, err)
-		code = -1
+	r := proc{dir: dir, env: append(append([]string{}, w.env...), extraEnv...)}.run(append([]string{guardrunBin}, args...)...)
+	if r.err != nil {
+		t.Errorf("guardrun %q: %v", args, r.err)
 	}
-	return o.String(), e.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 func exists(p string) bool {
@@ -94,7 +82,7 @@ func TestRunPromptYes(t *testing.T) {
 	w := runWorld(t, superviseConfig)
 	r := startPrompt(t, w, nil, "-c", "touch made-y")
 	r.waitFor(keyLine, 1)
-	if s := r.text(); !strings.Contains(s, "$ touch made-y") || !strings.Contains(s, "in "+w.work) {
+	if s := r.screen(); !strings.Contains(s, "$ touch made-y") || !strings.Contains(s, "in "+w.work) {
 		t.Errorf("the prompt does not show the command and its directory:\n%s", s)
 	}
 	r.send("y")
@@ -147,10 +135,10 @@ func TestRunPromptSession(t *testing.T) {
 	// The same command again: runs without a prompt.
 	r = startPrompt(t, w, nil, "-c", "touch a")
 	if code := r.wait(); code != 0 {
-		t.Fatalf("the remembered command: exit %d; stderr: %s\nterminal:\n%s", code, r.stderr.String(), r.text())
+		t.Fatalf("the remembered command: exit %d; stderr: %s\nterminal:\n%s", code, r.stderr.String(), r.screen())
 	}
-	if strings.Contains(r.text(), "approval needed") {
-		t.Errorf("a session grant asked again:\n%s", r.text())
+	if strings.Contains(r.screen(), "approval needed") {
+		t.Errorf("a session grant asked again:\n%s", r.screen())
 	}
 	if !exists(filepath.Join(w.work, "a")) {
 		t.Error("the remembered command did not run")
@@ -260,7 +248,7 @@ func TestRunPromptView(t *testing.T) {
 	r.waitFor(keyLine, 1)
 	// Both the script and its list of asking parts are cut short, so the
 	// prompt fits on a terminal.
-	if s := r.text(); strings.Contains(s, "touch f30") || !strings.Contains(s, "10 more lines") || !strings.Contains(s, "10 more parts") {
+	if s := r.screen(); strings.Contains(s, "touch f30") || !strings.Contains(s, "10 more lines") || !strings.Contains(s, "10 more parts") {
 		t.Errorf("a 30-line script is not truncated in the prompt:\n%s", s)
 	}
 	r.send("v")
@@ -271,7 +259,7 @@ func TestRunPromptView(t *testing.T) {
 	}
 	b, err := os.ReadFile(copyTo)
 	if err != nil {
-		t.Fatalf("the pager was not run on a file: %v\nterminal:\n%s", err, r.text())
+		t.Fatalf("the pager was not run on a file: %v\nterminal:\n%s", err, r.screen())
 	}
 	for _, l := range lines {
 		if !strings.Contains(string(b), l+"\n") {
@@ -292,7 +280,7 @@ func TestRunPromptEscapes(t *testing.T) {
 	name := "x\ry\x1b[2Kz\u202etxt.exe"
 	r := startPrompt(t, w, nil, "-c", "touch '"+name+"'")
 	r.waitFor(keyLine, 1)
-	s := r.text()
+	s := r.screen()
 	for _, want := range []string{`x\x0dy\x1b[2Kz\u202etxt.exe`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the prompt does not show %q:\n%q", want, s)

@@ -53,7 +53,7 @@ func TestShellCdLoadsConfig(t *testing.T) {
 	tr.waitFor("Trust this file? [y/N]", 1)
 	tr.send("y\r")
 	if code := tr.wait(); code != 0 {
-		t.Fatalf("guardrun trust: exit %d\n%s", code, tr.text())
+		t.Fatalf("guardrun trust: exit %d\n%s", code, tr.screen())
 	}
 
 	tt := startOnTTY(t, w, guardrunBin, "shell")
@@ -79,7 +79,7 @@ func TestShellCdLoadsConfig(t *testing.T) {
 	at = tt.waitFor(at, `config: .*config\.yaml \(user config( \(\$XDG_CONFIG_HOME\))?\)`)
 	at = tt.waitFor(at, `guardrun:.*\$ `)
 	tt.typ("touch t3\n")
-	at = tt.waitFor(at, `guardrun:.*\$ `)
+	tt.waitFor(at, `guardrun:.*\$ `)
 	tt.typ("exit\n")
 	tt.wait()
 

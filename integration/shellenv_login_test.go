@@ -15,7 +15,7 @@ import (
 func TestRunShellEnvLoginArgv0(t *testing.T) {
 	requireSandbox(t)
 	home := t.TempDir()
-	w := runWorld(t, shellEnvAttackConfig+"    home: {root: "+home+", mode: ro}\n"+landlockAccept)
+	w := runWorld(t, shellEnvConfig+"    home: {root: "+home+", mode: ro}\n"+landlockAccept)
 	landlockWorks(t, w, w.work)
 	marker := filepath.Join(w.work, "profile-ran")
 	for _, n := range []string{".bash_profile", ".profile"} {

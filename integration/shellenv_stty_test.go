@@ -18,7 +18,7 @@ import (
 func TestRunShellEnvZshSTTY(t *testing.T) {
 	requireSandbox(t)
 	testenv.LookPath(t, "zsh")
-	w := runWorld(t, shellEnvAttackConfig+landlockAccept)
+	w := runWorld(t, shellEnvConfig+landlockAccept)
 	landlockWorks(t, w, w.work)
 	marker := filepath.Join(w.work, "stty-ran")
 	scripts := []string{

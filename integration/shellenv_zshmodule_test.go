@@ -20,7 +20,7 @@ func TestRunShellEnvZshModulePath(t *testing.T) {
 	requireSandbox(t)
 	testenv.LookPath(t, "zsh")
 	testenv.LookPath(t, "gcc")
-	w := runWorld(t, shellEnvAttackConfig+landlockAccept)
+	w := runWorld(t, shellEnvConfig+landlockAccept)
 	landlockWorks(t, w, w.work)
 	marker := filepath.Join(w.work, "module-ran")
 	src := filepath.Join(t.TempDir(), "m.c")
@@ -61,7 +61,7 @@ func TestRunShellEnvZshModulePath(t *testing.T) {
 func TestRunShellEnvZshGlobQualifier(t *testing.T) {
 	requireSandbox(t)
 	testenv.LookPath(t, "zsh")
-	w := runWorld(t, shellEnvAttackConfig+landlockAccept)
+	w := runWorld(t, shellEnvConfig+landlockAccept)
 	landlockWorks(t, w, w.work)
 	marker := filepath.Join(w.work, "qualifier-ran")
 	if err := os.WriteFile(filepath.Join(w.work, "a"), nil, 0o644); err != nil {

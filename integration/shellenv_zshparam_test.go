@@ -18,7 +18,7 @@ import (
 func TestRunShellEnvZshSpecialParams(t *testing.T) {
 	requireSandbox(t)
 	testenv.LookPath(t, "zsh")
-	w := runWorld(t, shellEnvAttackConfig+landlockAccept)
+	w := runWorld(t, shellEnvConfig+landlockAccept)
 	landlockWorks(t, w, w.work)
 	marker := filepath.Join(w.work, "zsh-param-ran")
 	if err := os.WriteFile(filepath.Join(w.work, "a"), nil, 0o644); err != nil {

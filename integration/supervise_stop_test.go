@@ -71,7 +71,7 @@ func TestSuperviseStopContinue(t *testing.T) {
 	at = tt.waitFor(at, `\x1b\[\?1049h[\s\S]*touch while-stopped[\s\S]*\[y\] approve once.*> `)
 	time.Sleep(450 * time.Millisecond)
 	tt.typ("y")
-	at = tt.waitFor(at, `>>> end \d+: status 0`)
+	tt.waitFor(at, `>>> end \d+: status 0`)
 	tt.typ("quit\n")
 	if st := tt.wait(); st != 0 {
 		t.Errorf("supervise exited %d", st)

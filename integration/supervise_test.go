@@ -4,24 +4,19 @@ package integration
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"github.com/guardrun/guardrun/supervisor"
 )
 
@@ -92,60 +87,17 @@ func newWorld(t testing.TB, config string) *world {
 	return w
 }
 
-// tty is a terminal a test drives: it types on the master and reads
-// everything shown there.
-type tty struct {
-	t    testing.TB
-	pm   *os.File
-	ps   *os.File
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	done chan struct{}
-}
+// tty is a program on a terminal a test drives: it types on the master
+// and reads everything shown there.
+type tty struct{ *term }
 
 // startOnTTY starts argv as a session leader with a new pty as its
 // controlling terminal and stdio, as a terminal emulator would.
 func startOnTTY(t testing.TB, w *world, argv ...string) *tty {
 	t.Helper()
-	pm, ps, err := pty.Open()
-	if err != nil {
-		testenv.Missing(t, "no pty: %v", err)
-	}
-	pty.Setsize(pm, &pty.Winsize{Rows: 50, Cols: 160})
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = w.work, w.env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = ps, ps, ps
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tt := &tty{t: t, pm: pm, ps: ps, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		defer close(tt.done)
-		b := make([]byte, 32<<10)
-		for {
-			n, err := pm.Read(b)
-			tt.mu.Lock()
-			tt.buf.Write(b[:n])
-			tt.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		ps.Close()
-		pm.Close()
-	})
-	return tt
-}
-
-func (tt *tty) screen() string {
-	tt.mu.Lock()
-	defer tt.mu.Unlock()
-	return tt.buf.String()
+	return &tty{startTerm(t, cmd, termOpts{keepSlave: true})}
 }
 
 // waitFor waits until what was shown after offset from matches re and
@@ -187,13 +139,6 @@ func (tt *tty) socketHidden(at int, what, env string) int {
 	return at
 }
 
-func (tt *tty) typ(s string) {
-	tt.t.Helper()
-	if _, err := tt.pm.Write([]byte(s)); err != nil {
-		tt.t.Fatal(err)
-	}
-}
-
 // answer waits for a prompt's key line after from, lets the supervisor's
 // settle time pass (keys typed sooner go to the agent), and types keys.
 // The settle time starts when the prompt is drawn, before the test sees
@@ -228,24 +173,6 @@ func (tt *tty) termios() unix.Termios {
 		tt.t.Fatal(err)
 	}
 	return *tio
-}
-
-// wait waits for the process and returns its exit status.
-func (tt *tty) wait() int {
-	tt.t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- tt.cmd.Wait() }()
-	select {
-	case err := <-errc:
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			tt.t.Fatal(err)
-		}
-		return tt.cmd.ProcessState.ExitCode()
-	case <-time.After(20 * time.Second):
-		tt.t.Fatalf("still running; terminal shows:\n%s", tt.screen())
-		return -1
-	}
 }
 
 func fakeAgent(t testing.TB) string {
@@ -448,25 +375,6 @@ func TestSuperviseAgentStatus(t *testing.T) {
 	}
 }
 
-func TestSuperviseUsage(t *testing.T) {
-	w := newWorld(t, unsandboxedConfig)
-	for _, tc := range []struct {
-		args []string
-		want int
-	}{
-		{[]string{"supervise"}, 2},
-		{[]string{"supervise", "--strict", "--", "true"}, 2},
-		{[]string{"supervise", "--", "/nonexistent/agent"}, 127},
-	} {
-		cmd := exec.Command(guardrunBin, tc.args...)
-		cmd.Dir, cmd.Env = w.work, w.env
-		out, _ := cmd.CombinedOutput()
-		if got := cmd.ProcessState.ExitCode(); got != tc.want {
-			t.Errorf("%v: status %d, want %d\n%s", tc.args, got, tc.want, out)
-		}
-	}
-}
-
 // A GUARDRUN_SOCKET that no supervisor answers falls back to the
 // terminal; with none, interactive mode acts as strict.
 func TestStaleSocketFallsBack(t *testing.T) {
@@ -565,7 +473,7 @@ func TestShellOnTerminal(t *testing.T) {
 		code := regexp.MustCompile(`[a-z]+$`).FindString(tt.screen()[at:end])
 		tt.typ(code)
 	}
-	at = tt.waitFor(at, `guardrun:.*\$ `)
+	tt.waitFor(at, `guardrun:.*\$ `)
 	if _, err := os.Stat(filepath.Join(w.work, "from-shell")); err != nil {
 		t.Errorf("approved touch did not run: %v", err)
 	}
@@ -624,27 +532,17 @@ func BenchmarkSuperviseThroughput(b *testing.B) {
 // from its rusage).
 func relayThrough(b *testing.B, w *world, want int, argv ...string) (time.Duration, int64) {
 	b.Helper()
-	pm, ps, err := pty.Open()
-	if err != nil {
-		testenv.Missing(b, "no pty: %v", err)
-	}
-	defer pm.Close()
-	pty.Setsize(pm, &pty.Winsize{Rows: 50, Cols: 160})
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = w.work, w.env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = ps, ps, ps
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	ps.Close()
-	n, _ := io.CopyBuffer(io.Discard, pm, make([]byte, 64<<10)) // ends with EIO when the last writer is gone
+	tm := startTerm(b, cmd, termOpts{discard: true})
+	defer tm.close()
+	<-tm.shown // when the last writer is gone
 	elapsed := time.Since(start)
-	if err := cmd.Wait(); err != nil {
+	if err := <-tm.done; err != nil {
 		b.Fatalf("%v: %v", argv, err)
 	}
-	if n < int64(want) {
+	if n := tm.count; n < int64(want) {
 		b.Fatalf("%v: relayed %d bytes, want %d", argv, n, want)
 	}
 	var rss int64

@@ -145,22 +145,11 @@ func (tr *trustTree) trustStore() string {
 // terminal.
 func (tr *trustTree) guardrun(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(guardrunBin, args...)
-	cmd.Dir = tr.proj
-	cmd.Env = tr.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = pipeGrace
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("running guardrun: %v", err)
+	r := proc{dir: tr.proj, env: tr.env}.run(append([]string{guardrunBin}, args...)...)
+	if r.err != nil {
+		t.Fatalf("running guardrun: %v", r.err)
 	}
-	return out.String(), errb.String(), code
+	return r.stdout, r.stderr, r.code
 }
 
 // verdicts explains every command of trustCommands; the warning printed
@@ -355,118 +344,7 @@ func (tr *trustTree) trustPTY(t *testing.T, answer string, args ...string) (scre
 	r.send(answer + "\r")
 	code = r.wait()
 	r.drained()
-	return r.text(), r.stdout.String(), code
-}
-
-// TestTrustVerb: trust through a terminal, decline, edits, --list,
-// --revoke, and no terminal.
-func TestTrustVerb(t *testing.T) {
-	tr := newTrustTree(t)
-	data := tr.writeProject(t)
-
-	// No terminal: refused, nothing recorded.
-	out, errs, code := tr.guardrun(t, "trust")
-	if code == 0 || !strings.Contains(errs, "terminal") {
-		t.Errorf("trust without a terminal: exit %d, want non-zero and a message about the terminal\nstdout %q\nstderr %q", code, out, errs)
-	}
-	if _, err := os.Stat(tr.trustStore()); err == nil {
-		t.Error("trust without a terminal created the trust store")
-	}
-
-	// Declined: exit 77, not trusted.
-	screen, _, code := tr.trustPTY(t, "n")
-	if code != 77 {
-		t.Errorf("declined trust: exit %d, want 77\n%s", code, screen)
-	}
-	if !strings.Contains(screen, tr.file) || !strings.Contains(screen, `pattern: "make deploy"`) {
-		t.Errorf("trust did not show the file:\n%s", screen)
-	}
-	if !strings.Contains(screen, "mode: approve-all (an untrusted config cannot change the mode)") {
-		t.Errorf("trust did not say what trusting would apply:\n%s", screen)
-	}
-	if out, _, _ := tr.guardrun(t, "check"); !strings.Contains(out, "is NOT trusted") {
-		t.Errorf("after declining, check says:\n%s", out)
-	}
-	if list, _, _ := tr.guardrun(t, "trust", "--list"); strings.TrimSpace(list) != "" {
-		t.Errorf("after declining, --list shows %q", list)
-	}
-
-	base, _ := tr.verdicts(t, []string{"curl https://example.com", "rm -rf build"})
-
-	// Accepted.
-	screen, stdout, code := tr.trustPTY(t, "y")
-	if code != 0 || !strings.Contains(stdout, "trusted "+tr.file) {
-		t.Fatalf("accepted trust: exit %d, stdout %q\n%s", code, stdout, screen)
-	}
-	fi, err := os.Stat(tr.trustStore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("trust store mode %o", fi.Mode().Perm())
-	}
-	out, _, _ = tr.guardrun(t, "check")
-	if !strings.Contains(out, tr.file+" is trusted") || !strings.Contains(out, "mode: approve-all") {
-		t.Errorf("after trusting, check says:\n%s", out)
-	}
-	v, warns := tr.verdicts(t, []string{"curl https://example.com", "rm -rf build", "make deploy"})
-	// approve-all, default and "*" pre-approve, network: true.
-	want := map[string]string{"curl https://example.com": "allow+network", "rm -rf build": "allow+network", "make deploy": "block+network"}
-	if d := cmp.Diff(want, v); d != "" {
-		t.Errorf("trusted project verdicts (-want +got):\n%s", d)
-	}
-	for _, w := range warns {
-		if w != "" {
-			t.Errorf("trusted project: unexpected warning %q", w)
-		}
-	}
-	list, _, code := tr.guardrun(t, "trust", "--list")
-	if code != 0 || !strings.Contains(list, tr.file+"  trusted") {
-		t.Errorf("--list: exit %d\n%s", code, list)
-	}
-	jl, _, _ := tr.guardrun(t, "trust", "--list", "--json")
-	var entries []struct{ Path, SHA256 string }
-	if err := json.Unmarshal([]byte(jl), &entries); err != nil || len(entries) != 1 || entries[0].Path != tr.file {
-		t.Errorf("--json --list: %v %q", err, jl)
-	}
-
-	// One byte changed: untrusted again.
-	changed := bytes.Replace(data, []byte("make deploy"), []byte("make deplox"), 1)
-	if len(changed) != len(data) || bytes.Equal(changed, data) {
-		t.Fatal("test bug: the edit did not change exactly one byte")
-	}
-	os.WriteFile(tr.file, changed, 0o644)
-	v, warns = tr.verdicts(t, []string{"curl https://example.com", "rm -rf build"})
-	if d := cmp.Diff(base, v); d != "" {
-		t.Errorf("after an edit, verdicts are not the base's (-base +got):\n%s", d)
-	}
-	for i, w := range warns {
-		tr.checkWarning(t, "after an edit "+[]string{"curl", "rm"}[i], w)
-	}
-	if list, _, _ := tr.guardrun(t, "trust", "--list"); !strings.Contains(list, "changed since trusted") {
-		t.Errorf("--list after an edit:\n%s", list)
-	}
-	// Restoring the bytes restores trust.
-	os.WriteFile(tr.file, data, 0o644)
-	if out, _, _ := tr.guardrun(t, "check"); !strings.Contains(out, "is trusted") {
-		t.Errorf("restored content is not trusted:\n%s", out)
-	}
-
-	// Revoke.
-	out, _, code = tr.guardrun(t, "trust", "--revoke")
-	if code != 0 || !strings.Contains(out, "no longer trusted") {
-		t.Errorf("--revoke: exit %d %q", code, out)
-	}
-	if out, _, _ := tr.guardrun(t, "check"); !strings.Contains(out, "is NOT trusted") {
-		t.Errorf("after --revoke, check says:\n%s", out)
-	}
-	if list, _, _ := tr.guardrun(t, "trust", "--list"); strings.TrimSpace(list) != "" {
-		t.Errorf("after --revoke, --list shows %q", list)
-	}
-	out, _, code = tr.guardrun(t, "trust", "--revoke", tr.file)
-	if code != 0 || !strings.Contains(out, "was not trusted") {
-		t.Errorf("second --revoke: exit %d %q", code, out)
-	}
+	return r.screen(), r.stdout.String(), code
 }
 
 // escapeProject is a benign config whose workspace is the project dir.

@@ -66,6 +66,7 @@ func ABI() (int, error) {
 		case unix.ENOSYS:
 			return 0, errors.New("the kernel has no Landlock (Linux 5.13 or later built with CONFIG_SECURITY_LANDLOCK)")
 		case unix.EOPNOTSUPP:
+			//lint:ignore ST1005 Landlock is a proper name
 			return 0, errors.New("Landlock is built into the kernel but not enabled: add landlock to the lsm= boot parameter")
 		}
 		return 0, fmt.Errorf("landlock: %w", e)

@@ -348,7 +348,9 @@ func (m *metadata) chown(r *notify.Request) notify.Response {
 }
 
 const (
-	utimeNow  = (1 << 30) - 1
+	//lint:ignore U1000 removed after the refactor (deadcode-remaining)
+	utimeNow = (1 << 30) - 1
+	//lint:ignore U1000 removed after the refactor (deadcode-remaining)
 	utimeOmit = (1 << 30) - 2
 )
 

@@ -237,8 +237,8 @@ func TestShareKilledHolder(t *testing.T) {
 }
 
 // TestShareUnprivileged runs TestShareAcrossProcesses, TestShareKilledHolder,
-// TestShareChain, TestShareManyAtOnce, TestAttackShareNested and
-// TestAttackRestoreNamesTaken as an unprivileged user when the suite runs
+// TestShareChain, TestShareManyAtOnce, TestShareNested and
+// TestRestoreNamesTaken as an unprivileged user when the suite runs
 // as root.
 func TestShareUnprivileged(t *testing.T) {
 	const user = "guardrun-test"
@@ -246,7 +246,7 @@ func TestShareUnprivileged(t *testing.T) {
 		t.Skip("not root, or the re-executed copy: the tests themselves cover it")
 	}
 	runAsUser(t, user, "TestShareAcrossProcesses", "TestShareKilledHolder", "TestShareChain",
-		"TestShareManyAtOnce", "TestAttackShareNested", "TestAttackRestoreNamesTaken")
+		"TestShareManyAtOnce", "TestShareNested", "TestRestoreNamesTaken")
 }
 
 // TestShareRefused: with no state directory, or one the command could

@@ -234,14 +234,14 @@ func firstHello(t *testing.T) []byte {
 		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256}})
 }
 
-// TestAttackSecondHello: a client sends a first ClientHello for the
+// TestSecondHello: a client sends a first ClientHello for the
 // allowed host, the host (a real TLS 1.3 server) asks it to retry, and
 // its second ClientHello names another site, or hides it in an
 // Encrypted Client Hello, also when sent before the retry was asked
 // for: the tunnel is refused with a TLS alert, audited, and the host
 // gets nothing past the first hello. A second hello for the allowed
 // host is passed on.
-func TestAttackSecondHello(t *testing.T) {
+func TestSecondHello(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	p256 := []tls.CurveID{tls.CurveP256}
 	other := captureHello(t, &tls.Config{ServerName: "other.test", MinVersion: tls.VersionTLS13, CurvePreferences: p256})
@@ -379,12 +379,12 @@ func serverHelloRecord(random []byte) []byte {
 	return append([]byte{recordHandshake, 3, 3, 0, byte(len(msg))}, msg...)
 }
 
-// TestAttackServerAnswer: while the proxy waits for a host's ServerHello
+// TestServerAnswer: while the proxy waits for a host's ServerHello
 // it ends the tunnel (fail closed) when the host answers with something
 // else, garbage, a fatal alert, a second HelloRetryRequest, or nothing
 // within the bound; the client then gets no more bytes through it, and
 // the audit says failed and why.
-func TestAttackServerAnswer(t *testing.T) {
+func TestServerAnswer(t *testing.T) {
 	old := peekTimeout
 	peekTimeout = 500 * time.Millisecond
 	defer func() { peekTimeout = old }()
@@ -461,10 +461,10 @@ func TestAttackServerAnswer(t *testing.T) {
 	}
 }
 
-// TestAttackCoalescedHellos: a record that holds a ClientHello and more
+// TestCoalescedHellos: a record that holds a ClientHello and more
 // handshake bytes (a second hello a host might read after its retry
 // request) is refused before the host gets any of it.
-func TestAttackCoalescedHellos(t *testing.T) {
+func TestCoalescedHellos(t *testing.T) {
 	f := newFixture(t, domains(t, append([]string{"allowed.test"}, loopback...), nil), false)
 	port, got := countingUpstream(t, 0)
 	first := firstHello(t)

@@ -230,9 +230,6 @@ func compileRules(rs []Rule) ([]compiledRule, error) {
 	return out, nil
 }
 
-// Config returns the engine's config.
-func (e *Engine) Config() *Config { return e.cfg }
-
 // Script decides a shell script run in cwd.
 func (e *Engine) Script(src, cwd string) *Decision {
 	s, err := shellparse.Parse(src, e.parseOptions())

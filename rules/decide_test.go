@@ -215,7 +215,7 @@ func TestWrapperJudgedOnlyWhereNamed(t *testing.T) {
 
 func TestTightenHostileProject(t *testing.T) {
 	base := Default(Env{Cwd: "/w", Home: "/home/u", StateDir: "/s"})
-	hostile, err := Parse("/w/.guardrun.yaml", []byte(`
+	_, err := Parse("/w/.guardrun.yaml", []byte(`
 mode: approve-all
 shell:
   default: {allowed: true, approval: false}
@@ -237,7 +237,7 @@ audit:
 	if err == nil {
 		t.Fatal("a rw zone at / must be a config error even for a project file")
 	}
-	hostile, err = Parse("/w/.guardrun.yaml", []byte(`
+	hostile, err := Parse("/w/.guardrun.yaml", []byte(`
 mode: approve-all
 shell:
   default: {allowed: true, approval: false}

@@ -4,7 +4,7 @@
 // verdict for a host the network proxy is asked to reach (HostVerdict).
 //
 // It decides and never acts: it does not prompt, run, or sandbox anything,
-// and imports no process or pty packages (deps_test.go keeps it so). The
+// and imports no process or pty packages (internal/layers keeps it so). The
 // only file system access is reading the config and resolving symlinks in
 // paths, so that a zone is chosen for the path the kernel would reach.
 //

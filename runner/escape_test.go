@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 	"golang.org/x/sys/unix"
@@ -612,4 +611,66 @@ func unchanged(p, want string) func(*testing.T) {
 			t.Errorf("%s changed on the host: %q, %v", p, b, err)
 		}
 	}
+}
+
+// TestDeniedNameRace: a command that keeps moving a directory holding a
+// denied name aside, with an empty decoy at its name meanwhile, while
+// other commands start: none of them may read the denied file at the
+// name it was moved to. The profile finds denied names before the
+// sandbox is built; a sandbox that masks by name would mask the decoy.
+func TestDeniedNameRace(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	dir := filepath.Join(f.ws, "sub")
+	t.Cleanup(func() {
+		if _, err := os.Stat(dir + "-moved"); err == nil {
+			os.RemoveAll(dir)
+			os.Rename(dir+"-moved", dir)
+		}
+	})
+	flipDone := make(chan string, 1)
+	go func() {
+		var out strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		_, err := RunWith(ctx, f.opts(), f.profile, []string{probePath, "flip-dirs", dir, "15"}, f.env, Stdio{Stdout: &out, Stderr: &out})
+		if err != nil {
+			out.WriteString(err.Error())
+		}
+		flipDone <- out.String()
+	}()
+	time.Sleep(500 * time.Millisecond)
+	runs, started := 0, 0
+	var flip string
+	deadline := time.Now().Add(14 * time.Second)
+	for time.Now().Before(deadline) && flip == "" {
+		select {
+		case flip = <-flipDone:
+		default:
+		}
+		var out strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		status, err := RunWith(ctx, f.opts(), f.profile, []string{probePath, "read", filepath.Join(dir+"-moved", ".env")}, f.env, Stdio{Stdout: &out, Stderr: &out})
+		cancel()
+		runs++
+		if err != nil {
+			continue // refused to start: the race cost a run, nothing leaked
+		}
+		started++
+		if strings.Contains(out.String(), "NOT-SANDBOXED") {
+			t.Fatalf("the probe found itself outside a sandbox:\n%s", out.String())
+		}
+		if strings.Contains(out.String(), "ALLOWED") {
+			t.Fatalf("run %d read the denied file moved aside (status %d):\n%s", runs, status, out.String())
+		}
+	}
+	if flip == "" {
+		flip = <-flipDone
+	}
+	if !strings.Contains(flip, "flips") {
+		t.Fatalf("the flipping command did not run:\n%s", flip)
+	}
+	// Refused at its first move (the directory is a mount point under
+	// bwrap, Landlock refuses the rename), or it flipped and no run read.
+	t.Logf("%d runs (%d started) against: %s", runs, started, strings.TrimSpace(flip))
 }

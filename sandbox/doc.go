@@ -9,7 +9,7 @@
 // call beyond reading the file system (to resolve symlinks and to find
 // denied names); it imports only the standard library and
 // internal/sys/regfile (which opens a file only when it is a regular one),
-// and never os/exec or syscall (deps_test.go enforces this). The bwrap and seatbelt
+// and never os/exec or syscall (internal/layers enforces this). The bwrap and seatbelt
 // packages render a Profile for their platform and must never grant more
 // than Access reports. What the bwrap and landlock backends share is
 // here too: the environment a command starts with (CommandEnv) and the

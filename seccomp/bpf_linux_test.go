@@ -40,8 +40,7 @@ var (
 	eafnosupport    = uint32(retErrno | unix.EAFNOSUPPORT)
 	eprotonosupport = uint32(retErrno | unix.EPROTONOSUPPORT)
 	// refused: either errno will do, where two refusing rules match.
-	refused       = uint32(0xfffffff0)
-	personalityOK = []uint64{0, 0xffffffff}
+	refused = uint32(0xfffffff0)
 )
 
 // native is the audit architecture libseccomp builds for, and another one

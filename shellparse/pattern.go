@@ -94,6 +94,7 @@ func checkPatternShape(file *syntax.File) error {
 	st := file.Stmts[0]
 	switch {
 	case st.Negated:
+		//lint:ignore ST1005 the ! is the operator named, not punctuation
 		return errors.New("operators are not allowed in a pattern: !")
 	case st.Background, st.Coprocess, st.Disown:
 		return errors.New("operators are not allowed in a pattern: &")

@@ -410,7 +410,7 @@ func TestPromptsQueue(t *testing.T) {
 		t.Fatalf("first: %+v", a)
 	}
 	answered := p.waitFor(at, `s\r\n`)
-	at = p.waitFor(at, `touch second[\s\S]*> `)
+	p.waitFor(at, `touch second[\s\S]*> `)
 	// Whenever the second request arrived, it was drawn only after the
 	// first was answered.
 	if strings.Contains(p.screen()[:answered], "touch second") {
@@ -508,7 +508,7 @@ func TestViewPages(t *testing.T) {
 		t.Fatal("the last page was drawn over at once")
 	}
 	p.typ(" ")
-	at = p.waitFor(at, `\[v\] view.*> `)
+	p.waitFor(at, `\[v\] view.*> `)
 	p.typ("y")
 	if a := answer(t, ans); !a.Approve {
 		t.Fatalf("answer %+v", a)

@@ -6,10 +6,6 @@ import (
 	"github.com/guardrun/guardrun/internal/request"
 )
 
-func runScript(g *global, script string, shellOpts, posArgs []string, io IO) error {
-	return execute(g, &request.Job{Script: script, ShellOpts: shellOpts, PosArgs: posArgs}, io)
-}
-
 func runArgv(g *global, argv []string, io IO) error {
 	if len(argv) == 0 {
 		return usagef("-- needs a command")

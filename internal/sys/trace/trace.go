@@ -32,9 +32,6 @@ type phase struct {
 	start, dur time.Duration
 }
 
-// Enabled reports whether GUARDRUN_TRACE=1 is set.
-func Enabled() bool { return enabled }
-
 // Begin marks where main started: phases are timed from here.
 func Begin() {
 	if enabled {

@@ -9,9 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 )
@@ -39,40 +36,6 @@ func LookPath(t testing.TB, program string) string {
 		Missing(t, "no %s: %v", program, err)
 	}
 	return p
-}
-
-// Dep is one package in the dependency graph of the package under test.
-type Dep struct {
-	Path     string
-	Standard bool
-	Imports  []string
-}
-
-// Deps lists the package in the working directory and everything it
-// depends on (`go list -deps`), for tests that keep a package pure. No go
-// command ends t through Missing.
-func Deps(t testing.TB) []Dep {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	if _, err := os.Stat(goBin); err != nil {
-		Missing(t, "no go command: %v", err)
-	}
-	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}\t{{.Standard}}\t{{join .Imports \" \"}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	var deps []Dep
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.SplitN(line, "\t", 3)
-		if len(f) != 3 {
-			t.Fatalf("unexpected go list line %q", line)
-		}
-		deps = append(deps, Dep{Path: f[0], Standard: f[1] == "true", Imports: strings.Fields(f[2])})
-	}
-	return deps
 }
 
 // User makes sure the local account name exists (useradd -m when it does
