@@ -62,6 +62,11 @@ type Decision struct {
 	// Hosts says which hosts the command may reach through the proxy
 	// (set with Proxy).
 	Hosts string `json:"hosts,omitempty"`
+	// Feeds is what the script feeds its commands from its own text
+	// (here-documents, here-strings), as the analysis in the dialect of
+	// shell.program read it (shellparse.Script.Feeds). A session grant
+	// covers it.
+	Feeds []string `json:"-"`
 }
 
 // Asking returns the parts whose verdict is ask.
@@ -261,7 +266,7 @@ func (e *Engine) parseOptions() shellparse.Options {
 }
 
 func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
-	d := &Decision{Parts: []Part{}}
+	d := &Decision{Parts: []Part{}, Feeds: s.Feeds}
 	for _, f := range s.Findings {
 		v := Ask
 		if f.Severity == shellparse.Block {

@@ -45,7 +45,41 @@ func analyse(src string, opts Options) (*analysis, error) {
 	f.dialectCheck(src, file, Pos{}, false)
 	f.file(file)
 	f.runtimeSubscripts()
+	if strings.Contains(src, "<<") {
+		a.out.Feeds = feeds(file, src)
+	}
 	return a, nil
+}
+
+// feeds lists the here-documents and here-strings of file, whose source
+// is src (Script.Feeds).
+func feeds(file *syntax.File, src string) []string {
+	slice := func(from, to syntax.Pos) string {
+		a, b := int(from.Offset()), int(to.Offset())
+		if a < 0 || b > len(src) || a > b {
+			return ""
+		}
+		return src[a:b]
+	}
+	var out []string
+	syntax.Walk(file, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if !ok || r.Word == nil {
+			return true
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			body := ""
+			if r.Hdoc != nil {
+				body = slice(r.Hdoc.Pos(), r.Hdoc.End())
+			}
+			out = append(out, "heredoc "+r.Op.String()+slice(r.Word.Pos(), r.Word.End())+"\n"+body)
+		case syntax.WordHdoc:
+			out = append(out, "herestring "+slice(r.Word.Pos(), r.Word.End()))
+		}
+		return true
+	})
+	return out
 }
 
 // ParseArgv analyses an argv that is executed directly, without a shell:

@@ -271,7 +271,7 @@ func TestNoPerson(t *testing.T) {
 		t.Fatal("no session store")
 	}
 	d := s.Decide(&Job{Script: "make"})
-	if err := s.Store.Add(approval.Grant{Key: approval.RequestKey(d, "make", w.work), Summary: "make", Where: w.work}); err != nil {
+	if err := s.Store.Add(approval.Grant{Key: approval.RequestKey(d, w.work), Summary: "make", Where: w.work}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Run(context.Background(), job("make"), io); err != stop || commits != 2 || len(p.asked) != 0 {

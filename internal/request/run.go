@@ -356,7 +356,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		Summary:  OneLineDisplay(j.Display()),
 	}
 	if s.Store != nil {
-		req.Key = approval.RequestKey(d, j.Script, cwd)
+		req.Key = approval.RequestKey(d, cwd)
 	}
 	end := trace.Phase("approve")
 	out, err := s.Ask(ctx, req, io, nil)
