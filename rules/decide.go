@@ -358,39 +358,14 @@ func argvValues(ws []shellparse.Word) []string {
 	return out
 }
 
-// quoted renders argv for a person or an agent: quoted so that control
-// characters and spaces cannot disguise it.
-func quoted(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if plainWord(a) {
-			parts[i] = a
-			continue
-		}
-		q, err := syntax.Quote(a, syntax.LangBash)
-		if err != nil {
-			q = fmt.Sprintf("%q", a)
-		}
-		parts[i] = q
-	}
-	return strings.Join(parts, " ")
-}
+// quoted renders argv for a person or an agent: quoted, in the dialect
+// of shell.program, so that control characters and spaces cannot
+// disguise it.
+func (e *Engine) quoted(argv []string) string { return shellparse.QuoteArgv(argv, e.dialect) }
 
-// plainWord reports whether a word needs no quoting to be read back as
-// itself (the common case, which skips the quoting machinery).
-func plainWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '_' || c == '.' || c == '/' || c == ',' || c == ':' || c == '+' || c == '@' || c == '%' || c == '=') {
-			return false
-		}
-	}
-	return true
-}
+// Dialect is the parser dialect of shell.program, the one scripts are
+// read and argvs shown in.
+func (e *Engine) Dialect() syntax.LangVariant { return e.dialect }
 
 // matchResult is whether a rule matches: definitely, not at all, or
 // maybe (a dynamic word stands where the pattern needs to see a value).
@@ -517,7 +492,7 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 		Kind: "command", Text: c.Text, Argv: argv, Pos: c.Pos.String(),
 		Via: c.Via, Wrapper: c.Wrapper,
 	}
-	display := quoted(argv)
+	display := e.quoted(argv)
 	if p.Text == "" {
 		p.Text = display
 	}

@@ -99,7 +99,7 @@ func ParseArgv(argv []string, opts Options) *Script {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		q := quoteArg(s)
+		q := quoteWord(s, i == 0, lang)
 		start := uint(b.Len())
 		b.WriteString(q)
 		args[i] = wval{
@@ -121,16 +121,6 @@ func ParseArgv(argv []string, opts Options) *Script {
 		end:   uint(b.Len()),
 	})
 	return a.result()
-}
-
-func quoteArg(s string) string {
-	q, err := syntax.Quote(s, syntax.LangBash)
-	if err != nil {
-		// Only NUL bytes are refused, and no argv can hold one; keep the
-		// text visible rather than fail.
-		return strings.ReplaceAll(s, "\x00", `\0`)
-	}
-	return q
 }
 
 // DialectFor returns the parser dialect for a shell program, by its base

@@ -17,6 +17,7 @@ import (
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seatbelt"
 	"github.com/guardrun/guardrun/seccomp"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 const profileUsage = `Usage: guardrun profile [--os linux|darwin] [--json]
@@ -172,11 +173,11 @@ func cmdProfile(g *global, args []string, io IO) error {
 			printLandlock(w, rep.Landlock, rep.Unenforceable)
 			break
 		}
-		fmt.Fprintf(w, "\nbwrap %s -- CMD...\n", request.QuoteArgv(rep.Bwrap))
+		fmt.Fprintf(w, "\nbwrap %s -- CMD...\n", shellparse.QuoteArgv(rep.Bwrap, l.Engine.Dialect()))
 		fmt.Fprintf(w, "(fd %d holds the seccomp filter, fd %d the status pipe)\n", bwrap.SeccompFD, bwrap.StatusFD)
 		if p.Proxy {
 			fmt.Fprintf(w, "with the proxy, CMD is run as: %s CMD...\n(fd %d holds the command's own seccomp filter, which refuses unix sockets)\n",
-				request.QuoteArgv(bwrap.BridgeArgv(nil)), bwrap.CommandFilterFD)
+				shellparse.QuoteArgv(bwrap.BridgeArgv(nil), l.Engine.Dialect()), bwrap.CommandFilterFD)
 		}
 	case "darwin":
 		fmt.Fprintln(w, "\nsandbox-exec -p PROFILE with:")

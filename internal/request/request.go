@@ -3,9 +3,6 @@ package request
 import (
 	"fmt"
 	"io"
-	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/guardrun/guardrun/rules"
 )
@@ -43,16 +40,3 @@ func (e *Refusal) Error() string { return e.Line }
 type ExitStatus struct{ Code int }
 
 func (e *ExitStatus) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
-
-// QuoteArgv is argv as a shell would read it back.
-func QuoteArgv(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		q, err := syntax.Quote(a, syntax.LangBash)
-		if err != nil {
-			q = fmt.Sprintf("%q", a)
-		}
-		parts[i] = q
-	}
-	return strings.Join(parts, " ")
-}
