@@ -261,6 +261,13 @@ func (e *Engine) Argv(argv []string, cwd string) *Decision {
 	return e.decide(shellparse.ParseArgv(argv, e.parseOptions()), cwd)
 }
 
+// Analyse is the analysis Script decides on, for a caller that needs
+// more of it than the decision holds (guardrun shell, which carries cd
+// and export over to the next line).
+func (e *Engine) Analyse(src string) (*shellparse.Script, error) {
+	return shellparse.Parse(src, e.parseOptions())
+}
+
 func (e *Engine) parseOptions() shellparse.Options {
 	return shellparse.Options{Dialect: e.dialect, Home: e.home}
 }

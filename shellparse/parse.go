@@ -37,9 +37,13 @@ func analyse(src string, opts Options) (*analysis, error) {
 	if !f.readable(src, Pos{}, false) {
 		return a, nil
 	}
+	written := src
 	file, src, err := parseBash(src, lang)
 	if err != nil {
 		return nil, toParseError(err)
+	}
+	if len(file.Stmts) == 1 && src == written {
+		a.out.single = file.Stmts[0]
 	}
 	f.src = src
 	f.dialectCheck(src, file, Pos{}, false)

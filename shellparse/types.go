@@ -158,6 +158,9 @@ type Script struct {
 	// with it (python3 - <<'EOF') is not, so a session grant for the
 	// script must cover it.
 	Feeds []string `json:"feeds,omitempty"`
+	// single is the script's one statement, when it has exactly one
+	// (Carry reads it).
+	single *syntax.Stmt
 }
 
 // Options controls analysis.
