@@ -230,11 +230,8 @@ func (s *spec) envWhy(name string) string {
 	return ""
 }
 
-// init prepares the spec's options: an unknown letter of a command
-// whose letters are all listed may take the rest of its word as its
-// argument, so nothing more is read from that word; and a long no-
-// option without an act of its own only turns a default off, so it takes
-// no argument.
+// init prepares the spec's options: a long no- option without an act of
+// its own only turns a default off, so it is read as taking no argument.
 func (s *spec) init() {
 	s.initOnce.Do(func() {
 		s.Options.init()
