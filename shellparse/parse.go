@@ -49,6 +49,8 @@ func analyse(src string, opts Options) (*analysis, error) {
 	f.dialectCheck(src, file, Pos{}, false)
 	f.file(file)
 	f.runtimeSubscripts()
+	// The parser reads <<, <<- and <<< only from those characters (it
+	// joins no operator across a backslash-newline).
 	if strings.Contains(src, "<<") {
 		a.out.Feeds = feeds(file, src)
 	}
