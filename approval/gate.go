@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/guardrun/guardrun/rules"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Request is one thing to decide: a script, an argv or a file operation,
@@ -192,20 +191,17 @@ func oneLine(s string) string {
 // the same text in another), the normalized argv and matched rule of
 // every part, the zone and path of every file operation, never file
 // contents, and what the script feeds the commands from its own text
-// (here-document and here-string bodies: `python3 - <<'EOF'` with another
-// body is another request). Parts that are allowed are included too, so
-// that a grant for `ls` never covers `ls; rm x` or `ls > f`. A request
-// whose verdict depends on run-time values gets no key: it may be
-// approved once, never remembered. script is empty for an argv.
-func RequestKey(d *rules.Decision, script, where string) string {
+// (d.Feeds: here-document and here-string bodies, as the analysis that
+// decided read them: `python3 - <<'EOF'` with another body is another
+// request). Parts that are allowed are included too, so that a grant for
+// `ls` never covers `ls; rm x` or `ls > f`. A request whose verdict
+// depends on run-time values gets no key: it may be approved once, never
+// remembered.
+func RequestKey(d *rules.Decision, where string) string {
 	for _, p := range d.Parts {
 		if p.Dynamic && p.Decision != rules.Allow {
 			return ""
 		}
-	}
-	feeds, ok := ScriptFeeds(script)
-	if !ok {
-		return ""
 	}
 	argv := [][]string{{"where", where}}
 	rule := []string{""}
@@ -222,48 +218,9 @@ func RequestKey(d *rules.Decision, script, where string) string {
 			rule = append(rule, "")
 		}
 	}
-	for _, f := range feeds {
+	for _, f := range d.Feeds {
 		argv = append(argv, []string{"feed", f})
 		rule = append(rule, "")
 	}
 	return CommandKey(argv, rule)
-}
-
-// ScriptFeeds is the text a script feeds its commands from itself, in
-// order: the bodies of here-documents and the words of here-strings,
-// as written. ok is false when the script does not parse (such a request
-// is not remembered).
-func ScriptFeeds(script string) (feeds []string, ok bool) {
-	if strings.TrimSpace(script) == "" {
-		return nil, true
-	}
-	f, err := syntax.NewParser(syntax.KeepComments(false)).Parse(strings.NewReader(script), "")
-	if err != nil {
-		return nil, false
-	}
-	slice := func(from, to syntax.Pos) string {
-		a, b := int(from.Offset()), int(to.Offset())
-		if a < 0 || b > len(script) || a > b {
-			return ""
-		}
-		return script[a:b]
-	}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		r, isRedir := n.(*syntax.Redirect)
-		if !isRedir {
-			return true
-		}
-		switch r.Op {
-		case syntax.Hdoc, syntax.DashHdoc:
-			body := ""
-			if r.Hdoc != nil {
-				body = slice(r.Hdoc.Pos(), r.Hdoc.End())
-			}
-			feeds = append(feeds, "heredoc "+r.Op.String()+slice(r.Word.Pos(), r.Word.End())+"\n"+body)
-		case syntax.WordHdoc:
-			feeds = append(feeds, "herestring "+slice(r.Word.Pos(), r.Word.End()))
-		}
-		return true
-	})
-	return feeds, true
 }

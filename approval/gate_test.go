@@ -94,15 +94,15 @@ func TestRequestKeyCoversEveryPart(t *testing.T) {
 	ls := &rules.Decision{Parts: []rules.Part{{Kind: "command", Argv: []string{"ls"}}}}
 	lsRm := &rules.Decision{Parts: []rules.Part{{Kind: "command", Argv: []string{"ls"}}, {Kind: "command", Argv: []string{"rm", "x"}}}}
 	lsRedir := &rules.Decision{Parts: []rules.Part{{Kind: "command", Argv: []string{"ls"}}, {Kind: "file", Op: "write", Path: "/w/f", Zone: "workspace"}}}
-	k := RequestKey(ls, "", "/w")
-	if k == "" || k == RequestKey(lsRm, "", "/w") || k == RequestKey(lsRedir, "", "/w") {
+	k := RequestKey(ls, "/w")
+	if k == "" || k == RequestKey(lsRm, "/w") || k == RequestKey(lsRedir, "/w") {
 		t.Error("a grant for ls would cover ls; rm x or ls > f")
 	}
-	if RequestKey(ls, "", "/w") != k {
+	if RequestKey(ls, "/w") != k {
 		t.Error("key not stable")
 	}
 	dyn := &rules.Decision{Parts: []rules.Part{{Kind: "finding", Decision: rules.Ask, Dynamic: true}}}
-	if RequestKey(dyn, "", "/w") != "" {
+	if RequestKey(dyn, "/w") != "" {
 		t.Error("a request with run-time parts can be remembered")
 	}
 }

@@ -13,31 +13,7 @@ import (
 // the identical script in the same directory is covered. The same argv
 // with another here-document body, here-string or directory asks again.
 func TestSessionGrantCoversWhatWasApproved(t *testing.T) {
-	cfg := rules.Default(rules.Env{Cwd: "/w", Home: "/home/u", StateDir: t.TempDir()})
-	eng, err := rules.New(cfg, "/home/u")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := openTestStore(t, t.TempDir(), "s1", 0, nil)
-	person := &fakePrompter{answer: Answer{Approve: true, Session: true}}
-	g := &Gate{Mode: rules.ModeInteractive, Prompter: person, Store: store}
-	decide := func(script, cwd string) (asked bool) {
-		t.Helper()
-		d := eng.Script(script, cwd)
-		if d.Decision != rules.Ask {
-			t.Fatalf("%q: verdict %s, want ask (the test needs a script that asks)", script, d.Decision)
-		}
-		r := &Request{Display: script, Decision: d, Cwd: cwd, Key: RequestKey(d, script, cwd), Summary: script}
-		if r.Key == "" {
-			t.Fatalf("%q cannot be remembered", script)
-		}
-		before := person.asked
-		out, err := g.Decide(context.Background(), r)
-		if err != nil || !out.Run {
-			t.Fatalf("%q: %+v %v", script, out, err)
-		}
-		return person.asked > before
-	}
+	eng, store, decide := sessionGate(t, "")
 	harmless := "python3 - <<'EOF'\nprint('hello')\nEOF\n"
 	harmful := "python3 - <<'EOF'\nimport shutil; shutil.rmtree('/w')\nEOF\n"
 	if a, b := eng.Script(harmless, "/w"), eng.Script(harmful, "/w"); !slices.EqualFunc(a.Parts, b.Parts, func(x, y rules.Part) bool {
@@ -70,18 +46,67 @@ func TestSessionGrantCoversWhatWasApproved(t *testing.T) {
 	}
 }
 
-func TestScriptFeeds(t *testing.T) {
-	feeds, ok := ScriptFeeds("cat <<EOF\na $x\nEOF\ncat <<-'E2' | sh\n\tb\n\tE2\ntr a b <<< \"c d\"\necho $(cat <<X\nnested\nX\n)")
-	if !ok || len(feeds) != 4 {
-		t.Fatalf("feeds %q ok %v, want 4", feeds, ok)
+// TestSessionGrantFollowsTheDialect: with shell.program a zsh, the key
+// holds what zsh feeds the commands, read as zsh reads the script (zsh
+// syntax bash cannot parse included): the same script is covered by its
+// grant, the same commands with another body are not.
+func TestSessionGrantFollowsTheDialect(t *testing.T) {
+	_, _, decide := sessionGate(t, "/bin/zsh")
+	// An anonymous function, which only zsh has, around each script.
+	script := func(body string) string { return "() {\npython3 - <<'EOF'\n" + body + "\nEOF\n}\n" }
+	harmless, harmful := script("print('hello')"), script("import shutil; shutil.rmtree('/w')")
+	if !decide(harmless, "/w") {
+		t.Fatal("first run did not ask")
 	}
-	if _, ok := ScriptFeeds("cat <<EOF\nunterminated"); ok {
-		t.Error("an unparseable script has feeds")
+	if decide(harmless, "/w") {
+		t.Error("the identical zsh script asked again after a session grant")
+	}
+	if !decide(harmful, "/w") {
+		t.Error("same argv with another heredoc body ran on the grant for the first")
+	}
+	str := func(code string) string { return "() { python3 - <<< " + code + " }" }
+	if !decide(str("'print(1)'"), "/w") || !decide(str("'print(2)'"), "/w") {
+		t.Error("a zsh here-string body is not part of the grant")
+	}
+}
+
+// sessionGate is a gate with a real policy (shell.program program, or
+// the default) and store that approves every request for the session;
+// decide reports whether a request had to ask the person.
+func sessionGate(t *testing.T, program string) (*rules.Engine, *Store, func(script, cwd string) (asked bool)) {
+	t.Helper()
+	cfg := rules.Default(rules.Env{Cwd: "/w", Home: "/home/u", StateDir: t.TempDir()})
+	if program != "" {
+		cfg.Shell.Program = program
+	}
+	eng, err := rules.New(cfg, "/home/u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := openTestStore(t, t.TempDir(), "s1", 0, nil)
+	person := &fakePrompter{answer: Answer{Approve: true, Session: true}}
+	g := &Gate{Mode: rules.ModeInteractive, Prompter: person, Store: store}
+	return eng, store, func(script, cwd string) (asked bool) {
+		t.Helper()
+		d := eng.Script(script, cwd)
+		if d.Decision != rules.Ask {
+			t.Fatalf("%q: verdict %s, want ask (the test needs a script that asks): %s", script, d.Decision, d.Reason)
+		}
+		r := &Request{Display: script, Decision: d, Cwd: cwd, Key: RequestKey(d, cwd), Summary: script}
+		if r.Key == "" {
+			t.Fatalf("%q cannot be remembered", script)
+		}
+		before := person.asked
+		out, err := g.Decide(context.Background(), r)
+		if err != nil || !out.Run {
+			t.Fatalf("%q: %+v %v", script, out, err)
+		}
+		return person.asked > before
 	}
 }
 
 // BenchmarkRequestKey is the cost of a session key for a typical agent
-// script with a here-document: the script is parsed again for its feeds.
+// script with a here-document, whose feeds the analysis already read.
 func BenchmarkRequestKey(b *testing.B) {
 	cfg := rules.Default(rules.Env{Cwd: "/w", Home: "/home/u", StateDir: b.TempDir()})
 	eng, err := rules.New(cfg, "/home/u")
@@ -97,7 +122,7 @@ func BenchmarkRequestKey(b *testing.B) {
 	})
 	b.Run("key", func(b *testing.B) {
 		for b.Loop() {
-			RequestKey(d, script, "/w")
+			RequestKey(d, "/w")
 		}
 	})
 }

@@ -55,7 +55,7 @@ func Catalog() []Option {
 				byAct[a] = p
 				order = append(order, a)
 			}
-			if len(k) == 1 && !s.goFlags {
+			if len(k) == 1 && !s.GoFlags {
 				if _, ok := s.shortMode(k[0]); ok {
 					if p.short != 0 {
 						// Two letters for one act: list separately.
@@ -104,22 +104,22 @@ func Catalog() []Option {
 }
 
 func (s *spec) entry(name string, short byte, long string, a act) Option {
-	o := Option{Command: name, Short: short, Long: long, Kind: a.kind, Why: a.why, GoStyle: s.goFlags}
+	o := Option{Command: name, Short: short, Long: long, Kind: a.kind, Why: a.why, GoStyle: s.GoFlags}
 	if o.Kind == "target" {
 		o.Kind = Write
 	}
 	if short != 0 {
 		m, _ := s.shortMode(short)
-		o.TakesValue, o.OptionalValue = m == requiredArg, m == optionalArg
+		o.TakesValue, o.OptionalValue = m == RequiredArg, m == OptionalArg
 	}
-	for i := 0; i < len(s.short) && !s.goFlags; i++ {
-		c := s.short[i]
-		if m, ok := s.shortMode(c); ok && m == noArg && c != short && s.do[string(c)].kind == "" && c >= 'a' && c <= 'z' {
+	for i := 0; i < len(s.Short) && !s.GoFlags; i++ {
+		c := s.Short[i]
+		if m, ok := s.shortMode(c); ok && m == NoArg && c != short && s.do[string(c)].kind == "" && c >= 'a' && c <= 'z' {
 			o.Cluster = c
 			break
 		}
 	}
-	if long != "" && s.abbrev {
+	if long != "" && s.Abbrev {
 		for n := 1; n < len(long); n++ {
 			if l, _, bad := s.findLong(long[:n]); bad == "" && l == long {
 				o.Prefix = long[:n]
@@ -129,8 +129,8 @@ func (s *spec) entry(name string, short byte, long string, a act) Option {
 	}
 	if long != "" {
 		m := s.longs[long]
-		o.TakesValue = o.TakesValue || m == requiredArg
-		o.OptionalValue = o.OptionalValue || m == optionalArg && !o.TakesValue
+		o.TakesValue = o.TakesValue || m == RequiredArg
+		o.OptionalValue = o.OptionalValue || m == OptionalArg && !o.TakesValue
 	}
 	return o
 }

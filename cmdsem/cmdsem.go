@@ -157,15 +157,6 @@ func (r *result) seen(name string) (string, bool) {
 	return v, ok
 }
 
-// argMode is how an option takes its argument.
-type argMode int
-
-const (
-	noArg       argMode = iota
-	requiredArg         // -o F, -oF, --output F, --output=F
-	optionalArg         // -xVAL, --name=VAL only
-)
-
 // act is what an option does with its argument.
 type act struct {
 	kind Kind // Write, Read, Exec; "chdir" for -C
@@ -177,28 +168,12 @@ const (
 	atFile Kind = "atfile"
 )
 
-// spec describes one command.
+// spec describes one command: its options, in the notation Scan reads,
+// and what they, its operands and its environment make it do.
 type spec struct {
-	// initOnce parses long into longs, on the spec's first use.
+	Options
+	// initOnce prepares the options on the spec's first use.
 	initOnce sync.Once
-	// short is a getopt optstring: "o:" takes an argument, "x::" an
-	// optional attached one, "a" none.
-	short string
-	// allShort: short is complete; another letter is Unknown.
-	allShort bool
-	// long lists long options: "name", "name=" (argument required),
-	// "name[=]" (optional, only attached).
-	long string
-	// abbrev: unambiguous prefixes of long options are accepted
-	// (getopt_long, git's parse-options).
-	abbrev bool
-	// strictLong: a long option not listed is Unknown.
-	strictLong bool
-	// permute: options may follow operands (GNU getopt).
-	permute bool
-	// goFlags: Go's flag package: -name and --name alike, -name=value or
-	// -name value, no clusters, no abbreviations.
-	goFlags bool
 	// do says what options do, by short letter or long name.
 	do map[string]act
 	// operands gives the operands' effects.
@@ -214,8 +189,6 @@ type spec struct {
 	// anySub: a subcommand not in sub is Unknown (git aliases can run
 	// shell commands).
 	anySub bool
-
-	longs map[string]argMode // parsed from long
 }
 
 // commonEnv redirect almost any program: where it writes temporary
@@ -257,20 +230,17 @@ func (s *spec) envWhy(name string) string {
 	return ""
 }
 
-func (s *spec) init() { s.initOnce.Do(s.parseLong) }
-
-func (s *spec) parseLong() {
-	s.longs = map[string]argMode{}
-	for _, l := range strings.Fields(s.long) {
-		switch {
-		case strings.HasSuffix(l, "[=]"):
-			s.longs[strings.TrimSuffix(l, "[=]")] = optionalArg
-		case strings.HasSuffix(l, "="):
-			s.longs[strings.TrimSuffix(l, "=")] = requiredArg
-		default:
-			s.longs[l] = noArg
+// init prepares the spec's options: a long no- option without an act of
+// its own only turns a default off, so it is read as taking no argument.
+func (s *spec) init() {
+	s.initOnce.Do(func() {
+		s.Options.init()
+		for l := range s.longs {
+			if strings.HasPrefix(l, "no-") && s.do[l].kind == "" {
+				s.longs[l] = NoArg
+			}
 		}
-	}
+	})
 }
 
 // risky reports whether some option of the command writes, deletes or
@@ -285,46 +255,6 @@ func (s *spec) risky() bool {
 		}
 	}
 	return false
-}
-
-func (s *spec) shortMode(c byte) (argMode, bool) {
-	i := strings.IndexByte(s.short, c)
-	if i < 0 || c == ':' {
-		return noArg, false
-	}
-	switch {
-	case strings.HasPrefix(s.short[i+1:], "::"):
-		return optionalArg, true
-	case strings.HasPrefix(s.short[i+1:], ":"):
-		return requiredArg, true
-	}
-	return noArg, true
-}
-
-// findLong returns the long option name matches: itself, or the one
-// option it is an unambiguous prefix of.
-func (s *spec) findLong(name string) (string, argMode, string) {
-	if m, ok := s.longs[name]; ok {
-		return name, m, ""
-	}
-	if !s.abbrev || name == "" {
-		return "", 0, "unknown"
-	}
-	var found []string
-	for l := range s.longs {
-		if strings.HasPrefix(l, name) {
-			found = append(found, l)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return "", 0, "unknown"
-	case 1:
-		return found[0], s.longs[found[0]], ""
-	}
-	// getopt_long accepts an ambiguous prefix when every candidate is
-	// the same option; here they never are.
-	return "", 0, "ambiguous"
 }
 
 // mayBeOption reports a word only known at run time that could start
@@ -373,144 +303,80 @@ func (s *spec) run(r *result, i int) {
 // scan reads options from argv[i:] and returns the operands; with
 // subcommands it stops at the first operand and returns its index.
 func (s *spec) scan(r *result, i int) ([]opnd, int) {
-	var ops []opnd
-	ended := false
+	return s.scanFrom(r, i, s.Permute)
+}
+
+// scanFrom is scan, with options after operands or not.
+func (s *spec) scanFrom(r *result, i int, permute bool) ([]opnd, int) {
+	s.init()
+	if s.sub != nil {
+		permute = false
+	}
 	risky := s.risky()
 	if r.flags == nil {
 		r.flags = map[string]string{}
 	}
-	for ; i < len(r.argv); i++ {
-		a := r.argv[i]
-		if ended {
-			ops = append(ops, opnd{a, i})
-			continue
+	sc := s.Options.scan(r.argv, i, permute)
+	for _, t := range sc.Tokens {
+		s.token(r, t, risky)
+	}
+	if s.sub != nil {
+		if sc.Ended {
+			return nil, len(r.argv)
 		}
-		if !a.Static {
-			if mayBeOption(a) && risky {
-				r.unknown(i, "", fmt.Sprintf("%s: a word known only at run time may be an option", r.name))
-			}
-			if s.sub != nil {
-				return ops, i
-			}
-			ops = append(ops, opnd{a, i})
-			if !s.permute {
-				ended = true
-			}
-			continue
-		}
-		v := a.Value
-		switch {
-		case v == "--":
-			ended = true
-			continue
-		case v == "-" || !strings.HasPrefix(v, "-"):
-			if s.sub != nil {
-				return ops, i
-			}
-			ops = append(ops, opnd{a, i})
-			if !s.permute {
-				ended = true
-			}
-			continue
-		}
-		if s.goFlags || strings.HasPrefix(v, "--") {
-			i = s.longOpt(r, i)
-			continue
-		}
-		i = s.shortOpts(r, i)
+		return nil, sc.Next
+	}
+	var ops []opnd
+	for _, k := range sc.Operands {
+		ops = append(ops, opnd{r.argv[k], k})
+	}
+	for k := sc.Next; k < len(r.argv); k++ {
+		ops = append(ops, opnd{r.argv[k], k})
 	}
 	return ops, len(r.argv)
 }
 
-func (s *spec) longOpt(r *result, i int) int {
-	v := strings.TrimLeft(r.argv[i].Value, "-")
-	name, val, hasEq := strings.Cut(v, "=")
-	long, mode, bad := s.findLong(name)
-	if bad != "" {
-		if s.strictLong || bad == "ambiguous" {
-			r.unknown(i, "--"+name, fmt.Sprintf("%s --%s is not an option guardrun knows (%s)", r.name, name, bad))
+// token records one option Scan read: what it does, or that it cannot
+// be judged.
+func (s *spec) token(r *result, t Token, risky bool) {
+	switch t.Kind {
+	case TokRunTime:
+		if mayBeOption(r.argv[t.Word]) && risky {
+			r.unknown(t.Word, "", fmt.Sprintf("%s: a word known only at run time may be an option", r.name))
 		}
-		if hasEq || i+1 >= len(r.argv) {
-			return i
+		return
+	case TokUnknown:
+		if t.Long {
+			r.unknown(t.Word, "--"+t.Name, fmt.Sprintf("%s --%s is not an option guardrun knows (%s)", r.name, t.Name, t.Why))
+		} else {
+			c := t.Name[0]
+			r.unknown(t.Word, "-"+string(rune(c)), fmt.Sprintf("%s -%c is not an option guardrun knows", r.name, c))
 		}
-		return i
+		return
 	}
-	if strings.HasPrefix(long, "no-") && s.do[long].kind == "" {
-		r.flags[long] = ""
-		return i
+	if !t.Listed {
+		return
 	}
-	dash := "--"
-	if s.goFlags {
-		dash = "-"
+	written := "-" + t.Name
+	if t.Long && !s.GoFlags {
+		written = "-" + written
 	}
-	o := opnd{Arg{Value: val, Static: r.argv[i].Static}, i}
-	switch mode {
-	case noArg:
-		r.flags[long] = ""
-		s.apply(r, long, opnd{idx: i}, dash+long, false)
-		return i
-	case requiredArg:
-		if !hasEq {
-			if i+1 >= len(r.argv) {
-				return i
-			}
-			i++
-			o = opnd{r.argv[i], i}
-		}
-	case optionalArg:
-		if !hasEq {
-			r.flags[long] = ""
-			s.apply(r, long, opnd{idx: i}, dash+long, false)
-			return i
-		}
+	var o opnd
+	switch {
+	case t.Mode == RequiredArg && !t.HasVal:
+		// The option's argument is missing: the program refuses to run.
+		return
+	case t.Mode == NoArg || !t.HasVal:
+		r.flags[t.Name] = ""
+		s.apply(r, t.Name, opnd{idx: t.Word}, written, false)
+		return
+	case t.Attached:
+		o = opnd{Arg{Value: t.Value, Static: true}, t.Word}
+	default:
+		o = opnd{r.argv[t.ValWord], t.ValWord}
 	}
-	r.flags[long] = o.Value
-	s.apply(r, long, o, dash+long, true)
-	return i
-}
-
-func (s *spec) shortOpts(r *result, i int) int {
-	v := r.argv[i].Value
-	for j := 1; j < len(v); j++ {
-		c := v[j]
-		mode, ok := s.shortMode(c)
-		if !ok {
-			if s.allShort {
-				r.unknown(i, "-"+string(c), fmt.Sprintf("%s -%c is not an option guardrun knows", r.name, c))
-				return i
-			}
-			continue
-		}
-		name := string(c)
-		switch mode {
-		case noArg:
-			r.flags[name] = ""
-			s.apply(r, name, opnd{idx: i}, "-"+name, false)
-		case requiredArg:
-			o := opnd{Arg{Value: v[j+1:], Static: true}, i}
-			if j+1 >= len(v) {
-				if i+1 >= len(r.argv) {
-					return i
-				}
-				i++
-				o = opnd{r.argv[i], i}
-			}
-			r.flags[name] = o.Value
-			s.apply(r, name, o, "-"+name, true)
-			return i
-		case optionalArg:
-			if j+1 < len(v) {
-				o := opnd{Arg{Value: v[j+1:], Static: true}, i}
-				r.flags[name] = o.Value
-				s.apply(r, name, o, "-"+name, true)
-			} else {
-				r.flags[name] = ""
-				s.apply(r, name, opnd{idx: i}, "-"+name, false)
-			}
-			return i
-		}
-	}
-	return i
+	r.flags[t.Name] = o.Value
+	s.apply(r, t.Name, o, written, true)
 }
 
 // apply records what option name does with its value o.

@@ -43,8 +43,8 @@ func corpus(name string, s *spec) [][]Arg {
 		add(st("-Q"), st("v"))
 		add(st("--no-such-option"))
 		add(dyn, st("v"))
-		for i := 0; i < len(s.short); i++ {
-			c := s.short[i]
+		for i := 0; i < len(s.Short); i++ {
+			c := s.Short[i]
 			if c == ':' {
 				continue
 			}

@@ -10,9 +10,12 @@
 // options alone or clustered (-o F, -oF, -no F), long options with = or a
 // separate argument (--output=F, --output F), unambiguous prefixes of long
 // options where the program accepts them (--out=F), and -- ending options;
-// GNU programs take options after operands too. It never runs anything and
-// knows nothing of zones or rules: policy (package rules) turns each
-// Effect into a file operation or a question.
+// GNU programs take options after operands too. Options and Scan are that
+// reader and its notation; package shellparse reads the options of the
+// wrappers it looks through (nice, timeout, env, xargs, sudo, the shells)
+// with them too. It never runs anything and knows nothing of zones or
+// rules: policy (package rules) turns each Effect into a file operation or
+// a question.
 //
 // # Limitations
 //

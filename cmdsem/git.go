@@ -8,8 +8,8 @@ const gitDiffLog = "abbrev[=] abbrev-commit all all-match alternate-refs ancestr
 
 func gitDiffLogSpec() *spec {
 	return &spec{
-		short: "puszRB::M::C::l:O:S:G:abwWU:X::n:L:iEFPgcmtrDqNhv0123456789", allShort: true,
-		long: gitDiffLog + " help", strictLong: true, permute: true,
+		Options: Options{Short: "puszRB::M::C::l:O:S:G:abwWU:X::n:L:iEFPgcmtrDqNhv0123456789", AllShort: true,
+			Long: gitDiffLog + " help", StrictLong: true, Permute: true},
 		do: acts("", "output", wr("writes the diff or log to the file instead of printing it"),
 			"O", "", rd("reads the order of files from the file"),
 			"", "ext-diff", ex("runs the external diff program named in git's configuration")),
@@ -26,10 +26,10 @@ func gitDiffLogSpec() *spec {
 
 func newGitSpec() *spec {
 	rw := func(short string, do map[string]act) *spec {
-		return &spec{short: short, permute: true, abbrev: true, do: do}
+		return &spec{Options: Options{Short: short, Permute: true, Abbrev: true}, do: do}
 	}
 	ro := func(short, long string, do map[string]act) *spec {
-		return &spec{short: short, allShort: true, long: long + " help", abbrev: true, strictLong: true, permute: true, do: do}
+		return &spec{Options: Options{Short: short, AllShort: true, Long: long + " help", Abbrev: true, StrictLong: true, Permute: true}, do: do}
 	}
 	dl := gitDiffLogSpec()
 	fetchLike := rw("u:", acts("", "upload-pack", ex("runs the program on the remote side"),
@@ -39,9 +39,9 @@ func newGitSpec() *spec {
 		"", "template", rd("copies templates (hooks) from the directory")))
 	editor := ex("starts an editor")
 	return &spec{
-		short: "C:c:pPhv", allShort: true,
-		long:       "version help exec-path[=] html-path man-path info-path paginate no-pager no-replace-objects bare git-dir= work-tree= namespace= super-prefix= config-env= literal-pathspecs glob-pathspecs noglob-pathspecs icase-pathspecs no-optional-locks list-cmds= attr-source= no-advice",
-		strictLong: true,
+		Options: Options{Short: "C:c:pPhv", AllShort: true,
+			Long:       "version help exec-path[=] html-path man-path info-path paginate no-pager no-replace-objects bare git-dir= work-tree= namespace= super-prefix= config-env= literal-pathspecs glob-pathspecs noglob-pathspecs icase-pathspecs no-optional-locks list-cmds= attr-source= no-advice",
+			StrictLong: true},
 		do: acts("C", "", act{chdir, ""},
 			"c", "", ex("sets configuration for this run, which can name programs git runs (core.pager, core.sshCommand, aliases, diff drivers)"),
 			"", "config-env", ex("sets configuration for this run, which can name programs git runs"),
@@ -63,8 +63,8 @@ func newGitSpec() *spec {
 				acts("X", "exclude-from", rd("reads exclusion patterns from the file"))),
 			"ls-tree":   ro("dlrtz", "abbrev[=] format= full-name full-tree long name-only name-status object-only", nil),
 			"cat-file":  ro("tspeP", "allow-unknown-type batch[=] batch-all-objects batch-check[=] batch-command[=] buffer filters follow-symlinks mailmap path= textconv unordered use-mailmap", acts("", "filters", ex("runs the repository's clean/smudge filter programs"), "", "textconv", ex("runs the repository's textconv programs"))),
-			"rev-parse": &spec{permute: true},
-			"rev-list":  &spec{permute: true},
+			"rev-parse": &spec{Options: Options{Permute: true}},
+			"rev-list":  &spec{Options: Options{Permute: true}},
 			"show-ref":  ro("dsq", "abbrev[=] dereference exclude-existing[=] hash[=] head heads quiet tags verify", nil),
 			"version":   ro("", "build-options", nil),
 			"branch":    rw("", acts("", "edit-description", editor)),

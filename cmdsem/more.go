@@ -21,15 +21,15 @@ func inOut(verb string) func(r *result, ops []opnd) {
 // newLessSpec is less's (and more's) spec: its options, and commands
 // given with +.
 func newLessSpec() *spec {
-	lessOpts := &spec{short: "aAbBcCdeEfFgGiIjJkKLmMnNo:O:p:P:qQrRsSt:T:uUVwWx:X~y:z:#:", permute: true, abbrev: true,
-		long: "log-file= LOG-FILE= lesskey-file= tag= tag-file= pattern= prompt= buffers= shift= tabs= window= no-lessopen quit-at-eof quiet silent chop-long-lines raw-control-chars line-numbers ignore-case help version",
+	lessOpts := &spec{Options: Options{Short: "aAbBcCdeEfFgGiIjJkKLmMnNo:O:p:P:qQrRsSt:T:uUVwWx:X~y:z:#:", Permute: true, Abbrev: true,
+		Long: "log-file= LOG-FILE= lesskey-file= tag= tag-file= pattern= prompt= buffers= shift= tabs= window= no-lessopen quit-at-eof quiet silent chop-long-lines raw-control-chars line-numbers ignore-case help version"},
 		do: acts("o", "log-file", wr("copies its input to the file"),
 			"O", "LOG-FILE", wr("copies its input to the file"),
 			"k", "lesskey-file", act{Unknown, "reads key bindings, which can run commands"}),
 		operands: readOps}
 	lessOpts.init()
 	return &spec{
-		do: lessOpts.do, short: lessOpts.short, long: lessOpts.long, // for the catalog
+		do: lessOpts.do, Options: Options{Short: lessOpts.Short, Long: lessOpts.Long}, // for the catalog
 		custom: func(s *spec, r *result, i int) {
 			for j := i; j < len(r.argv); j++ {
 				if strings.HasPrefix(r.argv[j].Value, "+") {

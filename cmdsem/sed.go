@@ -14,9 +14,9 @@ var sedOptions struct {
 
 func buildSedOptions() {
 	sedOptions.spec = &spec{
-		short: "ne:f:i::l:EnrsuzbE", allShort: true,
-		long:   "debug expression= file= follow-symlinks in-place[=] line-length= null-data zero-terminated posix quiet regexp-extended sandbox separate silent unbuffered binary help version",
-		abbrev: true, strictLong: true, permute: true,
+		Options: Options{Short: "ne:f:i::l:EnrsuzbE", AllShort: true,
+			Long:   "debug expression= file= follow-symlinks in-place[=] line-length= null-data zero-terminated posix quiet regexp-extended sandbox separate silent unbuffered binary help version",
+			Abbrev: true, StrictLong: true, Permute: true},
 	}
 }
 
@@ -270,9 +270,9 @@ var awkOptions struct {
 
 func buildAwkOptions() {
 	awkOptions.spec = &spec{
-		short: "F:v:f:E:i:l:bcCdDeghLMnNoOpPrsStVW:", allShort: false,
-		long:   "field-separator= assign= file= exec= include= load= characters-as-bytes traditional copyright dump-variables[=] debug[=] source= gen-pot lint[=] bignum non-decimal-data optimize profile[=] pretty-print[=] posix re-interval no-optimize sandbox lint-old help version",
-		abbrev: true, strictLong: true,
+		Options: Options{Short: "F:v:f:E:i:l:bcCdDeghLMnNoOpPrsStVW:", AllShort: false,
+			Long:   "field-separator= assign= file= exec= include= load= characters-as-bytes traditional copyright dump-variables[=] debug[=] source= gen-pot lint[=] bignum non-decimal-data optimize profile[=] pretty-print[=] posix re-interval no-optimize sandbox lint-old help version",
+			Abbrev: true, StrictLong: true},
 	}
 }
 

@@ -88,8 +88,8 @@ type entry struct {
 // gnu marks a GNU tool's spec: abbreviated long options, options after
 // operands, --help and --version.
 func gnu(s *spec) *spec {
-	s.abbrev, s.strictLong, s.permute = true, true, true
-	s.long += " help version"
+	s.Abbrev, s.StrictLong, s.Permute = true, true, true
+	s.Long += " help version"
 	return s
 }
 
@@ -122,12 +122,12 @@ var entries = [...]entry{
 		return &spec{custom: awkCmd}
 	}},
 	{"cat", func() *spec {
-		return gnu(&spec{short: "AbeEnstTuv", allShort: true, long: "number number-nonblank show-all show-ends show-nonprinting show-tabs squeeze-blank", operands: readOps})
+		return gnu(&spec{Options: Options{Short: "AbeEnstTuv", AllShort: true, Long: "number number-nonblank show-all show-ends show-nonprinting show-tabs squeeze-blank"}, operands: readOps})
 	}},
 	{"chmod", func() *spec {
-		return gnu(&spec{short: "cfvRrwxXstugoa0123456789", allShort: true,
-			long: "changes no-preserve-root preserve-root quiet recursive reference= silent verbose",
-			do:   acts("", "reference", rd("reads the file's mode")),
+		return gnu(&spec{Options: Options{Short: "cfvRrwxXstugoa0123456789", AllShort: true,
+			Long: "changes no-preserve-root preserve-root quiet recursive reference= silent verbose"},
+			do: acts("", "reference", rd("reads the file's mode")),
 			operands: func(r *result, ops []opnd) {
 				if _, ok := r.seen("reference"); !ok && len(ops) > 0 {
 					ops = ops[1:] // the mode
@@ -136,8 +136,8 @@ var entries = [...]entry{
 			}})
 	}},
 	{"cp", func() *spec {
-		return gnu(&spec{short: "abdfHilLnPpRrsS:t:TuvxZ", allShort: true,
-			long:     "archive attributes-only backup[=] context[=] copy-contents dereference force interactive link no-clobber no-dereference no-preserve= no-target-directory one-file-system parents preserve[=] recursive reflink[=] remove-destination sparse= strip-trailing-slashes suffix= symbolic-link target-directory= update[=] verbose debug",
+		return gnu(&spec{Options: Options{Short: "abdfHilLnPpRrsS:t:TuvxZ", AllShort: true,
+			Long: "archive attributes-only backup[=] context[=] copy-contents dereference force interactive link no-clobber no-dereference no-preserve= no-target-directory one-file-system parents preserve[=] recursive reflink[=] remove-destination sparse= strip-trailing-slashes suffix= symbolic-link target-directory= update[=] verbose debug"},
 			do:       acts("t", "target-directory", act{"target", "copies the files into the directory"}),
 			operands: destOps("copies", false)})
 	}},
@@ -159,8 +159,8 @@ var entries = [...]entry{
 		}}
 	}},
 	{"diff", func() *spec {
-		return gnu(&spec{short: "abBcC:dD:eEF:hiI:lnNpqrsS:tTuU:vwWx:X:Zy0123456789", allShort: true,
-			long: "brief color[=] context[=] ed exclude= exclude-from= expand-tabs from-file= horizon-lines= ifdef= ignore-all-space ignore-blank-lines ignore-case ignore-file-name-case ignore-matching-lines= ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab label= left-column line-format= minimal new-file no-dereference no-ignore-file-name-case normal paginate palette= rcs recursive report-identical-files show-c-function show-function-line= side-by-side speed-large-files starting-file= strip-trailing-cr suppress-blank-empty suppress-common-lines tabsize= text to-file= unidirectional-new-file unified[=] width= old-group-format= new-group-format= changed-group-format= unchanged-group-format= old-line-format= new-line-format= unchanged-line-format= no-ignore-file-name-case",
+		return gnu(&spec{Options: Options{Short: "abBcC:dD:eEF:hiI:lnNpqrsS:tTuU:vwWx:X:Zy0123456789", AllShort: true,
+			Long: "brief color[=] context[=] ed exclude= exclude-from= expand-tabs from-file= horizon-lines= ifdef= ignore-all-space ignore-blank-lines ignore-case ignore-file-name-case ignore-matching-lines= ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab label= left-column line-format= minimal new-file no-dereference no-ignore-file-name-case normal paginate palette= rcs recursive report-identical-files show-c-function show-function-line= side-by-side speed-large-files starting-file= strip-trailing-cr suppress-blank-empty suppress-common-lines tabsize= text to-file= unidirectional-new-file unified[=] width= old-group-format= new-group-format= changed-group-format= unchanged-group-format= old-line-format= new-line-format= unchanged-line-format= no-ignore-file-name-case"},
 			do: acts("X", "exclude-from", rd("reads exclusion patterns from the file"),
 				"", "from-file", rd("compares the file"), "", "to-file", rd("compares the file"),
 				"l", "paginate", ex("runs pr on the output")),
@@ -170,8 +170,8 @@ var entries = [...]entry{
 		return &spec{}
 	}},
 	{"file", func() *spec {
-		return &spec{short: "bcCdEhiklLNnprsSvzZ0e:f:F:m:P:", permute: true, abbrev: true,
-			long: "apple brief checking-printout compile debug dereference exclude= exclude-quiet= extension files-from= keep-going list magic-file= mime mime-encoding mime-type no-buffer no-dereference no-pad no-sandbox parameter= preserve-date print0 raw separator= special-files uncompress uncompress-noreport help version",
+		return &spec{Options: Options{Short: "bcCdEhiklLNnprsSvzZ0e:f:F:m:P:", Permute: true, Abbrev: true,
+			Long: "apple brief checking-printout compile debug dereference exclude= exclude-quiet= extension files-from= keep-going list magic-file= mime mime-encoding mime-type no-buffer no-dereference no-pad no-sandbox parameter= preserve-date print0 raw separator= special-files uncompress uncompress-noreport help version"},
 			do: acts("C", "compile", act{Unknown, "writes a compiled magic file into the working directory"},
 				"f", "files-from", rd("reads the names of the files"), "m", "magic-file", rd("reads the magic file"))}
 	}},
@@ -185,9 +185,9 @@ var entries = [...]entry{
 	{"gmake", newMakeSpec},
 	{"go", newGoSpec},
 	{"grep", func() *spec {
-		return gnu(&spec{short: "A:B:C:D:d:e:f:m:EFGPiyvwxcLloqsbHhnTZuzUraIR0123456789", allShort: true,
-			long: "after-context= basic-regexp before-context= binary binary-files= byte-offset color[=] colour[=] context= count dereference-recursive devices= directories= exclude= exclude-dir= exclude-from= extended-regexp file= files-with-matches files-without-match fixed-strings group-separator= ignore-case include= initial-tab invert-match label= line-buffered line-number line-regexp max-count= no-filename no-group-separator no-ignore-case no-messages null null-data only-matching perl-regexp quiet recursive regexp= silent text with-filename word-regexp",
-			do:   acts("f", "file", rd("reads patterns from the file"), "", "exclude-from", rd("reads exclusion patterns from the file")),
+		return gnu(&spec{Options: Options{Short: "A:B:C:D:d:e:f:m:EFGPiyvwxcLloqsbHhnTZuzUraIR0123456789", AllShort: true,
+			Long: "after-context= basic-regexp before-context= binary binary-files= byte-offset color[=] colour[=] context= count dereference-recursive devices= directories= exclude= exclude-dir= exclude-from= extended-regexp file= files-with-matches files-without-match fixed-strings group-separator= ignore-case include= initial-tab invert-match label= line-buffered line-number line-regexp max-count= no-filename no-group-separator no-ignore-case no-messages null null-data only-matching perl-regexp quiet recursive regexp= silent text with-filename word-regexp"},
+			do: acts("f", "file", rd("reads patterns from the file"), "", "exclude-from", rd("reads exclusion patterns from the file")),
 			operands: func(r *result, ops []opnd) {
 				if !r.hasAny("e", "regexp", "f", "file") && len(ops) > 0 {
 					ops = ops[1:] // the pattern
@@ -196,11 +196,11 @@ var entries = [...]entry{
 			}})
 	}},
 	{"head", func() *spec {
-		return gnu(&spec{short: "c:n:qvz0123456789", allShort: true, long: "bytes= lines= quiet silent verbose zero-terminated", operands: readOps})
+		return gnu(&spec{Options: Options{Short: "c:n:qvz0123456789", AllShort: true, Long: "bytes= lines= quiet silent verbose zero-terminated"}, operands: readOps})
 	}},
 	{"install", func() *spec {
-		return gnu(&spec{short: "bcCdDg:m:o:pst:TvS:Z", allShort: true,
-			long: "backup[=] compare context[=] directory group= mode= no-target-directory owner= preserve-context preserve-timestamps strip strip-program= suffix= target-directory= verbose debug",
+		return gnu(&spec{Options: Options{Short: "bcCdDg:m:o:pst:TvS:Z", AllShort: true,
+			Long: "backup[=] compare context[=] directory group= mode= no-target-directory owner= preserve-context preserve-timestamps strip strip-program= suffix= target-directory= verbose debug"},
 			do: acts("t", "target-directory", act{"target", "installs the files into the directory"},
 				"", "strip-program", ex("runs the program to strip binaries")),
 			operands: func(r *result, ops []opnd) {
@@ -213,19 +213,19 @@ var entries = [...]entry{
 	}},
 	{"less", newLessSpec},
 	{"ln", func() *spec {
-		return gnu(&spec{short: "bdfFilLnPrsS:t:Tv", allShort: true,
-			long:     "backup[=] directory force interactive logical no-dereference no-target-directory physical relative suffix= symbolic target-directory= verbose",
+		return gnu(&spec{Options: Options{Short: "bdfFilLnPrsS:t:Tv", AllShort: true,
+			Long: "backup[=] directory force interactive logical no-dereference no-target-directory physical relative suffix= symbolic target-directory= verbose"},
 			do:       acts("t", "target-directory", act{"target", "creates links in the directory"}),
 			operands: lnOps})
 	}},
 	{"ls", func() *spec {
-		return gnu(&spec{short: "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvwxXZ1I:T:w:", allShort: true,
-			long: "all almost-all author block-size= classify[=] color[=] context dereference dereference-command-line dereference-command-line-symlink-to-dir directory dired escape file-type format= full-time group-directories-first hide= hide-control-chars human-readable hyperlink[=] ignore= ignore-backups indicator-style= inode kibibytes literal no-group numeric-uid-gid quote-name quoting-style= recursive reverse show-control-chars si size sort= tabsize= time= time-style= width= zero"})
+		return gnu(&spec{Options: Options{Short: "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvwxXZ1I:T:w:", AllShort: true,
+			Long: "all almost-all author block-size= classify[=] color[=] context dereference dereference-command-line dereference-command-line-symlink-to-dir directory dired escape file-type format= full-time group-directories-first hide= hide-control-chars human-readable hyperlink[=] ignore= ignore-backups indicator-style= inode kibibytes literal no-group numeric-uid-gid quote-name quoting-style= recursive reverse show-control-chars si size sort= tabsize= time= time-style= width= zero"}})
 	}},
 	{"make", newMakeSpec},
 	{"man", func() *spec {
-		return &spec{short: "C:dDwWkKfl:LmMpPr:S:s:e:E:ZTHXRgaIiutBcn", permute: true, abbrev: true,
-			long: "all apropos ascii catman config-file= debug default ditroff encoding= extension= global-apropos gxditview[=] html[=] ignore-case local-file locale= location location-cat manpath= match-case names-only nh nj no-hyphenation no-justification no-subpages pager= path preprocessor= prompt= recode= regex sections= systems= troff troff-device[=] update usage warnings[=] whatis where where-cat wildcard help version",
+		return &spec{Options: Options{Short: "C:dDwWkKfl:LmMpPr:S:s:e:E:ZTHXRgaIiutBcn", Permute: true, Abbrev: true,
+			Long: "all apropos ascii catman config-file= debug default ditroff encoding= extension= global-apropos gxditview[=] html[=] ignore-case local-file locale= location location-cat manpath= match-case names-only nh nj no-hyphenation no-justification no-subpages pager= path preprocessor= prompt= recode= regex sections= systems= troff troff-device[=] update usage warnings[=] whatis where where-cat wildcard help version"},
 			do: acts("P", "pager", ex("runs the program as the pager"),
 				"H", "html", ex("runs a web browser"),
 				"", "gxditview", ex("runs a viewer program"),
@@ -238,13 +238,13 @@ var entries = [...]entry{
 		return &spec{custom: awkCmd}
 	}},
 	{"mkdir", func() *spec {
-		return gnu(&spec{short: "m:pvZ", allShort: true, long: "context[=] mode= parents verbose",
+		return gnu(&spec{Options: Options{Short: "m:pvZ", AllShort: true, Long: "context[=] mode= parents verbose"},
 			operands: writeOps("creates the directory")})
 	}},
 	{"more", newLessSpec},
 	{"mv", func() *spec {
-		return gnu(&spec{short: "bfinS:t:TuvZ", allShort: true,
-			long:     "backup[=] context force interactive no-clobber no-target-directory strip-trailing-slashes suffix= target-directory= update[=] verbose debug exchange no-copy",
+		return gnu(&spec{Options: Options{Short: "bfinS:t:TuvZ", AllShort: true,
+			Long: "backup[=] context force interactive no-clobber no-target-directory strip-trailing-slashes suffix= target-directory= update[=] verbose debug exchange no-copy"},
 			do:       acts("t", "target-directory", act{"target", "moves the files into the directory"}),
 			operands: destOps("moves", true)})
 	}},
@@ -256,8 +256,8 @@ var entries = [...]entry{
 		return &spec{custom: func(s *spec, r *result, i int) { r.exec(0, "", "npx runs a package's program") }}
 	}},
 	{"patch", func() *spec {
-		return gnu(&spec{short: "bB:cd:D:eEfF:g:i:lnNo:p:r:RstTuvVY:z:Z", allShort: true,
-			long: "backup backup-if-mismatch basename-prefix= batch binary context directory= dry-run ed force forward fuzz= get= ifdef= ignore-whitespace input= merge no-backup-if-mismatch normal output= posix prefix= quiet quoting-style= read-only= reject-file= reject-format= remove-empty-files reverse set-time set-utc silent strip= suffix= unified verbose version-control=",
+		return gnu(&spec{Options: Options{Short: "bB:cd:D:eEfF:g:i:lnNo:p:r:RstTuvVY:z:Z", AllShort: true,
+			Long: "backup backup-if-mismatch basename-prefix= batch binary context directory= dry-run ed force forward fuzz= get= ifdef= ignore-whitespace input= merge no-backup-if-mismatch normal output= posix prefix= quiet quoting-style= read-only= reject-file= reject-format= remove-empty-files reverse set-time set-utc silent strip= suffix= unified verbose version-control="},
 			do: acts("o", "output", wr("writes the patched file"), "r", "reject-file", wr("writes rejected hunks to the file"),
 				"d", "directory", act{chdir, ""}, "i", "input", rd("reads the patch"),
 				"", "ed", act{Unknown, "feeds the patch to ed, which can run commands"}),
@@ -275,15 +275,15 @@ var entries = [...]entry{
 	{"pip", newPipSpec},
 	{"pip3", newPipSpec},
 	{"pwd", func() *spec {
-		return &spec{short: "LP", allShort: true, long: "help version logical physical", strictLong: true}
+		return &spec{Options: Options{Short: "LP", AllShort: true, Long: "help version logical physical", StrictLong: true}}
 	}},
 	{"python", newPythonSpec},
 	{"python2", newPythonSpec},
 	{"python3", newPythonSpec},
 	{"rg", func() *spec {
-		return &spec{abbrev: false, strictLong: true, permute: true,
-			short: "A:B:C:E:f:g:j:l:M:m:r:t:T:d:e:0123456789abcFHhiIjLnNopqsSuUvVwxz.",
-			long:  rgLong,
+		return &spec{Options: Options{Abbrev: false, StrictLong: true, Permute: true,
+			Short: "A:B:C:E:f:g:j:l:M:m:r:t:T:d:e:0123456789abcFHhiIjLnNopqsSuUvVwxz.",
+			Long:  rgLong},
 			do: acts("", "pre", ex("runs the program on every file searched"),
 				"", "hostname-bin", ex("runs the program to find the host name"),
 				"f", "file", rd("reads patterns from the file"),
@@ -300,9 +300,9 @@ var entries = [...]entry{
 		return &spec{custom: sedCmd}
 	}},
 	{"shuf", func() *spec {
-		return gnu(&spec{short: "ei:n:o:rz", allShort: true,
-			long: "echo head-count= input-range= output= random-source= repeat zero-terminated",
-			do:   acts("o", "output", wr("writes its output to the file"), "", "random-source", rd("reads random bytes from the file")),
+		return gnu(&spec{Options: Options{Short: "ei:n:o:rz", AllShort: true,
+			Long: "echo head-count= input-range= output= random-source= repeat zero-terminated"},
+			do: acts("o", "output", wr("writes its output to the file"), "", "random-source", rd("reads random bytes from the file")),
 			operands: func(r *result, ops []opnd) {
 				if !r.hasAny("e", "echo", "i", "input-range") {
 					readOps(r, ops)
@@ -310,8 +310,8 @@ var entries = [...]entry{
 			}})
 	}},
 	{"sort", func() *spec {
-		return gnu(&spec{short: "bdfgiMhnRrVcCk:mo:sS:t:T:uz", allShort: true,
-			long: "batch-size= buffer-size= check[=] compress-program= debug dictionary-order field-separator= files0-from= general-numeric-sort human-numeric-sort ignore-case ignore-leading-blanks ignore-nonprinting key= merge month-sort numeric-sort output= parallel= random-sort random-source= reverse sort= stable temporary-directory= unique version-sort zero-terminated",
+		return gnu(&spec{Options: Options{Short: "bdfgiMhnRrVcCk:mo:sS:t:T:uz", AllShort: true,
+			Long: "batch-size= buffer-size= check[=] compress-program= debug dictionary-order field-separator= files0-from= general-numeric-sort human-numeric-sort ignore-case ignore-leading-blanks ignore-nonprinting key= merge month-sort numeric-sort output= parallel= random-sort random-source= reverse sort= stable temporary-directory= unique version-sort zero-terminated"},
 			do: acts("o", "output", wr("writes the sorted output to the file"),
 				"T", "temporary-directory", wr("writes temporary files into the directory"),
 				"", "compress-program", ex("runs the program to compress temporary files"),
@@ -320,9 +320,9 @@ var entries = [...]entry{
 			operands: readOps})
 	}},
 	{"split", func() *spec {
-		return gnu(&spec{short: "a:b:C:del:n:t:x", allShort: true,
-			long: "additional-suffix= bytes= elide-empty-files filter= hex-suffixes[=] line-bytes= lines= number= numeric-suffixes[=] separator= suffix-length= unbuffered verbose",
-			do:   acts("", "filter", ex("pipes each piece through a shell command")),
+		return gnu(&spec{Options: Options{Short: "a:b:C:del:n:t:x", AllShort: true,
+			Long: "additional-suffix= bytes= elide-empty-files filter= hex-suffixes[=] line-bytes= lines= number= numeric-suffixes[=] separator= suffix-length= unbuffered verbose"},
+			do: acts("", "filter", ex("pipes each piece through a shell command")),
 			operands: func(r *result, ops []opnd) {
 				prefix := opnd{Arg{Value: "x", Static: true}, 0}
 				if len(ops) > 1 {
@@ -337,50 +337,49 @@ var entries = [...]entry{
 			}})
 	}},
 	{"tail", func() *spec {
-		return gnu(&spec{short: "c:fFn:qs:vz0123456789", allShort: true,
-			long: "bytes= follow[=] lines= max-unchanged-stats= pid= quiet retry silent sleep-interval= verbose zero-terminated", operands: readOps})
+		return gnu(&spec{Options: Options{Short: "c:fFn:qs:vz0123456789", AllShort: true,
+			Long: "bytes= follow[=] lines= max-unchanged-stats= pid= quiet retry silent sleep-interval= verbose zero-terminated"}, operands: readOps})
 	}},
 	{"tar", newTarSpec},
 	{"tee", func() *spec {
-		return gnu(&spec{short: "aip", allShort: true, long: "append ignore-interrupts output-error[=]",
+		return gnu(&spec{Options: Options{Short: "aip", AllShort: true, Long: "append ignore-interrupts output-error[=]"},
 			operands: writeOps("copies its input into the file")})
 	}},
 	{"touch", func() *spec {
-		return gnu(&spec{short: "acd:fhmr:t:", allShort: true,
-			long: "date= no-create no-dereference reference= time=",
-			do:   acts("r", "reference", rd("reads the file's times")), operands: writeOps("creates the file or changes its times")})
+		return gnu(&spec{Options: Options{Short: "acd:fhmr:t:", AllShort: true,
+			Long: "date= no-create no-dereference reference= time="},
+			do: acts("r", "reference", rd("reads the file's times")), operands: writeOps("creates the file or changes its times")})
 	}},
 	{"tree", func() *spec {
-		return &spec{short: "adfxL:P:I:o:RnNQqpugsDhFvrtcUSXJCA", permute: true,
-			long: "help version noreport charset= filelimit= timefmt= du si prune dirsfirst filesfirst sort= gitignore info fromfile",
-			do:   acts("o", "", wr("writes the listing to the file"))}
+		return &spec{Options: Options{Short: "adfxL:P:I:o:RnNQqpugsDhFvrtcUSXJCA", Permute: true,
+			Long: "help version noreport charset= filelimit= timefmt= du si prune dirsfirst filesfirst sort= gitignore info fromfile"},
+			do: acts("o", "", wr("writes the listing to the file"))}
 	}},
 	{"true", func() *spec {
 		return &spec{}
 	}},
 	{"uniq", func() *spec {
-		return gnu(&spec{short: "cdDf:is:uw:z", allShort: true,
-			long:     "all-repeated[=] check-chars= count group[=] ignore-case repeated skip-chars= skip-fields= unique zero-terminated",
+		return gnu(&spec{Options: Options{Short: "cdDf:is:uw:z", AllShort: true,
+			Long: "all-repeated[=] check-chars= count group[=] ignore-case repeated skip-chars= skip-fields= unique zero-terminated"},
 			operands: inOut("writes its output to the second operand")})
 	}},
 	{"wc", func() *spec {
-		return gnu(&spec{short: "clLmw", allShort: true, long: "bytes chars files0-from= lines max-line-length words total=",
+		return gnu(&spec{Options: Options{Short: "clLmw", AllShort: true, Long: "bytes chars files0-from= lines max-line-length words total="},
 			do: acts("", "files0-from", rd("reads the names of the files to count")), operands: readOps})
 	}},
 	{"wget", newWgetSpec},
 	{"xargs", func() *spec {
-		return gnu(&spec{short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx", allShort: true,
-			long: "arg-file= delimiter= eof[=] exit interactive max-args= max-chars= max-lines= max-procs= no-run-if-empty null open-tty process-slot-var= replace[=] show-limits verbose",
+		return gnu(&spec{Options: Options{Short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx", AllShort: true,
+			Long: "arg-file= delimiter= eof[=] exit interactive max-args= max-chars= max-lines= max-procs= no-run-if-empty null open-tty process-slot-var= replace[=] show-limits verbose"},
 			// xargs's command is reported by shellparse as its own
 			// command; its -a file as a read.
 			custom: func(s *spec, r *result, i int) {
-				s.permute = false
-				s.scan(r, i)
+				s.scanFrom(r, i, false)
 			}})
 	}},
 	{"xxd", func() *spec {
-		return &spec{short: "abCEeg:hic:l:n:o:prs:uvRd", permute: true,
-			long:     "help version",
+		return &spec{Options: Options{Short: "abCEeg:hic:l:n:o:prs:uvRd", Permute: true,
+			Long: "help version"},
 			operands: inOut("writes its output to the second operand")}
 	}},
 }

@@ -7,9 +7,9 @@ import (
 
 func newTarSpec() *spec {
 	return &spec{
-		short: "AcdrtuxFf:b:C:g:G:hiI:jJkK:lL:mMnN:OoPpRsST:UvV:wWX:zZH:", allShort: true,
-		long:   "absolute-names acls add-file= after-date= anchored append atime-preserve[=] auto-compress backup[=] block-number blocking-factor= bzip2 catenate check-device check-links checkpoint[=] checkpoint-action= clamp-mtime compare compress concatenate confirmation create delay-directory-restore delete dereference diff directory= exclude= exclude-backups exclude-caches exclude-caches-all exclude-caches-under exclude-from= exclude-ignore= exclude-ignore-recursive= exclude-tag= exclude-tag-all= exclude-tag-under= exclude-vcs exclude-vcs-ignores extract file= files-from= force-local format= full-time get group= group-map= gunzip gzip hard-dereference hole-detection= ignore-case ignore-command-error ignore-failed-read ignore-zeros incremental index-file= info-script= interactive keep-directory-symlink keep-newer-files keep-old-files label= level= list listed-incremental= lzip lzma lzop mode= mtime= multi-volume new-volume-script= newer= newer-mtime= no-acls no-anchored no-auto-compress no-check-device no-delay-directory-restore no-ignore-case no-ignore-command-error no-null no-overwrite-dir no-quote-chars= no-recursion no-same-owner no-same-permissions no-seek no-selinux no-unquote no-verbatim-files-from no-wildcards no-wildcards-match-slash no-xattrs null numeric-owner occurrence[=] old-archive one-file-system one-top-level[=] overwrite overwrite-dir owner= owner-map= pax-option= portability posix preserve-order preserve-permissions quote-chars= quoting-style= read-full-records record-size= recursion recursive-unlink remove-files restrict rmt-command= rsh-command= same-order same-owner same-permissions seek selinux show-defaults show-omitted-dirs show-snapshot-field-ranges show-stored-names show-transformed-names skip-old-files sort= sparse sparse-version= starting-file= strip-components= suffix= tape-length= test-label to-command= to-stdout totals[=] touch transform= uncompress ungzip unlink-first unquote update usage use-compress-program= utc verbatim-files-from verbose verify volno-file= warning= wildcards wildcards-match-slash xattrs xattrs-exclude= xattrs-include= xform= xz zstd help version",
-		abbrev: true, strictLong: true, permute: true,
+		Options: Options{Short: "AcdrtuxFf:b:C:g:G:hiI:jJkK:lL:mMnN:OoPpRsST:UvV:wWX:zZH:", AllShort: true,
+			Long:   "absolute-names acls add-file= after-date= anchored append atime-preserve[=] auto-compress backup[=] block-number blocking-factor= bzip2 catenate check-device check-links checkpoint[=] checkpoint-action= clamp-mtime compare compress concatenate confirmation create delay-directory-restore delete dereference diff directory= exclude= exclude-backups exclude-caches exclude-caches-all exclude-caches-under exclude-from= exclude-ignore= exclude-ignore-recursive= exclude-tag= exclude-tag-all= exclude-tag-under= exclude-vcs exclude-vcs-ignores extract file= files-from= force-local format= full-time get group= group-map= gunzip gzip hard-dereference hole-detection= ignore-case ignore-command-error ignore-failed-read ignore-zeros incremental index-file= info-script= interactive keep-directory-symlink keep-newer-files keep-old-files label= level= list listed-incremental= lzip lzma lzop mode= mtime= multi-volume new-volume-script= newer= newer-mtime= no-acls no-anchored no-auto-compress no-check-device no-delay-directory-restore no-ignore-case no-ignore-command-error no-null no-overwrite-dir no-quote-chars= no-recursion no-same-owner no-same-permissions no-seek no-selinux no-unquote no-verbatim-files-from no-wildcards no-wildcards-match-slash no-xattrs null numeric-owner occurrence[=] old-archive one-file-system one-top-level[=] overwrite overwrite-dir owner= owner-map= pax-option= portability posix preserve-order preserve-permissions quote-chars= quoting-style= read-full-records record-size= recursion recursive-unlink remove-files restrict rmt-command= rsh-command= same-order same-owner same-permissions seek selinux show-defaults show-omitted-dirs show-snapshot-field-ranges show-stored-names show-transformed-names skip-old-files sort= sparse sparse-version= starting-file= strip-components= suffix= tape-length= test-label to-command= to-stdout totals[=] touch transform= uncompress ungzip unlink-first unquote update usage use-compress-program= utc verbatim-files-from verbose verify volno-file= warning= wildcards wildcards-match-slash xattrs xattrs-exclude= xattrs-include= xform= xz zstd help version",
+			Abbrev: true, StrictLong: true, Permute: true},
 		do: acts("C", "directory", act{chdir, ""},
 			"", "to-command", ex("runs the program for every extracted file"),
 			"I", "use-compress-program", ex("runs the program to compress or decompress"),
@@ -41,7 +41,7 @@ func tarCmd(s *spec, r *result, i int) {
 				return
 			}
 			name := string(c)
-			if mode == requiredArg {
+			if mode == RequiredArg {
 				if next >= len(r.argv) {
 					break
 				}
@@ -88,9 +88,9 @@ func tarCmd(s *spec, r *result, i int) {
 
 func newCurlSpec() *spec {
 	return &spec{
-		short: "aA:b:c:C:d:D:e:E:fF:gGhH:iIjJkK:lLm:M:nNo:OpP:qQ:r:RsSt:T:u:U:vVw:x:X:y:Y:z:Z0123456#", allShort: true,
-		long:       "abstract-unix-socket= alt-svc= anyauth append aws-sigv4= basic cacert= capath= cert= cert-status cert-type= ciphers= compressed compressed-ssh config= connect-timeout= connect-to= continue-at= cookie= cookie-jar= create-dirs create-file-mode= crlf crlfile= curves= data= data-ascii= data-binary= data-raw= data-urlencode= delegation= digest disable disable-eprt disable-epsv disallow-username-in-url dns-interface= dns-ipv4-addr= dns-ipv6-addr= dns-servers= doh-cert-status doh-insecure doh-url= dump-header= egd-file= engine= etag-compare= etag-save= expect100-timeout= fail fail-early fail-with-body false-start form= form-escape form-string= ftp-account= ftp-alternative-to-user= ftp-create-dirs ftp-method= ftp-pasv ftp-port= ftp-pret ftp-skip-pasv-ip ftp-ssl-ccc ftp-ssl-ccc-mode= ftp-ssl-control get globoff happy-eyeballs-timeout-ms= haproxy-protocol head header= hostpubmd5= hostpubsha256= hsts= http0.9 http1.0 http1.1 http2 http2-prior-knowledge http3 http3-only ignore-content-length include insecure interface= ipv4 ipv6 json= junk-session-cookies keepalive-time= key= key-type= krb= libcurl= limit-rate= list-only local-port= location location-trusted login-options= mail-auth= mail-from= mail-rcpt= mail-rcpt-allowfails manual max-filesize= max-redirs= max-time= metalink negotiate netrc netrc-file= netrc-optional next no-alpn no-buffer no-clobber no-keepalive no-npn no-progress-meter no-sessionid noproxy= ntlm ntlm-wb oauth2-bearer= output= output-dir= parallel parallel-immediate parallel-max= pass= path-as-is pinnedpubkey= post301 post302 post303 preproxy= progress-bar proto= proto-default= proto-redir= proxy= proxy-anyauth proxy-basic proxy-cacert= proxy-capath= proxy-cert= proxy-cert-type= proxy-ciphers= proxy-crlfile= proxy-digest proxy-header= proxy-insecure proxy-key= proxy-key-type= proxy-negotiate proxy-ntlm proxy-pass= proxy-pinnedpubkey= proxy-service-name= proxy-ssl-allow-beast proxy-ssl-auto-client-cert proxy-tls13-ciphers= proxy-tlsauthtype= proxy-tlspassword= proxy-tlsuser= proxy-tlsv1 proxy-user= proxy1.0= proxytunnel pubkey= quote= random-file= range= rate= raw referer= remote-header-name remote-name remote-name-all remote-time remove-on-error request= request-target= resolve= retry= retry-all-errors retry-connrefused retry-delay= retry-max-time= sasl-authzid= sasl-ir service-name= show-error silent socks4= socks4a= socks5= socks5-basic socks5-gssapi socks5-gssapi-nec socks5-gssapi-service= socks5-hostname= speed-limit= speed-time= ssl ssl-allow-beast ssl-auto-client-cert ssl-no-revoke ssl-reqd ssl-revoke-best-effort sslv2 sslv3 stderr= styled-output suppress-connect-headers tcp-fastopen tcp-nodelay telnet-option= tftp-blksize= tftp-no-options time-cond= tls-max= tls13-ciphers= tlsauthtype= tlspassword= tlsuser= tlsv1 tlsv1.0 tlsv1.1 tlsv1.2 tlsv1.3 tr-encoding trace= trace-ascii= trace-time unix-socket= upload-file= url= url-query= use-ascii user= user-agent= verbose write-out= xattr help[=] version",
-		strictLong: true, permute: true,
+		Options: Options{Short: "aA:b:c:C:d:D:e:E:fF:gGhH:iIjJkK:lLm:M:nNo:OpP:qQ:r:RsSt:T:u:U:vVw:x:X:y:Y:z:Z0123456#", AllShort: true,
+			Long:       "abstract-unix-socket= alt-svc= anyauth append aws-sigv4= basic cacert= capath= cert= cert-status cert-type= ciphers= compressed compressed-ssh config= connect-timeout= connect-to= continue-at= cookie= cookie-jar= create-dirs create-file-mode= crlf crlfile= curves= data= data-ascii= data-binary= data-raw= data-urlencode= delegation= digest disable disable-eprt disable-epsv disallow-username-in-url dns-interface= dns-ipv4-addr= dns-ipv6-addr= dns-servers= doh-cert-status doh-insecure doh-url= dump-header= egd-file= engine= etag-compare= etag-save= expect100-timeout= fail fail-early fail-with-body false-start form= form-escape form-string= ftp-account= ftp-alternative-to-user= ftp-create-dirs ftp-method= ftp-pasv ftp-port= ftp-pret ftp-skip-pasv-ip ftp-ssl-ccc ftp-ssl-ccc-mode= ftp-ssl-control get globoff happy-eyeballs-timeout-ms= haproxy-protocol head header= hostpubmd5= hostpubsha256= hsts= http0.9 http1.0 http1.1 http2 http2-prior-knowledge http3 http3-only ignore-content-length include insecure interface= ipv4 ipv6 json= junk-session-cookies keepalive-time= key= key-type= krb= libcurl= limit-rate= list-only local-port= location location-trusted login-options= mail-auth= mail-from= mail-rcpt= mail-rcpt-allowfails manual max-filesize= max-redirs= max-time= metalink negotiate netrc netrc-file= netrc-optional next no-alpn no-buffer no-clobber no-keepalive no-npn no-progress-meter no-sessionid noproxy= ntlm ntlm-wb oauth2-bearer= output= output-dir= parallel parallel-immediate parallel-max= pass= path-as-is pinnedpubkey= post301 post302 post303 preproxy= progress-bar proto= proto-default= proto-redir= proxy= proxy-anyauth proxy-basic proxy-cacert= proxy-capath= proxy-cert= proxy-cert-type= proxy-ciphers= proxy-crlfile= proxy-digest proxy-header= proxy-insecure proxy-key= proxy-key-type= proxy-negotiate proxy-ntlm proxy-pass= proxy-pinnedpubkey= proxy-service-name= proxy-ssl-allow-beast proxy-ssl-auto-client-cert proxy-tls13-ciphers= proxy-tlsauthtype= proxy-tlspassword= proxy-tlsuser= proxy-tlsv1 proxy-user= proxy1.0= proxytunnel pubkey= quote= random-file= range= rate= raw referer= remote-header-name remote-name remote-name-all remote-time remove-on-error request= request-target= resolve= retry= retry-all-errors retry-connrefused retry-delay= retry-max-time= sasl-authzid= sasl-ir service-name= show-error silent socks4= socks4a= socks5= socks5-basic socks5-gssapi socks5-gssapi-nec socks5-gssapi-service= socks5-hostname= speed-limit= speed-time= ssl ssl-allow-beast ssl-auto-client-cert ssl-no-revoke ssl-reqd ssl-revoke-best-effort sslv2 sslv3 stderr= styled-output suppress-connect-headers tcp-fastopen tcp-nodelay telnet-option= tftp-blksize= tftp-no-options time-cond= tls-max= tls13-ciphers= tlsauthtype= tlspassword= tlsuser= tlsv1 tlsv1.0 tlsv1.1 tlsv1.2 tlsv1.3 tr-encoding trace= trace-ascii= trace-time unix-socket= upload-file= url= url-query= use-ascii user= user-agent= verbose write-out= xattr help[=] version",
+			StrictLong: true, Permute: true},
 		do: acts("o", "output", wr("writes the response to the file"),
 			"O", "remote-name", wr("saves the response in the working directory under the URL's name"),
 			"", "remote-name-all", wr("saves responses in the working directory under the URLs' names"),
@@ -123,9 +123,9 @@ func newCurlSpec() *spec {
 
 func newWgetSpec() *spec {
 	return &spec{
-		short: "Vhbe:o:a:qvn:i:dFB:t:O:cNST:w:Q:46xP:EkKmprl:A:R:D:I:X:HLU:Y:", allShort: true,
-		long:   "accept= accept-regex= adjust-extension append-output= ask-password auth-no-challenge background backup-converted backups= base= bind-address= body-data= body-file= ca-certificate= ca-directory= certificate= certificate-type= ciphers= compression= config= connect-timeout= content-disposition content-on-error continue convert-file-only convert-links crl-file= cut-dirs= debug default-page= delete-after directory-prefix= dns-timeout= domains= exclude-directories= exclude-domains= execute= follow-ftp follow-tags= force-directories force-html ftp-password= ftp-user= header= hsts-file= http-password= http-user= https-only ignore-case ignore-length ignore-tags= include-directories= inet4-only inet6-only input-file= keep-session-cookies level= limit-rate= load-cookies= local-encoding= max-redirect= method= mirror no-cache no-check-certificate no-clobber no-config no-cookies no-directories no-dns-cache no-glob no-host-directories no-hsts no-http-keep-alive no-if-modified-since no-iri no-netrc no-parent no-passive-ftp no-proxy no-remove-listing no-use-server-timestamps no-verbose output-document= output-file= page-requisites password= post-data= post-file= prefer-family= preserve-permissions private-key= private-key-type= progress= protocol-directories proxy-password= proxy-user= quiet quota= random-wait read-timeout= recursive referer= reject= reject-regex= rejected-log= relative remote-encoding= report-speed= restrict-file-names= retr-symlinks retry-connrefused retry-on-http-error= save-cookies= save-headers secure-protocol= server-response show-progress span-hosts spider start-pos= timeout= timestamping tries= trust-server-names unlink use-askpass= user= user-agent= verbose wait= waitretry= warc-file= warc-tempdir= xattr help version",
-		abbrev: true, strictLong: true, permute: true,
+		Options: Options{Short: "Vhbe:o:a:qvn:i:dFB:t:O:cNST:w:Q:46xP:EkKmprl:A:R:D:I:X:HLU:Y:", AllShort: true,
+			Long:   "accept= accept-regex= adjust-extension append-output= ask-password auth-no-challenge background backup-converted backups= base= bind-address= body-data= body-file= ca-certificate= ca-directory= certificate= certificate-type= ciphers= compression= config= connect-timeout= content-disposition content-on-error continue convert-file-only convert-links crl-file= cut-dirs= debug default-page= delete-after directory-prefix= dns-timeout= domains= exclude-directories= exclude-domains= execute= follow-ftp follow-tags= force-directories force-html ftp-password= ftp-user= header= hsts-file= http-password= http-user= https-only ignore-case ignore-length ignore-tags= include-directories= inet4-only inet6-only input-file= keep-session-cookies level= limit-rate= load-cookies= local-encoding= max-redirect= method= mirror no-cache no-check-certificate no-clobber no-config no-cookies no-directories no-dns-cache no-glob no-host-directories no-hsts no-http-keep-alive no-if-modified-since no-iri no-netrc no-parent no-passive-ftp no-proxy no-remove-listing no-use-server-timestamps no-verbose output-document= output-file= page-requisites password= post-data= post-file= prefer-family= preserve-permissions private-key= private-key-type= progress= protocol-directories proxy-password= proxy-user= quiet quota= random-wait read-timeout= recursive referer= reject= reject-regex= rejected-log= relative remote-encoding= report-speed= restrict-file-names= retr-symlinks retry-connrefused retry-on-http-error= save-cookies= save-headers secure-protocol= server-response show-progress span-hosts spider start-pos= timeout= timestamping tries= trust-server-names unlink use-askpass= user= user-agent= verbose wait= waitretry= warc-file= warc-tempdir= xattr help version",
+			Abbrev: true, StrictLong: true, Permute: true},
 		do: acts("O", "output-document", wr("writes the download to the file"),
 			"o", "output-file", wr("writes its log to the file"),
 			"a", "append-output", wr("appends its log to the file"),
@@ -149,9 +149,9 @@ func newWgetSpec() *spec {
 
 func newMakeSpec() *spec {
 	return &spec{
-		short: "bBC:de::f:hiI:j::kl::LnNo:pqrsStvwW:O::E:", allShort: true,
-		long:   "always-make assume-new= assume-old= check-symlink-times debug[=] directory= dry-run environment-overrides eval= file= ignore-errors include-dir= jobs[=] just-print keep-going load-average[=] makefile= max-load[=] new-file= no-builtin-rules no-builtin-variables no-keep-going no-print-directory no-silent old-file= output-sync[=] print-data-base print-directory question quiet recon silent stop touch trace warn-undefined-variables what-if= shuffle[=] help version",
-		abbrev: true, strictLong: true, permute: true,
+		Options: Options{Short: "bBC:de::f:hiI:j::kl::LnNo:pqrsStvwW:O::E:", AllShort: true,
+			Long:   "always-make assume-new= assume-old= check-symlink-times debug[=] directory= dry-run environment-overrides eval= file= ignore-errors include-dir= jobs[=] just-print keep-going load-average[=] makefile= max-load[=] new-file= no-builtin-rules no-builtin-variables no-keep-going no-print-directory no-silent old-file= output-sync[=] print-data-base print-directory question quiet recon silent stop touch trace warn-undefined-variables what-if= shuffle[=] help version",
+			Abbrev: true, StrictLong: true, Permute: true},
 		do: acts("C", "directory", act{chdir, ""},
 			"E", "eval", ex("evaluates the text as Makefile rules, which run commands"),
 			"", "eval", ex("evaluates the text as Makefile rules, which run commands"),
@@ -189,38 +189,38 @@ func goSub(long string, more map[string]act, operands func(r *result, ops []opnd
 	for k, v := range more {
 		do[k] = v
 	}
-	return &spec{goFlags: true, long: long + " h help", strictLong: true, do: do, operands: operands}
+	return &spec{Options: Options{GoFlags: true, Long: long + " h help", StrictLong: true}, do: do, operands: operands}
 }
 
 const ldflags Kind = "ldflags"
 
 func newGoSpec() *spec {
 	return &spec{
-		goFlags: true, long: "h help", strictLong: true,
-		env: []string{"GO*", "CGO_*", "CC", "CXX", "FC", "AR", "PKG_CONFIG"},
+		Options: Options{GoFlags: true, Long: "h help", StrictLong: true},
+		env:     []string{"GO*", "CGO_*", "CC", "CXX", "FC", "AR", "PKG_CONFIG"},
 		sub: map[string]*spec{
 			"build":   goSub(goBuildFlags, nil, nil),
 			"install": goSub(goBuildFlags, nil, nil),
 			"vet":     goSub(goBuildFlags+" vettool=", map[string]act{"vettool": ex("runs the program as the analysis tool")}, nil),
 			"test": func() *spec {
 				s := goSub(goBuildFlags+goTestFlags, nil, nil)
-				s.permute = true // go test takes flags after the packages too
+				s.Permute = true // go test takes flags after the packages too
 				return s
 			}(),
 			"run":     goSub(goBuildFlags+" exec=", nil, func(r *result, ops []opnd) {}),
 			"list":    goSub(goBuildFlags+" compiled deps e export f= find m retracted reuse= test u versions", nil, nil),
-			"fmt":     {goFlags: true, long: "n x mod= h help", strictLong: true},
-			"version": {goFlags: true, long: "m v json h help", strictLong: true},
-			"env": {goFlags: true, long: "json u w changed h help", strictLong: true,
+			"fmt":     {Options: Options{GoFlags: true, Long: "n x mod= h help", StrictLong: true}},
+			"version": {Options: Options{GoFlags: true, Long: "m v json h help", StrictLong: true}},
+			"env": {Options: Options{GoFlags: true, Long: "json u w changed h help", StrictLong: true},
 				do: acts("", "w", act{Unknown, "writes go's environment file"}, "", "u", act{Unknown, "writes go's environment file"})},
-			"generate": {goFlags: true, long: goBuildFlags + " run= skip=", custom: func(s *spec, r *result, i int) {
+			"generate": {Options: Options{GoFlags: true, Long: goBuildFlags + " run= skip="}, custom: func(s *spec, r *result, i int) {
 				r.exec(i-1, "generate", "runs the commands written in //go:generate lines")
 			}},
 			"tool":  {custom: func(s *spec, r *result, i int) { r.exec(i-1, "tool", "runs a tool of the toolchain") }},
 			"mod":   {},
 			"get":   {},
 			"work":  {},
-			"clean": {goFlags: true, long: goBuildFlags + " cache testcache modcache fuzzcache i r", strictLong: true},
+			"clean": {Options: Options{GoFlags: true, Long: goBuildFlags + " cache testcache modcache fuzzcache i r", StrictLong: true}},
 			"doc":   {},
 			"help":  {},
 		},
@@ -233,7 +233,7 @@ func newNpmSpec() *spec {
 	// Options before -- are npm configuration, any of which can name a
 	// program (--script-shell, --git, --node-gyp ...): they are read
 	// strictly; what follows -- goes to the script.
-	opts := &spec{long: npmLong, strictLong: true, permute: true, do: npmDo}
+	opts := &spec{Options: Options{Long: npmLong, StrictLong: true, Permute: true}, do: npmDo}
 	runs := func(why string) *spec {
 		return &spec{custom: func(s *spec, r *result, i int) {
 			r.exec(i-1, "", why)
@@ -243,9 +243,9 @@ func newNpmSpec() *spec {
 	}
 	scripts := runs("runs the package's scripts, which are shell commands")
 	program := runs("runs a package's program")
-	safe := &spec{long: npmLong, strictLong: true, permute: true, do: npmDo}
+	safe := &spec{Options: Options{Long: npmLong, StrictLong: true, Permute: true}, do: npmDo}
 	return &spec{
-		long: npmLong, strictLong: true, do: npmDo, anySub: true,
+		Options: Options{Long: npmLong, StrictLong: true}, do: npmDo, anySub: true,
 		env: []string{"npm_config_*", "NPM_CONFIG_*", "NODE_OPTIONS", "NODE_PATH"},
 		sub: map[string]*spec{
 			"run": scripts, "run-script": scripts, "rum": scripts, "urn": scripts, "test": scripts, "t": scripts, "tst": scripts,
@@ -278,14 +278,14 @@ func newPipSpec() *spec {
 	pipDo := newPipDo()
 	build := &spec{custom: func(s *spec, r *result, i int) {
 		r.exec(i-1, "", "builds and installs packages, which runs their build scripts")
-		ls := &spec{long: pipWriteLong, do: pipDo, permute: true, short: "r:c:t:d:e:"}
+		ls := &spec{Options: Options{Long: pipWriteLong, Permute: true, Short: "r:c:t:d:e:"}, do: pipDo}
 		ls.init()
 		ls.scan(r, i)
 	}}
-	safe := &spec{long: "format= outdated uptodate editable local user path= pre exclude= exclude-editable not-required include-editable files verbose v all help h quiet q", strictLong: true, permute: true, short: "oulefvqh"}
+	safe := &spec{Options: Options{Long: "format= outdated uptodate editable local user path= pre exclude= exclude-editable not-required include-editable files verbose v all help h quiet q", StrictLong: true, Permute: true, Short: "oulefvqh"}}
 	return &spec{
-		long:       "help h version V verbose v quiet q log= cache-dir= no-cache-dir isolated python= require-virtualenv no-input proxy= retries= timeout= exists-action= trusted-host= cert= client-cert= disable-pip-version-check no-color no-python-version-warning root-user-action= use-feature= use-deprecated=",
-		strictLong: true, short: "hVvq", do: pipDo, anySub: true,
+		Options: Options{Long: "help h version V verbose v quiet q log= cache-dir= no-cache-dir isolated python= require-virtualenv no-input proxy= retries= timeout= exists-action= trusted-host= cert= client-cert= disable-pip-version-check no-color no-python-version-warning root-user-action= use-feature= use-deprecated=",
+			StrictLong: true, Short: "hVvq"}, do: pipDo, anySub: true,
 		env: []string{"PIP_*", "PYTHON*"},
 		sub: map[string]*spec{
 			"install": build, "download": build, "wheel": build,

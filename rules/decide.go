@@ -62,6 +62,11 @@ type Decision struct {
 	// Hosts says which hosts the command may reach through the proxy
 	// (set with Proxy).
 	Hosts string `json:"hosts,omitempty"`
+	// Feeds is what the script feeds its commands from its own text
+	// (here-documents, here-strings), as the analysis in the dialect of
+	// shell.program read it (shellparse.Script.Feeds). A session grant
+	// covers it.
+	Feeds []string `json:"-"`
 }
 
 // Asking returns the parts whose verdict is ask.
@@ -253,12 +258,19 @@ func (e *Engine) Argv(argv []string, cwd string) *Decision {
 	return e.decide(shellparse.ParseArgv(argv, e.parseOptions()), cwd)
 }
 
+// Analyse is the analysis Script decides on, for a caller that needs
+// more of it than the decision holds (guardrun shell, which carries cd
+// and export over to the next line).
+func (e *Engine) Analyse(src string) (*shellparse.Script, error) {
+	return shellparse.Parse(src, e.parseOptions())
+}
+
 func (e *Engine) parseOptions() shellparse.Options {
 	return shellparse.Options{Dialect: e.dialect, Home: e.home}
 }
 
 func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
-	d := &Decision{Parts: []Part{}}
+	d := &Decision{Parts: []Part{}, Feeds: s.Feeds}
 	for _, f := range s.Findings {
 		v := Ask
 		if f.Severity == shellparse.Block {
@@ -350,39 +362,14 @@ func argvValues(ws []shellparse.Word) []string {
 	return out
 }
 
-// quoted renders argv for a person or an agent: quoted so that control
-// characters and spaces cannot disguise it.
-func quoted(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if plainWord(a) {
-			parts[i] = a
-			continue
-		}
-		q, err := syntax.Quote(a, syntax.LangBash)
-		if err != nil {
-			q = fmt.Sprintf("%q", a)
-		}
-		parts[i] = q
-	}
-	return strings.Join(parts, " ")
-}
+// quoted renders argv for a person or an agent: quoted, in the dialect
+// of shell.program, so that control characters and spaces cannot
+// disguise it.
+func (e *Engine) quoted(argv []string) string { return shellparse.QuoteArgv(argv, e.dialect) }
 
-// plainWord reports whether a word needs no quoting to be read back as
-// itself (the common case, which skips the quoting machinery).
-func plainWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '_' || c == '.' || c == '/' || c == ',' || c == ':' || c == '+' || c == '@' || c == '%' || c == '=') {
-			return false
-		}
-	}
-	return true
-}
+// Dialect is the parser dialect of shell.program, the one scripts are
+// read and argvs shown in.
+func (e *Engine) Dialect() syntax.LangVariant { return e.dialect }
 
 // matchResult is whether a rule matches: definitely, not at all, or
 // maybe (a dynamic word stands where the pattern needs to see a value).
@@ -509,7 +496,7 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 		Kind: "command", Text: c.Text, Argv: argv, Pos: c.Pos.String(),
 		Via: c.Via, Wrapper: c.Wrapper,
 	}
-	display := quoted(argv)
+	display := e.quoted(argv)
 	if p.Text == "" {
 		p.Text = display
 	}

@@ -30,7 +30,7 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 	for _, a := range c.Assigns {
 		env = append(env, a.Name)
 	}
-	display := quoted(argvValues(c.Argv))
+	display := e.quoted(argvValues(c.Argv))
 	var out []Part
 	if c.ArgsFromInput && cmdsem.Risky(c.Name()) && cmd.Decision == Allow {
 		// xargs and find -exec add words, which may be options.

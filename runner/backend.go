@@ -106,6 +106,10 @@ type Config struct {
 // Options say which backend runs a command and what that command brings
 // besides its profile.
 type Options struct {
+	// Quote shows an argv in Describe's text as the person's shell
+	// would read it back (shellparse.QuoteArgv in the config's
+	// dialect); nil quotes each word as Go does.
+	Quote func(argv []string) string
 	// Backend runs the command; nil means the platform's default,
 	// unchecked and without a Config (bwrap on Linux, seatbelt on macOS).
 	Backend Backend

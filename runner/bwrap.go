@@ -37,11 +37,11 @@ func (*bwrapBackend) Describe(p *sandbox.Profile, o Options) (*Description, erro
 		return nil, err
 	}
 	var w strings.Builder
-	fmt.Fprintf(&w, "\nbwrap %s -- CMD...\n", QuoteArgv(args))
+	fmt.Fprintf(&w, "\nbwrap %s -- CMD...\n", o.quote(args))
 	fmt.Fprintf(&w, "(fd %d holds the seccomp filter, fd %d the status pipe)\n", bwrap.SeccompFD, bwrap.StatusFD)
 	if p.Proxy {
 		fmt.Fprintf(&w, "with the proxy, CMD is run as: %s CMD...\n(fd %d holds the command's own seccomp filter, which refuses unix sockets)\n",
-			QuoteArgv(bwrap.BridgeArgv(netproxy.BridgeVerb, "", nil)), bwrap.CommandFilterFD)
+			o.quote(bwrap.BridgeArgv(netproxy.BridgeVerb, "", nil)), bwrap.CommandFilterFD)
 	}
 	return &Description{
 		JSON: struct {

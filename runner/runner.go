@@ -9,11 +9,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/sandbox"
@@ -189,15 +188,14 @@ func runRelaying(from <-chan os.Signal, build func() (Cmd, error)) (int, error) 
 	return status, err
 }
 
-// QuoteArgv is argv as a shell would read it back.
-func QuoteArgv(argv []string) string {
+// quote is o.Quote, else each word quoted as Go does.
+func (o Options) quote(argv []string) string {
+	if o.Quote != nil {
+		return o.Quote(argv)
+	}
 	parts := make([]string, len(argv))
 	for i, a := range argv {
-		q, err := syntax.Quote(a, syntax.LangBash)
-		if err != nil {
-			q = fmt.Sprintf("%q", a)
-		}
-		parts[i] = q
+		parts[i] = strconv.Quote(a)
 	}
 	return strings.Join(parts, " ")
 }

@@ -40,6 +40,9 @@ func parseBytes(src string, opts Options) (*Script, error) {
 		}
 		return nil, err
 	}
+	// The tree holds the stand-ins, not the bytes: nothing carries over
+	// from such a script.
+	s.single = nil
 	restore(reflect.ValueOf(s).Elem(), at)
 	return s, nil
 }

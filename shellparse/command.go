@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/guardrun/guardrun/cmdsem"
 )
 
 // call is a command about to be reported: its evaluated words and what
@@ -221,35 +223,6 @@ func (f *frame) wrap(c call, k int, via string, assigns []Assign) bool {
 	return true
 }
 
-// optSpec describes a program's options in getopt terms.
-type optSpec struct {
-	arg    string // short options that take an argument
-	optArg string // short options whose optional argument must be attached
-	flags  string // short options without an argument
-	// anyFlag: every letter not in arg is a known flag (shells).
-	anyFlag bool
-	// long maps long options to 0 (no argument), 1 (required) or 2
-	// (optional, only as --name=value), built on first use.
-	long *longSpec
-	// plus: +o style options (shells).
-	plus bool
-	// numeric: -N is an option (nice -10).
-	numeric bool
-	// dash is how a lone "-" is read.
-	dash dashMode
-	// stopAt, when it returns true for an option, ends the scan right
-	// after it (env -S rewrites the words that follow).
-	stopAt func(name string) bool
-}
-
-type dashMode int
-
-const (
-	dashOperand dashMode = iota
-	dashOption           // env: - is -i
-	dashEnds             // shells: - is --
-)
-
 type opt struct {
 	name   string // the letter, or the long name without dashes
 	val    wval
@@ -257,125 +230,40 @@ type opt struct {
 	idx    int // index of the word that held the option
 }
 
-// scan reads options from c.args[i:] the way getopt with a leading +
-// does: it stops at the first operand. An option not in spec is an Ask
-// finding, because the wrapped command cannot be found with certainty.
-func (f *frame) scan(c call, i int, spec *optSpec, who string) ([]opt, int) {
+// scan reads options from c.args[i:] with spec (cmdsem's getopt
+// reader), stopping at the first operand. An option the spec does not
+// allow, or one known only at run time, is an Ask finding, because the
+// wrapped command cannot be found with certainty.
+func (f *frame) scan(c call, i int, spec *cmdsem.Options, who string) ([]opt, int) {
+	argv := make([]cmdsem.Arg, len(c.args))
+	for k, w := range c.args {
+		argv[k] = cmdsem.Arg{Value: w.Value, Static: w.Static(), Glob: w.Glob || w.Split}
+	}
+	sc := spec.Scan(argv, i)
 	var opts []opt
-	args := c.args
-	for i < len(args) {
-		w := args[i]
-		v := w.Value
-		if !w.Static() {
-			if strings.HasPrefix(v, "-") || spec.plus && strings.HasPrefix(v, "+") {
-				f.find(Ask, fmt.Sprintf("%s: option %s is not known until run time, so what it runs is uncertain", who, w.Source), f.callText(c), w.Pos)
-				i++
-				continue
+	for _, t := range sc.Tokens {
+		w := c.args[t.Word]
+		switch t.Kind {
+		case cmdsem.TokRunTime:
+			f.find(Ask, fmt.Sprintf("%s: option %s is not known until run time, so what it runs is uncertain", who, w.Source), f.callText(c), w.Pos)
+			continue
+		case cmdsem.TokUnknown:
+			dash := "-"
+			if t.Long {
+				dash = "--"
 			}
-			return opts, i
+			f.find(Ask, fmt.Sprintf("%s: unknown option %s%s, so what it runs is uncertain", who, dash, t.Name), f.callText(c), w.Pos)
 		}
+		o := opt{name: t.Name, idx: t.Word}
 		switch {
-		case v == "--":
-			return opts, i + 1
-		case v == "-":
-			switch spec.dash {
-			case dashOption:
-				opts = append(opts, opt{name: "-", idx: i})
-				i++
-				continue
-			case dashEnds:
-				return opts, i + 1
-			}
-			return opts, i
-		case strings.HasPrefix(v, "--"):
-			name, val, hasEq := strings.Cut(v[2:], "=")
-			full, kind, ok := matchLong(spec.long.get(), name)
-			if !ok {
-				if !spec.anyFlag {
-					f.find(Ask, fmt.Sprintf("%s: unknown option --%s, so what it runs is uncertain", who, name), f.callText(c), w.Pos)
-				}
-				full, kind = name, 0
-			}
-			o := opt{name: full, idx: i}
-			switch {
-			case hasEq:
-				vw := w
-				vw.Value, vw.tmpl = val, val
-				o.val, o.hasVal = vw, true
-			case kind == 1 && i+1 < len(args):
-				i++
-				o.val, o.hasVal = args[i], true
-			}
-			opts = append(opts, o)
-			i++
-			if spec.stopAt != nil && spec.stopAt(full) {
-				return opts, i
-			}
-			continue
-		case strings.HasPrefix(v, "-") || spec.plus && strings.HasPrefix(v, "+") && len(v) > 1:
-			if spec.numeric && isDigits(v[1:]) {
-				opts = append(opts, opt{name: "N", val: wvalOf(w, v[1:]), hasVal: true, idx: i})
-				i++
-				continue
-			}
-			stop := false
-			j := 1
-			for ; j < len(v); j++ {
-				ch := v[j : j+1]
-				switch {
-				case strings.Contains(spec.arg, ch):
-					o := opt{name: ch, idx: i}
-					if j+1 < len(v) {
-						o.val, o.hasVal = wvalOf(w, v[j+1:]), true
-					} else if i+1 < len(args) {
-						i++
-						o.val, o.hasVal = args[i], true
-					}
-					opts = append(opts, o)
-					j = len(v)
-					stop = spec.stopAt != nil && spec.stopAt(ch)
-				case strings.Contains(spec.optArg, ch):
-					o := opt{name: ch, idx: i}
-					if j+1 < len(v) {
-						o.val, o.hasVal = wvalOf(w, v[j+1:]), true
-					}
-					opts = append(opts, o)
-					j = len(v)
-				case strings.Contains(spec.flags, ch) || spec.anyFlag:
-					opts = append(opts, opt{name: ch, idx: i})
-				default:
-					f.find(Ask, fmt.Sprintf("%s: unknown option -%s, so what it runs is uncertain", who, ch), f.callText(c), w.Pos)
-					opts = append(opts, opt{name: ch, idx: i})
-				}
-			}
-			i++
-			if stop {
-				return opts, i
-			}
-			continue
+		case t.HasVal && t.Attached:
+			o.val, o.hasVal = wvalOf(w, t.Value), true
+		case t.HasVal:
+			o.val, o.hasVal = c.args[t.ValWord], true
 		}
-		return opts, i
+		opts = append(opts, o)
 	}
-	return opts, i
-}
-
-// matchLong resolves a long option, accepting an unambiguous prefix as
-// getopt_long does.
-func matchLong(long map[string]int, name string) (string, int, bool) {
-	if k, ok := long[name]; ok {
-		return name, k, true
-	}
-	found, kind, n := "", 0, 0
-	for l, k := range long {
-		if name != "" && strings.HasPrefix(l, name) {
-			found, kind = l, k
-			n++
-		}
-	}
-	if n == 1 {
-		return found, kind, true
-	}
-	return "", 0, false
+	return opts, sc.Next
 }
 
 func wvalOf(w wval, value string) wval {
@@ -406,66 +294,42 @@ func has(opts []opt, names ...string) bool {
 
 func infoOnly(opts []opt) bool { return has(opts, "help", "version") }
 
-// longOpts is an optSpec.long from space-separated lists of long options
-// that take an argument, that take one only as --name=value, and that
-// take none. Its map is built on first use: the specs are package
-// variables, and most runs meet none of these wrappers.
-func longOpts(withArg, optionalArg, flags string) *longSpec {
-	return &longSpec{lists: [3]string{withArg, optionalArg, flags}}
-}
-
-type longSpec struct {
-	lists [3]string
-	once  sync.Once
-	m     map[string]int
-}
-
-// get returns the map; a nil *longSpec has none.
-func (l *longSpec) get() map[string]int {
-	if l == nil {
-		return nil
-	}
-	l.once.Do(func() {
-		l.m = map[string]int{}
-		for i, kind := range []int{1, 2, 0} {
-			for _, n := range strings.Fields(l.lists[i]) {
-				l.m[n] = kind
-			}
-		}
-	})
-	return l.m
+// wrapperOpts are the options of a program or builtin that lists them
+// all: another, or one known only at run time, asks. Long options may
+// be abbreviated, as getopt_long allows.
+func wrapperOpts(short, long string) *cmdsem.Options {
+	return &cmdsem.Options{Short: short, Long: long, AllShort: true, ReadOnAfterUnknown: true,
+		StrictLong: true, Abbrev: true, SkipRunTimeOptions: true}
 }
 
 var (
-	niceSpec = optSpec{arg: "n", numeric: true,
-		long: longOpts("adjustment", "", "help version")}
-	nohupSpec = optSpec{
-		long: longOpts("", "", "help version")}
-	timeoutSpec = optSpec{arg: "sk", flags: "vfp",
-		long: longOpts("signal kill-after", "", "foreground preserve-status verbose help version")}
-	timeSpec = optSpec{arg: "fo", flags: "pvVaq",
-		long: longOpts("format output", "", "append portability quiet verbose help version")}
-	commandSpec = optSpec{flags: "pvV"}
-	execSpec    = optSpec{arg: "a", flags: "cl"}
-	stdbufSpec  = optSpec{arg: "ioe",
-		long: longOpts("input output error", "", "help version")}
-	setsidSpec = optSpec{flags: "cfwhV",
-		long: longOpts("", "", "ctty fork wait help version")}
-	xargsSpec = optSpec{arg: "aEdIPLns", optArg: "eil", flags: "0prtxo",
-		long: longOpts("arg-file delimiter max-args max-procs max-chars process-slot-var",
-			"eof replace max-lines",
-			"null no-run-if-empty interactive verbose exit open-tty show-limits help version")}
-	sudoSpec = optSpec{arg: "ugpCDRrtTU", optArg: "h", flags: "AbBEeHiKklNnPSsVv",
-		long: longOpts("user group host prompt close-from chdir chroot role type command-timeout other-user",
-			"preserve-env",
-			"askpass background bell edit set-home login remove-timestamp reset-timestamp list non-interactive preserve-groups stdin shell version validate help")}
-	doasSpec  = optSpec{arg: "uCa", flags: "nsL"}
-	shellSpec = optSpec{arg: "oO", anyFlag: true, plus: true, dash: dashEnds,
-		long: longOpts("rcfile init-file", "", "help version")}
+	niceSpec = func() *cmdsem.Options {
+		o := wrapperOpts("n:", "adjustment= help version")
+		o.Numeric = true
+		return o
+	}()
+	nohupSpec   = wrapperOpts("", "help version")
+	timeoutSpec = wrapperOpts("s:k:vfp", "signal= kill-after= foreground preserve-status verbose help version")
+	timeSpec    = wrapperOpts("f:o:pvVaq", "format= output= append portability quiet verbose help version")
+	commandSpec = wrapperOpts("pvV", "")
+	execSpec    = wrapperOpts("a:cl", "")
+	stdbufSpec  = wrapperOpts("i:o:e:", "input= output= error= help version")
+	setsidSpec  = wrapperOpts("cfwhV", "ctty fork wait help version")
+	xargsSpec   = wrapperOpts("a:E:d:I:P:L:n:s:e::i::l::0prtxo",
+		"arg-file= delimiter= max-args= max-procs= max-chars= process-slot-var= eof[=] replace[=] max-lines[=] "+
+			"null no-run-if-empty interactive verbose exit open-tty show-limits help version")
+	sudoSpec = wrapperOpts("u:g:p:C:D:R:r:t:T:U:h::AbBEeHiKklNnPSsVv",
+		"user= group= host= prompt= close-from= chdir= chroot= role= type= command-timeout= other-user= preserve-env[=] "+
+			"askpass background bell edit set-home login remove-timestamp reset-timestamp list non-interactive preserve-groups stdin shell version validate help")
+	doasSpec = wrapperOpts("u:C:a:nsL", "")
+	// The shells take any letter (-abc sets options), +o as well as -o,
+	// and - as the end of their options.
+	shellSpec = &cmdsem.Options{Short: "o:O:", Long: "rcfile= init-file= help version", Plus: true,
+		Dash: cmdsem.DashEnds, Abbrev: true, SkipRunTimeOptions: true}
 )
 
 func niceCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &niceSpec, "nice")
+	opts, i := f.scan(c, 1, niceSpec, "nice")
 	if infoOnly(opts) {
 		return false
 	}
@@ -473,7 +337,7 @@ func niceCmd(f *frame, c call) bool {
 }
 
 func nohupCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &nohupSpec, "nohup")
+	opts, i := f.scan(c, 1, nohupSpec, "nohup")
 	if infoOnly(opts) {
 		return false
 	}
@@ -481,7 +345,7 @@ func nohupCmd(f *frame, c call) bool {
 }
 
 func timeoutCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &timeoutSpec, "timeout")
+	opts, i := f.scan(c, 1, timeoutSpec, "timeout")
 	if infoOnly(opts) || i >= len(c.args) {
 		return false
 	}
@@ -489,7 +353,7 @@ func timeoutCmd(f *frame, c call) bool {
 }
 
 func timeCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &timeSpec, "time")
+	opts, i := f.scan(c, 1, timeSpec, "time")
 	if infoOnly(opts) {
 		return false
 	}
@@ -502,7 +366,7 @@ func timeCmd(f *frame, c call) bool {
 }
 
 func commandCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &commandSpec, "command")
+	opts, i := f.scan(c, 1, commandSpec, "command")
 	if has(opts, "v", "V") {
 		return false // only describes the command
 	}
@@ -518,7 +382,7 @@ func builtinCmd(f *frame, c call) bool {
 }
 
 func execCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &execSpec, "exec")
+	opts, i := f.scan(c, 1, execSpec, "exec")
 	if has(opts, "c") {
 		c.noLevel = "exec -c"
 	}
@@ -555,7 +419,7 @@ func (f *frame) shellLevelReset(c call) {
 }
 
 func stdbufCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &stdbufSpec, "stdbuf")
+	opts, i := f.scan(c, 1, stdbufSpec, "stdbuf")
 	if infoOnly(opts) {
 		return false
 	}
@@ -563,7 +427,7 @@ func stdbufCmd(f *frame, c call) bool {
 }
 
 func setsidCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &setsidSpec, "setsid")
+	opts, i := f.scan(c, 1, setsidSpec, "setsid")
 	if infoOnly(opts) || has(opts, "h", "V") {
 		return false
 	}
@@ -575,7 +439,7 @@ func coprocCmd(f *frame, c call) bool {
 }
 
 func doasCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &doasSpec, "doas")
+	opts, i := f.scan(c, 1, doasSpec, "doas")
 	if has(opts, "C") {
 		return false // checks a config file
 	}
@@ -587,7 +451,7 @@ func doasCmd(f *frame, c call) bool {
 }
 
 func sudoCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &sudoSpec, "sudo")
+	opts, i := f.scan(c, 1, sudoSpec, "sudo")
 	if infoOnly(opts) || has(opts, "e", "edit", "l", "list", "v", "validate", "V") {
 		return false // edits files or only reports
 	}
@@ -616,19 +480,20 @@ func (f *frame) envAssigns(c call, i int) ([]Assign, int) {
 	return out, i
 }
 
-var envSpec = optSpec{arg: "uCSaP", flags: "0iv", dash: dashOption,
-	long: longOpts("unset chdir split-string argv0",
-		"block-signal default-signal ignore-signal",
-		"null ignore-environment debug list-signal-handling help version"),
-	stopAt: func(name string) bool { return name == "S" || name == "split-string" },
-}
+// envSpec: env reads - as -i, and -S rewrites the words after it.
+var envSpec = func() *cmdsem.Options {
+	o := wrapperOpts("u:C:S:a:P:0iv",
+		"unset= chdir= split-string= argv0= block-signal[=] default-signal[=] ignore-signal[=] null ignore-environment debug list-signal-handling help version")
+	o.Dash, o.StopAfter = cmdsem.DashOption, "S split-string"
+	return o
+}()
 
 func envCmd(f *frame, c call) bool {
 	i := 1
 	var chdir *wval
 	cleared := ""
 	for rounds := 0; ; rounds++ {
-		opts, next := f.scan(c, i, &envSpec, "env")
+		opts, next := f.scan(c, i, envSpec, "env")
 		if infoOnly(opts) || has(opts, "list-signal-handling") {
 			return false
 		}
@@ -713,7 +578,7 @@ func (f *frame) splitString(w wval) ([]wval, bool) {
 }
 
 func xargsCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &xargsSpec, "xargs")
+	opts, i := f.scan(c, 1, xargsSpec, "xargs")
 	if infoOnly(opts) || has(opts, "show-limits") && i >= len(c.args) {
 		return false
 	}
@@ -1000,11 +865,11 @@ func (f *frame) assignsOperands(c call, who string, ws []wval) {
 	}
 }
 
-var readSpec = optSpec{arg: "adinNptu", flags: "ers"}
+var readSpec = wrapperOpts("a:d:i:n:N:p:t:u:ers", "")
 
 func readCmd(f *frame, c call) bool {
 	f.inputSubscript(c)
-	opts, i := f.scan(c, 1, &readSpec, "read")
+	opts, i := f.scan(c, 1, readSpec, "read")
 	for _, o := range opts {
 		if o.name == "a" && o.hasVal {
 			f.assignsOperands(c, "read", []wval{o.val})
@@ -1024,11 +889,11 @@ func printfCmd(f *frame, c call) bool {
 	return false
 }
 
-var mapfileSpec = optSpec{arg: "dnOsuCc", flags: "t"}
+var mapfileSpec = wrapperOpts("d:n:O:s:u:C:c:t", "")
 
 func mapfileCmd(f *frame, c call) bool {
 	f.inputSubscript(c)
-	opts, i := f.scan(c, 1, &mapfileSpec, "mapfile")
+	opts, i := f.scan(c, 1, mapfileSpec, "mapfile")
 	ran := false
 	for _, o := range opts {
 		if o.name == "C" && o.hasVal {
@@ -1049,20 +914,21 @@ func getoptsCmd(f *frame, c call) bool {
 	return false
 }
 
-var hashSpec = optSpec{arg: "p", flags: "rdlt"}
+var hashSpec = wrapperOpts("p:rdlt", "")
 
 func hashCmd(f *frame, c call) bool {
-	opts, _ := f.scan(c, 1, &hashSpec, "hash")
+	opts, _ := f.scan(c, 1, hashSpec, "hash")
 	if has(opts, "p") {
 		f.find(Ask, "hash -p makes a command name run another program", f.callText(c), c.pos)
 	}
 	return false
 }
 
-var compgenSpec = optSpec{arg: "oAGWFCXPSD", flags: "abcdefgjksuvEI", anyFlag: true}
+// compgenSpec: compgen and complete take letters not listed as flags.
+var compgenSpec = &cmdsem.Options{Short: "o:A:G:W:F:C:X:P:S:D:abcdefgjksuvEI", Abbrev: true, SkipRunTimeOptions: true}
 
 func compgenCmd(f *frame, c call) bool {
-	opts, _ := f.scan(c, 1, &compgenSpec, c.args[0].Value)
+	opts, _ := f.scan(c, 1, compgenSpec, c.args[0].Value)
 	ran := false
 	for _, o := range opts {
 		switch {
@@ -1118,14 +984,13 @@ func suCmd(f *frame, c call) bool {
 	return false
 }
 
-var watchSpec = optSpec{arg: "nq", optArg: "d", flags: "bceghptwxrCf",
-	long: longOpts("interval equexit shotsdir", "differences",
-		"chgexit errexit beep color no-color exec precise no-title no-wrap no-linewrap help version")}
+var watchSpec = wrapperOpts("n:q:d::bceghptwxrCf",
+	"interval= equexit= shotsdir= differences[=] chgexit errexit beep color no-color exec precise no-title no-wrap no-linewrap help version")
 
 // watchCmd: watch joins its arguments and runs them with sh -c, unless
 // -x runs them directly. watch stays a command of its own.
 func watchCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &watchSpec, "watch")
+	opts, i := f.scan(c, 1, watchSpec, "watch")
 	if infoOnly(opts) || i >= len(c.args) {
 		return false
 	}
@@ -1137,14 +1002,13 @@ func watchCmd(f *frame, c call) bool {
 	return false
 }
 
-var flockSpec = optSpec{arg: "Ewc", flags: "sexnouFhV",
-	long: longOpts("conflict-exit-code timeout wait command", "",
-		"shared exclusive nonblock nb close unlock no-fork verbose fcntl help version")}
+var flockSpec = wrapperOpts("E:w:c:sexnouFhV",
+	"conflict-exit-code= timeout= wait= command= shared exclusive nonblock nb close unlock no-fork verbose fcntl help version")
 
 // flockCmd: flock FILE CMD..., or flock FILE -c CODE. flock stays a
 // command of its own.
 func flockCmd(f *frame, c call) bool {
-	opts, i := f.scan(c, 1, &flockSpec, "flock")
+	opts, i := f.scan(c, 1, flockSpec, "flock")
 	for _, o := range opts {
 		if (o.name == "c" || o.name == "command") && o.hasVal {
 			f.code(o.val, "flock -c", syntax.LangPOSIX)
@@ -1166,7 +1030,7 @@ func flockCmd(f *frame, c call) bool {
 
 func shellCmd(f *frame, c call) bool {
 	name := baseName(c.args[0].Value)
-	opts, i := f.scan(c, 1, &shellSpec, name)
+	opts, i := f.scan(c, 1, shellSpec, name)
 	if infoOnly(opts) {
 		return false
 	}

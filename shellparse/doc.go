@@ -27,7 +27,16 @@
 // ksh/mksh -c strings, here-documents and here-strings fed to a shell,
 // eval and trap arguments, alias values, mapfile -C and compgen -C
 // callbacks, and the -c code of su, runuser, flock and watch (which stay
-// commands of their own).
+// commands of their own). The wrappers' and builtins' options are read
+// with package cmdsem's getopt reader, in the notation of its option
+// table (cmdsem.Options).
+//
+// Besides commands, files and findings, a Script holds what the script
+// feeds its commands from its own text (Feeds: here-documents and
+// here-strings, which a session grant must cover) and, for one cd,
+// export, unset or exit, what a shell that keeps its state from one
+// input to the next carries over (Carry). QuoteArgv shows an argv as the
+// dialect's shell would read it back, wherever guardrun shows one.
 //
 // # One program
 //

@@ -37,15 +37,55 @@ func analyse(src string, opts Options) (*analysis, error) {
 	if !f.readable(src, Pos{}, false) {
 		return a, nil
 	}
+	written := src
 	file, src, err := parseBash(src, lang)
 	if err != nil {
 		return nil, toParseError(err)
+	}
+	if len(file.Stmts) == 1 && src == written {
+		a.out.single = file.Stmts[0]
 	}
 	f.src = src
 	f.dialectCheck(src, file, Pos{}, false)
 	f.file(file)
 	f.runtimeSubscripts()
+	// The parser reads <<, <<- and <<< only from those characters (it
+	// joins no operator across a backslash-newline).
+	if strings.Contains(src, "<<") {
+		a.out.Feeds = feeds(file, src)
+	}
 	return a, nil
+}
+
+// feeds lists the here-documents and here-strings of file, whose source
+// is src (Script.Feeds).
+func feeds(file *syntax.File, src string) []string {
+	slice := func(from, to syntax.Pos) string {
+		a, b := int(from.Offset()), int(to.Offset())
+		if a < 0 || b > len(src) || a > b {
+			return ""
+		}
+		return src[a:b]
+	}
+	var out []string
+	syntax.Walk(file, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if !ok || r.Word == nil {
+			return true
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			body := ""
+			if r.Hdoc != nil {
+				body = slice(r.Hdoc.Pos(), r.Hdoc.End())
+			}
+			out = append(out, "heredoc "+r.Op.String()+slice(r.Word.Pos(), r.Word.End())+"\n"+body)
+		case syntax.WordHdoc:
+			out = append(out, "herestring "+slice(r.Word.Pos(), r.Word.End()))
+		}
+		return true
+	})
+	return out
 }
 
 // ParseArgv analyses an argv that is executed directly, without a shell:
@@ -65,7 +105,7 @@ func ParseArgv(argv []string, opts Options) *Script {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		q := quoteArg(s)
+		q := quoteWord(s, i == 0, lang)
 		start := uint(b.Len())
 		b.WriteString(q)
 		args[i] = wval{
@@ -87,16 +127,6 @@ func ParseArgv(argv []string, opts Options) *Script {
 		end:   uint(b.Len()),
 	})
 	return a.result()
-}
-
-func quoteArg(s string) string {
-	q, err := syntax.Quote(s, syntax.LangBash)
-	if err != nil {
-		// Only NUL bytes are refused, and no argv can hold one; keep the
-		// text visible rather than fail.
-		return strings.ReplaceAll(s, "\x00", `\0`)
-	}
-	return q
 }
 
 // DialectFor returns the parser dialect for a shell program, by its base

@@ -92,11 +92,11 @@ func testCmd(f *frame, c call) bool {
 	return false
 }
 
-var waitSpec = optSpec{arg: "p", flags: "nf"}
+var waitSpec = wrapperOpts("p:nf", "")
 
 // waitCmd: wait -p NAME assigns NAME.
 func waitCmd(f *frame, c call) bool {
-	opts, _ := f.scan(c, 1, &waitSpec, "wait")
+	opts, _ := f.scan(c, 1, waitSpec, "wait")
 	for _, o := range opts {
 		if o.name == "p" && o.hasVal {
 			f.assignsOperands(c, "wait -p", []wval{o.val})

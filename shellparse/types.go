@@ -150,6 +150,17 @@ type Script struct {
 	Commands []Command `json:"commands"`
 	Files    []FileOp  `json:"files"`
 	Findings []Finding `json:"findings"`
+	// Feeds is the text the script feeds its commands from itself, in
+	// the order the parser of its dialect met it: each here-document as
+	// "heredoc " and its operator and delimiter as written, a newline
+	// and its body; each here-string as "herestring " and its word as
+	// written. The commands that read it are in Commands; what they do
+	// with it (python3 - <<'EOF') is not, so a session grant for the
+	// script must cover it.
+	Feeds []string `json:"feeds,omitempty"`
+	// single is the script's one statement, when it has exactly one
+	// (Carry reads it).
+	single *syntax.Stmt
 }
 
 // Options controls analysis.

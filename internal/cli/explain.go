@@ -9,6 +9,7 @@ import (
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 const explainUsage = `Usage: guardrun explain [--json] -c 'SCRIPT' | -- CMD [ARG...]
@@ -176,7 +177,7 @@ func cmdCheck(g *global, args []string, io IO) error {
 		for _, r := range rep.Examples {
 			if !r.OK {
 				fmt.Fprintf(io.Stdout, "FAIL %s: example %s: expected %s, got %s: %s\n",
-					r.At, request.QuoteArgv([]string{r.Script}), r.Expected, r.Got, approval.Sanitize(r.Reason))
+					r.At, shellparse.QuoteArgv([]string{r.Script}, l.Engine.Dialect()), r.Expected, r.Got, approval.Sanitize(r.Reason))
 			}
 		}
 		fmt.Fprintf(io.Stdout, "examples: %d passed, %d failed\n", rep.Passed, rep.Failed)

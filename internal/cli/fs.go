@@ -17,6 +17,7 @@ import (
 	"github.com/guardrun/guardrun/internal/fsop"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 const fsUsage = `Usage:
@@ -202,7 +203,7 @@ func (f *fsRun) gate(detail func(approval.Style) string) (approval.Outcome, erro
 		summary += fmt.Sprintf(" (zone %s)", d.Parts[0].Zone)
 	}
 	req := &approval.Request{
-		Display:  request.QuoteArgv([]string{"guardrun", "fs", f.verb, f.arg}),
+		Display:  shellparse.QuoteArgv([]string{"guardrun", "fs", f.verb, f.arg}, s.Loaded.Engine.Dialect()),
 		Decision: d,
 		Cwd:      s.Env.Cwd,
 		Summary:  request.OneLineDisplay(summary),

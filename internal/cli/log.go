@@ -11,6 +11,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/request"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 const logUsage = `Usage: guardrun log [--json] [-n N] [--session ID]
@@ -69,7 +70,7 @@ func cmdLog(g *global, args []string, io IO) error {
 	for _, r := range recs {
 		what := r.Script
 		if r.Argv != nil {
-			what = request.QuoteArgv(r.Argv)
+			what = shellparse.QuoteArgv(r.Argv, l.Engine.Dialect())
 		}
 		if r.Op != "" {
 			what = r.Op + " " + r.Path

@@ -10,6 +10,7 @@ import (
 	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 const profileUsage = `Usage: guardrun profile [--os linux|darwin] [--json]
@@ -110,7 +111,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 			return err
 		}
 	}
-	d, err := b.Describe(p, runner.Options{LandlockAccept: l.Cfg.Sandbox.LandlockAccept})
+	d, err := b.Describe(p, runner.Options{LandlockAccept: l.Cfg.Sandbox.LandlockAccept, Quote: func(argv []string) string { return shellparse.QuoteArgv(argv, l.Engine.Dialect()) }})
 	if err != nil {
 		return err
 	}

@@ -8,10 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/term"
@@ -162,10 +160,10 @@ func (sh *shell) ps1() string {
 // with code.
 func (sh *shell) execute(src string) (exit bool, code int) {
 	b, note := sh.stateBuiltin(src)
-	if b != nil && b.name == "exit" {
-		return sh.exit(b.args)
+	if b != nil && b.Builtin == "exit" {
+		return sh.exit(b.Args)
 	}
-	if b != nil && b.name == "cd" && len(b.args) == 1 && b.args[0] == "-" {
+	if b != nil && b.Builtin == "cd" && len(b.Args) == 1 && b.Args[0] == "-" {
 		// The sandbox has no OLDPWD (it describes the host), so the
 		// directory is named: the person approves, and the audit shows,
 		// where the shell goes.
@@ -175,14 +173,14 @@ func (sh *shell) execute(src string) (exit bool, code int) {
 			sh.status = 1
 			return false, 0
 		}
-		q, err := syntax.Quote(old, sh.lang)
+		q, err := shellparse.Quote(old, sh.lang)
 		if err != nil {
 			fmt.Fprintf(sh.io.Stderr, "guardrun: cd: %v\n", err)
 			sh.status = 1
 			return false, 0
 		}
 		src = "cd -- " + q
-		b.args, b.show = []string{"--", old}, true
+		b.Args, b.show = []string{"--", old}, true
 	}
 	j := &request.Job{Script: src, Cwd: sh.cwd, Environ: sh.environ}
 	err := sh.s.Run(context.Background(), j, sh.io)
@@ -201,196 +199,48 @@ func (sh *shell) execute(src string) (exit bool, code int) {
 // builtinCall is a cd, export, unset or exit whose words are known
 // without running anything.
 type builtinCall struct {
-	name string
-	args []string
+	*shellparse.Carried
 	// show prints the new directory after cd, as `cd -` does.
 	show bool
-	// assigns are export's NAME=VALUE words, already split; args then
-	// hold the options and bare names.
-	assigns []assign
-}
-
-type assign struct {
-	name, value string
-	append      bool
 }
 
 // stateBuiltin recognises an input that is exactly one cd, export, unset
-// or exit: one plain command, no redirections, assignments, pipes or
-// background. Its words must expand without running anything (no command
-// substitution) and without globbing; otherwise note says why its effect
-// cannot carry over.
+// or exit, from the analysis the rules decide on (shellparse's Carry),
+// its words expanded with this shell's environment; otherwise note says
+// why its effect cannot carry over.
 func (sh *shell) stateBuiltin(src string) (b *builtinCall, note string) {
-	f, err := syntax.NewParser(syntax.Variant(sh.lang)).Parse(strings.NewReader(src), "")
-	if err != nil || len(f.Stmts) != 1 {
-		return nil, ""
-	}
-	st := f.Stmts[0]
-	if st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 {
+	s, err := sh.s.Loaded.Engine.Analyse(src)
+	if err != nil {
 		return nil, ""
 	}
 	cfg := &expand.Config{Env: expand.ListEnviron(sh.environ...)}
-	switch c := st.Cmd.(type) {
-	case *syntax.CallExpr:
-		if len(c.Args) == 0 && len(c.Assigns) > 0 && c.Assigns[0].Name != nil {
-			// Each input runs in a fresh shell: a plain variable dies
-			// with it.
-			n := c.Assigns[0].Name.Value
-			return nil, fmt.Sprintf("%s= does not carry over to the next line; use export %s=...", n, n)
-		}
-		if len(c.Assigns) > 0 || len(c.Args) == 0 {
-			return nil, ""
-		}
-		name := c.Args[0].Lit()
-		switch name {
-		case "cd", "export", "unset", "exit":
-		default:
-			return nil, ""
-		}
-		for _, w := range c.Args[1:] {
-			if hasGlob(w) {
-				return nil, fmt.Sprintf("%s with a pattern does not carry over to the next line; name it literally", name)
-			}
-		}
-		var args []string
-		for _, w := range c.Args[1:] {
-			var ws []string
-			var err error
-			if name == "export" && isAssignWord(w) {
-				// A declaration utility: NAME=$X is not split (POSIX
-				// dialects parse export as a plain command).
-				var v string
-				v, err = expand.Literal(cfg, w)
-				ws = []string{v}
-			} else {
-				ws, err = expand.Fields(cfg, w)
-			}
-			if err != nil {
-				return nil, fmt.Sprintf("%s's words need running something (%v), so its effect does not carry over to the next line", name, err)
-			}
-			args = append(args, ws...)
-		}
-		b = &builtinCall{name: name, args: args}
-		if name == "export" {
-			b.args = nil
-			for _, a := range args {
-				if n, v, ok := strings.Cut(a, "="); ok && !strings.HasPrefix(a, "-") {
-					ap := strings.HasSuffix(n, "+")
-					b.assigns = append(b.assigns, assign{name: strings.TrimSuffix(n, "+"), value: v, append: ap})
-				} else {
-					b.args = append(b.args, a)
-				}
-			}
-		}
-		return b, ""
-	case *syntax.DeclClause:
-		if c.Variant == nil || c.Variant.Value != "export" {
-			return nil, ""
-		}
-		b = &builtinCall{name: "export"}
-		for _, a := range c.Args {
-			if a.Array != nil || a.Index != nil {
-				return nil, "export of an array does not carry over to the next line"
-			}
-			switch {
-			case a.Naked && a.Name != nil:
-				b.args = append(b.args, a.Name.Value)
-			case a.Naked:
-				if hasGlob(a.Value) {
-					return nil, "export with a pattern does not carry over to the next line; name it literally"
-				}
-				ws, err := expand.Fields(cfg, a.Value)
-				if err != nil {
-					return nil, fmt.Sprintf("export's words need running something (%v), so its effect does not carry over to the next line", err)
-				}
-				b.args = append(b.args, ws...)
-			default:
-				v := ""
-				if a.Value != nil {
-					var err error
-					if v, err = expand.Literal(cfg, a.Value); err != nil {
-						return nil, fmt.Sprintf("export's value needs running something (%v), so it does not carry over to the next line", err)
-					}
-				}
-				b.assigns = append(b.assigns, assign{name: a.Name.Value, value: v, append: a.Append})
-			}
-		}
-		return b, ""
+	c, note := s.Carry(shellparse.Expander{
+		Fields:  func(w *syntax.Word) ([]string, error) { return expand.Fields(cfg, w) },
+		Literal: func(w *syntax.Word) (string, error) { return expand.Literal(cfg, w) },
+	})
+	if c == nil {
+		return nil, note
 	}
-	return nil, ""
+	return &builtinCall{Carried: c}, ""
 }
-
-var assignPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\+?=`) })
-
-// isAssignWord reports whether w starts with a literal NAME= or NAME+=.
-func isAssignWord(w *syntax.Word) bool {
-	if len(w.Parts) == 0 {
-		return false
-	}
-	l, ok := w.Parts[0].(*syntax.Lit)
-	return ok && assignPrefix().MatchString(l.Value)
-}
-
-// hasGlob reports whether a word has an unquoted pattern character, which
-// the sandboxed shell would expand against files guardrun does not list.
-func hasGlob(w *syntax.Word) bool {
-	if w == nil {
-		return false
-	}
-	for _, p := range w.Parts {
-		if l, ok := p.(*syntax.Lit); ok && strings.ContainsAny(l.Value, "*?[") {
-			return true
-		}
-		if _, ok := p.(*syntax.ExtGlob); ok {
-			return true
-		}
-	}
-	return false
-}
-
-var varName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // apply makes a builtin that succeeded in the sandbox take effect here,
 // and returns the status, as bash would report it.
 func (sh *shell) apply(b *builtinCall) int {
-	switch b.name {
-	case "cd":
-		return sh.cd(b.args, b.show)
-	case "export":
-		unexport := false
-		for _, a := range b.args {
-			switch {
-			case a == "-n":
-				unexport = true
-			case strings.HasPrefix(a, "-"):
-			case unexport && varName().MatchString(a):
-				sh.environ = unsetenv(sh.environ, a)
-			}
+	if b.Builtin == "cd" {
+		return sh.cd(b.Args, b.show)
+	}
+	for _, ch := range b.EnvChanges() {
+		if ch.Unset {
+			sh.environ = unsetenv(sh.environ, ch.Name)
+			continue
 		}
-		for _, a := range b.assigns {
-			if !varName().MatchString(a.name) {
-				continue
-			}
-			v := a.value
-			if a.append {
-				old, _ := getenvFrom(sh.environ, a.name)
-				v = old + v
-			}
-			if unexport {
-				sh.environ = unsetenv(sh.environ, a.name)
-				continue
-			}
-			sh.environ = setenv(sh.environ, a.name, v)
+		v := ch.Value
+		if ch.Append {
+			old, _ := getenvFrom(sh.environ, ch.Name)
+			v = old + v
 		}
-	case "unset":
-		for _, a := range b.args {
-			if a == "-f" {
-				return 0 // functions do not outlive a line anyway
-			}
-			if !strings.HasPrefix(a, "-") && varName().MatchString(a) {
-				sh.environ = unsetenv(sh.environ, a)
-			}
-		}
+		sh.environ = setenv(sh.environ, ch.Name, v)
 	}
 	return 0
 }

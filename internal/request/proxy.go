@@ -172,7 +172,7 @@ func (s *Session) askHost(ctx context.Context, askMu *sync.Mutex, j *Job, cwd st
 		}},
 	}
 	req := &approval.Request{
-		Display:  j.Display(),
+		Display:  s.Display(j),
 		Decision: d,
 		Cwd:      cwd,
 		Sandbox:  "this command wants to reach " + hp + "; " + s.Loaded.Cfg.Sandbox.Domains.Summary(),

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/guardrun/guardrun/rules"
-	"github.com/guardrun/guardrun/runner"
 )
 
 // Options are what the caller chose for this process, over the config:
@@ -41,6 +40,3 @@ func (e *Refusal) Error() string { return e.Line }
 type ExitStatus struct{ Code int }
 
 func (e *ExitStatus) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
-
-// QuoteArgv is argv as a shell would read it back (runner.QuoteArgv).
-func QuoteArgv(argv []string) string { return runner.QuoteArgv(argv) }

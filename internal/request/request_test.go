@@ -113,9 +113,9 @@ func ask(t *testing.T, s *Session, j *Job) (*rules.Decision, approval.Outcome) {
 	t.Helper()
 	io, _, _ := testIO()
 	d := s.Decide(j)
-	out, err := s.Ask(context.Background(), &approval.Request{Display: j.Display(), Decision: d, Cwd: s.Dir(j)}, io, nil)
+	out, err := s.Ask(context.Background(), &approval.Request{Display: s.Display(j), Decision: d, Cwd: s.Dir(j)}, io, nil)
 	if err != nil {
-		t.Fatalf("Ask(%s): %v", j.Display(), err)
+		t.Fatalf("Ask(%s): %v", s.Display(j), err)
 	}
 	return d, out
 }
@@ -145,7 +145,7 @@ func TestDecideAndAskByMode(t *testing.T) {
 		{rules.ModeInteractive, false, &Job{Script: "make"}, rules.Ask, false, "person", true},
 		{rules.ModeInteractive, true, &Job{Script: "rm x"}, rules.Block, false, "policy", false},
 	} {
-		name := string(tc.mode) + "/" + tc.job.Display()
+		name := string(tc.mode) + "/" + tc.job.Script + strings.Join(tc.job.Argv, " ")
 		t.Run(name, func(t *testing.T) {
 			io, _, _ := testIO()
 			s, err := OpenForFiles(Options{Config: w.config, Mode: tc.mode}, io)
@@ -271,7 +271,7 @@ func TestNoPerson(t *testing.T) {
 		t.Fatal("no session store")
 	}
 	d := s.Decide(&Job{Script: "make"})
-	if err := s.Store.Add(approval.Grant{Key: approval.RequestKey(d, "make", w.work), Summary: "make", Where: w.work}); err != nil {
+	if err := s.Store.Add(approval.Grant{Key: approval.RequestKey(d, w.work), Summary: "make", Where: w.work}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Run(context.Background(), job("make"), io); err != stop || commits != 2 || len(p.asked) != 0 {

@@ -62,11 +62,11 @@ func (j *Job) commit() error {
 // when the gate would ask a person: nothing was asked, recorded or run.
 var ErrNeedsPerson = errors.New("the request needs a person to approve it")
 
-// Display is the job as the person is shown it and the audit log records
-// it: the script, or the argv quoted for a shell.
-func (j *Job) Display() string {
+// Display is the job as the person is shown it: the script, or the
+// argv quoted as a shell of shell.program's dialect would read it back.
+func (s *Session) Display(j *Job) string {
 	if j.Argv != nil {
-		return QuoteArgv(j.Argv)
+		return shellparse.QuoteArgv(j.Argv, s.Loaded.Engine.Dialect())
 	}
 	return j.Script
 }
@@ -347,14 +347,14 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 
 	d := s.Decide(j)
 	req := &approval.Request{
-		Display:  j.Display(),
+		Display:  s.Display(j),
 		Decision: d,
 		Cwd:      cwd,
 		Sandbox:  sandboxSummary(l, d),
-		Summary:  OneLineDisplay(j.Display()),
+		Summary:  OneLineDisplay(s.Display(j)),
 	}
 	if s.Store != nil {
-		req.Key = approval.RequestKey(d, j.Script, cwd)
+		req.Key = approval.RequestKey(d, cwd)
 	}
 	end := trace.Phase("approve")
 	out, err := s.Ask(ctx, req, io, nil)
