@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/trust"
+	"github.com/guardrun/guardrun/internal/config"
 )
 
 // envTree is a project directory (the working directory, the embedded
@@ -250,7 +250,7 @@ sandbox:
     - {pattern: "make", allowed: false}
 `)
 	data, _ := os.ReadFile(parent)
-	if err := trust.Open(filepath.Join(tr.home, ".local", "state", "guardrun")).Trust(parent, data); err != nil {
+	if err := config.OpenTrustStore(filepath.Join(tr.home, ".local", "state", "guardrun")).Trust(parent, data); err != nil {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(tr.proj, "sub")

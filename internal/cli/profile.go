@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/runner"
@@ -71,7 +72,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 	if osName != "linux" && osName != "darwin" {
 		return usagef("--os wants linux or darwin, got %q", osName)
 	}
-	e, l, err := request.LoadConfig(g.Options)
+	e, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
 		return err
 	}

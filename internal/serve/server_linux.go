@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/sys/sockdir"
 	"github.com/guardrun/guardrun/landlock"
@@ -44,7 +45,7 @@ type Server struct {
 	closed bool
 	runs   sync.WaitGroup
 	self   *procInfo
-	env    *request.Env
+	env    *config.Env
 	umask  uint32
 	pidfd  bool // SO_PEERPIDFD works here
 	// exePath is where the server's executable was when it started, and
@@ -78,7 +79,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	env, err := request.NewEnv()
+	env, err := config.NewEnv()
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
