@@ -12,6 +12,7 @@ FUZZ_TARGETS := \
 	./rules:FuzzLoad \
 	./supervisor:FuzzDecode \
 	./internal/serve:FuzzDecodeRequest \
+	./internal/sys/ipc:FuzzMessage \
 	./internal/testing/bashoracle:FuzzBashOracle
 
 .PHONY: all deps build test vet cross fuzz fuzz-list bench demo clean
