@@ -160,27 +160,6 @@ func rights(oob []byte) ([]int, error) {
 	return fds, nil
 }
 
-// PeerPID is the process at the other end of c, which must be of this
-// user: a shared proxy's control socket accepts only those.
-func PeerPID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if cerr != nil {
-		return 0, fmt.Errorf("peer credentials: %w", cerr)
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return 0, fmt.Errorf("refused a client of uid %d", cred.Uid)
-	}
-	return int(cred.Pid), nil
-}
-
 // checkPeer accepts only a process of this user (the sandbox's user
 // namespace maps the same user).
 func checkPeer(c *net.UnixConn) error {

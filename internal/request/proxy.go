@@ -14,6 +14,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/config"
+	"github.com/guardrun/guardrun/internal/sys/ipc"
 	"github.com/guardrun/guardrun/internal/sys/sockdir"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/netproxy"
@@ -87,7 +88,7 @@ func guardrunExe() (string, error) {
 
 // proxyDir makes a fresh 0700 directory for proxy sockets.
 func proxyDir(e *config.Env) (string, error) {
-	dir, err := sockdir.Make(sockdir.Base(e.Getenv), "guardrun-proxy-", "control.sock")
+	dir, err := ipc.PrivateDir(sockdir.Base(e.Getenv), "guardrun-proxy-", "control.sock")
 	if err != nil {
 		return "", fmt.Errorf("proxy: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/landlock"
+	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
@@ -134,7 +135,7 @@ func protected(l *config.Loaded, e *config.Env, cwd string) []sandbox.Protected 
 	if s := e.Getenv(ServerEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
-	if s := e.Getenv(ProxyEnvVar); s != "" {
+	if s := e.Getenv(netproxy.SharedEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
 	return out
