@@ -21,7 +21,7 @@ import (
 	"github.com/guardrun/guardrun/bwrap"
 	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/request"
-	"github.com/guardrun/guardrun/internal/sys/sockdir"
+	"github.com/guardrun/guardrun/internal/sys/ipc"
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/runner"
 )
@@ -32,11 +32,10 @@ const requestTimeout = 10 * time.Second
 // Server serves the run requests of guardrun processes started below
 // `guardrun serve` (see the package doc).
 type Server struct {
-	cfg       Config
-	ln        *net.UnixListener
-	dir, path string
-	ctx       context.Context
-	cancel    context.CancelFunc
+	cfg    Config
+	ln     *ipc.Listener
+	ctx    context.Context
+	cancel context.CancelFunc
 	// runs are the committed requests, which Close waits for; mu
 	// guards closed, after which no request commits. A request not yet
 	// committed may be stuck (a --config that is a FIFO): Close does
@@ -91,18 +90,12 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	dir, err := sockdir.Make(sockdir.Base(os.Getenv), "guardrun-serve-", "s")
+	ln, err := ipc.ListenPrivate("", "guardrun-serve-", "s")
 	if err != nil {
-		return nil, fmt.Errorf("serve: socket directory: %w", err)
-	}
-	path := filepath.Join(dir, "s")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("serve: socket: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{cfg: cfg, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
+	return &Server{cfg: cfg, ln: ln, ctx: ctx, cancel: cancel,
 		self: self, env: env, umask: umask, pidfd: pidfdWorks(), guarded: g,
 		exePath: exePath, exe: exe, limits: limits}, nil
 }
@@ -185,14 +178,14 @@ func (s *Server) sameExecutable() bool {
 }
 
 // Path is the socket, for GUARDRUN_SERVER.
-func (s *Server) Path() string { return s.path }
+func (s *Server) Path() string { return s.ln.Path() }
 
 // Serve accepts clients until Close, each on its own goroutine. If
 // accepting fails, it closes the socket (clients then run their
 // requests themselves) and returns the error.
 func (s *Server) Serve() error {
 	for {
-		c, err := s.ln.AcceptUnix()
+		c, peer, err := s.ln.Accept()
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return nil
@@ -207,7 +200,7 @@ func (s *Server) Serve() error {
 			s.ln.Close()
 			return fmt.Errorf("serve: accept: %w", err)
 		}
-		go s.handle(c)
+		go s.handle(c, peer)
 	}
 }
 
@@ -223,7 +216,6 @@ func (s *Server) Close() {
 	s.closed = true
 	s.mu.Unlock()
 	s.runs.Wait()
-	os.RemoveAll(s.dir)
 }
 
 // commit counts a request as committed unless the server is closing.
@@ -263,9 +255,9 @@ func (c *client) closeFiles() {
 // on (its guardrun then runs as if there were no server); a request the
 // server does not take gets F; one it takes gets R, runs, and gets X
 // with the exit status.
-func (s *Server) handle(conn *net.UnixConn) {
+func (s *Server) handle(conn *net.UnixConn, cred ipc.Peer) {
 	defer conn.Close()
-	pid, peer, ok := s.checkPeer(conn)
+	pid, peer, ok := s.checkPeer(conn, cred)
 	if !ok {
 		return
 	}
@@ -435,59 +427,19 @@ func (h *heldWriter) release(w io.Writer) {
 	h.w = w
 }
 
-// readRequest reads the magic, length and payload, with the four
-// descriptors that come with the first bytes.
+// readRequest reads the request's frame (package ipc's: the magic,
+// the payload's length, the payload) with the four descriptors that come
+// with its first bytes.
 func readRequest(conn *net.UnixConn, files *[4]*os.File) (*wireRequest, error) {
-	hdr := make([]byte, 8)
-	oob := make([]byte, unix.CmsgSpace(4*8))
-	n, oobn, flags, _, err := conn.ReadMsgUnix(hdr, oob)
+	payload, fds, err := ipc.ReadFrame(conn, magic, maxRequest, len(files))
 	if err != nil {
 		return nil, err
 	}
-	fds, ferr := unixRights(oob[:oobn])
-	for i, fd := range fds {
-		if i < 4 {
-			files[i] = os.NewFile(uintptr(fd), "client-fd-"+strconv.Itoa(i))
-		} else {
-			unix.Close(fd)
-		}
-	}
-	if ferr != nil || len(fds) != 4 || flags&unix.MSG_CTRUNC != 0 {
+	copy(files[:], fds)
+	if len(fds) != len(files) {
 		return nil, errors.New("serve: the request did not come with 4 descriptors")
 	}
-	if _, err := io.ReadFull(conn, hdr[n:]); err != nil {
-		return nil, err
-	}
-	if string(hdr[:4]) != magic {
-		return nil, errors.New("serve: not a " + magic + " request")
-	}
-	size := binary.LittleEndian.Uint32(hdr[4:])
-	if size > maxRequest {
-		return nil, errors.New("serve: request too large")
-	}
-	payload := make([]byte, size)
-	if _, err := io.ReadFull(conn, payload); err != nil {
-		return nil, err
-	}
 	return decodeRequest(payload)
-}
-
-func unixRights(oob []byte) ([]int, error) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, err
-	}
-	var fds []int
-	var bad error
-	for _, m := range msgs {
-		f, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			bad = err
-			continue
-		}
-		fds = append(fds, f...)
-	}
-	return fds, bad
 }
 
 // environ is a client's environment: the list as the command gets it
