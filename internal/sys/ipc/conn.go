@@ -374,8 +374,8 @@ func (c *Conn) Serve(ctx context.Context, h Handler) error {
 	err := c.read(ctx, h, &wg, &rmu, running)
 	cancel()
 	stop()
-	c.uc.Close()
 	wg.Wait()
+	c.uc.Close()
 	if err == nil {
 		c.err = ErrClosed
 	} else {
