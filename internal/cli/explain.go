@@ -101,15 +101,15 @@ type exampleResult struct {
 }
 
 type checkReport struct {
-	Config   string              `json:"config"`
-	Source   string              `json:"source"`
-	Trusted  bool                `json:"trusted"`
-	Files    []config.ConfigFile `json:"files"`
-	Rules    int                 `json:"rules"`
-	Zones    int                 `json:"zones"`
-	Examples []exampleResult     `json:"examples"`
-	Passed   int                 `json:"passed"`
-	Failed   int                 `json:"failed"`
+	Config   string          `json:"config"`
+	Source   string          `json:"source"`
+	Trusted  bool            `json:"trusted"`
+	Files    []config.File   `json:"files"`
+	Rules    int             `json:"rules"`
+	Zones    int             `json:"zones"`
+	Examples []exampleResult `json:"examples"`
+	Passed   int             `json:"passed"`
+	Failed   int             `json:"failed"`
 }
 
 func cmdCheck(g *global, args []string, io IO) error {

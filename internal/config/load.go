@@ -32,14 +32,14 @@ type Loaded struct {
 	ProjectTrusted bool
 	// Chain are the files that made the config, base first: the trusted
 	// one, then each untrusted file that tightens it.
-	Chain []ConfigFile
+	Chain []File
 	// Files are every config file read, to be protected in the sandbox.
 	Files []string
 }
 
-// ConfigFile is one file of the config in force, where it came from and
+// File is one file of the config in force, where it came from and
 // why it is or is not trusted (`guardrun check` shows them all).
-type ConfigFile struct {
+type File struct {
 	File    string   `json:"file"`
 	Origin  string   `json:"origin"`
 	Trusted bool     `json:"trusted"`
@@ -67,7 +67,7 @@ func Load(g Flags, e *Env) (*Loaded, error) {
 			return nil, err
 		}
 		l.Cfg, l.Source = cfg, "--config"
-		l.Chain = []ConfigFile{{File: cfg.File, Origin: "--config", Trusted: true, Why: "named on guardrun's own command line"}}
+		l.Chain = []File{{File: cfg.File, Origin: "--config", Trusted: true, Why: "named on guardrun's own command line"}}
 	} else {
 		// The config found from the file system alone: its rw zones say
 		// where nothing of guardrun's may come from. Without XDG_*
@@ -79,12 +79,12 @@ func Load(g Flags, e *Env) (*Loaded, error) {
 			clean := e.Clean()
 			ref = &Loaded{}
 			same := e.discoversAs(clean)
-			var base func() (*rules.Config, []ConfigFile, error)
+			var base func() (*rules.Config, []File, error)
 			if !same {
 				// Only ref's rw zones are read: the embedded
 				// default, when it is the base, is decoded for
 				// them alone.
-				base = func() (*rules.Config, []ConfigFile, error) { return userOrDefault(clean, "", true) }
+				base = func() (*rules.Config, []File, error) { return userOrDefault(clean, "", true) }
 			}
 			if err := ref.discover(clean, base, res); err != nil {
 				return nil, err
@@ -113,7 +113,7 @@ func Load(g Flags, e *Env) (*Loaded, error) {
 		gc := e.Getenv("GUARDRUN_CONFIG")
 		discover := func(zonesOnly bool) error {
 			*l = Loaded{}
-			return l.discover(e, func() (*rules.Config, []ConfigFile, error) {
+			return l.discover(e, func() (*rules.Config, []File, error) {
 				return userOrDefault(e, userWhy, zonesOnly)
 			}, res)
 		}
@@ -183,7 +183,7 @@ func (l *Loaded) fromEnv(e *Env, res *resolver, gc string, ref *rules.Config, fu
 	why := insideRW(res, abs, ref, l.Cfg)
 	if why == "" {
 		l.Cfg, l.Source = cfg, "$GUARDRUN_CONFIG"
-		l.Chain = []ConfigFile{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
+		l.Chain = []File{{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Trusted: true, Why: "outside every rw zone"}}
 		return nil
 	}
 	if err := full(); err != nil {
@@ -191,7 +191,7 @@ func (l *Loaded) fromEnv(e *Env, res *resolver, gc string, ref *rules.Config, fu
 	}
 	out, ignored := rules.Tighten(l.Cfg, cfg)
 	out.File = cfg.File
-	l.Chain = append(l.Chain, ConfigFile{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Why: why, Ignored: ignored,
+	l.Chain = append(l.Chain, File{File: cfg.File, Origin: "$GUARDRUN_CONFIG", Why: why, Ignored: ignored,
 		Hint: "move it outside every rw zone, or name it with --config"})
 	l.Cfg, l.Source = out, fmt.Sprintf("$GUARDRUN_CONFIG (untrusted: only tightens %s)", l.Source)
 	return nil
@@ -203,14 +203,14 @@ func (l *Loaded) fromEnv(e *Env, res *resolver, gc string, ref *rules.Config, fu
 // outermost first, tightening it. So an untrusted file tightens the
 // config in force for its parent directory, and a trusted ancestor's
 // rules stay. base nil means the user config at its default place.
-func (l *Loaded) Discover(e *Env, base func() (*rules.Config, []ConfigFile, error)) error {
+func (l *Loaded) Discover(e *Env, base func() (*rules.Config, []File, error)) error {
 	return l.discover(e, base, newResolver())
 }
 
 // discover is Discover, looking through res.
-func (l *Loaded) discover(e *Env, base func() (*rules.Config, []ConfigFile, error), res *resolver) error {
+func (l *Loaded) discover(e *Env, base func() (*rules.Config, []File, error), res *resolver) error {
 	if base == nil {
-		base = func() (*rules.Config, []ConfigFile, error) { return UserOrDefault(e, "") }
+		base = func() (*rules.Config, []File, error) { return UserOrDefault(e, "") }
 	}
 	files := res.findProjects(e.Cwd)
 	store := OpenTrustStore(e.StateDir)
@@ -242,7 +242,7 @@ func (l *Loaded) discover(e *Env, base func() (*rules.Config, []ConfigFile, erro
 			return err
 		}
 		l.Cfg, l.Source = cfg, "project (trusted)"
-		l.Chain = []ConfigFile{{File: f, Origin: "project (.guardrun.yaml above the working directory)", Trusted: true,
+		l.Chain = []File{{File: f, Origin: "project (.guardrun.yaml above the working directory)", Trusted: true,
 			Why: "trusted with guardrun trust (its content hash is in the trust store)"}}
 		files = files[:nearestTrusted]
 	} else {
@@ -261,7 +261,7 @@ func (l *Loaded) discover(e *Env, base func() (*rules.Config, []ConfigFile, erro
 		}
 		out, ignored := rules.Tighten(l.Cfg, proj)
 		out.File = f
-		l.Chain = append(l.Chain, ConfigFile{File: f, Origin: "project (.guardrun.yaml above the working directory)",
+		l.Chain = append(l.Chain, File{File: f, Origin: "project (.guardrun.yaml above the working directory)",
 			Why: "not trusted: project files come with the repository; it only tightens " + l.Cfg.File, Ignored: ignored,
 			Hint: "review it and run: guardrun trust " + f})
 		l.Cfg, l.Source = out, fmt.Sprintf("project (untrusted: only tightens %s)", l.Source)
@@ -272,13 +272,13 @@ func (l *Loaded) discover(e *Env, base func() (*rules.Config, []ConfigFile, erro
 // UserOrDefault is the user config, or the embedded default. untrusted,
 // when set, says why the user config (chosen by $XDG_CONFIG_HOME) is not
 // trusted: it then only tightens the user config at its default place.
-func UserOrDefault(e *Env, untrusted string) (*rules.Config, []ConfigFile, error) {
+func UserOrDefault(e *Env, untrusted string) (*rules.Config, []File, error) {
 	return userOrDefault(e, untrusted, false)
 }
 
 // userOrDefault is UserOrDefault; with zonesOnly the embedded default,
 // when it is the one, is decoded for its zones only (rules.DefaultZones).
-func userOrDefault(e *Env, untrusted string, zonesOnly bool) (*rules.Config, []ConfigFile, error) {
+func userOrDefault(e *Env, untrusted string, zonesOnly bool) (*rules.Config, []File, error) {
 	if untrusted != "" {
 		base, chain, err := userOrDefault(e.Clean(), "", zonesOnly)
 		if err != nil {
@@ -290,7 +290,7 @@ func userOrDefault(e *Env, untrusted string, zonesOnly bool) (*rules.Config, []C
 		}
 		out, ignored := rules.Tighten(base, cfg)
 		out.File = cfg.File
-		return out, append(chain, ConfigFile{File: cfg.File, Origin: "user config ($" + e.configVar + ")", Why: untrusted, Ignored: ignored,
+		return out, append(chain, File{File: cfg.File, Origin: "user config ($" + e.configVar + ")", Why: untrusted, Ignored: ignored,
 			Hint: "unset " + e.configVar + " or point it outside every rw zone"}), nil
 	}
 	cfg, err := loadUser(e)
@@ -302,7 +302,7 @@ func userOrDefault(e *Env, untrusted string, zonesOnly bool) (*rules.Config, []C
 		if e.configVar != "" {
 			origin += " ($" + e.configVar + ")"
 		}
-		return cfg, []ConfigFile{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
+		return cfg, []File{{File: cfg.File, Origin: origin, Trusted: true, Why: "the user's own config, outside every rw zone"}}, nil
 	}
 	load := rules.LoadDefault
 	if zonesOnly {
@@ -312,7 +312,7 @@ func userOrDefault(e *Env, untrusted string, zonesOnly bool) (*rules.Config, []C
 	if err != nil {
 		return nil, nil, err
 	}
-	return def, []ConfigFile{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
+	return def, []File{{File: rules.DefaultName, Origin: "embedded default", Trusted: true, Why: "built into guardrun"}}, nil
 }
 
 // loadUser loads the user config; nil when there is none.
