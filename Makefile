@@ -12,6 +12,7 @@ FUZZ_TARGETS := \
 	./rules:FuzzLoad \
 	./supervisor:FuzzDecode \
 	./internal/serve:FuzzDecodeRequest \
+	./internal/sys/ipc:FuzzMessage \
 	./internal/testing/bashoracle:FuzzBashOracle
 
 .PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo clean
@@ -106,7 +107,7 @@ fuzz-list:
 	  echo "found:  " $$found; echo "listed: " $$listed; exit 1; fi
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./runner ./landlock ./supervisor ./netproxy ./integration
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./runner ./landlock ./supervisor ./internal/sys/ipc ./netproxy ./integration
 
 # Build, then show guardrun deciding and running commands under the
 # embedded default config, in a throwaway directory.

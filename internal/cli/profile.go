@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
@@ -81,7 +82,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 	if osName != "linux" && osName != "darwin" {
 		return usagef("--os wants linux or darwin, got %q", osName)
 	}
-	e, l, err := request.LoadConfig(g.Options)
+	e, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/serve"
+	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/supervisor"
 )
 
@@ -101,7 +102,7 @@ func cmdSupervise(g *global, args []string, io IO) error {
 		}
 		env = setenv(env, "GUARDRUN_CONFIG", abs)
 	}
-	env = unsetenv(unsetenv(env, request.ProxyEnvVar), request.ProxyAddrEnvVar)
+	env = unsetenv(unsetenv(env, netproxy.SharedEnvVar), netproxy.SharedAddrEnvVar)
 	if s.Sandboxed && s.Loaded.Cfg.Sandbox.Proxy && runtime.GOOS == "linux" {
 		// One proxy for the session: the agent's commands register with
 		// it instead of each starting their own.

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/sys/trace"
+	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
@@ -73,12 +75,12 @@ func (s *Session) Display(j *Job) string {
 
 // openSession picks the session and opens its store; nil when there is
 // no session (no terminal, nothing set).
-func openSession(g Options, l *Loaded, e *Env) (string, *approval.Store) {
+func openSession(g Options, l *config.Loaded, e *config.Env) (string, *approval.Store) {
 	id, ok := approval.SessionID(g.Session, e.Getenv)
 	if !ok {
 		return "", nil
 	}
-	st, err := approval.OpenStore(e.storeDir(), id, l.Cfg.Session.TTL)
+	st, err := approval.OpenStore(e.SessionStore(), id, l.Cfg.Session.TTL)
 	if err != nil {
 		return id, nil
 	}
@@ -93,7 +95,7 @@ func (s *Session) Protected(cwd string) []sandbox.Protected {
 	return protected(s.Loaded, s.Env, cwd)
 }
 
-func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
+func protected(l *config.Loaded, e *config.Env, cwd string) []sandbox.Protected {
 	var out []sandbox.Protected
 	add := func(p string, hide bool) {
 		if p == "" {
@@ -115,14 +117,14 @@ func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	if uc := e.UserConfig(); uc != "" {
 		add(filepath.Dir(uc), false)
 	}
-	add(filepath.Join(cwd, ProjectFile), false)
+	add(filepath.Join(cwd, config.ProjectFile), false)
 	for _, z := range l.Cfg.Sandbox.Zones {
 		if z.Mode == rules.ReadWrite {
-			add(filepath.Join(z.Root, ProjectFile), false)
+			add(filepath.Join(z.Root, config.ProjectFile), false)
 		}
 	}
 	add(e.StateDir, true)
-	add(e.storeDir(), true)
+	add(e.SessionStore(), true)
 	add(l.Cfg.Audit.Path, true)
 	if s := e.Getenv("GUARDRUN_SOCKET"); s != "" {
 		add(filepath.Dir(s), true)
@@ -130,7 +132,7 @@ func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	if s := e.Getenv(ServerEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
-	if s := e.Getenv(ProxyEnvVar); s != "" {
+	if s := e.Getenv(netproxy.SharedEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
 	return out
@@ -144,7 +146,7 @@ func (s *Session) Profile(cwd string, network bool) (*sandbox.Profile, error) {
 
 // ProfileFor derives the sandbox profile for a request run in cwd under
 // config l (guardrun profile shows it without a session).
-func ProfileFor(l *Loaded, e *Env, cwd string, network bool) (*sandbox.Profile, error) {
+func ProfileFor(l *config.Loaded, e *config.Env, cwd string, network bool) (*sandbox.Profile, error) {
 	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, protected(l, e, cwd))
 	p, err := sandbox.Derive(spec)
 	if err != nil {
@@ -156,7 +158,7 @@ func ProfileFor(l *Loaded, e *Env, cwd string, network bool) (*sandbox.Profile, 
 	return p, nil
 }
 
-func sandboxSummary(l *Loaded, d *rules.Decision) string {
+func sandboxSummary(l *config.Loaded, d *rules.Decision) string {
 	var zs []string
 	for _, z := range l.Cfg.Sandbox.Zones {
 		zs = append(zs, fmt.Sprintf("%s %s (%s)", z.Name, z.Root, z.Mode))
@@ -176,7 +178,7 @@ func sandboxSummary(l *Loaded, d *rules.Decision) string {
 
 // BackendFor is the OS sandbox backend asked for: Options.Backend
 // (--backend or $GUARDRUN_BACKEND), else the config's sandbox.backend.
-func BackendFor(g Options, l *Loaded) rules.Backend {
+func BackendFor(g Options, l *config.Loaded) rules.Backend {
 	if g.Backend != "" {
 		return g.Backend
 	}
@@ -189,7 +191,7 @@ func BackendFor(g Options, l *Loaded) rules.Backend {
 // and keeps compiled seccomp programs and the landlock backend's locks
 // and shared snapshots of the protected names, in the state directory,
 // which the sandbox hides.
-func ChooseBackend(g Options, l *Loaded, e *Env) (runner.Backend, error) {
+func ChooseBackend(g Options, l *config.Loaded, e *config.Env) (runner.Backend, error) {
 	return runner.Choose(string(BackendFor(g, l)), runner.Config{
 		CheckCache:  filepath.Join(e.StateDir, "sandbox-ok"),
 		FilterCache: filepath.Join(e.StateDir, "cache"),
@@ -204,10 +206,10 @@ type Session struct {
 	// Opts are the caller's choices over the config (the common flags).
 	Opts Options
 	// Env is where config and state are found.
-	Env *Env
+	Env *config.Env
 	// Loaded is the config in force and where it came from; `guardrun
 	// shell` replaces it after cd (ConfigFor).
-	Loaded *Loaded
+	Loaded *config.Loaded
 	// Sandboxed is set when commands run under the OS sandbox; unset
 	// when there is none and require_os_sandbox is false (they run
 	// unsandboxed) or none works (NoSandbox says why).
@@ -241,7 +243,7 @@ func Open(g Options, io IO) (*Session, error) {
 
 // OpenEnv is Open in the environment e instead of the process's own
 // (`guardrun serve`, for its clients).
-func OpenEnv(g Options, e *Env, io IO) (*Session, error) {
+func OpenEnv(g Options, e *config.Env, io IO) (*Session, error) {
 	return open(g, e, io, true)
 }
 
@@ -253,15 +255,15 @@ func OpenForFiles(g Options, io IO) (*Session, error) {
 	return open(g, nil, io, false)
 }
 
-func open(g Options, e *Env, io IO, checkSandbox bool) (*Session, error) {
+func open(g Options, e *config.Env, io IO, checkSandbox bool) (*Session, error) {
 	end := trace.Phase("config")
 	if e == nil {
 		var err error
-		if e, err = NewEnv(); err != nil {
+		if e, err = config.NewEnv(); err != nil {
 			return nil, err
 		}
 	}
-	l, err := Load(g, e)
+	l, err := config.Load(g.ConfigFlags(), e)
 	end()
 	if err != nil {
 		return nil, err
@@ -554,7 +556,7 @@ func utf8Locale() string {
 	return "C.UTF-8"
 }
 
-func configHint(l *Loaded) string {
+func configHint(l *config.Loaded) string {
 	// The last trusted file: a rule added to an untrusted one would be
 	// ignored.
 	for i := len(l.Chain) - 1; i >= 0; i-- {
@@ -626,13 +628,4 @@ func warnCreatedProtected(p *sandbox.Profile, io IO) {
 	for _, c := range p.CreatedProtected() {
 		fmt.Fprintf(io.Stderr, "guardrun: warning: the command created %s, which guardrun protects (sandbox.protect); it was writable during this command because it did not exist when the sandbox started: review it before git, a shell or an editor outside guardrun uses it\n", c)
 	}
-}
-
-// storeDir is the session store's directory: the one NewEnv found (and
-// checked in Load), else approval's default.
-func (e *Env) storeDir() string {
-	if e.StoreDir != "" {
-		return e.StoreDir
-	}
-	return approval.DefaultStoreDir()
 }
