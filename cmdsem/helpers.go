@@ -42,12 +42,25 @@ func Predict(argv []Arg, env []string) Prediction {
 	s.run(r, 1)
 	p.Command, p.Dir = r.name, r.dir
 	row, ok := runRows[r.name]
-	if !ok {
-		p.Unbounded = "guardrun does not say what " + r.name + " runs and writes by itself"
+	if ok && row.unbounded != "" {
+		p.Unbounded = row.unbounded
 		return p
 	}
-	if row.unbounded != "" {
-		p.Unbounded = row.unbounded
+	for _, e := range r.out {
+		switch e.Kind {
+		case Exec:
+			p.Unbounded = r.name + " " + strings.TrimSpace(e.Option+" "+e.Why)
+			return p
+		case Unknown:
+			p.Unbounded = e.Why
+			if e.Option != "" && !strings.Contains(e.Why, e.Option) {
+				p.Unbounded = e.Option + ": " + e.Why
+			}
+			return p
+		}
+	}
+	if !ok {
+		p.Unbounded = "guardrun does not say what " + r.name + " runs and writes by itself"
 		return p
 	}
 	for _, rule := range row.whenUnbounded {
@@ -61,18 +74,6 @@ func Predict(argv []Arg, env []string) Prediction {
 			e.Dir = r.dir
 		}
 		switch e.Kind {
-		case Exec:
-			p.Unbounded = r.name + " " + strings.TrimSpace(e.Option+" "+e.Why)
-			return p
-		case Unknown:
-			p.Unbounded = e.Why
-			if e.Option != "" && !strings.Contains(e.Why, e.Option) {
-				p.Unbounded = e.Option + ": " + e.Why
-			}
-			return p
-		case Env:
-			p.Unbounded = e.Option + " is set for it, which " + strings.TrimSuffix(e.Why, ".")
-			return p
 		case Write, Delete:
 			p.Files = append(p.Files, row.file(r, e))
 			for _, o := range row.own {
@@ -195,13 +196,15 @@ type File struct {
 	Word int
 }
 
-// cond holds when one of the options in any is given ("" always) and
-// none of those in none is.
-type cond struct{ any, none string }
+// cond holds when one of the options in any is given ("" always), one
+// of those in and too, and none of those in none.
+type cond struct{ any, and, none string }
 
 func (c cond) holds(r *result) bool {
-	if c.any != "" && !r.hasAny(strings.Fields(c.any)...) {
-		return false
+	for _, l := range []string{c.any, c.and} {
+		if l != "" && !r.hasAny(strings.Fields(l)...) {
+			return false
+		}
 	}
 	return c.none == "" || !r.hasAny(strings.Fields(c.none)...)
 }
@@ -361,26 +364,27 @@ func tarHelpers() []helperRule {
 	all := ""
 	for _, c := range tarCompress {
 		all += " " + c.opts
-		// Creating: tar runs `/bin/sh -c PROG`, which runs PROG.
+		// Creating: tar runs `/bin/sh -c PROG`, which runs PROG;
+		// reading: PROG -d.
 		out = append(out,
-			helperRule{cond{any: c.opts}, Helper{Program: "/bin/sh", Args: []string{"-c", c.prog}, Why: "tar starts the compressor through the shell"}},
-			helperRule{cond{any: c.opts}, Helper{Program: c.prog, Why: "tar compresses the archive with " + c.prog}},
-			helperRule{cond{any: c.opts}, Helper{Program: c.prog, Args: []string{"-d"}, Why: "tar decompresses the archive with " + c.prog}})
+			helperRule{cond{any: c.opts, and: tarCreate}, Helper{Program: "/bin/sh", Args: []string{"-c", c.prog}, Why: "tar starts the compressor through the shell"}},
+			helperRule{cond{any: c.opts, and: tarCreate}, Helper{Program: c.prog, Why: "tar compresses the archive with " + c.prog}},
+			helperRule{cond{any: c.opts, none: tarCreate}, Helper{Program: c.prog, Args: []string{"-d"}, Why: "tar decompresses the archive with " + c.prog}})
 		if c.prog == "compress" {
-			out = append(out, helperRule{cond{any: c.opts}, Helper{Program: "gzip", Args: []string{"-d"}, Why: "tar decompresses .Z archives with gzip"}})
+			out = append(out, helperRule{cond{any: c.opts, none: tarCreate}, Helper{Program: "gzip", Args: []string{"-d"}, Why: "tar decompresses .Z archives with gzip"}})
 		}
 	}
 	for _, p := range decompressors {
 		// Reading an archive without a compression option: tar
 		// recognises a compressed one and runs its decompressor.
-		out = append(out, helperRule{cond{any: tarRead, none: all}, Helper{Program: p, Args: []string{"-d"}, Why: "tar recognises a compressed archive and decompresses it with " + p}})
+		out = append(out, helperRule{cond{any: tarRead, none: all + " " + tarCreate}, Helper{Program: p, Args: []string{"-d"}, Why: "tar recognises a compressed archive and decompresses it with " + p}})
 		if p == "compress" {
-			out = append(out, helperRule{cond{any: tarRead, none: all}, Helper{Program: "gzip", Args: []string{"-d"}, Why: "tar decompresses .Z archives with gzip"}})
+			out = append(out, helperRule{cond{any: tarRead, none: all + " " + tarCreate}, Helper{Program: "gzip", Args: []string{"-d"}, Why: "tar decompresses .Z archives with gzip"}})
 		}
 		// -a: the compressor the archive's suffix names.
 		out = append(out,
-			helperRule{cond{any: "a auto-compress", none: all}, Helper{Program: "/bin/sh", Args: []string{"-c", p}, Why: "tar -a starts the compressor the suffix names through the shell"}},
-			helperRule{cond{any: "a auto-compress", none: all}, Helper{Program: p, Why: "tar -a compresses with the program the suffix names"}})
+			helperRule{cond{any: "a auto-compress", and: tarCreate, none: all}, Helper{Program: "/bin/sh", Args: []string{"-c", p}, Why: "tar -a starts the compressor the suffix names through the shell"}},
+			helperRule{cond{any: "a auto-compress", and: tarCreate, none: all}, Helper{Program: p, Why: "tar -a compresses with the program the suffix names"}})
 	}
 	return out
 }
