@@ -45,9 +45,9 @@ type Part struct {
 	Dynamic bool `json:"dynamic,omitempty"`
 	// MayExec and MayWrite are what the part may execute and write
 	// (predict.go); Unbounded says why the analysis could not bound it.
-	MayExec   []sandbox.Exec  `json:"may_exec,omitempty"`
-	MayWrite  []sandbox.Write `json:"may_write,omitempty"`
-	Unbounded string          `json:"unbounded,omitempty"`
+	MayExec   []sandbox.Exec        `json:"may_exec,omitempty"`
+	MayWrite  []sandbox.PathPattern `json:"may_write,omitempty"`
+	Unbounded string                `json:"unbounded,omitempty"`
 }
 
 // Decision is the verdict for a whole request.
@@ -76,13 +76,13 @@ type Decision struct {
 	// Unbounded says why not. Verified: the request is allowed because
 	// of that prediction, so it runs under the filter that holds what
 	// lies outside MayExec and MayWrite (Prediction).
-	Bounded   bool            `json:"bounded"`
-	Unbounded string          `json:"unbounded,omitempty"`
-	Verified  bool            `json:"verified"`
-	MayExec   []sandbox.Exec  `json:"may_exec"`
-	MayWrite  []sandbox.Write `json:"may_write"`
-	// shell: MayExec starts with the script's shell.
-	shell bool
+	Bounded   bool                  `json:"bounded"`
+	Unbounded string                `json:"unbounded,omitempty"`
+	Verified  bool                  `json:"verified"`
+	MayExec   []sandbox.Exec        `json:"may_exec"`
+	MayWrite  []sandbox.PathPattern `json:"may_write"`
+	// shell: the first so many of MayExec are the script's shell.
+	shell int
 }
 
 // Asking returns the parts whose verdict is ask.
@@ -272,7 +272,6 @@ func (e *Engine) Script(src, cwd string) *Decision {
 		return d
 	}
 	d, pr := e.decide(s, cwd)
-	d.shell = true
 	e.finish(d, pr, []string{e.cfg.Shell.Program, "-c", src})
 	return d
 }

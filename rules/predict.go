@@ -68,7 +68,7 @@ func newCommandEnv(getenv func(string) string) commandEnv {
 // prediction collects what the parts of one request may do.
 type prediction struct {
 	exec      []sandbox.Exec
-	write     []sandbox.Write
+	write     []sandbox.PathPattern
 	unbounded string
 }
 
@@ -86,21 +86,16 @@ func (p *prediction) add(q partPrediction) {
 
 func (p *prediction) addExec(x sandbox.Exec) {
 	for _, y := range p.exec {
-		if y.Name == x.Name && slices.Equal(y.Paths, x.Paths) && slices.Equal(y.Args, x.Args) {
+		if y.Program == x.Program && y.AnyArgs == x.AnyArgs && slices.Equal(y.Args, x.Args) {
 			return
 		}
 	}
 	p.exec = append(p.exec, x)
 }
 
-func (p *prediction) addWrite(w sandbox.Write) {
-	for i, y := range p.write {
-		if y.Path == w.Path && y.Match == w.Match {
-			for _, op := range w.Ops {
-				if !slices.Contains(y.Ops, op) {
-					p.write[i].Ops = append(slices.Clip(p.write[i].Ops), op)
-				}
-			}
+func (p *prediction) addWrite(w sandbox.PathPattern) {
+	for _, y := range p.write {
+		if y.Path == w.Path && y.Glob == w.Glob && y.Tree == w.Tree {
 			return
 		}
 	}
@@ -110,7 +105,7 @@ func (p *prediction) addWrite(w sandbox.Write) {
 // partPrediction is what one part may do.
 type partPrediction struct {
 	exec      []sandbox.Exec
-	write     []sandbox.Write
+	write     []sandbox.PathPattern
 	unbounded string
 }
 
@@ -147,9 +142,12 @@ func (e *Engine) predictCommand(c shellparse.Command, cwd string) partPrediction
 	if hasVia(c, "find -execdir", "find -okdir") {
 		dirs, dirWhy = nil, "find -execdir runs it in the directory of each file found"
 	}
-	x, why := e.program(w0.Value, dirs, dirWhy)
-	x.Args = execArgs(c)
-	q.exec = append(q.exec, x)
+	xs, why := e.program(w0.Value, dirs, dirWhy)
+	args := execArgs(c)
+	for _, x := range xs {
+		x.Args, x.Part = args, display
+		q.exec = append(q.exec, x)
+	}
 	if why != "" {
 		q.unbound(display + ": " + why)
 	}
@@ -173,10 +171,13 @@ func (e *Engine) predictCommand(c shellparse.Command, cwd string) partPrediction
 		q.unbound(display + ": arguments supplied at run time may be options that write files or run programs")
 	}
 	for _, h := range pr.Helpers {
-		q.exec = append(q.exec, e.helpers(h, dirs)...)
+		for _, x := range e.helpers(h, dirs) {
+			x.Part = display
+			q.exec = append(q.exec, x)
+		}
 	}
 	for _, f := range pr.Files {
-		ws, why := e.predictFile(f, c.Dir, dirs, dirWhy, cwd)
+		ws, why := e.predictFile(f, dirs, dirWhy, display)
 		q.write = append(q.write, ws...)
 		if why != "" {
 			q.unbound(display + ": " + why)
@@ -246,56 +247,78 @@ func inputArgs(c shellparse.Command) []cmdsem.Arg {
 	return args
 }
 
+var (
+	anyWord  = sandbox.Word{Any: true}
+	anyWords = sandbox.Word{Any: true, Many: true}
+)
+
 // execArgs is the argument pattern of c's exec: run-time words as
 // wildcards, and what xargs or find -exec add.
-func execArgs(c shellparse.Command) []sandbox.Arg {
-	out := []sandbox.Arg{}
+func execArgs(c shellparse.Command) []sandbox.Word {
+	out := []sandbox.Word{}
 	for i, w := range c.Argv[1:] {
 		last := i == len(c.Argv)-2
 		if c.ArgsFromInput && c.Replace != "" && strings.Contains(w.Value, c.Replace) {
 			if last && w.Value == c.Replace {
 				// find -exec CMD {} +: as many names as fit.
-				out = append(out, sandbox.Arg{Kind: sandbox.ArgMany})
+				out = append(out, anyWords)
 			} else {
-				pre, _, _ := strings.Cut(w.Value, c.Replace)
-				out = append(out, sandbox.Arg{Kind: sandbox.ArgAny, Value: pre})
+				out = append(out, anyWord)
 			}
 			continue
 		}
 		out = append(out, wordArg(w))
 	}
 	if c.ArgsFromInput && c.Replace == "" {
-		out = append(out, sandbox.Arg{Kind: sandbox.ArgMany})
+		out = append(out, anyWords)
 	}
 	return out
 }
 
-// wordArg is one argv word as a pattern.
-func wordArg(w shellparse.Word) sandbox.Arg {
+// wordArg is one argv word as a pattern: a static word itself, a word
+// with a run-time part any one word, an unquoted expansion any number of
+// words, a glob any number of names it matches (or the glob itself, when
+// it matches none).
+func wordArg(w shellparse.Word) sandbox.Word {
 	switch {
 	case w.Static():
-		return sandbox.Arg{Kind: sandbox.ArgWord, Value: w.Value}
+		return sandbox.Word{Text: w.Value}
 	case w.Split:
-		return sandbox.Arg{Kind: sandbox.ArgMany}
+		return anyWords
 	case w.Glob:
-		pat, _ := shellparse.GlobPattern(w)
-		return sandbox.Arg{Kind: sandbox.ArgMany, Value: pat}
+		if pat, ok := shellparse.GlobPattern(w); ok {
+			return sandbox.Word{Text: pat, Glob: true, Many: true}
+		}
+		return anyWords
 	}
-	return sandbox.Arg{Kind: sandbox.ArgAny, Value: w.Value}
+	return anyWord
+}
+
+// literal is argv words as a pattern of themselves.
+func literal(words []string) []sandbox.Word {
+	out := make([]sandbox.Word, len(words))
+	for i, w := range words {
+		out[i] = sandbox.Word{Text: w}
+	}
+	return out
 }
 
 // program resolves a command name as the shell will: a name with a / is
 // that file (relative to the working directory), any other is looked up
-// in PATH. why is set when the program cannot be bounded: not found, in
-// a writable zone (the project's own code), or the directory unknown.
-func (e *Engine) program(name string, dirs []string, dirWhy string) (sandbox.Exec, string) {
-	x := sandbox.Exec{Name: filepath.Base(name)}
+// in PATH. The Exec's Program is the path the program is executed by
+// (the filter also takes the file it resolves to, but not another name
+// of that file: a multi-call program acts by its name). why is set when
+// the program cannot be bounded: not found, in a writable zone (the
+// project's own code), or the directory unknown; the Exec then names
+// the program as written.
+func (e *Engine) program(name string, dirs []string, dirWhy string) ([]sandbox.Exec, string) {
+	unresolved := []sandbox.Exec{{Program: name}}
 	var found []string
 	if strings.Contains(name, "/") {
 		if filepath.IsAbs(name) {
-			found = []string{e.expandHome(name)}
+			found = []string{filepath.Clean(e.expandHome(name))}
 		} else if dirWhy != "" {
-			return x, "the working directory is not known until run time (" + dirWhy + ")"
+			return unresolved, "the working directory is not known until run time (" + dirWhy + ")"
 		} else {
 			for _, d := range dirs {
 				found = append(found, filepath.Clean(d+"/"+name))
@@ -303,28 +326,28 @@ func (e *Engine) program(name string, dirs []string, dirWhy string) (sandbox.Exe
 		}
 		for _, f := range found {
 			if !executable(f) {
-				return x, name + " is not an executable file"
+				return unresolved, name + " is not an executable file"
 			}
 		}
 	} else {
 		var why string
 		found, why = e.lookPath(name, dirs, dirWhy)
 		if why != "" {
-			return x, why
+			return unresolved, why
 		}
 		if len(found) == 0 {
-			return x, name + " is not found in PATH"
+			return unresolved, name + " is not found in PATH"
 		}
 	}
+	var out []sandbox.Exec
 	for _, f := range found {
-		x.Paths = appendNew(x.Paths, f)
+		out = append(out, sandbox.Exec{Program: f})
 		r := Resolve(f, "/")
-		x.Paths = appendNew(x.Paths, r)
 		if z := e.zoneFor(r); z != nil && z.Mode == ReadWrite || e.inPrivateTmp(r) {
-			return x, fmt.Sprintf("%s runs %s, which the request can change (the project's own code)", name, f)
+			return out, fmt.Sprintf("%s runs %s, which the request can change (the project's own code)", name, f)
 		}
 	}
-	return x, ""
+	return out, ""
 }
 
 // lookPath finds name in PATH as bash does: the first directory holding
@@ -370,57 +393,42 @@ var gitExecPaths = []string{"/usr/lib/git-core", "/usr/libexec/git-core", "/usr/
 // helpers resolves the programs a command may start by itself. A helper
 // not found is left out: it cannot run.
 func (e *Engine) helpers(h cmdsem.Helper, dirs []string) []sandbox.Exec {
-	args := []sandbox.Arg{{Kind: sandbox.ArgMany}}
-	if !h.AnyArgs {
-		args = []sandbox.Arg{}
-		for _, a := range h.Args {
-			args = append(args, sandbox.Arg{Kind: sandbox.ArgWord, Value: a})
+	with := func(xs []sandbox.Exec) []sandbox.Exec {
+		for i := range xs {
+			xs[i].AnyArgs = h.AnyArgs
+			if !h.AnyArgs {
+				xs[i].Args = literal(h.Args)
+			}
 		}
+		return xs
 	}
 	switch {
 	case h.Pager:
-		return e.pagers(h.Why, dirs)
+		return e.pagers(dirs)
 	case h.Where == cmdsem.GitExecPath:
-		var out []sandbox.Exec
 		// git's exec path lies beside its program, or in one of the
-		// usual places.
+		// usual places; git puts it first in PATH, so without the
+		// program there, PATH's is the one.
 		execPaths := gitExecPaths
 		if g, why := e.program("git", dirs, ""); why == "" {
-			top := filepath.Dir(filepath.Dir(g.Paths[len(g.Paths)-1]))
+			top := filepath.Dir(filepath.Dir(Resolve(g[0].Program, "/")))
 			execPaths = append([]string{filepath.Join(top, "lib", "git-core"), filepath.Join(top, "libexec", "git-core")}, execPaths...)
 		}
 		for _, d := range execPaths {
 			if !executable(filepath.Join(d, "git")) {
 				continue
 			}
-			x := sandbox.Exec{Name: h.Program, Args: args, Helper: h.Why}
-			if strings.ContainsAny(h.Program, "*?[") {
-				x.Paths = []string{filepath.Join(d, h.Program)}
-			} else if f := filepath.Join(d, h.Program); executable(f) {
-				x.Paths = appendNew([]string{f}, Resolve(f, "/"))
-			} else {
-				continue
+			if f := filepath.Join(d, h.Program); executable(f) {
+				return with([]sandbox.Exec{{Program: f}})
 			}
-			out = append(out, x)
 			break
 		}
-		// git puts its exec path first in PATH; without the program
-		// there, PATH's is the one.
-		if len(out) > 0 {
-			return out
-		}
-		if x, why := e.program(h.Program, dirs, ""); why == "" {
-			x.Args, x.Helper = args, h.Why
-			out = append(out, x)
-		}
-		return out
 	}
-	x, why := e.program(h.Program, dirs, "")
+	xs, why := e.program(h.Program, dirs, "")
 	if why != "" {
 		return nil
 	}
-	x.Args, x.Helper = args, h.Why
-	return []sandbox.Exec{x}
+	return with(xs)
 }
 
 // pagerSpecial are the characters for which git runs a pager command
@@ -429,26 +437,23 @@ const pagerSpecial = "|&;<>()$`\\\"' \t\n*?[#~=%"
 
 // pagers are the execs of the pager git may start: the command named,
 // directly, or through /bin/sh -c and what that runs.
-func (e *Engine) pagers(why string, dirs []string) []sandbox.Exec {
+func (e *Engine) pagers(dirs []string) []sandbox.Exec {
 	var out []sandbox.Exec
 	for _, v := range e.run.pagers {
 		if v == "" || v == "cat" {
 			continue
 		}
 		if !strings.ContainsAny(v, pagerSpecial) {
-			if x, bad := e.program(v, dirs, ""); bad == "" {
-				x.Args, x.Helper = []sandbox.Arg{}, why
-				out = append(out, x)
+			if xs, bad := e.program(v, dirs, ""); bad == "" {
+				out = append(out, xs...)
 			}
 			continue
 		}
-		sh, bad := e.program("/bin/sh", dirs, "")
-		if bad != "" {
+		// git runs `/bin/sh -c PAGER PAGER`.
+		if !executable("/bin/sh") {
 			continue
 		}
-		sh.Args = []sandbox.Arg{{Kind: sandbox.ArgWord, Value: "-c"}, {Kind: sandbox.ArgWord, Value: v}, {Kind: sandbox.ArgWord, Value: v}}
-		sh.Helper = why + " (through sh -c)"
-		out = append(out, sh)
+		out = append(out, sandbox.Exec{Program: "/bin/sh", Args: literal([]string{"-c", v, v})})
 		s, err := shellparse.Parse(v, shellparse.Options{Dialect: shellparse.DialectFor("sh"), Home: e.home})
 		if err != nil {
 			continue
@@ -457,30 +462,29 @@ func (e *Engine) pagers(why string, dirs []string) []sandbox.Exec {
 			if !c.Execs() || !c.Argv[0].Static() {
 				continue
 			}
-			x, bad := e.program(c.Argv[0].Value, dirs, "")
+			xs, bad := e.program(c.Argv[0].Value, dirs, "")
 			if bad != "" {
 				continue
 			}
-			x.Args, x.Helper = execArgs(c), why
-			out = append(out, x)
+			for _, x := range xs {
+				x.Args = execArgs(c)
+				out = append(out, x)
+			}
 		}
 	}
 	return out
 }
 
 // predictFile turns a file a command writes into the paths it may act
-// on, in each directory the command may run in.
-func (e *Engine) predictFile(f cmdsem.File, d shellparse.Dir, dirs []string, dirWhy, cwd string) ([]sandbox.Write, string) {
-	ops := make([]sandbox.WriteOp, len(f.Ops))
-	for i, op := range f.Ops {
-		ops[i] = sandbox.WriteOp(op)
-	}
+// on, in each directory the command may run in; part is the part as
+// shown.
+func (e *Engine) predictFile(f cmdsem.File, dirs []string, dirWhy, part string) ([]sandbox.PathPattern, string) {
 	p := e.expandHome(f.Path)
 	if f.Dynamic {
 		if p == "(run-time value)" {
 			p = ""
 		}
-		return e.anywhere(p, ops, f.Why, dirs), ""
+		return e.anywhere(p, part, dirs, dirWhy), ""
 	}
 	if p == "" {
 		return nil, ""
@@ -490,7 +494,7 @@ func (e *Engine) predictFile(f cmdsem.File, d shellparse.Dir, dirs []string, dir
 	} else if dirWhy != "" {
 		return nil, fmt.Sprintf("%s is relative, but the working directory is not known until run time (%s)", f.Path, dirWhy)
 	}
-	var out []sandbox.Write
+	var out []sandbox.PathPattern
 	for _, dir := range dirs {
 		if f.Dir != "" {
 			cd := e.expandHome(f.Dir)
@@ -506,34 +510,21 @@ func (e *Engine) predictFile(f cmdsem.File, d shellparse.Dir, dirs []string, dir
 				continue
 			}
 		}
-		match := sandbox.MatchExact
-		switch {
-		case f.Tree:
-			match = sandbox.MatchTree
-		case f.Glob:
-			match = sandbox.MatchGlob
-		}
-		add := func(path string, m sandbox.MatchKind, ops []sandbox.WriteOp) {
-			for _, r := range resolvedNames(path, dir, m) {
-				out = append(out, sandbox.Write{Path: r, Match: m, Ops: ops, Why: f.Why})
+		add := func(path string, glob, tree bool) {
+			for _, r := range resolvedNames(path, dir, glob) {
+				out = append(out, sandbox.PathPattern{Path: r, Glob: glob, Tree: tree, Part: part})
 			}
 		}
-		add(p, match, ops)
+		add(p, f.Glob, f.Tree)
 		for _, name := range f.Into {
-			add(p+"/"+name, match, ops)
+			add(p+"/"+name, f.Glob, f.Tree)
 		}
 		if f.Parents {
-			var mk []sandbox.WriteOp
-			for _, op := range ops {
-				if op == sandbox.OpMkdir || op == sandbox.OpDelete {
-					mk = append(mk, op)
-				}
-			}
 			for q := filepath.Dir(p); q != "." && q != "/"; q = filepath.Dir(q) {
-				add(q, sandbox.MatchExact, mk)
+				add(q, false, false)
 			}
 			if filepath.IsAbs(p) {
-				add("/", sandbox.MatchExact, mk)
+				add("/", false, false)
 			}
 		}
 	}
@@ -544,16 +535,16 @@ func (e *Engine) predictFile(f cmdsem.File, d shellparse.Dir, dirs []string, dir
 // with the directories before its last component resolved, and, where
 // the last component is a symlink, what it leads to. A pattern keeps
 // its last component as written.
-func resolvedNames(p, dir string, m sandbox.MatchKind) []string {
+func resolvedNames(p, dir string, glob bool) []string {
 	if !filepath.IsAbs(p) {
 		p = dir + "/" + p
 	}
 	base := filepath.Base(p)
-	if base == ".." || base == "." || base == "/" || strings.HasSuffix(p, "/") && m != sandbox.MatchGlob {
+	if base == ".." || base == "." || base == "/" || strings.HasSuffix(p, "/") && !glob {
 		return []string{Resolve(p, "/")}
 	}
 	name := filepath.Join(Resolve(filepath.Dir(p), "/"), base)
-	if m == sandbox.MatchGlob {
+	if glob {
 		return []string{name}
 	}
 	out := []string{name}
@@ -567,20 +558,20 @@ func resolvedNames(p, dir string, m sandbox.MatchKind) []string {
 // run time, from its static prefix: within the directory the prefix
 // names, or a name starting with it in the working directory, when that
 // lies in a writable zone; else anywhere in every writable zone.
-func (e *Engine) anywhere(prefix string, ops []sandbox.WriteOp, why string, dirs []string) []sandbox.Write {
-	var out []sandbox.Write
-	if prefix != "" {
+func (e *Engine) anywhere(prefix, part string, dirs []string, dirWhy string) []sandbox.PathPattern {
+	var out []sandbox.PathPattern
+	if prefix != "" && (dirWhy == "" || filepath.IsAbs(prefix)) {
+		if filepath.IsAbs(prefix) {
+			dirs = []string{"/"}
+		}
 		for _, d := range dirs {
-			if filepath.IsAbs(prefix) {
-				d = "/"
-			}
-			var w sandbox.Write
+			var w sandbox.PathPattern
 			if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
-				w = sandbox.Write{Path: Resolve(prefix[:i+1], d), Match: sandbox.MatchTree, Ops: ops, Why: why}
+				w = sandbox.PathPattern{Path: Resolve(prefix[:i+1], d), Tree: true, Part: part}
 			} else {
-				w = sandbox.Write{Path: filepath.Join(Resolve(".", d), globQuote(prefix)+"*"), Match: sandbox.MatchGlob, Ops: ops, Why: why}
+				w = sandbox.PathPattern{Path: filepath.Join(Resolve(".", d), globQuote(prefix)+"*"), Glob: true, Tree: true, Part: part}
 			}
-			if z := e.zoneFor(strings.TrimSuffix(w.Path, "*")); z == nil || z.Mode != ReadWrite {
+			if z := e.zoneFor(filepath.Dir(w.Path + "/x")); z == nil || z.Mode != ReadWrite {
 				out = nil
 				break
 			}
@@ -592,7 +583,7 @@ func (e *Engine) anywhere(prefix string, ops []sandbox.WriteOp, why string, dirs
 	}
 	for _, z := range e.zones {
 		if z.Mode == ReadWrite {
-			out = append(out, sandbox.Write{Path: z.root, Match: sandbox.MatchTree, Ops: ops, Why: why + " (anywhere in zone " + z.Name + ")"})
+			out = append(out, sandbox.PathPattern{Path: z.root, Tree: true, Part: part})
 		}
 	}
 	return out
@@ -639,50 +630,44 @@ func (e *Engine) predictRedirect(f shellparse.FileOp, cwd string) partPrediction
 	if f.Op == shellparse.OpRead || f.Bound != nil || f.Path.Static() && alwaysFine[f.Path.Value] {
 		return q
 	}
-	ops := []sandbox.WriteOp{sandbox.OpWrite}
 	dirs, why := e.dirs(f.Dir, cwd)
 	p := e.expandHome(f.Path.Value)
+	file := cmdsem.File{Path: p, Ops: []cmdsem.Op{cmdsem.OpWrite}}
 	switch {
 	case f.Path.Static():
-		ws, bad := e.predictFile(cmdsem.File{Path: p, Ops: []cmdsem.Op{cmdsem.OpWrite}, Why: f.Text}, f.Dir, dirs, why, cwd)
-		q.write = ws
-		if bad != "" {
-			q.unbound(f.Text + ": " + bad)
-		}
 	case f.Path.Glob && !f.Path.Dynamic && !f.Path.Split:
 		pat, ok := shellparse.GlobPattern(f.Path)
+		file.Path, file.Glob = pat, true
 		if !ok {
-			q.write = e.anywhere("", ops, f.Text, dirs)
-			break
-		}
-		ws, bad := e.predictFile(cmdsem.File{Path: pat, Glob: true, Ops: []cmdsem.Op{cmdsem.OpWrite}, Why: f.Text}, f.Dir, dirs, why, cwd)
-		q.write = ws
-		if bad != "" {
-			q.unbound(f.Text + ": " + bad)
+			file.Path, file.Dynamic = "", true
 		}
 	default:
-		if why != "" && !filepath.IsAbs(p) {
-			q.unbound(fmt.Sprintf("%s: the working directory is not known until run time (%s)", f.Text, why))
-			break
-		}
-		q.write = e.anywhere(p, ops, f.Text+": the path is known only at run time", dirs)
+		file.Dynamic = true
+	}
+	ws, bad := e.predictFile(file, dirs, why, f.Text)
+	q.write = ws
+	if bad != "" {
+		q.unbound(f.Text + ": " + bad)
 	}
 	return q
 }
+
+// theScript is the Part of the script's shell in a prediction.
+const theScript = "the script"
 
 // finish completes a decision's prediction: the script's shell first,
 // then what the parts may do.
 func (e *Engine) finish(d *Decision, pr *prediction, shell []string) {
 	if len(shell) > 0 {
-		x, why := e.program(shell[0], nil, "")
-		x.Args = []sandbox.Arg{}
-		for _, a := range shell[1:] {
-			x.Args = append(x.Args, sandbox.Arg{Kind: sandbox.ArgWord, Value: a})
+		xs, why := e.program(shell[0], nil, "")
+		for i := range xs {
+			xs[i].Args, xs[i].Part = literal(shell[1:]), theScript
 		}
 		if why != "" && pr.unbounded == "" {
 			pr.unbounded = "the shell " + shell[0] + ": " + why
 		}
-		pr.exec = append([]sandbox.Exec{x}, pr.exec...)
+		pr.exec = append(xs, pr.exec...)
+		d.shell = len(xs)
 	}
 	d.Bounded = pr.unbounded == "" && d.ParseError == ""
 	d.Unbounded = pr.unbounded
@@ -691,40 +676,26 @@ func (e *Engine) finish(d *Decision, pr *prediction, shell []string) {
 		d.MayExec = []sandbox.Exec{}
 	}
 	if d.MayWrite == nil {
-		d.MayWrite = []sandbox.Write{}
+		d.MayWrite = []sandbox.PathPattern{}
 	}
 	d.Verified = d.Bounded && d.Decision == Allow
 }
 
 // Prediction is what the filter verifies a request against: the
-// decision's predicted execs and writes, with first (the argv guardrun
-// executes: the shell's program, its options, -c, the script and its
-// positional arguments, or the command of an argv request) as the first
-// exec, and the sandbox's private /tmp as the command's own.
+// decision's predicted execs and writes, with first as the first exec:
+// the argv guardrun executes, the shell's program, its options, -c, the
+// script and its positional arguments, or the command of an argv
+// request (nil: the shell as explain shows it).
 func (d *Decision) Prediction(first []string) *sandbox.Prediction {
-	p := &sandbox.Prediction{
-		Bounded: d.Bounded, Unbounded: d.Unbounded,
-		Write:    slices.Clone(d.MayWrite),
-		TempDirs: []string{privateTmp},
-	}
-	execs := d.MayExec
-	if d.shell && len(execs) > 0 {
-		execs = execs[1:]
-	}
+	p := &sandbox.Prediction{Write: slices.Clone(d.MayWrite)}
+	shell, parts := d.MayExec[:d.shell], d.MayExec[d.shell:]
 	if len(first) > 0 {
-		x := sandbox.Exec{Name: filepath.Base(first[0]), Args: []sandbox.Arg{}}
-		if d.shell && len(d.MayExec) > 0 && d.MayExec[0].Name == x.Name {
-			x.Paths = d.MayExec[0].Paths
-		} else if filepath.IsAbs(first[0]) {
-			x.Paths = appendNew([]string{first[0]}, Resolve(first[0], "/"))
+		x := sandbox.Exec{Program: first[0], Args: literal(first[1:]), Part: theScript}
+		if len(shell) > 0 && filepath.Base(first[0]) == filepath.Base(shell[0].Program) {
+			x.Program = shell[0].Program
 		}
-		for _, a := range first[1:] {
-			x.Args = append(x.Args, sandbox.Arg{Kind: sandbox.ArgWord, Value: a})
-		}
-		p.Exec = append(p.Exec, x)
-	} else if d.shell && len(d.MayExec) > 0 {
-		p.Exec = append(p.Exec, d.MayExec[0])
+		shell = []sandbox.Exec{x}
 	}
-	p.Exec = append(p.Exec, execs...)
+	p.Exec = append(slices.Clone(shell), parts...)
 	return p
 }
