@@ -462,7 +462,7 @@ var runRows = map[string]runRow{
 	}},
 	"split": {ops: []opsRule{{kind: Write, ops: opsWrite, suffix: "*"}}},
 
-	"git diff": gitRead, "git log": gitRead, "git show": gitRead, "git whatchanged": gitRead,
+	"git diff": {helpers: gitRead.helpers, own: gitIndex}, "git log": gitRead, "git show": gitRead, "git whatchanged": gitRead,
 	"git blame": gitRead, "git grep": gitRead, "git shortlog": gitRead,
 	"git status": {helpers: []helperRule{gitSelf}, own: gitIndex},
 	"git describe": {helpers: []helperRule{gitSelf}, own: func() []ownRule {
