@@ -2,6 +2,7 @@ package cmdsem
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -169,6 +170,8 @@ const (
 	// BaseGitDir: the git directory of the repository the working
 	// directory is in (.git, or where a .git file points).
 	BaseGitDir Base = "gitdir"
+	// BaseHome: the home directory.
+	BaseHome Base = "home"
 )
 
 // File is a file, a tree or a pattern a command may write.
@@ -404,9 +407,22 @@ var gitIndex = []ownRule{
 	{base: BaseGitDir, path: "modules", tree: true, ops: opsTemp, why: "git refreshes the index of each submodule"},
 }
 
+// lessHistory is what less writes when it quits: its history file,
+// through a temporary file beside it (less 590 keeps it in the home
+// directory, later ones under ~/.local/state).
+func lessHistory(c cond) []ownRule {
+	var out []ownRule
+	for _, p := range []string{".lesshst", ".lesshs*", ".local/state/lesshst", ".local/state/lesshs*"} {
+		out = append(out, ownRule{cond: c, base: BaseHome, path: p, glob: strings.Contains(p, "*"), ops: opsTemp,
+			why: "less keeps its history"})
+	}
+	return out
+}
+
 // gitRead is the row of a git subcommand that only reads and shows.
 var gitRead = runRow{helpers: []helperRule{pager, gitSelf,
-	{cond{any: "show-signature"}, Helper{Program: "gpg", AnyArgs: true, Why: "git checks signatures with gpg"}}}}
+	{cond{any: "show-signature"}, Helper{Program: "gpg", AnyArgs: true, Why: "git checks signatures with gpg"}}},
+	own: lessHistory(pager.cond)}
 
 // runRows is the prediction column: each row was checked against what
 // the program does (strace on GNU coreutils 9.1, git 2.39, tar 1.34,
@@ -416,7 +432,7 @@ var runRows = map[string]runRow{
 	"cat": plain, "head": plain, "tail": plain, "wc": plain, "ls": plain, "pwd": plain,
 	"echo": plain, "true": plain, "uniq": plain, "shuf": plain, "tee": plain, "xxd": plain,
 	"tree": plain, "jq": plain, "xargs": plain, "grep": plain, "diff": plain,
-	"less": plain, "more": plain,
+	"less": {own: lessHistory(cond{})}, "more": {own: lessHistory(cond{})},
 	"file": {whenUnbounded: []unboundedRule{{cond{any: "z uncompress Z uncompress-noreport"}, "file -z runs decompressors"}}},
 	"rg": {helpers: func() []helperRule {
 		var out []helperRule
@@ -462,7 +478,7 @@ var runRows = map[string]runRow{
 	}},
 	"split": {ops: []opsRule{{kind: Write, ops: opsWrite, suffix: "*"}}},
 
-	"git diff": {helpers: gitRead.helpers, own: gitIndex}, "git log": gitRead, "git show": gitRead, "git whatchanged": gitRead,
+	"git diff": {helpers: gitRead.helpers, own: append(slices.Clone(gitIndex), gitRead.own...)}, "git log": gitRead, "git show": gitRead, "git whatchanged": gitRead,
 	"git blame": gitRead, "git grep": gitRead, "git shortlog": gitRead,
 	"git status": {helpers: []helperRule{gitSelf}, own: gitIndex},
 	"git describe": {helpers: []helperRule{gitSelf}, own: func() []ownRule {

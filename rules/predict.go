@@ -489,9 +489,10 @@ func (e *Engine) predictFile(f cmdsem.File, dirs []string, dirWhy, part string) 
 	if p == "" {
 		return nil, ""
 	}
-	if filepath.IsAbs(p) && f.Base == cmdsem.BaseWorkDir {
+	switch {
+	case filepath.IsAbs(p) && f.Base == cmdsem.BaseWorkDir, f.Base == cmdsem.BaseHome:
 		dirs = []string{"/"}
-	} else if dirWhy != "" {
+	case dirWhy != "":
 		return nil, fmt.Sprintf("%s is relative, but the working directory is not known until run time (%s)", f.Path, dirWhy)
 	}
 	var out []sandbox.PathPattern
@@ -503,12 +504,18 @@ func (e *Engine) predictFile(f cmdsem.File, dirs []string, dirWhy, part string) 
 			}
 			dir = Resolve(cd, "/")
 		}
-		if f.Base == cmdsem.BaseGitDir {
+		switch f.Base {
+		case cmdsem.BaseGitDir:
 			dir = gitDir(dir)
 			if dir == "" {
 				// Not in a repository: git refuses to run.
 				continue
 			}
+		case cmdsem.BaseHome:
+			if e.home == "" {
+				continue
+			}
+			dir = Resolve(e.home, "/")
 		}
 		add := func(path string, glob, tree bool) {
 			for _, r := range resolvedNames(path, dir, glob) {

@@ -100,10 +100,15 @@ func TestPrediction(t *testing.T) {
 		unbounded string
 		verified  bool
 	}{
-		{name: "a pipeline of readers runs each program and writes nothing; git may page and run itself",
-			script: "git log -p | grep x | head",
-			execs:  []string{"git log -p", "less", "lib/git-core/git ...", "grep x", "head"},
-			writes: []string{}, verified: true},
+		{name: "a pipeline of readers runs each program; git may page (and less keep its history) and run itself",
+			script:   "git log -p | grep x | head",
+			execs:    []string{"git log -p", "less", "lib/git-core/git ...", "grep x", "head"},
+			writes:   []string{"/home/u/.lesshst", "/home/u/.lesshs* (glob)", "/home/u/.local/state/lesshst", "/home/u/.local/state/lesshs* (glob)"},
+			verified: true},
+		{name: "git without its pager writes nothing",
+			script: "git --no-pager log -p | grep x",
+			execs:  []string{"git --no-pager log -p", "lib/git-core/git ...", "grep x"},
+			writes: []string{}},
 		{name: "xargs runs its command with the words it reads added",
 			script: "find . -name '*.go' | xargs grep -l x",
 			execs:  []string{"find . -name *.go", "xargs grep -l x", "grep -l x <many>"},

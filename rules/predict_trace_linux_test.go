@@ -84,6 +84,25 @@ func TestPredictionHoldsRealRuns(t *testing.T) {
 		}
 	})
 
+	// On a terminal git starts its pager: the system's (pager), or
+	// less.
+	t.Run("git pages to a terminal", func(t *testing.T) {
+		if _, err := exec.LookPath("script"); err != nil {
+			testenv.Missing(t, "script (util-linux) is not installed: no terminal to page to")
+		}
+		const script = "git log -1"
+		d := e.Script(script, work)
+		p := d.Prediction([]string{c.Shell.Program, "-c", script})
+		tty := *tr
+		tty.tty = true
+		if bad := tty.run(t, script, p); len(bad) > 0 {
+			t.Errorf("on a terminal, %s did what the prediction does not hold: %q", script, bad)
+		}
+		if !slices.ContainsFunc(tty.seen, func(x string) bool { return x == "/usr/bin/pager" || x == "/usr/bin/less" }) {
+			t.Errorf("git started no pager on the terminal (the test sees no terminal?): it ran %q", tty.seen)
+		}
+	})
+
 	data, err := os.ReadFile("testdata/predict/commands.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +182,10 @@ func makeProject(t *testing.T, dir string, env []string) {
 type tracer struct {
 	strace, work, template, tmp string
 	env                         []string
+	// tty: run on a terminal (script(1)'s).
+	tty bool
+	// seen are the programs the last run executed.
+	seen []string
 }
 
 // traced are the system calls the filter holds outside the prediction,
@@ -192,8 +215,15 @@ func (tr *tracer) run(t *testing.T, script string, p *sandbox.Prediction) []stri
 	log := filepath.Join(t.TempDir(), "trace")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tr.strace, "-f", "-qq", "-y", "-s", "65536", "-e", "trace="+traced, "-o", log,
-		"--", "/bin/bash", "-c", script)
+	argv := []string{tr.strace, "-f", "-qq", "-y", "-s", "65536", "-e", "trace=" + traced, "-o", log, "--", "/bin/bash", "-c", script}
+	if tr.tty {
+		var quoted []string
+		for _, a := range argv {
+			quoted = append(quoted, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+		}
+		argv = []string{"script", "-qfec", strings.Join(quoted, " "), "/dev/null"}
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = tr.work, tr.env
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
@@ -208,7 +238,11 @@ func (tr *tracer) run(t *testing.T, script string, p *sandbox.Prediction) []stri
 		t.Fatalf("the trace does not start with the shell's exec: %v", calls)
 	}
 	var bad []string
+	tr.seen = nil
 	for _, c := range calls {
+		if c.name == "execve" && c.err == "" {
+			tr.seen = append(tr.seen, c.paths[0])
+		}
 		if why := tr.check(c, p); why != "" {
 			bad = append(bad, why)
 		}
