@@ -481,7 +481,9 @@ func (e *Engine) pagers(dirs []string) []sandbox.Exec {
 func (e *Engine) predictFile(f cmdsem.File, dirs []string, dirWhy, part string) ([]sandbox.PathPattern, string) {
 	p := e.expandHome(f.Path)
 	if f.Dynamic {
-		if p == "(run-time value)" {
+		if strings.HasPrefix(p, "(") && strings.HasSuffix(p, ")") {
+			// "(run-time value)", "(named by the awk program)": no
+			// static prefix.
 			p = ""
 		}
 		return e.anywhere(p, part, dirs, dirWhy), ""

@@ -148,6 +148,7 @@ func makeProject(t *testing.T, dir string, env []string) {
 		"sub/Makefile":  "all:\n\t@echo hi\n",
 		"hooks/a.sh":    "#!/bin/sh\n",
 		"tool.sh":       "#!/bin/sh\n",
+		"in.json":       "{\"a\": 1}\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
