@@ -81,8 +81,6 @@ type Decision struct {
 	Verified  bool                  `json:"verified"`
 	MayExec   []sandbox.Exec        `json:"may_exec"`
 	MayWrite  []sandbox.PathPattern `json:"may_write"`
-	// shell: the first so many of MayExec are the script's shell.
-	shell int
 }
 
 // Asking returns the parts whose verdict is ask.

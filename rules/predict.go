@@ -661,8 +661,9 @@ func (e *Engine) predictRedirect(f shellparse.FileOp, cwd string) partPrediction
 	return q
 }
 
-// theScript is the Part of the script's shell in a prediction.
-const theScript = "the script"
+// theScript is the Part of the script's shell in a prediction, first in
+// MayExec; no command's argv is shown so (a quote is quoted).
+const theScript = "the script's shell"
 
 // finish completes a decision's prediction: the script's shell first,
 // then what the parts may do.
@@ -676,7 +677,6 @@ func (e *Engine) finish(d *Decision, pr *prediction, shell []string) {
 			pr.unbounded = "the shell " + shell[0] + ": " + why
 		}
 		pr.exec = append(xs, pr.exec...)
-		d.shell = len(xs)
 	}
 	d.Bounded = pr.unbounded == "" && d.ParseError == ""
 	d.Unbounded = pr.unbounded
@@ -697,7 +697,11 @@ func (e *Engine) finish(d *Decision, pr *prediction, shell []string) {
 // request (nil: the shell as explain shows it).
 func (d *Decision) Prediction(first []string) *sandbox.Prediction {
 	p := &sandbox.Prediction{Write: slices.Clone(d.MayWrite)}
-	shell, parts := d.MayExec[:d.shell], d.MayExec[d.shell:]
+	n := 0
+	for n < len(d.MayExec) && d.MayExec[n].Part == theScript {
+		n++
+	}
+	shell, parts := d.MayExec[:n], d.MayExec[n:]
 	if len(first) > 0 {
 		x := sandbox.Exec{Program: first[0], Args: literal(first[1:]), Part: theScript}
 		if len(shell) > 0 && filepath.Base(first[0]) == filepath.Base(shell[0].Program) {

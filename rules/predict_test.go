@@ -207,7 +207,7 @@ func TestPrediction(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := e.Script(tt.script, work)
-			if len(d.MayExec) == 0 || d.MayExec[0].Program != "/bin/bash" || d.MayExec[0].Part != "the script" {
+			if len(d.MayExec) == 0 || d.MayExec[0].Program != "/bin/bash" || d.MayExec[0].Part != theScript {
 				t.Fatalf("the first exec is not the script's shell: %v", d.MayExec)
 			}
 			execs, writes := []string{}, []string{}
