@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,4 +235,50 @@ func TestPrediction(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestPredictionFirstExec(t *testing.T) {
+	e, work, bin := predictEngine(t)
+	d := e.Script("ls -la", work)
+	p := d.Prediction([]string{"/bin/bash", "-e", "-c", "ls -la"})
+	tests := []struct {
+		name       string
+		path, real string
+		argv       []string
+		want       bool
+	}{
+		{"the shell with the argv guardrun runs", "/bin/bash", "/usr/bin/bash", []string{"bash", "-e", "-c", "ls -la"}, true},
+		{"the shell with another script", "/bin/bash", "/usr/bin/bash", []string{"bash", "-e", "-c", "rm -rf ~"}, false},
+		{"the shell reading a startup file first", "/bin/bash", "/usr/bin/bash", []string{"bash", "--rcfile", "x", "-e", "-c", "ls -la"}, false},
+		{"the command the script runs", bin + "/ls", bin + "/ls", []string{"ls", "-la"}, true},
+		{"the command with other arguments", bin + "/ls", bin + "/ls", []string{"ls", "-R", "/"}, false},
+		{"another file of the command's name", "/usr/local/bin/ls", "/usr/local/bin/ls", []string{"ls", "-la"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, got := p.MatchExec(tt.path, tt.real, tt.argv); got != tt.want {
+				t.Errorf("MatchExec(%q, %q) = %v, want %v; prediction %s", tt.path, tt.argv, got, tt.want, describe(p))
+			}
+		})
+	}
+
+	argv := e.Argv([]string{"ls", "-la"}, work).Prediction([]string{"ls", "-la"})
+	if _, ok := argv.MatchExec(bin+"/ls", bin+"/ls", []string{"ls", "-la"}); !ok {
+		t.Errorf("an argv request's own command is not predicted: %s", describe(argv))
+	}
+	if _, ok := argv.MatchExec("/bin/bash", "/usr/bin/bash", []string{"bash", "-c", "ls -la"}); ok {
+		t.Errorf("an argv request, which runs no shell, predicts one: %s", describe(argv))
+	}
+}
+
+// describe shows a prediction in a test's log.
+func describe(p *sandbox.Prediction) string {
+	var b strings.Builder
+	for _, x := range p.Exec {
+		fmt.Fprintf(&b, "\n  exec %s %v any=%v", x.Program, x.Args, x.AnyArgs)
+	}
+	for _, w := range p.Write {
+		fmt.Fprintf(&b, "\n  write %s glob=%v tree=%v", w.Path, w.Glob, w.Tree)
+	}
+	return b.String()
 }

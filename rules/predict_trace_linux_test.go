@@ -536,15 +536,3 @@ func unquoteList(a string) []string {
 	}
 	return out
 }
-
-// describe shows a prediction in a test's log.
-func describe(p *sandbox.Prediction) string {
-	var b strings.Builder
-	for _, x := range p.Exec {
-		fmt.Fprintf(&b, "\n  exec %s %v any=%v", x.Program, x.Args, x.AnyArgs)
-	}
-	for _, w := range p.Write {
-		fmt.Fprintf(&b, "\n  write %s glob=%v tree=%v", w.Path, w.Glob, w.Tree)
-	}
-	return b.String()
-}
