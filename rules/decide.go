@@ -309,7 +309,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) (*Decision, *predictio
 	commands, networked := 0, 0
 	for _, c := range s.Commands {
 		p, r, ok := e.command(c, cwd)
-		q := e.predictCommand(c, cwd)
+		q := e.predictCommand(c, cwd, pr)
 		pr.add(q)
 		if !ok {
 			continue

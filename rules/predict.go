@@ -70,6 +70,14 @@ type prediction struct {
 	exec      []sandbox.Exec
 	write     []sandbox.PathPattern
 	unbounded string
+	// found remembers, for this request, what a program name resolved
+	// to in a directory: a script names the same programs again.
+	found map[string]programFound
+}
+
+type programFound struct {
+	execs []sandbox.Exec
+	why   string
 }
 
 func (p *prediction) add(q partPrediction) {
@@ -121,7 +129,7 @@ func (q partPrediction) show(p *Part) {
 }
 
 // predictCommand is what running c may execute and write.
-func (e *Engine) predictCommand(c shellparse.Command, cwd string) partPrediction {
+func (e *Engine) predictCommand(c shellparse.Command, cwd string, pr *prediction) partPrediction {
 	var q partPrediction
 	if len(c.Argv) == 0 {
 		return q
@@ -142,7 +150,7 @@ func (e *Engine) predictCommand(c shellparse.Command, cwd string) partPrediction
 	if hasVia(c, "find -execdir", "find -okdir") {
 		dirs, dirWhy = nil, "find -execdir runs it in the directory of each file found"
 	}
-	xs, why := e.program(w0.Value, dirs, dirWhy)
+	xs, why := pr.program(e, w0.Value, dirs, dirWhy)
 	args := execArgs(c)
 	for _, x := range xs {
 		x.Args, x.Part = args, display
@@ -163,20 +171,20 @@ func (e *Engine) predictCommand(c shellparse.Command, cwd string) partPrediction
 	for _, a := range c.Assigns {
 		env = append(env, a.Name)
 	}
-	pr := cmdsem.Predict(inputArgs(c), env)
-	if !pr.Bounded {
-		q.unbound(display + ": " + pr.Unbounded)
+	cp := cmdsem.Predict(inputArgs(c), env)
+	if !cp.Bounded {
+		q.unbound(display + ": " + cp.Unbounded)
 	}
 	if c.ArgsFromInput && cmdsem.Risky(c.Name()) {
 		q.unbound(display + ": arguments supplied at run time may be options that write files or run programs")
 	}
-	for _, h := range pr.Helpers {
-		for _, x := range e.helpers(h, dirs) {
+	for _, h := range cp.Helpers {
+		for _, x := range pr.helpers(e, h, dirs) {
 			x.Part = display
 			q.exec = append(q.exec, x)
 		}
 	}
-	for _, f := range pr.Files {
+	for _, f := range cp.Files {
 		ws, why := e.predictFile(f, dirs, dirWhy, display)
 		q.write = append(q.write, ws...)
 		if why != "" {
@@ -303,6 +311,20 @@ func literal(words []string) []sandbox.Word {
 	return out
 }
 
+// program is e.program, once per name and directory in a request.
+func (pr *prediction) program(e *Engine, name string, dirs []string, dirWhy string) ([]sandbox.Exec, string) {
+	key := name + "\x00" + strings.Join(dirs, "\x00") + "\x00" + dirWhy
+	if f, ok := pr.found[key]; ok {
+		return slices.Clone(f.execs), f.why
+	}
+	xs, why := e.program(name, dirs, dirWhy)
+	if pr.found == nil {
+		pr.found = map[string]programFound{}
+	}
+	pr.found[key] = programFound{slices.Clone(xs), why}
+	return xs, why
+}
+
 // program resolves a command name as the shell will: a name with a / is
 // that file (relative to the working directory), any other is looked up
 // in PATH. The Exec's Program is the path the program is executed by
@@ -392,7 +414,7 @@ var gitExecPaths = []string{"/usr/lib/git-core", "/usr/libexec/git-core", "/usr/
 
 // helpers resolves the programs a command may start by itself. A helper
 // not found is left out: it cannot run.
-func (e *Engine) helpers(h cmdsem.Helper, dirs []string) []sandbox.Exec {
+func (pr *prediction) helpers(e *Engine, h cmdsem.Helper, dirs []string) []sandbox.Exec {
 	with := func(xs []sandbox.Exec) []sandbox.Exec {
 		for i := range xs {
 			xs[i].AnyArgs = h.AnyArgs
@@ -404,13 +426,13 @@ func (e *Engine) helpers(h cmdsem.Helper, dirs []string) []sandbox.Exec {
 	}
 	switch {
 	case h.Pager:
-		return e.pagers(dirs)
+		return pr.pagers(e, dirs)
 	case h.Where == cmdsem.GitExecPath:
 		// git's exec path lies beside its program, or in one of the
 		// usual places; git puts it first in PATH, so without the
 		// program there, PATH's is the one.
 		execPaths := gitExecPaths
-		if g, why := e.program("git", dirs, ""); why == "" {
+		if g, why := pr.program(e, "git", dirs, ""); why == "" {
 			top := filepath.Dir(filepath.Dir(Resolve(g[0].Program, "/")))
 			execPaths = append([]string{filepath.Join(top, "lib", "git-core"), filepath.Join(top, "libexec", "git-core")}, execPaths...)
 		}
@@ -424,7 +446,7 @@ func (e *Engine) helpers(h cmdsem.Helper, dirs []string) []sandbox.Exec {
 			break
 		}
 	}
-	xs, why := e.program(h.Program, dirs, "")
+	xs, why := pr.program(e, h.Program, dirs, "")
 	if why != "" {
 		return nil
 	}
@@ -437,14 +459,14 @@ const pagerSpecial = "|&;<>()$`\\\"' \t\n*?[#~=%"
 
 // pagers are the execs of the pager git may start: the command named,
 // directly, or through /bin/sh -c and what that runs.
-func (e *Engine) pagers(dirs []string) []sandbox.Exec {
+func (pr *prediction) pagers(e *Engine, dirs []string) []sandbox.Exec {
 	var out []sandbox.Exec
 	for _, v := range e.run.pagers {
 		if v == "" || v == "cat" {
 			continue
 		}
 		if !strings.ContainsAny(v, pagerSpecial) {
-			if xs, bad := e.program(v, dirs, ""); bad == "" {
+			if xs, bad := pr.program(e, v, dirs, ""); bad == "" {
 				out = append(out, xs...)
 			}
 			continue
@@ -462,7 +484,7 @@ func (e *Engine) pagers(dirs []string) []sandbox.Exec {
 			if !c.Execs() || !c.Argv[0].Static() {
 				continue
 			}
-			xs, bad := e.program(c.Argv[0].Value, dirs, "")
+			xs, bad := pr.program(e, c.Argv[0].Value, dirs, "")
 			if bad != "" {
 				continue
 			}
