@@ -433,6 +433,11 @@ var runRows = map[string]runRow{
 	"echo": plain, "true": plain, "uniq": plain, "shuf": plain, "tee": plain, "xxd": plain,
 	"tree": plain, "jq": plain, "xargs": plain, "grep": plain, "diff": plain,
 	"less": {own: lessHistory(cond{})}, "more": {own: lessHistory(cond{})},
+	// Rows for inspection programs whose options the table may not
+	// read yet: they take effect when it does.
+	"cut": plain, "nl": plain, "tr": plain, "cmp": plain, "stat": plain, "du": plain, "df": plain,
+	"date": plain, "basename": plain, "dirname": plain, "realpath": plain, "readlink": plain,
+	"which": plain, "ps": plain, "pgrep": plain, "sleep": plain,
 	"file": {whenUnbounded: []unboundedRule{{cond{any: "z uncompress Z uncompress-noreport"}, "file -z runs decompressors"}}},
 	"rg": {helpers: func() []helperRule {
 		var out []helperRule
