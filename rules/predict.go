@@ -574,10 +574,11 @@ func resolvedNames(p, dir string, glob bool) []string {
 	if base == ".." || base == "." || base == "/" || strings.HasSuffix(p, "/") && !glob {
 		return []string{Resolve(p, "/")}
 	}
-	name := filepath.Join(Resolve(filepath.Dir(p), "/"), base)
 	if glob {
-		return []string{name}
+		// The directory is literal, whatever characters it holds.
+		return []string{filepath.Join(globQuote(Resolve(filepath.Dir(p), "/")), base)}
 	}
+	name := filepath.Join(Resolve(filepath.Dir(p), "/"), base)
 	out := []string{name}
 	if full := Resolve(p, "/"); full != name {
 		out = append(out, full)
@@ -596,13 +597,16 @@ func (e *Engine) anywhere(prefix, part string, dirs []string, dirWhy string) []s
 			dirs = []string{"/"}
 		}
 		for _, d := range dirs {
+			// where: the directory the writes stay within.
 			var w sandbox.PathPattern
+			where := Resolve(".", d)
 			if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
-				w = sandbox.PathPattern{Path: Resolve(prefix[:i+1], d), Tree: true, Part: part}
+				where = Resolve(prefix[:i+1], d)
+				w = sandbox.PathPattern{Path: where, Tree: true, Part: part}
 			} else {
-				w = sandbox.PathPattern{Path: filepath.Join(Resolve(".", d), globQuote(prefix)+"*"), Glob: true, Tree: true, Part: part}
+				w = sandbox.PathPattern{Path: filepath.Join(globQuote(where), globQuote(prefix)+"*"), Glob: true, Tree: true, Part: part}
 			}
-			if z := e.zoneFor(filepath.Dir(w.Path + "/x")); z == nil || z.Mode != ReadWrite {
+			if z := e.zoneFor(where); z == nil || z.Mode != ReadWrite {
 				out = nil
 				break
 			}
