@@ -66,6 +66,14 @@ func writeDecision(io IO, d *rules.Decision) {
 	if d.Proxy {
 		fmt.Fprintf(io.Stdout, "network:  %s\n", approval.Sanitize(d.Hosts))
 	}
+	switch {
+	case d.Verified:
+		fmt.Fprintln(io.Stdout, "verified: the analysis bounds every part; what it runs and writes is checked as it runs")
+	case d.Bounded:
+		fmt.Fprintln(io.Stdout, "verified: no, the request is not pre-approved (the analysis bounds every part)")
+	default:
+		fmt.Fprintf(io.Stdout, "verified: no, %s\n", approval.Sanitize(d.Unbounded))
+	}
 	if len(d.Parts) > 0 {
 		fmt.Fprintln(io.Stdout, "parts:")
 	}

@@ -152,6 +152,9 @@ func Load(g Flags, e *Env) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Commands run with guardrun's PATH and pager variables (the
+	// sandbox keeps them), which the prediction resolves programs by.
+	l.Engine.SetCommandEnv(e.Getenv)
 	return l, nil
 }
 
