@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 )
@@ -88,12 +89,14 @@ func Render(c *Call, ans Answer) []byte {
 		}
 		out = map[string]any{"hookSpecificOutput": hso}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
 		// Only strings, maps and raw JSON from a parsed input go in.
 		panic("agents: render hook answer: " + err.Error())
 	}
-	return append(b, '\n')
+	return b.Bytes()
 }
 
 // DenyUnknown is the denial for input that could not be read at all

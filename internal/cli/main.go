@@ -104,6 +104,9 @@ Usage:
   guardrun log [--json] [-n N] [--session ID]     approval and run history
   guardrun session list|revoke            session grants
   guardrun trust [FILE]                   trust a project's .guardrun.yaml
+  guardrun integrate AGENT [--project] [--remove] [--dry-run] | --status
+                                          wire guardrun into an agent's own hooks (claude-code, codex, gemini)
+  guardrun hook AGENT                     the hook command an agent runs (JSON on stdin)
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -143,6 +146,11 @@ func dispatch(argv0 string, args []string, io IO) error {
 		fmt.Fprint(io.Stderr, mainUsage)
 		return usagef("nothing to run")
 	}
+	if hf, after, err := takeHookFlags(rest); err != nil {
+		return err
+	} else if hf != nil {
+		return runHooked(g, hf, after, io)
+	}
 	first := rest[0]
 	switch {
 	case first == "--":
@@ -179,6 +187,10 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdTrust(g, vargs, io)
 	case "connect":
 		return cmdConnect(g, vargs, io)
+	case "hook":
+		return cmdHook(g, vargs, io)
+	case "integrate":
+		return cmdIntegrate(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)
