@@ -350,3 +350,32 @@ func RemoveJSONHook(file string, src []byte, a *Agent) ([]byte, error) {
 		src = removeMember(s, doc, hi)
 	}
 }
+
+// Setting is one value looked up in a JSON settings file.
+type Setting struct {
+	// JSON is the value's text, compacted; Line where it stands.
+	JSON string
+	Line int
+}
+
+// LookupJSON returns the value at keys (object members, outermost first)
+// in the JSON settings src of file; ok false when it is not there.
+func LookupJSON(file string, src []byte, keys ...string) (s Setting, ok bool, err error) {
+	src, doc, err := parseSettings(file, src)
+	if err != nil {
+		return Setting{}, false, err
+	}
+	v := doc
+	for _, k := range keys {
+		if v, _ = v.member(k); v == nil {
+			return Setting{}, false, nil
+		}
+	}
+	return Setting{JSON: compactJSON(src[v.start:v.end]), Line: 1 + strings.Count(string(src[:v.start]), "\n")}, true, nil
+}
+
+// ClaudeSettings is a Claude Code --settings value holding guardrun's
+// hook, running exe, and nothing else.
+func ClaudeSettings(exe string) string {
+	return render(map[string]any{"hooks": map[string]any{Claude.Event: []any{jsonEntry(Claude, HookCommand(exe, Claude))}}}, "", "", true)
+}
