@@ -106,7 +106,7 @@ func codexListHooks(bin, home, cwd string) ([]codexHook, error) {
 			ID     *int `json:"id"`
 			Result struct {
 				Data []struct {
-					Hooks  []codexHook      `json:"hooks"`
+					Hooks  []codexHook       `json:"hooks"`
 					Errors []json.RawMessage `json:"errors"`
 				} `json:"data"`
 			} `json:"result"`

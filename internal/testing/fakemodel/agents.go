@@ -353,4 +353,3 @@ func Run(t testing.TB, a Agent, w World, srv *Server, hook string) string {
 	}
 	return out.String()
 }
-
