@@ -538,3 +538,69 @@ func waitResult(t *testing.T, srv *fakemodel.Server, n int) {
 	}
 	t.Fatalf("the model never got the result of step %d:\n%s", n, srv.Summary())
 }
+
+// TestAgentsClaudeDialogApprovesWithATicket runs Claude Code's own
+// interactive screen (in tmux, no supervisor): a command that needs
+// approval is asked in Claude Code's permission dialog, and approving
+// there runs it, once, under guardrun, through the hook's ticket.
+func TestAgentsClaudeDialogApprovesWithATicket(t *testing.T) {
+	a := fakemodel.Claude
+	r := newRig(t, a, func(r *rig) []fakemodel.Step {
+		return []fakemodel.Step{
+			a.Shell("touch dialog.txt"),
+			fakemodel.Say("done"),
+		}
+	})
+	if out, code := r.guardrun("integrate", "claude-code"); code != 0 {
+		t.Fatalf("integrate: %d %s", code, out)
+	}
+	// The key Claude Code's first start asks about, and the trust dialog
+	// of the project, answered as a person would have before.
+	const key = "sk-ant-fakemodel-0123456789abcdefghij"
+	state, _ := json.Marshal(map[string]any{
+		"hasCompletedOnboarding": true, "theme": "dark",
+		"customApiKeyResponses": map[string]any{"approved": []string{key[len(key)-20:]}, "rejected": []string{}},
+		"projects":              map[string]any{r.w.Project: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}},
+	})
+	fakemodel.WriteFile(t, filepath.Join(r.w.Home, ".claude.json"), string(state))
+	env := append(unsetEnv(r.env, "ANTHROPIC_API_KEY"), "ANTHROPIC_API_KEY="+key, "TERM=xterm-256color")
+	iw := &world{work: r.w.Project, tmp: r.w.Tmp, env: env}
+	// Claude Code's interactive default is "auto" mode, which answers
+	// permission prompts itself; the hook asks only in "default" mode.
+	m := startTmux(t, iw, nil, "exec "+shq(r.argv[0])+" --permission-mode default")
+	m.waitScreen(`❯`)
+	time.Sleep(2 * time.Second)
+	m.keys("run the scripted steps")
+	time.Sleep(500 * time.Millisecond)
+	m.enter()
+	s := m.waitScreen(`(?is)touch dialog\.txt.*(yes|proceed|allow)`)
+	t.Logf("Claude Code's dialog:\n%s", s)
+	if fileExists(filepath.Join(r.w.Project, "dialog.txt")) {
+		t.Fatal("dialog.txt exists before the person approved")
+	}
+	m.enter() // the first choice: Yes
+	var by []string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		by = nil
+		for _, rec := range r.records() {
+			if rec.Script == "touch dialog.txt" {
+				by = append(by, rec.Outcome+" by "+rec.DecidedBy+" in "+rec.Sandbox)
+			}
+		}
+		if len(by) >= 3 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("after approving:\n%s", m.screen(false))
+	type outcome struct {
+		Made bool
+		Runs []string
+	}
+	got := outcome{r.exists("dialog.txt"), by}
+	want := outcome{true, []string{"asked by  in ", "started by person in bwrap", "ran by person in bwrap"}}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("approving in Claude Code's dialog (-got +want):\n%s\nrequests:\n%s", diff, r.srv.Summary())
+	}
+}
