@@ -207,3 +207,75 @@ func TestHookCarriesClaudesWorkingDirectory(t *testing.T) {
 		t.Errorf("where the agent's shell is after a cd (-got +want):\n%s", diff)
 	}
 }
+
+// TestHookRewriteKeepsTheCommandWhole: whatever the model's command
+// holds, the rewritten command hands it to guardrun as one script, in
+// every shell the agents run it with, and nothing of it runs outside.
+func TestHookRewriteKeepsTheCommandWhole(t *testing.T) {
+	requireSandbox(t)
+	w := hookWorld(t)
+	audit := filepath.Join(w.getenv("XDG_STATE_HOME"), "guardrun", "audit.jsonl")
+	// Outside every zone: only a command that ran outside the sandbox
+	// could make it.
+	out := filepath.Join(filepath.Dir(w.work), "outside")
+	if err := os.Mkdir(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	pwned := filepath.Join(out, "pwned.txt")
+	payloads := []string{
+		`echo 'single' "double" \back`,
+		"x'; echo pwned > pwned.txt; '",
+		`x"; echo pwned > pwned.txt; "`,
+		"echo $(echo pwned > pwned.txt) `echo pwned > pwned.txt`",
+		"echo a\necho pwned > pwned.txt",
+		`echo '\''; echo pwned > pwned.txt; echo '\''`,
+		"echo \\'; echo pwned > pwned.txt #",
+		"echo 'ünïcødé' \t tab",
+		"-c 'echo pwned > pwned.txt'",
+		"echo ok } ; echo pwned > pwned.txt ; {",
+		`echo ok) ; echo pwned > pwned.txt ; (`,
+	}
+	for i := range payloads {
+		payloads[i] = strings.ReplaceAll(payloads[i], "pwned.txt", pwned)
+	}
+	shells := []string{"bash"}
+	if _, err := exec.LookPath("zsh"); err == nil {
+		shells = append(shells, "zsh")
+	}
+	if _, err := exec.LookPath("dash"); err == nil {
+		shells = append(shells, "dash")
+	}
+	for _, agent := range []string{"claude-code", "codex"} {
+		for _, sh := range shells {
+			for _, p := range payloads {
+				ans, _, _ := hook(t, w, agent, hookInput(w, "PreToolUse", "Bash", map[string]any{"command": p}))
+				d, reason, cmd := decision(ans)
+				if cmd == "" {
+					// Refused by the hook: nothing ran at all.
+					t.Logf("%s %q: %s %s", agent, p, d, reason)
+					continue
+				}
+				before, _ := os.ReadFile(audit)
+				c := exec.Command(sh, "-c", cmd)
+				c.Dir, c.Env = w.work, w.env
+				c.Stdin, _ = os.Open(os.DevNull)
+				output, _ := c.CombinedOutput()
+				after, _ := os.ReadFile(audit)
+				var scripts []string
+				for _, line := range strings.Split(strings.TrimSpace(string(after[len(before):])), "\n") {
+					var rec struct{ Script string }
+					json.Unmarshal([]byte(line), &rec)
+					if rec.Script != "" && (len(scripts) == 0 || scripts[len(scripts)-1] != rec.Script) {
+						scripts = append(scripts, rec.Script)
+					}
+				}
+				if len(scripts) != 1 || scripts[0] != p {
+					t.Errorf("%s in %s: guardrun got %q for %q (output %s)", agent, sh, scripts, p, output)
+				}
+				if fileExists(pwned) {
+					t.Fatalf("%s in %s: %q made %s outside the sandbox (output %s)", agent, sh, p, pwned, output)
+				}
+			}
+		}
+	}
+}
