@@ -84,7 +84,7 @@ func ParsePatch(text string) (*Patch, error) {
 			cur, chunk = p.add("delete", path), nil
 		} else if path, ok := header(l, "*** Move to: "); ok {
 			if cur == nil || cur.Kind != "update" || cur.MoveTo != "" || len(cur.Chunks) > 0 {
-				return nil, fmt.Errorf("line %d: *** Move to: must follow *** Update File:", line)
+				return nil, fmt.Errorf("line %d: *** Move to must follow an *** Update File header", line)
 			}
 			cur.MoveTo = path
 			if path == "" {

@@ -121,7 +121,10 @@ Flags (before or after the verb):
                       $GUARDRUN_BACKEND, else sandbox.backend)
 
 As a login shell (SHELL=guardrun) it accepts -c, -l/--login, -lc, -i, -e
-and an argv[0] starting with '-'.
+and an argv[0] starting with '-'. Claude Code, Codex and Gemini CLI do not
+use $SHELL: see guardrun integrate --help. The commands guardrun hook
+rewrites start with --via AGENT [--workspace DIR] [--ticket ID]
+[--cwd-fd N] before -c.
 
 Exit status: the command's own (signals as 128+N); 77 refused; 125 guardrun
 failed; 2 usage error.
