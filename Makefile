@@ -15,7 +15,7 @@ FUZZ_TARGETS := \
 	./internal/sys/ipc:FuzzMessage \
 	./internal/testing/bashoracle:FuzzBashOracle
 
-.PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo clean
+.PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo clean e2e-agents
 
 all: build
 
@@ -87,6 +87,17 @@ unit:
 	$(GO) test -count=1 -skip '^TestPredictionHoldsRealRuns$$' $(UNIT_PKGS)
 	$(GO) test -count=1 -skip '^TestKernel' ./seccomp
 	$(GO) test -count=1 -run '^(TestArgs|TestPlaceholders|TestEnv)' ./bwrap
+
+# The real agent CLIs (Claude Code, Codex, Gemini CLI, at the versions
+# scripts/agents-install.sh pins, some 850 MB installed once into
+# ~/.cache/guardrun/agents) driven by a fake model through guardrun
+# hook, integrate and supervise. Without the npm registry the tests say
+# so and skip; GUARDRUN_REQUIRE_AGENTS=1 (CI) makes that a failure.
+e2e-agents:
+	@./scripts/agents-install.sh >/dev/null || { st=$$?; \
+	  if [ $$st -eq 3 ] && [ "$${GUARDRUN_REQUIRE_AGENTS:-}" != 1 ]; then \
+	    echo "e2e-agents: the npm registry cannot be reached; the agent tests are skipped"; exit 0; fi; exit $$st; }
+	GUARDRUN_E2E_AGENTS=1 $(GO) test -count=1 -timeout 8m -run '^TestAgents' ./internal/testing/fakemodel ./integration
 
 # Mutation fuzzing: every target in FUZZ_TARGETS for FUZZTIME each. A
 # failing input is written to the package's testdata/fuzz/<Target>/;

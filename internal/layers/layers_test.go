@@ -53,6 +53,7 @@ var layerOf = map[string]int{
 	"cmdsem":          layerPolicy,
 	"shellparse":      layerPolicy,
 	"internal/config": layerPolicy,
+	"internal/agents": layerPolicy,
 	"runner":          layerPolicy,
 
 	"bwrap":    layerBackend,

@@ -48,6 +48,16 @@ type Job struct {
 	// the job is its own now. An error from it ends Run with that
 	// error, with nothing done.
 	Commit func() error
+	// Preapproved, when set, is asked first when the job would prompt in
+	// interactive mode: an approval a person gave before this process
+	// ran (an agent's own permission dialog, carried by a one-time
+	// ticket). ok false asks as usual; warning, when set, says why on
+	// stderr.
+	Preapproved func(req *approval.Request) (ok bool, warning string)
+	// ReportDir, when set, is called after a script ran with the
+	// directory its shell was in when it exited (see dirreport.go), so
+	// that an agent's shell can follow a cd the script made.
+	ReportDir func(dir string)
 }
 
 // commit calls j.Commit once.
@@ -230,6 +240,10 @@ type Session struct {
 	// of asking anyone (`guardrun serve`, which then leaves the request
 	// to its client's own guardrun).
 	NoPerson bool
+	// NoTerminal, when set, never asks on the terminal: only the
+	// supervisor (or Prompter) is asked. An agent hook's command runs on
+	// the agent's terminal, never the person's.
+	NoTerminal bool
 }
 
 // Open starts a session for commands: it loads and trusts the config
@@ -359,7 +373,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		req.Key = approval.RequestKey(d, cwd)
 	}
 	end := trace.Phase("approve")
-	out, err := s.Ask(ctx, req, io, nil)
+	out, err := s.askJob(ctx, j, req, io)
 	end()
 	if err != nil {
 		return err
@@ -389,6 +403,12 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	}
 	childEnv := commandEnv(environ, cfg.Shell.Program)
 	stdio := runner.Stdio{Stdin: io.Stdin, Stdout: io.Stdout, Stderr: io.Stderr}
+	if j.ReportDir != nil && j.Argv == nil {
+		if dr := newDirReport(io.Stdin, e.StateDir); dr != nil {
+			defer dr.finish(j.ReportDir)
+			stdio.Stdin, argv = dr.file, dr.argv(argv, len(j.ShellOpts))
+		}
+	}
 	var status int
 	if s.Sandboxed {
 		end = trace.Phase("profile")
@@ -460,7 +480,7 @@ func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare
 		gate.Prompter = noPerson{}
 	}
 	if asks && gate.Prompter == nil {
-		p, closeP := prompterFor(s.Env)
+		p, closeP := prompterFor(s.Env, s.NoTerminal)
 		if closeP != nil {
 			defer closeP()
 		}
