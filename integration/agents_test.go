@@ -578,7 +578,18 @@ func TestAgentsClaudeDialogApprovesWithATicket(t *testing.T) {
 	if fileExists(filepath.Join(r.w.Project, "dialog.txt")) {
 		t.Fatal("dialog.txt exists before the person approved")
 	}
-	m.enter() // the first choice: Yes
+	// The first choice, Yes. A TUI that is still drawing the dialog can
+	// drop a key (seen on a loaded machine), so the key is sent again
+	// while the dialog stays up; a dialog that has gone takes no more.
+	dialog := regexp.MustCompile(`Do you want to proceed\?`)
+	for try := 0; try < 4; try++ {
+		settled()
+		if !dialog.MatchString(m.screen(false)) {
+			break
+		}
+		m.enter()
+		time.Sleep(3 * time.Second)
+	}
 	var by []string
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
