@@ -294,6 +294,8 @@ func TestEscapesAtGuardrun(t *testing.T) {
 			onlyLL: "under bwrap with the network on a name of exactly 9, 13, 21 or 25 bytes can still be taken (docs/limitations.md)"},
 		{escape: escape{name: "bind a socketpair end to a path outside every zone, network on", args: []string{"bind-path", filepath.Join(f.outside, "net.sock"), "stream"},
 			host: absent(filepath.Join(f.outside, "net.sock"))}, network: true},
+		{escape: escape{name: "take a read lease on guardrun's config (its writers on the host would wait)", args: []string{"lease", f.config}}},
+		{escape: escape{name: "take a read lease on a read-only zone's file", args: []string{"lease", filepath.Join(f.home, ".bashrc")}}},
 		{escape: escape{name: "SIGKILL a host process as its SIGIO", args: []string{"sigio", vpid}, host: alive}},
 		{escape: escape{name: "SIGKILL a host process through a pidfd", args: []string{"pidfd-kill", vpid}, host: alive}},
 		{escape: escape{name: "link an O_TMPFILE out of the zones",

@@ -18,6 +18,7 @@ func init() {
 		"file-getattr": attemptFileGetattr,
 		"mq-unlink":    attemptMQUnlink,
 		"mq-create":    attemptMQCreate,
+		"lease":        attemptLease,
 	} {
 		attempts[name] = f
 	}
@@ -151,4 +152,19 @@ func attemptMQCreate(a []string) error {
 	}
 	unix.Close(int(fd))
 	return allowed("created the message queue /%s", arg(a, 0))
+}
+
+// lease PATH: take a read lease on PATH through a read-only descriptor:
+// while the command holds it, every host process that opens the file for
+// writing waits (lease-break-time, 45 s by default).
+func attemptLease(a []string) error {
+	fd, err := openRO(arg(a, 0))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+		return err
+	}
+	return allowed("holds a read lease on %s", arg(a, 0))
 }
