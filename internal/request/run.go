@@ -143,9 +143,18 @@ func (s *Session) Profile(cwd string, network bool) (*sandbox.Profile, error) {
 }
 
 // ProfileFor derives the sandbox profile for a request run in cwd under
-// config l (guardrun profile shows it without a session).
+// config l (guardrun profile shows it without a session), for a command
+// with guardrun's own PATH.
 func ProfileFor(l *Loaded, e *Env, cwd string, network bool) (*sandbox.Profile, error) {
+	return profileWithPath(l, e, cwd, network, e.Getenv("PATH"))
+}
+
+// profileWithPath is ProfileFor for a command whose PATH is path: it
+// chooses which of the person's toolchains under the home directory are
+// shown (system_read: default).
+func profileWithPath(l *Loaded, e *Env, cwd string, network bool, path string) (*sandbox.Profile, error) {
 	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, protected(l, e, cwd))
+	spec.Path = path
 	p, err := sandbox.Derive(spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -390,7 +399,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	var status int
 	if s.Sandboxed {
 		end = trace.Phase("profile")
-		p, err := ProfileFor(l, e, cwd, d.Network)
+		p, err := profileWithPath(l, e, cwd, d.Network, envValue(childEnv, "PATH"))
 		end()
 		if err != nil {
 			return err
@@ -635,4 +644,16 @@ func (e *Env) storeDir() string {
 		return e.StoreDir
 	}
 	return approval.DefaultStoreDir()
+}
+
+// envValue is the value of name in env (the last one, as exec uses), or
+// "".
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
 }
