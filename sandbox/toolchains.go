@@ -107,6 +107,9 @@ func (d *deriving) toolchains(home, path string) {
 		}
 		e = filepath.Clean(e)
 		dirs = append(dirs, e)
+		if Within(e, "/usr") || Within(e, "/bin") || Within(e, "/sbin") {
+			continue // the system's, never a link into the home directory
+		}
 		if r, err := d.res.resolve(e); err == nil && r != e {
 			dirs = append(dirs, r)
 		}
@@ -148,6 +151,9 @@ func (d *deriving) toolchains(home, path string) {
 	}
 	for _, t := range homeToolchains {
 		root := filepath.Join(home, t.root)
+		if _, err := os.Lstat(root); err != nil {
+			continue // not installed (the common case: one lstat)
+		}
 		realRoot, err := d.res.resolve(root)
 		if err != nil {
 			continue
@@ -158,6 +164,9 @@ func (d *deriving) toolchains(home, path string) {
 				break
 			}
 		}
+	}
+	if len(d.HomeRead) == 0 {
+		return
 	}
 	// Credentials a link target or glob above might have brought in.
 	for _, c := range HomeCredentials {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -176,5 +177,60 @@ func TestToolchainsThroughLinks(t *testing.T) {
 	}
 	if r, _ := p.Access(filepath.Join(home, ".pyenv/shims/python3")); !r {
 		t.Error("~/.pyenv/shims/python3 is not readable through the link")
+	}
+}
+
+// BenchmarkDeriveToolchains is what showing the toolchains adds to
+// Derive, which runs for every command: a home directory with the layouts
+// of homeLayout, all of them, one or none on PATH, against the same
+// Derive with system_read as a list.
+//
+//	go test -run '^$' -bench DeriveToolchains ./sandbox
+func BenchmarkDeriveToolchains(b *testing.B) {
+	d := b.TempDir()
+	for _, e := range homeLayout {
+		name, target, link := strings.Cut(e, " -> ")
+		p := filepath.Join(d, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		switch {
+		case link:
+			if err := os.Symlink(target, p); err != nil {
+				b.Fatal(err)
+			}
+		case strings.HasSuffix(e, "/"):
+			os.MkdirAll(p, 0o755)
+		default:
+			os.WriteFile(p, nil, 0o644)
+		}
+	}
+	home := filepath.Join(d, "home")
+	system := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	all := system
+	for _, t := range homeToolchains {
+		all = filepath.Join(home, t.root) + ":" + all
+	}
+	for _, tc := range []struct {
+		name string
+		on   bool
+		path string
+	}{
+		{"all-layouts-on-path", true, all},
+		{"pyenv-on-path", true, filepath.Join(home, ".pyenv/shims") + ":" + system},
+		{"none-on-path", true, system},
+		{"system-read-list", false, all},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Derive(Spec{
+					Zones:      []Zone{{Name: "ws", Root: filepath.Join(d, "ws"), Writable: true}},
+					SystemRead: DefaultSystemPaths, Toolchains: tc.on, Path: tc.path,
+					Home: home, Cwd: filepath.Join(d, "ws"),
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
