@@ -196,6 +196,9 @@ func Derive(s Spec) (*Profile, error) {
 			p.Deny = append(p.Deny, r)
 		}
 	}
+	if s.Toolchains {
+		d.toolchains(p.Home, s.Path)
+	}
 	if err := p.unixSockets(s.UnixSockets); err != nil {
 		return nil, err
 	}

@@ -140,6 +140,14 @@ func cmdProfile(g *global, args []string, io IO) error {
 		fmt.Fprintf(w, "%-11s %s\n", name+":", strings.Join(l, " "))
 	}
 	list("read-only", p.ReadOnly)
+	if len(p.HomeRead) > 0 {
+		// Why parts of the home directory are visible: the person's
+		// toolchains, found through PATH (system_read: default).
+		fmt.Fprintf(w, "home read-only (toolchains on PATH; system_read: default):\n")
+		for _, h := range p.HomeRead {
+			fmt.Fprintf(w, "            %s  (%s)\n", h.Path, h.Why)
+		}
+	}
 	list("read-write", p.ReadWrite)
 	list("ro-over", p.ReadOnlyOver)
 	list("denied", p.Deny)

@@ -155,9 +155,18 @@ func (s *Session) Profile(cwd string, network bool) (*sandbox.Profile, error) {
 }
 
 // ProfileFor derives the sandbox profile for a request run in cwd under
-// config l (guardrun profile shows it without a session).
+// config l (guardrun profile shows it without a session), for a command
+// with guardrun's own PATH.
 func ProfileFor(l *config.Loaded, e *config.Env, cwd string, network bool) (*sandbox.Profile, error) {
+	return profileWithPath(l, e, cwd, network, e.Getenv("PATH"))
+}
+
+// profileWithPath is ProfileFor for a command whose PATH is path: it
+// chooses which of the person's toolchains under the home directory are
+// shown (system_read: default).
+func profileWithPath(l *config.Loaded, e *config.Env, cwd string, network bool, path string) (*sandbox.Profile, error) {
 	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, protected(l, e, cwd))
+	spec.Path = path
 	p, err := sandbox.Derive(spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -412,7 +421,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	var status int
 	if s.Sandboxed {
 		end = trace.Phase("profile")
-		p, err := ProfileFor(l, e, cwd, d.Network)
+		p, err := profileWithPath(l, e, cwd, d.Network, envValue(childEnv, "PATH"))
 		end()
 		if err != nil {
 			return err
@@ -648,4 +657,16 @@ func warnCreatedProtected(p *sandbox.Profile, io IO) {
 	for _, c := range p.CreatedProtected() {
 		fmt.Fprintf(io.Stderr, "guardrun: warning: the command created %s, which guardrun protects (sandbox.protect); it was writable during this command because it did not exist when the sandbox started: review it before git, a shell or an editor outside guardrun uses it\n", c)
 	}
+}
+
+// envValue is the value of name in env (the last one, as exec uses), or
+// "".
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
 }
