@@ -39,6 +39,9 @@ type Job struct {
 	// it. Via says how the job came ("server"), for the audit records.
 	PID int
 	Via string
+	// Wrapper, when set, is the agent's wrapper the job came in (see
+	// RecognizeWrapper): Script is then the agent's command inside it.
+	Wrapper *Wrapper
 	// Signals, when not nil, are relayed to the command instead of the
 	// signals this process receives (runner.Options.Signals).
 	Signals <-chan os.Signal
@@ -333,10 +336,20 @@ func (s *Session) Dir(j *Job) string {
 // part), in the directory it runs in. Nothing is asked, run or audited.
 func (s *Session) Decide(j *Job) *rules.Decision {
 	defer trace.Phase("decide")()
-	if j.Argv != nil {
-		return s.Loaded.Engine.Argv(j.Argv, s.Dir(j))
+	return DecideJob(s.Loaded, j, s.Dir(j))
+}
+
+// DecideJob is the verdict of config l on j run in cwd (Decide, and
+// guardrun explain without a session): an argv's, a script's, or, for
+// a script that makes an agent's shell snapshot, a block.
+func DecideJob(l *config.Loaded, j *Job, cwd string) *rules.Decision {
+	if j.Wrapper != nil && j.Wrapper.Decline != "" {
+		return &rules.Decision{Decision: rules.Block, Reason: j.Wrapper.Decline}
 	}
-	return s.Loaded.Engine.Script(j.Script, s.Dir(j))
+	if j.Argv != nil {
+		return l.Engine.Argv(j.Argv, cwd)
+	}
+	return l.Engine.Script(j.Script, cwd)
 }
 
 // Run carries one job through the whole flow: refused at once without
@@ -412,13 +425,31 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	}
 	childEnv := commandEnv(environ, cfg.Shell.Program)
 	stdio := runner.Stdio{Stdin: io.Stdin, Stdout: io.Stdout, Stderr: io.Stderr}
-	if j.ReportDir != nil && j.Argv == nil {
-		if dr := newDirReport(io.Stdin, e.StateDir); dr != nil {
-			defer dr.finish(j.ReportDir)
-			stdio.Stdin, argv = dr.file, dr.argv(argv, len(j.ShellOpts))
+	if j.Wrapper != nil && j.Wrapper.NullStdin {
+		// The wrapper's eval ... < /dev/null.
+		if null, err := os.Open(os.DevNull); err == nil {
+			defer null.Close()
+			stdio.Stdin = null
+		} else {
+			stdio.Stdin = nil
 		}
 	}
 	var status int
+	ran := false // the command ran and exited 0
+	agentDir := j.Wrapper != nil && j.Wrapper.CwdFile != ""
+	if (j.ReportDir != nil || agentDir) && j.Argv == nil {
+		if dr := newDirReport(stdio.Stdin, e.StateDir); dr != nil {
+			defer dr.finish(func(dir string) {
+				if j.ReportDir != nil {
+					j.ReportDir(dir)
+				}
+				if agentDir && ran {
+					s.agentCwd(j, dir, io)
+				}
+			})
+			stdio.Stdin, argv = dr.file, dr.argv(argv, len(j.ShellOpts))
+		}
+	}
 	if s.Sandboxed {
 		end = trace.Phase("profile")
 		p, err := profileWithPath(l, e, cwd, d.Network, envValue(childEnv, "PATH"))
@@ -464,6 +495,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	rec.Outcome = "ran"
 	rec.Exit = &status
 	s.audit(j, cwd, rec, start, io)
+	ran = status == 0
 	if status != 0 {
 		return &ExitStatus{status}
 	}
