@@ -8,6 +8,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/config"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/shellparse"
 )
@@ -15,41 +16,88 @@ import (
 const explainUsage = `Usage: guardrun explain [--json] -c 'SCRIPT' | -- CMD [ARG...]
 
 Shows the decision (allow, ask or block) for a script or command and the
-reason for each part, without running anything. Exits 0 whatever the
-decision; 125 on a bad config.
+reason for each part, without running anything. The script is given as
+to guardrun itself, with bash's options in bash's order (-c -l 'SCRIPT',
+-lc 'SCRIPT', -O extglob -c 'SCRIPT'); an agent's wrapper around a
+command is judged as its command, as a run would judge it. Exits 0
+whatever the decision; 125 on a bad config.
 `
 
 func cmdExplain(g *global, args []string, io IO) error {
-	vf, help, err := verbStart(g, args, explainUsage, []string{"-c"}, nil, io)
-	if err != nil || help {
-		return err
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a == "-h" || a == "--help" {
+			fmt.Fprint(io.Stdout, explainUsage)
+			return nil
+		}
+		if a == "--json" {
+			g.json = true
+			i++
+			continue
+		}
+		n, err := g.take(args[i:])
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		i += n
 	}
-	script, hasScript := vf.values["-c"]
+	rest := args[i:]
+	var j *request.Job
 	switch {
-	case hasScript && vf.dashes:
-		return usagef("explain takes -c SCRIPT or -- CMD, not both")
-	case !hasScript && !vf.dashes:
+	case len(rest) == 0:
 		return usagef("explain needs -c SCRIPT or -- CMD")
-	case vf.dashes && len(vf.rest) == 0:
-		return usagef("-- needs a command")
-	case len(vf.args) > 0:
-		return usagef("unexpected argument %q", vf.args[0])
+	case rest[0] == "--":
+		if len(rest) == 1 {
+			return usagef("-- needs a command")
+		}
+		j = &request.Job{Argv: rest[1:]}
+	case isShFlags(rest[0]):
+		var err error
+		if j, err = parseShFront(rest, getenvOS); err != nil {
+			return err
+		}
+		if j == nil {
+			return usagef("explain needs -c SCRIPT or -- CMD")
+		}
+		// After the script come $0 and the positional parameters, which
+		// change no decision, and guardrun's own flags.
+		for k := 0; k < len(j.PosArgs); k++ {
+			a := j.PosArgs[k]
+			if a == "--json" {
+				g.json = true
+				continue
+			}
+			if a == "--" {
+				return usagef("explain takes -c SCRIPT or -- CMD, not both")
+			}
+			n, err := g.take(j.PosArgs[k:])
+			if err != nil {
+				return err
+			}
+			k += max(n-1, 0)
+		}
+	case strings.HasPrefix(rest[0], "-"):
+		return usagef("unknown flag %s", rest[0])
+	default:
+		return usagef("unexpected argument %q", rest[0])
 	}
 	e, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
 		return err
 	}
 	l.WarnIgnored(io.Stderr)
-	var d *rules.Decision
-	if hasScript {
-		d = l.Engine.Script(script, e.Cwd)
-	} else {
-		d = l.Engine.Argv(vf.rest, e.Cwd)
-	}
+	d := request.DecideJob(l, j, e.Cwd)
 	if g.json {
 		enc := json.NewEncoder(io.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
+	}
+	if w := j.Wrapper; w != nil && w.Decline == "" {
+		fmt.Fprintf(io.Stdout, "wrapper:  %s's, around the command judged: %s\n", w.Agent.Title, request.OneLineDisplay(w.Command))
 	}
 	writeDecision(io, d)
 	return nil

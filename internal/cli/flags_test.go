@@ -128,8 +128,9 @@ func TestParseVerb(t *testing.T) {
 func TestIsShFlags(t *testing.T) {
 	for arg, want := range map[string]bool{
 		"-c": true, "-lc": true, "-ec": true, "-l": true, "-i": true, "+e": true, "-xe": true,
-		"--login": true, "--norc": true, "--noprofile": true, "-o": true, "+o": true,
-		"-": false, "--": false, "-cz": false, "--strict": false, "c": false, "-h": false, "": false,
+		"--login": true, "--norc": true, "--noprofile": true, "-o": true, "+o": true, "-O": true, "+O": true,
+		"-login": true, "--rcfile": true, "--posix": true, "-s": true, "+c": true, "-h": true,
+		"-": false, "--": false, "-cz": false, "--strict": false, "c": false, "": false, "--rcfile=x": false, "--c": false,
 	} {
 		if got := isShFlags(arg); got != want {
 			t.Errorf("isShFlags(%q) = %v, want %v", arg, got, want)
@@ -224,7 +225,7 @@ func TestParseRun(t *testing.T) {
 	}{
 		{args: []string{"-c", "echo hi"}, ok: true, job: request.Job{Script: "echo hi", PosArgs: []string{}}},
 		{args: []string{"--strict", "-ec", "x", "a0", "a1"}, ok: true, opts: request.Options{Mode: rules.ModeStrict},
-			job: request.Job{Script: "x", ShellOpts: []string{"-e"}, PosArgs: []string{"a0", "a1"}}},
+			job: request.Job{Script: "x", ShellOpts: []string{"-o", "errexit"}, PosArgs: []string{"a0", "a1"}}},
 		{args: []string{"--config", "c.yaml", "--", "ls", "-l"}, ok: true, opts: request.Options{Config: "c.yaml"}, job: request.Job{Argv: []string{"ls", "-l"}}},
 		{args: []string{"--backend", "bwrap", "-c", "true"}, ok: true, opts: request.Options{Backend: rules.BackendBwrap}, job: request.Job{Script: "true", PosArgs: []string{}}},
 		{args: []string{"-lc", "true"}, ok: true, job: request.Job{Script: "true", PosArgs: []string{}}},
@@ -234,7 +235,8 @@ func TestParseRun(t *testing.T) {
 		{args: []string{"explain", "-c", "true"}},
 		{args: []string{"--approve-all", "log"}},
 		{args: []string{"--mode", "bogus", "-c", "true"}},
-		{args: []string{"-c", "true", "--", "x"}, ok: true, job: request.Job{Script: "true", PosArgs: []string{"x"}}},
+		{args: []string{"-c", "true", "--", "x"}, ok: true, job: request.Job{Script: "true", PosArgs: []string{"--", "x"}}},
+		{args: []string{"-c", "-l", "true"}, ok: true, job: request.Job{Script: "true", PosArgs: []string{}}},
 		{args: []string{"script.sh"}},
 		{args: []string{"--help"}},
 	} {

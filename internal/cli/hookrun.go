@@ -92,7 +92,7 @@ func runHooked(g *global, hf *hookFlags, args []string, io IO) error {
 	if len(args) == 0 || !isShFlags(args[0]) {
 		return usagef("--via runs a script: guardrun --via AGENT -c 'SCRIPT'")
 	}
-	j, err := parseShFront(args)
+	j, err := parseShFront(args, nil)
 	if err != nil {
 		return err
 	}

@@ -120,11 +120,14 @@ Flags (before or after the verb):
   --backend NAME      Linux OS sandbox: auto, bwrap or landlock (default:
                       $GUARDRUN_BACKEND, else sandbox.backend)
 
-As a login shell (SHELL=guardrun) it accepts -c, -l/--login, -lc, -i, -e
-and an argv[0] starting with '-'. Claude Code, Codex and Gemini CLI do not
-use $SHELL: see guardrun integrate --help. The commands guardrun hook
-rewrites start with --via AGENT [--workspace DIR] [--ticket ID]
-[--cwd-fd N] before -c.
+As a login shell (SHELL=guardrun) it takes bash's arguments in bash's
+order (-c SCRIPT [ARGV0 [ARG...]], -l/--login, -lc, -c -l, -i, -e, -o NAME,
+-O NAME, --norc, ...) and an argv[0] starting with '-'; options it cannot
+follow are refused. An agent's own wrapper around a command (Claude Code's,
+Gemini CLI's, Codex's) is recognised: the command inside is what is
+judged. Claude Code, Codex and Gemini CLI need not use $SHELL: see
+guardrun integrate --help. The commands guardrun hook rewrites start with
+--via AGENT [--workspace DIR] [--ticket ID] [--cwd-fd N] before -c.
 
 Exit status: the command's own (signals as 128+N); 77 refused; 125 guardrun
 failed; 2 usage error.
@@ -208,98 +211,6 @@ func baseName(p string) string {
 	return p
 }
 
-// isShFlags reports whether arg is an sh-style option cluster guardrun
-// accepts in front of -c: -c, -l, -i, -e, -lc, -ec, --login, -o NAME.
-func isShFlags(arg string) bool {
-	switch arg {
-	case "--login", "--noprofile", "--norc", "-o", "+o":
-		return true
-	}
-	if len(arg) < 2 || (arg[0] != '-' && arg[0] != '+') || arg[1] == '-' {
-		return false
-	}
-	for _, c := range arg[1:] {
-		if !strings.ContainsRune("cliexu", c) {
-			return false
-		}
-	}
-	return true
-}
-
-// runShFront handles what programs send to $SHELL:
-// [-l|--login|-i|-e|-o opt...] -c SCRIPT [ARGV0 [ARG...]].
-func runShFront(g *global, args []string, io IO) error {
-	j, err := parseShFront(args)
-	if err != nil {
-		return err
-	}
-	if j == nil {
-		if f, ok := io.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return runShell(g, nil, io)
-		}
-		return usagef("guardrun does not read commands from stdin; use -c 'SCRIPT'")
-	}
-	return execute(g, j, io)
-}
-
-// parseShFront parses runShFront's arguments into the job; nil, with no
-// error, when there is no -c SCRIPT and no script file either.
-func parseShFront(args []string) (*request.Job, error) {
-	var shellOpts []string
-	script, haveScript := "", false
-	i := 0
-loop:
-	for i < len(args) {
-		a := args[i]
-		switch {
-		case a == "--login" || a == "--noprofile" || a == "--norc":
-			i++
-			continue
-		case a == "-o" || a == "+o":
-			if i+1 >= len(args) {
-				return nil, usagef("%s needs an option name", a)
-			}
-			shellOpts = append(shellOpts, a, args[i+1])
-			i += 2
-			continue
-		case a == "--":
-			i++
-			if !haveScript {
-				if i < len(args) {
-					return nil, usagef("a script file (%s) cannot be checked; use -c 'SCRIPT'", args[i])
-				}
-			}
-			continue
-		case isShFlags(a):
-			cluster := a[1:]
-			c := strings.Contains(cluster, "c")
-			for _, f := range cluster {
-				switch f {
-				case 'e', 'u', 'x':
-					shellOpts = append(shellOpts, string(a[0])+string(f))
-				}
-			}
-			i++
-			if c && !haveScript {
-				if i >= len(args) {
-					return nil, usagef("-c needs a script")
-				}
-				script, haveScript = args[i], true
-				i++
-			}
-			continue
-		}
-		break loop
-	}
-	if !haveScript {
-		if i < len(args) {
-			return nil, usagef("a script file (%s) cannot be checked; use -c 'SCRIPT'", args[i])
-		}
-		return nil, nil
-	}
-	return &request.Job{Script: script, ShellOpts: shellOpts, PosArgs: args[i:]}, nil
-}
-
 // ParseRun parses a guardrun command line (the arguments after argv[0])
 // that runs one command, -c SCRIPT or -- CMD with the common flags and
 // sh-style options, as Main would, reading the environment with getenv.
@@ -322,7 +233,7 @@ func ParseRun(args []string, getenv func(string) string) (opts request.Options, 
 		}
 		j = &request.Job{Argv: rest[1:]}
 	case isShFlags(rest[0]):
-		if j, err = parseShFront(rest); err != nil || j == nil {
+		if j, err = parseShFront(rest, getenv); err != nil || j == nil {
 			return opts, nil, false
 		}
 	default:
