@@ -52,6 +52,23 @@ type Prompter interface {
 // ErrNoPerson is returned by a Prompter that has no terminal to ask on.
 var ErrNoPerson = errors.New("no terminal to ask on")
 
+// NoPersonError is ErrNoPerson with the reason: a terminal that is a
+// program's, a supervisor without one. Why completes "denied (WHY;
+// interactive mode acts as strict)"; Hint, when set, says how a person
+// could be asked instead.
+type NoPersonError struct{ Why, Hint string }
+
+func (e *NoPersonError) Error() string        { return e.Why }
+func (e *NoPersonError) Is(target error) bool { return target == ErrNoPerson }
+
+// Nobody is a Prompter that asks no one and fails with err, which is
+// ErrNoPerson or a *NoPersonError saying why.
+func Nobody(err error) Prompter { return nobody{err} }
+
+type nobody struct{ err error }
+
+func (n nobody) Prompt(context.Context, *Request) (Answer, error) { return Answer{}, n.err }
+
 // Outcome is what the gate decided.
 type Outcome struct {
 	Run bool
@@ -101,11 +118,11 @@ func (g *Gate) Decide(ctx context.Context, r *Request) (Outcome, error) {
 		return Outcome{By: "mode", Refusal: fmt.Sprintf("guardrun: denied (strict mode): %s needs approval", what)}, nil
 	}
 	if g.Prompter == nil {
-		return g.noPerson(what), nil
+		return g.noPerson(what, ErrNoPerson), nil
 	}
 	a, err := g.Prompter.Prompt(ctx, r)
 	if errors.Is(err, ErrNoPerson) {
-		return g.noPerson(what), nil
+		return g.noPerson(what, err), nil
 	}
 	if err != nil {
 		return Outcome{}, fmt.Errorf("prompt: %w", err)
@@ -129,13 +146,23 @@ func (g *Gate) Decide(ctx context.Context, r *Request) (Outcome, error) {
 	return out, nil
 }
 
-func (g *Gate) noPerson(what string) Outcome {
+// noPerson is interactive mode acting as strict because nobody can be
+// asked (err says why): decided by the mode, as in strict mode.
+func (g *Gate) noPerson(what string, err error) Outcome {
+	why, ask := "no terminal to ask", "run the agent under `guardrun supervise`"
+	var np *NoPersonError
+	if errors.As(err, &np) {
+		why = oneLine(np.Why)
+		if np.Hint != "" {
+			ask = oneLine(np.Hint)
+		}
+	}
 	hint := "add a rule with approval: false"
 	if g.ConfigFile != "" {
 		hint += " to " + g.ConfigFile
 	}
 	return Outcome{By: "mode", Refusal: fmt.Sprintf(
-		"guardrun: denied (no terminal to ask; interactive mode acts as strict): %s needs approval; %s, or run the agent under `guardrun supervise`", what, hint)}
+		"guardrun: denied (%s; interactive mode acts as strict): %s needs approval; %s, or %s", why, what, hint, ask)}
 }
 
 func grantKind(r *Request) string {

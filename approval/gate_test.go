@@ -90,6 +90,31 @@ func TestNoPersonActsAsStrict(t *testing.T) {
 	}
 }
 
+// TestNoPersonSaysWhy: nobody can be asked for a reason (a program's
+// terminal, a supervisor without one): the refusal is the mode's, says
+// why and how a person could be asked.
+func TestNoPersonSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no terminal", ErrNoPerson, "guardrun: denied (no terminal to ask; interactive mode acts as strict): make needs approval; add a rule with approval: false to /c.yaml, or run the agent under `guardrun supervise`"},
+		{"a program's terminal", &NoPersonError{Why: "the terminal /dev/pts/3 is a program's", Hint: "run the agent under `guardrun supervise` to be asked"},
+			"guardrun: denied (the terminal /dev/pts/3 is a program's; interactive mode acts as strict): make needs approval; add a rule with approval: false to /c.yaml, or run the agent under `guardrun supervise` to be asked"},
+		{"a reason only", &NoPersonError{Why: "the supervisor has no terminal\nto ask on"},
+			"guardrun: denied (the supervisor has no terminal ⏎ to ask on; interactive mode acts as strict): make needs approval; add a rule with approval: false to /c.yaml, or run the agent under `guardrun supervise`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &Gate{Mode: rules.ModeInteractive, Prompter: Nobody(tc.err), ConfigFile: "/c.yaml"}
+			out, err := g.Decide(context.Background(), &Request{Decision: decision(rules.Ask, "make", "x")})
+			if err != nil || out.Run || out.By != "mode" || out.Refusal != tc.want {
+				t.Errorf("got %+v, %v\nwant the refusal %q by the mode", out, err, tc.want)
+			}
+		})
+	}
+}
+
 func TestRequestKeyCoversEveryPart(t *testing.T) {
 	ls := &rules.Decision{Parts: []rules.Part{{Kind: "command", Argv: []string{"ls"}}}}
 	lsRm := &rules.Decision{Parts: []rules.Part{{Kind: "command", Argv: []string{"ls"}}, {Kind: "command", Argv: []string{"rm", "x"}}}}

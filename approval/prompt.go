@@ -311,7 +311,9 @@ type TTYPrompter struct {
 	Confirm int
 }
 
-// OpenTTY opens the controlling terminal, or returns ErrNoPerson.
+// OpenTTY opens the controlling terminal when it is a person's
+// (TerminalOwnerOf); otherwise it returns ErrNoPerson, or a
+// *NoPersonError saying whose the terminal is and how to be asked.
 func OpenTTY() (*os.File, error) {
 	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
@@ -320,6 +322,10 @@ func OpenTTY() (*os.File, error) {
 	if !term.IsTerminal(int(f.Fd())) {
 		f.Close()
 		return nil, ErrNoPerson
+	}
+	if o := TerminalOwnerOf(f); !o.Person {
+		f.Close()
+		return nil, &NoPersonError{Why: o.Why, Hint: superviseHint}
 	}
 	return f, nil
 }

@@ -112,6 +112,10 @@ func cmdTrust(g *global, args []string, io IO) error {
 	_, ignored := rules.Tighten(base, proj)
 	tty, err := approval.OpenTTY()
 	if err != nil {
+		var np *approval.NoPersonError
+		if errors.As(err, &np) {
+			return fmt.Errorf("trust: confirming needs a person's terminal (/dev/tty), and %s; run guardrun trust yourself, not through an agent", np.Why)
+		}
 		return fmt.Errorf("trust: confirming needs a terminal (/dev/tty); run guardrun trust yourself, not through an agent")
 	}
 	defer tty.Close()

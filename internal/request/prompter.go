@@ -13,8 +13,10 @@ import (
 // A socket that does not answer (the supervisor has exited, leaving a
 // stale variable behind) falls back to the terminal rather than failing:
 // it is the same person either way, and with no terminal nobody is asked
-// and interactive mode acts as strict. noTerminal leaves the terminal
-// out.
+// and interactive mode acts as strict. So it does with a terminal that
+// is a program's (a pty an agent made for a command): nobody is asked,
+// and the refusal says why (approval.OpenTTY). noTerminal leaves the
+// terminal out.
 func prompterFor(e *config.Env, noTerminal bool) (approval.Prompter, func()) {
 	if sock := e.Getenv("GUARDRUN_SOCKET"); sock != "" {
 		if c, err := supervisor.Dial(sock); err == nil {
@@ -26,7 +28,7 @@ func prompterFor(e *config.Env, noTerminal bool) (approval.Prompter, func()) {
 	}
 	tty, err := approval.OpenTTY()
 	if err != nil {
-		return nil, nil
+		return approval.Nobody(err), nil
 	}
 	p := &approval.TTYPrompter{
 		TTY:   tty,
