@@ -73,6 +73,9 @@ func (c *Client) Prompt(ctx context.Context, r *approval.Request) (approval.Answ
 	if err := checkReply(rep); err != nil {
 		return approval.Answer{}, fmt.Errorf("supervisor: %w", err)
 	}
+	if rep.NoPerson != "" {
+		return approval.Answer{}, &approval.NoPersonError{Why: rep.NoPerson, Hint: "start guardrun supervise on a terminal"}
+	}
 	a := approval.Answer{Approve: rep.Approve, Session: rep.Session, Note: rep.Note}
 	if rep.By == "session" {
 		a.By = "session"

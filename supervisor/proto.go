@@ -16,6 +16,7 @@ import (
 //	          "detail":..., "key":..., "summary":..., "parts":[...]}}
 //	server ← {"reply":1,"body":{"approve":true,"session":false,"note":"","by":"person"}}
 //	server ← {"reply":1,"error":"..."}     the request was not shown
+//	server ← {"reply":1,"body":{"approve":false,"no_person":"..."}}  nobody can be asked (why)
 //
 // (after the hellos). The client keeps the connection open until the
 // reply arrives; closing it, or cancelling the request, withdraws it.
@@ -23,7 +24,7 @@ import (
 // Keep in sync: Protocol's Version changes with any field.
 
 // Protocol is the supervisor socket's protocol.
-var Protocol = ipc.Protocol{Name: "guardrun-supervisor", Version: 2, MaxMessage: MaxMessage}
+var Protocol = ipc.Protocol{Name: "guardrun-supervisor", Version: 3, MaxMessage: MaxMessage}
 
 // MaxMessage bounds one message. Longer requests are refused unread, so
 // a client cannot make the supervisor buffer more.
@@ -51,6 +52,10 @@ type reply struct {
 	Note    string `json:"note"`
 	// By is "person" or "session" (the supervisor's session memory).
 	By string `json:"by,omitempty"`
+	// NoPerson is set, to why, when nobody can be asked (a supervisor
+	// with no terminal): the request was not shown, and interactive
+	// mode acts as strict for it.
+	NoPerson string `json:"no_person,omitempty"`
 }
 
 // encodeAsk is a request's body.

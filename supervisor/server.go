@@ -199,6 +199,9 @@ func (s *Server) decide(ctx context.Context, req *approval.Request) (reply, erro
 			if ctx.Err() != nil {
 				return reply{}, errors.New("withdrawn: " + s.why())
 			}
+			if errors.Is(res.err, approval.ErrNoPerson) {
+				return reply{NoPerson: res.err.Error()}, nil
+			}
 			return reply{}, res.err
 		}
 		return reply{Approve: res.ans.Approve, Session: res.ans.Session, Note: res.ans.Note, By: res.by}, nil

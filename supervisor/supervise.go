@@ -55,7 +55,8 @@ type Supervisor struct {
 // ways, forwards window size changes and SIGINT, SIGQUIT, SIGTERM and
 // SIGHUP, serves approval requests until the agent exits, and returns its
 // exit status (128+N for a signal, as sh reports it). Cancelling ctx sends
-// the agent SIGTERM.
+// the agent SIGTERM. With no terminal on In, nobody is asked: every
+// request is answered that no person can be (Reply.NoPerson).
 func (sv *Supervisor) Run(ctx context.Context, cmd *exec.Cmd) (status int, err error) {
 	inFd, inTTY := -1, false
 	if sv.In != nil {
@@ -96,7 +97,13 @@ func (sv *Supervisor) Run(ctx context.Context, cmd *exec.Cmd) (status int, err e
 			}
 		},
 	}
-	srv, err := Listen(sv.SocketBase, terminal)
+	var prompter approval.Prompter = terminal
+	if !inTTY {
+		// Keys from a pipe or a file are no person's answer: nobody is
+		// asked, and the agent's commands act as under strict mode.
+		prompter = approval.Nobody(&approval.NoPersonError{Why: "guardrun supervise has no terminal to ask on (its standard input is not one)"})
+	}
+	srv, err := Listen(sv.SocketBase, prompter)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -535,4 +536,55 @@ func TestPromptIgnoresEscapeSequences(t *testing.T) {
 	}
 	syscall.Kill(r.pid, syscall.SIGKILL)
 	r.wait(t)
+}
+
+// TestRunWithoutTerminalAsksNobody: with no terminal on its input (a
+// pipe, a file), the supervisor shows no prompt and reads no answer from
+// that input: every request is answered that nobody can be asked.
+func TestRunWithoutTerminalAsksNobody(t *testing.T) {
+	in, keys, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keys.Close()
+	keys.WriteString("y\ry\r") // what a pipe would otherwise answer
+	screen, err := os.CreateTemp(t.TempDir(), "screen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := &Supervisor{In: in, Out: screen, SocketBase: t.TempDir(), Settle: -1}
+	started := make(chan [2]any, 1)
+	sv.Started = func(pid int, socket string) { started <- [2]any{pid, socket} }
+	done := make(chan error, 1)
+	go func() {
+		_, err := sv.Run(context.Background(), exec.Command("sleep", "30"))
+		done <- err
+	}()
+	var pid int
+	var socket string
+	select {
+	case s := <-started:
+		pid, socket = s[0].(int), s[1].(string)
+	case err := <-done:
+		t.Fatalf("supervisor ended before the agent started: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("agent did not start")
+	}
+	c, err := Dial(socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Prompt(context.Background(), request("touch x", testKey))
+	c.Close()
+	var np *approval.NoPersonError
+	if !errors.As(err, &np) || !errors.Is(err, approval.ErrNoPerson) || !strings.Contains(np.Why, "no terminal to ask on") {
+		t.Errorf("Prompt: %v; want nobody can be asked, as the supervisor has no terminal", err)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(screen.Name()); strings.Contains(string(b), "touch x") {
+		t.Errorf("a prompt was drawn:\n%q", b)
+	}
 }

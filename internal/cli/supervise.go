@@ -19,6 +19,7 @@ import (
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/serve"
 	"github.com/guardrun/guardrun/netproxy"
+	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/supervisor"
 )
 
@@ -87,6 +88,9 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	}
 	if s.NoSandbox != nil {
 		fmt.Fprintf(io.Stderr, "guardrun: warning: no OS sandbox (%v); every command the agent runs will be refused (os_sandbox_fallback: refuse_tools)\n", s.NoSandbox)
+	}
+	if !term.IsTerminal(int(in.Fd())) && s.Loaded.Cfg.Mode == rules.ModeInteractive {
+		fmt.Fprintln(io.Stderr, "guardrun: supervise: standard input is not a terminal, so nobody can answer: interactive mode acts as strict for the agent's commands")
 	}
 	exe, err := os.Executable()
 	if err != nil {
