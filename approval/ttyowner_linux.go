@@ -52,12 +52,19 @@ func terminalOwner(*os.File) TerminalOwner {
 	// Ancestors first, nearest first.
 	seen := map[int]bool{sc.self: true}
 	var holders []holder
+	// hidden is the nearest ancestor whose open files this user cannot
+	// read (sshd's session process makes itself undumpable).
+	hidden, hiddenStat := 0, pidStat{}
 	for pid := self.ppid; pid > 0 && !seen[pid]; {
 		seen[pid] = true
+		before := sc.unreadable
 		holders = append(holders, sc.holds(pid)...)
 		st, err := readPidStat(pid)
 		if err != nil {
 			break
+		}
+		if sc.unreadable > before && hidden == 0 {
+			hidden, hiddenStat = pid, st
 		}
 		pid = st.ppid
 	}
@@ -88,12 +95,24 @@ func terminalOwner(*os.File) TerminalOwner {
 			return TerminalOwner{Person: true, PID: h.pid, Name: h.name}
 		}
 	}
+	// sshd's session process holds the master of the terminal it gives a
+	// login, and is undumpable, so an unprivileged user cannot see its
+	// open files: the terminal is taken for a person's when the nearest
+	// ancestor that hides its files is sshd running on no terminal of its
+	// own (what an agent that made a pty is not: it runs on the person's).
+	if len(holders) == 0 && hidden != 0 && hiddenStat.ttyNr == 0 && isSSHD(hiddenStat.comm) {
+		return TerminalOwner{Person: true, PID: hidden, Name: hiddenStat.comm}
+	}
 	why := "no process this user can read holds the other side of " + tty
 	if sc.unreadable > 0 {
 		why += fmt.Sprintf(" (%d processes could not be read)", sc.unreadable)
 	}
 	return unknownOwner(why)
 }
+
+// isSSHD reports whether comm is the name OpenSSH's session process
+// runs under (sshd; sshd-session since OpenSSH 9.8).
+func isSSHD(comm string) bool { return comm == "sshd" || comm == "sshd-session" }
 
 // ptyScan looks for the masters of pty index (of the devpts instance
 // dev) in processes' open files.

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // ownerHelper is the environment variable that makes the test binary a
@@ -38,6 +40,10 @@ func TestTerminalOwnerHelper(t *testing.T) {
 		os.Exit(holdPty("report"))
 	case "hold-nested":
 		os.Exit(holdPty("hold"))
+	case "hold-hidden-sshd":
+		os.Exit(holdHidden("sshd"))
+	case "hold-hidden-other":
+		os.Exit(holdHidden("agent"))
 	}
 }
 
@@ -63,6 +69,99 @@ func holdPty(next string) int {
 	io.Copy(os.Stdout, pm) // until the last holder of the terminal closed it
 	cmd.Wait()
 	return 0
+}
+
+// holdHidden is holdPty for a holder that hides its open files from the
+// reporting user, as sshd's session process does: it runs as root under
+// the name comm, undumpable, and the report runs as nobody.
+func holdHidden(comm string) int {
+	name := append([]byte(comm), 0)
+	if err := unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0); err != nil {
+		return 6
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return 7
+	}
+	pm, ps, err := pty.Open()
+	if err != nil {
+		return 4
+	}
+	cmd := exec.Command(os.Getenv(reportBin), "-test.run=^TestTerminalOwnerHelper$")
+	cmd.Env = append(os.Environ(), ownerHelper+"=report")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = ps, ps, ps
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true,
+		Credential: &syscall.Credential{Uid: 65534, Gid: 65534, NoSetGroups: true}}
+	if err := cmd.Start(); err != nil {
+		return 5
+	}
+	ps.Close()
+	io.Copy(os.Stdout, pm)
+	cmd.Wait()
+	return 0
+}
+
+// TestTerminalOwnerHidden: a terminal whose holder this user cannot read
+// is a person's only when that holder is an ancestor named as OpenSSH's
+// session process is, on no terminal of its own (the terminal of an ssh
+// login, as an unprivileged user sees it); any other hidden holder fails
+// closed.
+func TestTerminalOwnerHidden(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to hold a pty as root and report as nobody")
+	}
+	if _, err := os.Stat("/dev/ptmx"); err != nil {
+		t.Skip("no ptys")
+	}
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "ttyowner-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	holderBin, reportCopy := dir+"/holder.test", dir+"/report.test"
+	for _, p := range []string{holderBin, reportCopy} {
+		if err := os.WriteFile(p, self, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name, helper string
+		person       bool
+	}{
+		{"held by sshd, hidden", "hold-hidden-sshd", true},
+		{"held by another program, hidden", "hold-hidden-other", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(holderBin, "-test.run=^TestTerminalOwnerHelper$")
+			cmd.Env = append(os.Environ(), ownerHelper+"="+tc.helper, reportBin+"="+reportCopy)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			var got TerminalOwner
+			found := false
+			sc := bufio.NewScanner(strings.NewReader(string(out)))
+			for sc.Scan() {
+				if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, "{") {
+					if err := json.Unmarshal([]byte(l), &got); err != nil {
+						t.Fatal(err)
+					}
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("the report did not run: %q", out)
+			}
+			if got.Person != tc.person {
+				t.Errorf("got %+v, want person %v", got, tc.person)
+			}
+		})
+	}
 }
 
 // TestTerminalOwner: a pty held by a process on no terminal (as a
