@@ -54,6 +54,8 @@ var layerOf = map[string]int{
 	"shellparse":     layerPolicy,
 	"internal/trust": layerPolicy,
 	"runner":         layerPolicy,
+	// Checkpoints run git outside the sandbox, beside the runner.
+	"internal/checkpoint": layerPolicy,
 
 	"bwrap":    layerBackend,
 	"landlock": layerBackend,
