@@ -576,3 +576,29 @@ func TestConcurrentCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestTreesAsGitWrites: the trees a checkpoint writes from its index
+// are the ones git write-tree writes, so that git status finds the
+// recorded state and the index the same.
+func TestTreesAsGitWrites(t *testing.T) {
+	s := newStore(t, nil)
+	root := project(t)
+	for _, n := range []string{"a.b", "a-b", "a/b", "a/b.c", "a0", "b/a/c", "b.a", "z"} {
+		write(t, filepath.Join(root, "names", n), n+"\n", 0o644)
+	}
+	take(t, s, root, "x")
+	cps, _ := s.Checkpoints(nil)
+	sp, _ := s.specOf(cps[0].Zones[0].ID)
+	r := newRepo(s.git, sp.dir, sp.top)
+	out, _, err := r.run(context.Background(), nil, "write-tree")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cps[0].Zones[0].Tree, strings.TrimSpace(string(out)); got != want {
+		t.Errorf("the checkpoint's tree is %s, git write-tree writes %s", got, want)
+	}
+	st, _, err := r.run(context.Background(), nil, "status", "--porcelain=v2")
+	if err != nil || len(st) != 0 {
+		t.Errorf("git status of the store after a checkpoint: %q, %v; want nothing", st, err)
+	}
+}

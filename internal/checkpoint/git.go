@@ -38,7 +38,11 @@ func findGit() (string, error) {
 // knows: no hooks, no fsmonitor, no filters or attribute-driven
 // conversions (info/attributes unsets them for every path, and takes
 // precedence over the zone's .gitattributes), no excludes beyond the
-// zone's .gitignore files, no automatic gc. %[1]s is the git directory.
+// zone's .gitignore files, no automatic gc. Nothing is synced to disk
+// (as git checkout syncs nothing): a sync per object would cost a
+// checkpoint more than its git status, and an object a crash left
+// unwritten is found damaged, never trusted. %[1]s is the git
+// directory.
 const gitConfig = `[core]
 	repositoryformatversion = 0
 	bare = false
@@ -59,8 +63,7 @@ const gitConfig = `[core]
 	splitIndex = false
 	sparseCheckout = false
 	bigFileThreshold = 8g
-	fsync = loose-object,index
-	fsyncMethod = batch
+	fsync = none
 	logAllRefUpdates = false
 [index]
 	version = 2

@@ -18,6 +18,9 @@ type indexEntry struct {
 	mode uint32
 	oid  string
 	size uint32 // the file's size modulo 2^32, as git keeps it
+	// ctime and ino are the stat data git compared the file with: the
+	// same values mean git found the inode unchanged since.
+	ctime, ctimeNs, ino uint32
 }
 
 // readIndex parses the store's private index (versions 2 to 4; git
@@ -51,6 +54,9 @@ func readIndex(path string) ([]indexEntry, error) {
 		if len(b) < off+62 {
 			return nil, bad("cut short")
 		}
+		ctime := binary.BigEndian.Uint32(b[off:])
+		ctimeNs := binary.BigEndian.Uint32(b[off+4:])
+		ino := binary.BigEndian.Uint32(b[off+20:])
 		mode := binary.BigEndian.Uint32(b[off+24:])
 		size := binary.BigEndian.Uint32(b[off+36:])
 		oid := hex.EncodeToString(b[off+40 : off+60])
@@ -91,7 +97,7 @@ func readIndex(path string) ([]indexEntry, error) {
 		if stage := (flags >> 12) & 3; stage != 0 {
 			continue
 		}
-		out = append(out, indexEntry{path: path, mode: mode, oid: oid, size: size})
+		out = append(out, indexEntry{path: path, mode: mode, oid: oid, size: size, ctime: ctime, ctimeNs: ctimeNs, ino: ino})
 	}
 	return out, nil
 }

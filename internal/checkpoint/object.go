@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -12,7 +13,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -239,9 +242,6 @@ func (o *objects) write(typ string, content []byte) (string, error) {
 	if _, err := os.Lstat(p); err == nil {
 		return oid, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return "", err
-	}
 	var buf bytes.Buffer
 	zw := zlib.NewWriter(&buf)
 	zw.Write([]byte(head))
@@ -249,10 +249,39 @@ func (o *objects) write(typ string, content []byte) (string, error) {
 	if err := zw.Close(); err != nil {
 		return "", err
 	}
-	if err := writeFileAtomic(p, buf.Bytes(), 0o400); err != nil {
+	if err := writeObjectFile(p, buf.Bytes()); err != nil {
 		return "", err
 	}
 	return oid, nil
+}
+
+// writeObjectFile puts an object's bytes at p, read-only, through a
+// temporary file renamed into place (a reader sees all of it or
+// nothing), making its directory where missing.
+func writeObjectFile(p string, data []byte) error {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(p), "tmp_obj_"+hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(filepath.Dir(p), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400)
+	}
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // treeEntry is one entry of a tree object.
@@ -366,9 +395,8 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	tmp := f.Name()
 	_, werr := f.Write(data)
-	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -381,4 +409,80 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return nil
+}
+
+// writeTrees writes the tree objects of index entries (sorted by path,
+// as the index keeps them) and returns the top tree and the tree at
+// prefix: what `git write-tree` does, without reading and rewriting
+// the index once more.
+func (o *objects) writeTrees(entries []indexEntry, prefix string) (top, sub string, err error) {
+	type node struct {
+		files []treeEntry
+		dirs  map[string]*node
+	}
+	root := &node{dirs: map[string]*node{}}
+	for _, e := range entries {
+		n := root
+		p := e.path
+		for {
+			dir, rest, ok := strings.Cut(p, "/")
+			if !ok {
+				break
+			}
+			c := n.dirs[dir]
+			if c == nil {
+				c = &node{dirs: map[string]*node{}}
+				n.dirs[dir] = c
+			}
+			n, p = c, rest
+		}
+		n.files = append(n.files, treeEntry{mode: e.mode, name: p, oid: e.oid})
+	}
+	var write func(n *node, at string) (string, error)
+	write = func(n *node, at string) (string, error) {
+		es := n.files
+		for name, c := range n.dirs {
+			oid, err := write(c, path.Join(at, name))
+			if err != nil {
+				return "", err
+			}
+			es = append(es, treeEntry{mode: modeTree, name: name, oid: oid})
+		}
+		// git's order: names compared bytewise, a tree's as if it
+		// ended in "/".
+		key := func(e treeEntry) string {
+			if e.mode == modeTree {
+				return e.name + "/"
+			}
+			return e.name
+		}
+		slices.SortFunc(es, func(a, b treeEntry) int { return strings.Compare(key(a), key(b)) })
+		var b bytes.Buffer
+		for _, e := range es {
+			raw, err := hex.DecodeString(e.oid)
+			if err != nil || len(raw) != 20 {
+				return "", fmt.Errorf("index entry %s: bad object name", path.Join(at, e.name))
+			}
+			b.WriteString(strconv.FormatUint(uint64(e.mode), 8))
+			b.WriteByte(' ')
+			b.WriteString(e.name)
+			b.WriteByte(0)
+			b.Write(raw)
+		}
+		oid, err := o.write("tree", b.Bytes())
+		if err != nil {
+			return "", err
+		}
+		if at == prefix {
+			sub = oid
+		}
+		return oid, nil
+	}
+	if top, err = write(root, ""); err != nil {
+		return "", "", err
+	}
+	if sub == "" {
+		sub = emptyTree
+	}
+	return top, sub, nil
 }

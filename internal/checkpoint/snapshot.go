@@ -90,7 +90,10 @@ func (s *Store) snapshot(ctx context.Context, sp zoneSpec, opt snapOpts) (state,
 	if err := s.writeZoneInfo(sp); err != nil {
 		return state{}, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
 	}
-
+	// The zone's lock is held: an index.lock is a git's that was killed,
+	// and would keep status from refreshing the index.
+	os.Remove(r.index + ".lock")
+	started := s.now()
 	out, err := s.status(ctx, r, sp)
 	if err != nil {
 		return state{}, err
@@ -100,44 +103,49 @@ func (s *Store) snapshot(ctx context.Context, sp zoneSpec, opt snapOpts) (state,
 		return state{}, &Error{Zone: sp.Root, Reason: fmt.Sprintf(
 			"%s is a git repository inside the zone, whose files a checkpoint cannot hold: list it in .gitignore, or make it a zone of its own", s.rel(sp, nested[0]))}
 	}
-
 	entries, err := readIndex(r.index)
 	if err != nil {
 		os.Remove(r.index) // a cache: the next snapshot starts afresh
 		return state{}, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
 	}
-	files := make(map[string]fileInfo, len(entries)+len(changed))
-	lstat := func(p string) (fileInfo, bool) {
-		fi, err := os.Lstat(filepath.Join(sp.top, filepath.FromSlash(p)))
-		if err != nil {
-			return fileInfo{}, false
-		}
-		switch {
-		case fi.Mode().IsRegular():
-			m := uint32(modeFile)
-			if fi.Mode().Perm()&0o100 != 0 {
-				m = modeExec
-			}
-			return fileInfo{size: fi.Size(), mode: m, perm: fi.Mode().Perm() | fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)}, true
-		case fi.Mode()&fs.ModeSymlink != 0:
-			return fileInfo{size: fi.Size(), mode: modeSymlink}, true
-		}
-		return fileInfo{}, false // a directory (a file replaced by one), a FIFO, a socket
+
+	// Every file of the state: the index's entries git found unchanged
+	// (their permissions from the cache where their stat data says they
+	// are the same), then what status listed, read again.
+	cachePath := filepath.Join(sp.dir, "perms.cache")
+	cache := readPermCache(cachePath)
+	misses := 0
+	isChanged := make(map[string]bool, len(changed))
+	for _, p := range changed {
+		isChanged[p] = true
 	}
+	files := make([]file, 0, len(entries)+len(changed))
 	for _, e := range entries {
-		if f, ok := lstat(e.path); ok {
-			files[e.path] = f
+		switch {
+		case isChanged[e.path]:
+			// Read below.
+		case e.mode == modeSymlink:
+			files = append(files, file{path: e.path, fileInfo: fileInfo{size: int64(e.size), mode: modeSymlink}})
+		default:
+			if key, perm, ok := cache.lookup(e); ok {
+				files = append(files, file{path: e.path, fileInfo: fileInfo{size: int64(e.size), mode: e.mode, perm: perm}, key: key})
+				continue
+			}
+			misses++
+			if f, ok := lstatFile(sp.top, e.path); ok {
+				files = append(files, f)
+			}
 		}
 	}
-	var add [][]byte
+	var add, drop [][]byte
 	var skipped []string
 	var pending int64
 	gitignore := false
 	for _, p := range changed {
-		f, ok := lstat(p)
+		misses++
+		f, ok := lstatFile(sp.top, p)
 		if !ok {
-			delete(files, p)
-			add = append(add, []byte(":(top,literal)"+p))
+			add = append(add, []byte(p)) // gone: update-index --remove drops it
 			continue
 		}
 		if f.mode != modeSymlink && f.size > s.limits.MaxFileBytes {
@@ -145,23 +153,17 @@ func (s *Store) snapshot(ctx context.Context, sp zoneSpec, opt snapOpts) (state,
 				return state{}, s.tooLarge(sp, fmt.Sprintf("%s is %s, more than checkpoints.max_file_bytes (%s): list it in .gitignore, or raise the limit",
 					s.rel(sp, p), sizeText(f.size), sizeText(s.limits.MaxFileBytes)))
 			}
+			// Left out; an entry an earlier state made for it leaves the
+			// index too, or the older content would stand in its place.
 			skipped = append(skipped, s.rel(sp, p))
-			delete(files, p)
+			drop = append(drop, []byte(":(top,literal)"+p))
 			continue
 		}
-		files[p] = f
+		files = append(files, f)
 		pending += f.size
-		add = append(add, []byte(":(top,literal)"+p))
+		add = append(add, []byte(p))
 		if path.Base(p) == ".gitignore" {
 			gitignore = true
-		}
-	}
-	// A file left out that an earlier state holds leaves the index: its
-	// entry would put the older content in its place.
-	var drop [][]byte
-	for _, e := range entries {
-		if slices.Contains(skipped, s.rel(sp, e.path)) {
-			drop = append(drop, []byte(":(top,literal)"+e.path))
 		}
 	}
 	if !opt.forUndo {
@@ -186,16 +188,19 @@ func (s *Store) snapshot(ctx context.Context, sp zoneSpec, opt snapOpts) (state,
 
 	st := state{skipped: skipped}
 	if len(add) > 0 || len(drop) > 0 {
-		if err := s.add(ctx, r, sp, add, drop, gitignore, files); err != nil {
+		ignored, err := s.add(ctx, r, sp, add, drop, gitignore)
+		if err != nil {
 			return state{}, err
 		}
-		outTree, _, err := r.run(ctx, nil, "write-tree")
-		if err != nil {
-			return state{}, s.gitFailed(sp, err)
+		if len(ignored) > 0 {
+			files = slices.DeleteFunc(files, func(f file) bool { return ignored[f.path] })
 		}
-		st.top = strings.TrimSpace(string(outTree))
-		if !validOID(st.top) {
-			return state{}, &Error{Zone: sp.Root, Reason: "git write-tree printed no tree"}
+		after, err := readIndex(r.index)
+		if err != nil {
+			return state{}, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
+		}
+		if st.top, st.tree, err = r.obj.writeTrees(after, sp.prefix); err != nil {
+			return state{}, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
 		}
 		if st.commit, err = r.obj.write("commit", commitText(st.top, s.now())); err != nil {
 			return state{}, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
@@ -224,30 +229,65 @@ func (s *Store) snapshot(ctx context.Context, sp zoneSpec, opt snapOpts) (state,
 				return state{}, s.damage(sp, err.Error())
 			}
 		}
-	}
-	if st.tree, err = r.obj.subtree(st.top, sp.prefix); err != nil {
-		return state{}, s.damage(sp, err.Error())
+		if st.tree, err = r.obj.subtree(st.top, sp.prefix); err != nil {
+			return state{}, s.damage(sp, err.Error())
+		}
 	}
 
 	// Permissions git's modes do not say, per file below the zone.
 	var perms []permEntry
-	for p, f := range files {
+	for _, f := range files {
 		st.files++
 		st.bytes += f.size
 		if f.mode == modeSymlink || f.perm == defaultPerm(f.mode) {
 			continue
 		}
-		perms = append(perms, permEntry{path: s.rel(sp, p), perm: f.perm})
+		perms = append(perms, permEntry{path: s.rel(sp, f.path), perm: f.perm})
 	}
 	if len(perms) > 0 {
 		if st.perms, err = r.obj.write("blob", encodePerms(perms)); err != nil {
 			return state{}, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
 		}
 	}
+	// A stale cache costs only an lstat per file it misses: it is
+	// written again when it misses many.
+	if misses > 64 || misses > len(files)/8 || cache.n == 0 && len(files) > 0 {
+		writePermCache(cachePath, started, files)
+	}
 	if err := s.scrub(r, sp); err != nil {
 		return state{}, err
 	}
 	return st, nil
+}
+
+// file is one file of a snapshot, with the stat data its permissions
+// were read with.
+type file struct {
+	path string
+	fileInfo
+	key permKey
+}
+
+// lstatFile reads what a snapshot keeps of the file at p (below the
+// work tree top): false for a directory (a file replaced by one), a
+// FIFO, a socket, or nothing.
+func lstatFile(top, p string) (file, bool) {
+	fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(p)))
+	if err != nil {
+		return file{}, false
+	}
+	switch {
+	case fi.Mode().IsRegular():
+		m := uint32(modeFile)
+		if fi.Mode().Perm()&0o100 != 0 {
+			m = modeExec
+		}
+		perm := fi.Mode().Perm() | fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)
+		return file{path: p, fileInfo: fileInfo{size: fi.Size(), mode: m, perm: perm}, key: statKey(fi)}, true
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return file{path: p, fileInfo: fileInfo{size: fi.Size(), mode: modeSymlink}}, true
+	}
+	return file{}, false
 }
 
 // status runs git status over the zone. An index git calls corrupt is
@@ -275,26 +315,29 @@ func (s *Store) status(ctx context.Context, r *repo, sp zoneSpec) ([]byte, error
 }
 
 // add records the changed paths in the index, and drops the recorded
-// files a changed .gitignore now ignores.
-func (s *Store) add(ctx context.Context, r *repo, sp zoneSpec, add, drop [][]byte, gitignore bool, files map[string]fileInfo) error {
+// files a changed .gitignore now ignores (returned).
+func (s *Store) add(ctx context.Context, r *repo, sp zoneSpec, add, drop [][]byte, gitignore bool) (map[string]bool, error) {
 	if len(add) > 0 {
-		specs := append(bytes.Join(add, []byte{0}), 0)
-		if _, stderr, err := r.run(ctx, specs, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+		// update-index takes the paths themselves: no walk of the zone,
+		// which status has just done. --remove drops a path that is gone
+		// (or is a directory now, whose files are paths of their own).
+		in := append(bytes.Join(add, []byte{0}), 0)
+		if _, stderr, err := r.run(ctx, in, "update-index", "--add", "--remove", "-z", "--stdin"); err != nil {
 			// A file git could not read: permission denied, or gone.
 			for _, l := range strings.Split(stderr, "\n") {
 				if f, ok := strings.CutPrefix(l, "error: open(\""); ok {
 					f, why, _ := strings.Cut(f, "\"): ")
-					return &Error{Zone: sp.Root, Reason: fmt.Sprintf("cannot read %s (%s)", s.relTop(sp, f), strings.ToLower(why))}
+					return nil, &Error{Zone: sp.Root, Reason: fmt.Sprintf("cannot read %s (%s)", s.relTop(sp, f), strings.ToLower(why))}
 				}
 			}
-			return s.gitFailed(sp, err)
+			return nil, s.gitFailed(sp, err)
 		}
 	}
 	if err := s.unindex(ctx, r, sp, drop); err != nil {
-		return err
+		return nil, err
 	}
 	if !gitignore {
-		return nil
+		return nil, nil
 	}
 	// git keeps tracking a file a new .gitignore line ignores; a
 	// checkpoint must not: it would hold, and an undo restore, a file
@@ -302,16 +345,17 @@ func (s *Store) add(ctx context.Context, r *repo, sp zoneSpec, add, drop [][]byt
 	args := append([]string{"ls-files", "-z", "--cached", "--ignored", "--exclude-standard", "--"}, pathspecs(sp)...)
 	out, _, err := r.run(ctx, nil, args...)
 	if err != nil {
-		return s.gitFailed(sp, err)
+		return nil, s.gitFailed(sp, err)
 	}
+	ignored := map[string]bool{}
 	var rm [][]byte
 	for _, p := range strings.Split(string(out), "\x00") {
 		if p != "" {
 			rm = append(rm, []byte(":(top,literal)"+p))
-			delete(files, p)
+			ignored[p] = true
 		}
 	}
-	return s.unindex(ctx, r, sp, rm)
+	return ignored, s.unindex(ctx, r, sp, rm)
 }
 
 // unindex removes paths from the index (not from the zone).

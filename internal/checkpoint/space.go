@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -128,46 +129,35 @@ func dirSize(dir string) (int64, error) {
 }
 
 // scrubBatch is how many objects each snapshot checks.
-const scrubBatch = 32
+const scrubBatch = 16
 
-// scrub checks a few of the store's objects at each snapshot, going
-// round its object directories, so that a damaged object (a disk
-// error, an edit) is found without reading the whole store at once.
-// A damaged one marks the store damaged. Objects a snapshot reads
-// anyway (the latest commit and its trees) are checked there.
+// scrub checks a few of the store's objects at each snapshot, from an
+// object directory picked at random, so that a damaged object (a disk
+// error, an edit, a crash before it reached the disk) is found without
+// reading the whole store at once. A damaged one marks the store
+// damaged. Objects a snapshot reads anyway (the newest commit and its
+// trees) are checked there.
 func (s *Store) scrub(r *repo, sp zoneSpec) error {
-	cursor := filepath.Join(sp.dir, "scrub")
-	at := "00"
-	if b, err := os.ReadFile(cursor); err == nil {
-		at = strings.TrimSpace(string(b))
-	}
-	fan, after, _ := strings.Cut(at, "/")
-	fi, err := strconv.ParseUint(fan, 16, 8)
-	if err != nil || len(fan) != 2 {
-		fi, after = 0, ""
-	}
-	checked := 0
-	for round := 0; round < 256 && checked < scrubBatch; round++ {
-		fan = fmt.Sprintf("%02x", (int(fi)+round)%256)
+	var b [1]byte
+	rand.Read(b[:])
+	for round := 0; round < 256; round++ {
+		fan := fmt.Sprintf("%02x", (int(b[0])+round)%256)
 		des, _ := os.ReadDir(filepath.Join(r.gitDir, "objects", fan))
+		checked := 0
 		for _, de := range des {
-			name := de.Name()
-			if len(name) != 38 || (round == 0 && name <= after) {
+			if len(de.Name()) != 38 || checked == scrubBatch {
 				continue
 			}
-			err := r.obj.verify(fan + name)
+			checked++
+			err := r.obj.verify(fan + de.Name())
 			var oe *objectError
 			if errors.As(err, &oe) && errors.Is(err, errCorrupt) {
 				return s.damage(sp, err.Error())
 			}
-			checked++
-			if checked == scrubBatch {
-				os.WriteFile(cursor, []byte(fan+"/"+name+"\n"), 0o600)
-				return nil
-			}
 		}
-		after = ""
+		if checked > 0 {
+			return nil
+		}
 	}
-	os.WriteFile(cursor, []byte(fmt.Sprintf("%02x/\n", (int(fi)+1)%256)), 0o600)
 	return nil
 }

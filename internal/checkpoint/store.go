@@ -317,9 +317,8 @@ func (s *Store) appendLog(ps []Point) error {
 		}
 	}
 	_, werr := f.Write(out)
-	serr := f.Sync()
 	cerr := f.Close()
-	return errors.Join(werr, serr, cerr)
+	return errors.Join(werr, cerr)
 }
 
 // lockTimeout is how long a checkpoint waits for another guardrun's

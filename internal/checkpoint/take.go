@@ -160,9 +160,11 @@ func (s *Store) record(ctx context.Context, specs []zoneSpec, states []state, re
 	if err := s.appendLog(points); err != nil {
 		return 0, err
 	}
-	for i, sp := range specs {
-		b, _ := json.Marshal(last{N: n, Tree: states[i].tree, Perms: states[i].perms, Commit: states[i].commit})
-		writeFileAtomic(filepath.Join(sp.dir, "last.json"), b, 0o600)
+	if fresh {
+		for i, sp := range specs {
+			b, _ := json.Marshal(last{N: n, Tree: states[i].tree, Perms: states[i].perms, Commit: states[i].commit})
+			writeFileAtomic(filepath.Join(sp.dir, "last.json"), b, 0o600)
+		}
 	}
 	return n, nil
 }
