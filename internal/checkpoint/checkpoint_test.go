@@ -602,3 +602,33 @@ func TestTreesAsGitWrites(t *testing.T) {
 		t.Errorf("git status of the store after a checkpoint: %q, %v; want nothing", st, err)
 	}
 }
+
+// TestDeniedNamesNotRecorded: files no command can see (sandbox.deny's
+// names, any depth, any case) are neither copied into the store nor
+// touched by an undo.
+func TestDeniedNamesNotRecorded(t *testing.T) {
+	s := newStore(t, nil)
+	root := project(t)
+	write(t, filepath.Join(root, ".env"), "TOKEN=1\n", 0o600)
+	write(t, filepath.Join(root, "src", ".ENV"), "TOKEN=2\n", 0o600)
+	write(t, filepath.Join(root, "keys", "secrets", "k"), "TOKEN=3\n", 0o600)
+	zones := []Zone{{Name: "w", Root: root, ExcludeNames: []string{".env", "secrets"}}}
+	n, err := s.Take(context.Background(), zones, Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range objectFiles(t, s) {
+		b, _ := exec.Command("git", "--git-dir", filepath.Dir(filepath.Dir(filepath.Dir(f))), "cat-file", "-p", filepath.Base(filepath.Dir(f))+filepath.Base(f)).Output()
+		if strings.Contains(string(b), "TOKEN=") {
+			t.Errorf("the store holds a denied file's content: %q", b)
+		}
+	}
+	for _, p := range []string{".env", "src/.ENV", "keys/secrets/k"} {
+		write(t, filepath.Join(root, p), "changed\n", 0o600)
+	}
+	want := tree(t, root)
+	undo(t, s, n)
+	if diff := cmp.Diff(tree(t, root), want); diff != "" {
+		t.Errorf("the undo touched denied files (-got +want):\n%s", diff)
+	}
+}

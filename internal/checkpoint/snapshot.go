@@ -48,6 +48,7 @@ type zoneInfo struct {
 	Top     string   `json:"top"`
 	Prefix  string   `json:"prefix,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
+	Names   []string `json:"exclude_names,omitempty"`
 }
 
 // overLimit remembers that a zone was beyond a limit, so that the
@@ -380,7 +381,27 @@ func pathspecs(sp zoneSpec) []string {
 	for _, x := range sp.excl {
 		out = append(out, ":(top,literal,exclude)"+x)
 	}
+	base := "**/"
+	if sp.prefix != "" {
+		base = globEscape(sp.prefix) + "/**/"
+	}
+	for _, n := range sp.names {
+		// A name, and everything below a directory of that name.
+		out = append(out, ":(top,exclude,glob,icase)"+base+globEscape(n), ":(top,exclude,glob,icase)"+base+globEscape(n)+"/**")
+	}
 	return out
+}
+
+// globEscape quotes the characters git's glob pathspecs read.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // parseStatus reads `git status --porcelain=v2 -z`: the paths to record
@@ -540,7 +561,7 @@ func goPerm(p uint32) fs.FileMode {
 }
 
 func (s *Store) writeZoneInfo(sp zoneSpec) error {
-	b, err := json.Marshal(zoneInfo{Root: sp.Root, Name: sp.Name, Top: sp.top, Prefix: sp.prefix, Exclude: sp.excl})
+	b, err := json.Marshal(zoneInfo{Root: sp.Root, Name: sp.Name, Top: sp.top, Prefix: sp.prefix, Exclude: sp.excl, Names: sp.names})
 	if err != nil {
 		return err
 	}
@@ -562,7 +583,7 @@ func (s *Store) specOf(id string) (zoneSpec, error) {
 	if err := json.Unmarshal(b, &zi); err != nil {
 		return zoneSpec{}, fmt.Errorf("%s: %w", filepath.Join(dir, "zone.json"), err)
 	}
-	sp := zoneSpec{Zone: Zone{Name: zi.Name, Root: zi.Root}, top: zi.Top, prefix: zi.Prefix, excl: zi.Exclude, id: id, dir: dir}
+	sp := zoneSpec{Zone: Zone{Name: zi.Name, Root: zi.Root}, top: zi.Top, prefix: zi.Prefix, excl: zi.Exclude, names: zi.Names, id: id, dir: dir}
 	if !filepath.IsAbs(sp.Root) || !filepath.IsAbs(sp.top) {
 		return zoneSpec{}, fmt.Errorf("%s names no zone", filepath.Join(dir, "zone.json"))
 	}
@@ -600,7 +621,7 @@ func (s *Store) damaged(sp zoneSpec) (string, bool) {
 }
 
 func damagedReason(sp zoneSpec, what string) string {
-	return fmt.Sprintf("its checkpoint store %s is damaged (%s); `guardrun checkpoints --reset` moves it aside and starts a new one", sp.dir, what)
+	return fmt.Sprintf("its checkpoint store is damaged (%s); `guardrun checkpoints --reset` moves it aside and starts a new one", what)
 }
 
 // damage marks the zone's store damaged: no checkpoint is taken in it

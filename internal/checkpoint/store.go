@@ -46,9 +46,15 @@ type Zone struct {
 	Name string
 	// Root is the zone's root, absolute and resolved (no symlink).
 	Root string
-	// Exclude are the roots of other zones inside Root: their files are
-	// theirs, not this zone's.
+	// Exclude are paths inside Root whose files are not this zone's: the
+	// roots of other zones inside it, paths no command can see
+	// (sandbox.deny).
 	Exclude []string
+	// ExcludeNames are file names left out wherever they appear below
+	// Root, ignoring case: the bare names of sandbox.deny (.env), which
+	// no command can see or change, and whose content guardrun does not
+	// copy.
+	ExcludeNames []string
 }
 
 // Request is what a checkpoint is taken for.
@@ -139,10 +145,10 @@ type zoneSpec struct {
 	// prefix is the zone's root below top ("" when they are the same),
 	// slash-separated.
 	prefix string
-	// excl are the excluded roots below top.
-	excl []string
-	id   string
-	dir  string
+	// excl are the excluded paths below top; names the excluded names.
+	excl, names []string
+	id          string
+	dir         string
 }
 
 // spec finds a zone's work tree and store.
@@ -175,11 +181,17 @@ func (s *Store) spec(z Zone) (zoneSpec, error) {
 	}
 	slices.Sort(sp.excl)
 	sp.excl = slices.Compact(sp.excl)
+	for _, n := range z.ExcludeNames {
+		if n != "" && !strings.ContainsRune(n, '/') && !slices.Contains(sp.names, n) {
+			sp.names = append(sp.names, n)
+		}
+	}
+	slices.Sort(sp.names)
 	// One store per work tree, zone and exclusions: a zone seen another
 	// way starts a store of its own rather than reading an index that
 	// holds other paths.
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s", z.Root, top, strings.Join(sp.excl, "\x00"))
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00\x00%s", z.Root, top, strings.Join(sp.excl, "\x00"), strings.Join(sp.names, "\x00"))
 	sp.id = hex.EncodeToString(h.Sum(nil))[:16]
 	sp.dir = filepath.Join(s.dir, "zones", sp.id)
 	return sp, nil

@@ -26,10 +26,6 @@ type ZonePlan struct {
 	// Later are the zone's checkpoints after Target: undoing it undoes
 	// what ran from them too.
 	Later []Checkpoint
-	// Unrecorded is set when the zone changed after its newest
-	// checkpoint (by a command no checkpoint preceded, or by hand):
-	// undoing takes those changes back too.
-	Unrecorded bool
 	// Skipped are files of the zone now that are too large to record:
 	// undoing deletes them or puts the target's back, and they cannot
 	// be brought back by undoing the undo.
@@ -72,16 +68,11 @@ func (s *Store) Plan(ctx context.Context, n int) (*Plan, error) {
 		if zp.Changes, err = s.changes(sp, now, target); err != nil {
 			return nil, s.damageIf(sp, err)
 		}
-		newest := target
 		for _, c := range cps[i+1:] {
-			for _, z := range c.Zones {
-				if z.ID == target.ID {
-					zp.Later = append(zp.Later, c)
-					newest = z
-				}
+			if slices.ContainsFunc(c.Zones, func(z Point) bool { return z.ID == target.ID }) {
+				zp.Later = append(zp.Later, c)
 			}
 		}
-		zp.Unrecorded = newest.Tree != now.tree || newest.Perms != now.perms || len(now.skipped) > 0
 		p.Zones = append(p.Zones, zp)
 	}
 	return p, nil
