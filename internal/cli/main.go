@@ -104,6 +104,8 @@ Usage:
   guardrun log [--json] [-n N] [--session ID]     approval and run history
   guardrun session list|revoke            session grants
   guardrun trust [FILE]                   trust a project's .guardrun.yaml
+  guardrun checkpoints [--json] [-n N]    what commands changed in the writable zones
+  guardrun undo [N] [--dry-run] [--yes]   put a zone back as it was before request N
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -179,6 +181,10 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdTrust(g, vargs, io)
 	case "connect":
 		return cmdConnect(g, vargs, io)
+	case "checkpoints":
+		return cmdCheckpoints(g, vargs, io)
+	case "undo":
+		return cmdUndo(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)
