@@ -101,8 +101,8 @@ const (
 )
 
 // Checkpoints is the checkpoints section: what one zone's checkpoints
-// may hold and keep. Keep the defaults in sync with
-// internal/checkpoint.DefaultLimits and the README.
+// may hold and keep. Keep the defaults in sync with the README's config
+// reference.
 type Checkpoints struct {
 	// Enabled is false when no checkpoint is ever taken (then a rule
 	// with checkpoint: required always asks).

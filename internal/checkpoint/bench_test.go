@@ -72,7 +72,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	for _, changed := range []int{0, 10} {
 		b.Run(fmt.Sprintf("changed=%d", changed), func(b *testing.B) {
 			root := benchRepo(b, 10_000)
-			s, err := Open(filepath.Join(b.TempDir(), "checkpoints"), DefaultLimits())
+			s, err := Open(filepath.Join(b.TempDir(), "checkpoints"), testLimits())
 			if err != nil {
 				b.Fatal(err)
 			}

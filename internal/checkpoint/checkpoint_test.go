@@ -84,6 +84,12 @@ func symlink(t testing.TB, target, p string) {
 	}
 }
 
+// testLimits are the limits of a config that sets none
+// (rules.DefaultCheckpoints).
+func testLimits() Limits {
+	return Limits{MaxFiles: 50_000, MaxBytes: 2 << 30, MaxFileBytes: 100 << 20, MaxStoreBytes: 4 << 30, Keep: 200}
+}
+
 // newStore is a store in the test's directory with the default limits
 // (changed by edit).
 func newStore(t testing.TB, edit func(*Limits)) *Store {
@@ -91,7 +97,7 @@ func newStore(t testing.TB, edit func(*Limits)) *Store {
 	if _, err := findGit(); err != nil {
 		t.Skip(err)
 	}
-	l := DefaultLimits()
+	l := testLimits()
 	if edit != nil {
 		edit(&l)
 	}

@@ -78,20 +78,6 @@ func (o *objects) loosePath(oid string) string {
 	return filepath.Join(o.dir, "objects", oid[:2], oid[2:])
 }
 
-// has reports whether the object is there, loose (or, failing that,
-// known to git).
-func (o *objects) has(oid string) bool {
-	if _, err := os.Lstat(o.loosePath(oid)); err == nil {
-		return true
-	}
-	r, _, err := o.open(oid)
-	if err != nil {
-		return false
-	}
-	r.Close()
-	return true
-}
-
 // objectReader streams an object's content and, at its end, checks
 // that the content is what the object's name says.
 type objectReader struct {

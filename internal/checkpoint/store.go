@@ -34,12 +34,6 @@ type Limits struct {
 	Keep int
 }
 
-// DefaultLimits are the limits of a config that sets none (keep in sync
-// with rules.DefaultCheckpoints and the README's config reference).
-func DefaultLimits() Limits {
-	return Limits{MaxFiles: 50_000, MaxBytes: 2 << 30, MaxFileBytes: 100 << 20, MaxStoreBytes: 4 << 30, Keep: 200}
-}
-
 // Zone is a directory tree to checkpoint.
 type Zone struct {
 	// Name is the zone's name in the config.
@@ -130,9 +124,6 @@ func Open(dir string, l Limits) (*Store, error) {
 	}
 	return &Store{dir: dir, limits: l, git: git, now: time.Now}, nil
 }
-
-// Dir is where the store is.
-func (s *Store) Dir() string { return s.dir }
 
 func (s *Store) logPath() string { return filepath.Join(s.dir, "log.jsonl") }
 
