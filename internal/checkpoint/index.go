@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,7 +15,7 @@ import (
 type indexEntry struct {
 	path string
 	mode uint32
-	oid  string
+	oid  [20]byte
 	size uint32 // the file's size modulo 2^32, as git keeps it
 	// ctime and ino are the stat data git compared the file with: the
 	// same values mean git found the inode unchanged since.
@@ -59,7 +58,8 @@ func readIndex(path string) ([]indexEntry, error) {
 		ino := binary.BigEndian.Uint32(b[off+20:])
 		mode := binary.BigEndian.Uint32(b[off+24:])
 		size := binary.BigEndian.Uint32(b[off+36:])
-		oid := hex.EncodeToString(b[off+40 : off+60])
+		var oid [20]byte
+		copy(oid[:], b[off+40:off+60])
 		flags := binary.BigEndian.Uint16(b[off+60:])
 		off += 62
 		if flags&0x4000 != 0 {

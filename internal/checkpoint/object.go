@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The store's objects are git's: the snapshot writes blobs and trees
@@ -229,10 +230,17 @@ func (o *objects) write(typ string, content []byte) (string, error) {
 		return oid, nil
 	}
 	var buf bytes.Buffer
-	zw := zlib.NewWriter(&buf)
+	zw, _ := zlibWriters.Get().(*zlib.Writer)
+	if zw == nil {
+		zw = zlib.NewWriter(&buf)
+	} else {
+		zw.Reset(&buf)
+	}
 	zw.Write([]byte(head))
 	zw.Write(content)
-	if err := zw.Close(); err != nil {
+	err := zw.Close()
+	zlibWriters.Put(zw)
+	if err != nil {
 		return "", err
 	}
 	if err := writeObjectFile(p, buf.Bytes()); err != nil {
@@ -240,6 +248,9 @@ func (o *objects) write(typ string, content []byte) (string, error) {
 	}
 	return oid, nil
 }
+
+// zlibWriters are reused: a new one allocates its compressor's tables.
+var zlibWriters sync.Pool
 
 // writeObjectFile puts an object's bytes at p, read-only, through a
 // temporary file renamed into place (a reader sees all of it or
@@ -402,11 +413,16 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 // prefix: what `git write-tree` does, without reading and rewriting
 // the index once more.
 func (o *objects) writeTrees(entries []indexEntry, prefix string) (top, sub string, err error) {
-	type node struct {
-		files []treeEntry
-		dirs  map[string]*node
+	type entry struct {
+		mode uint32
+		name string
+		oid  [20]byte
 	}
-	root := &node{dirs: map[string]*node{}}
+	type node struct {
+		entries []entry
+		dirs    map[string]*node
+	}
+	root := &node{}
 	for _, e := range entries {
 		n := root
 		p := e.path
@@ -417,58 +433,63 @@ func (o *objects) writeTrees(entries []indexEntry, prefix string) (top, sub stri
 			}
 			c := n.dirs[dir]
 			if c == nil {
-				c = &node{dirs: map[string]*node{}}
+				c = &node{}
+				if n.dirs == nil {
+					n.dirs = map[string]*node{}
+				}
 				n.dirs[dir] = c
 			}
 			n, p = c, rest
 		}
-		n.files = append(n.files, treeEntry{mode: e.mode, name: p, oid: e.oid})
+		n.entries = append(n.entries, entry{mode: e.mode, name: p, oid: e.oid})
 	}
-	var write func(n *node, at string) (string, error)
-	write = func(n *node, at string) (string, error) {
-		es := n.files
+	var buf bytes.Buffer
+	var write func(n *node, at string) ([20]byte, error)
+	write = func(n *node, at string) ([20]byte, error) {
+		es := n.entries
 		for name, c := range n.dirs {
 			oid, err := write(c, path.Join(at, name))
 			if err != nil {
-				return "", err
+				return oid, err
 			}
-			es = append(es, treeEntry{mode: modeTree, name: name, oid: oid})
+			es = append(es, entry{mode: modeTree, name: name, oid: oid})
 		}
 		// git's order: names compared bytewise, a tree's as if it
 		// ended in "/".
-		key := func(e treeEntry) string {
-			if e.mode == modeTree {
-				return e.name + "/"
+		if len(n.dirs) > 0 {
+			key := func(e entry) string {
+				if e.mode == modeTree {
+					return e.name + "/"
+				}
+				return e.name
 			}
-			return e.name
+			slices.SortFunc(es, func(a, b entry) int { return strings.Compare(key(a), key(b)) })
 		}
-		slices.SortFunc(es, func(a, b treeEntry) int { return strings.Compare(key(a), key(b)) })
-		var b bytes.Buffer
+		buf.Reset()
 		for _, e := range es {
-			raw, err := hex.DecodeString(e.oid)
-			if err != nil || len(raw) != 20 {
-				return "", fmt.Errorf("index entry %s: bad object name", path.Join(at, e.name))
-			}
-			b.WriteString(strconv.FormatUint(uint64(e.mode), 8))
-			b.WriteByte(' ')
-			b.WriteString(e.name)
-			b.WriteByte(0)
-			b.Write(raw)
+			buf.WriteString(strconv.FormatUint(uint64(e.mode), 8))
+			buf.WriteByte(' ')
+			buf.WriteString(e.name)
+			buf.WriteByte(0)
+			buf.Write(e.oid[:])
 		}
-		oid, err := o.write("tree", b.Bytes())
+		var raw [20]byte
+		oid, err := o.write("tree", buf.Bytes())
 		if err != nil {
-			return "", err
+			return raw, err
 		}
+		hex.Decode(raw[:], []byte(oid))
 		if at == prefix {
 			sub = oid
 		}
-		return oid, nil
+		return raw, nil
 	}
-	if top, err = write(root, ""); err != nil {
+	raw, err := write(root, "")
+	if err != nil {
 		return "", "", err
 	}
 	if sub == "" {
 		sub = emptyTree
 	}
-	return top, sub, nil
+	return hex.EncodeToString(raw[:]), sub, nil
 }
