@@ -119,7 +119,7 @@ fuzz-list:
 	  echo "found:  " $$found; echo "listed: " $$listed; exit 1; fi
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./runner ./landlock ./supervisor ./internal/sys/ipc ./netproxy ./integration
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shellparse ./rules ./approval ./runner ./landlock ./supervisor ./internal/sys/ipc ./netproxy ./internal/checkpoint ./integration
 
 # Build, then show guardrun deciding and running commands under the
 # embedded default config, in a throwaway directory.

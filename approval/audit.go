@@ -59,6 +59,13 @@ type Record struct {
 	Run string `json:"run,omitempty"`
 	// Zones is the sandbox the command ran in: its zones and network.
 	Zones string `json:"zones,omitempty"`
+	// Checkpoint is the checkpoint of the writable zones taken before
+	// the request ran (`guardrun undo N` restores it); NoCheckpoint why
+	// none could be taken where one was wanted.
+	Checkpoint   int    `json:"checkpoint,omitempty"`
+	NoCheckpoint string `json:"no_checkpoint,omitempty"`
+	// Undo is the checkpoint an undo (Op "undo") restored.
+	Undo int `json:"undo,omitempty"`
 }
 
 // Audit appends records to a JSON-lines log that any number of guardrun

@@ -54,6 +54,9 @@ type Config struct {
 	Sandbox Sandbox
 	Audit   Audit
 	Session Session
+	// Checkpoints bounds the checkpoints taken before requests that may
+	// write a zone.
+	Checkpoints Checkpoints
 
 	defaultAudit string
 }
@@ -75,6 +78,51 @@ type Shell struct {
 type Action struct {
 	Allowed  bool
 	Approval bool
+	// Checkpoint is what the pre-approval says of the checkpoint taken
+	// before the command runs.
+	Checkpoint Checkpoint
+}
+
+// Checkpoint is what a rule says of the checkpoint of the writable
+// zones taken before a command it matched runs.
+type Checkpoint string
+
+const (
+	// CheckpointBestEffort (the default): a checkpoint is taken before
+	// a request that may write a zone; one that cannot be taken is a
+	// warning.
+	CheckpointBestEffort Checkpoint = ""
+	// CheckpointRequired: the pre-approval relies on undo. Where no
+	// checkpoint can be taken the request asks (strict mode refuses it).
+	CheckpointRequired Checkpoint = "required"
+	// CheckpointNone: the command writes no zone; no checkpoint is taken
+	// for it.
+	CheckpointNone Checkpoint = "none"
+)
+
+// Checkpoints is the checkpoints section: what one zone's checkpoints
+// may hold and keep. Keep the defaults in sync with the README's config
+// reference.
+type Checkpoints struct {
+	// Enabled is false when no checkpoint is ever taken (then a rule
+	// with checkpoint: required always asks).
+	Enabled bool
+	// MaxFiles and MaxBytes bound a zone's files, MaxFileBytes one
+	// file, MaxStoreBytes the zone's store; Keep is how many
+	// checkpoints of a zone are kept.
+	MaxFiles      int
+	MaxBytes      int64
+	MaxFileBytes  int64
+	MaxStoreBytes int64
+	Keep          int
+	// given is set when the file has a checkpoints section.
+	given bool
+}
+
+// DefaultCheckpoints is the checkpoints section of a config that has
+// none.
+func DefaultCheckpoints() Checkpoints {
+	return Checkpoints{Enabled: true, MaxFiles: 50_000, MaxBytes: 2 << 30, MaxFileBytes: 100 << 20, MaxStoreBytes: 4 << 30, Keep: 200}
 }
 
 // Rule is one shell rule. First match wins.

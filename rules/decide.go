@@ -48,6 +48,9 @@ type Part struct {
 	MayExec   []sandbox.Exec        `json:"may_exec,omitempty"`
 	MayWrite  []sandbox.PathPattern `json:"may_write,omitempty"`
 	Unbounded string                `json:"unbounded,omitempty"`
+	// Checkpoint is what the matched rule (or shell.default) says of
+	// the checkpoint taken before the command runs.
+	Checkpoint Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // Decision is the verdict for a whole request.
@@ -81,6 +84,32 @@ type Decision struct {
 	Verified  bool                  `json:"verified"`
 	MayExec   []sandbox.Exec        `json:"may_exec"`
 	MayWrite  []sandbox.PathPattern `json:"may_write"`
+	// Checkpoint is what the request needs of a checkpoint of the
+	// writable zones before it runs: required when a part is
+	// pre-approved by a rule with checkpoint: required (the pre-approval
+	// relies on undo), none when no part can write (every command's
+	// rule says checkpoint: none and no file operation writes), else
+	// best effort.
+	Checkpoint Checkpoint `json:"checkpoint,omitempty"`
+}
+
+// checkpointNeed sums what the parts need of a checkpoint.
+func (d *Decision) checkpointNeed() Checkpoint {
+	need := CheckpointNone
+	for _, p := range d.Parts {
+		switch {
+		case p.Decision == Allow && p.Checkpoint == CheckpointRequired:
+			return CheckpointRequired
+		case p.Kind == "command" && p.Checkpoint == CheckpointNone:
+		case p.Kind == "command" && len(p.Argv) > 0 && isBuiltin(p.Argv[0]):
+			// Writes only through redirections, which are parts of
+			// their own.
+		case p.Kind == "file" && p.Op == string(OpRead):
+		default:
+			need = CheckpointBestEffort
+		}
+	}
+	return need
 }
 
 // Asking returns the parts whose verdict is ask.
@@ -339,6 +368,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) (*Decision, *predictio
 		d.Hosts = e.cfg.Sandbox.Domains.Summary()
 	}
 	d.summarize()
+	d.Checkpoint = d.checkpointNeed()
 	return d, pr
 }
 
@@ -502,6 +532,7 @@ func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Comman
 func judge(p *Part, r *compiledRule, display string) {
 	p.Rule, p.RuleAt, p.Description = r.Pattern, r.At, r.Description
 	p.Network = r.Network && r.Action.Allowed
+	p.Checkpoint = r.Action.Checkpoint
 	switch {
 	case !r.Action.Allowed:
 		p.Decision = Block
@@ -555,6 +586,7 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 		p.Reason = fmt.Sprintf("%s: the command name is not known until run time", display)
 	default:
 		def := e.cfg.Shell.Default
+		p.Checkpoint = def.Checkpoint
 		switch {
 		case !def.Allowed:
 			p.Decision = Block
@@ -594,6 +626,9 @@ func (e *Engine) tightened(p *Part, c shellparse.Command, cwd, display string) b
 	if t.Decision > p.Decision {
 		p.Decision, p.Reason = t.Decision, t.Reason+" (project config)"
 		p.Rule, p.RuleAt, p.Description = t.Rule, t.RuleAt, t.Description
+		// What a project rule says of checkpoints counts for nothing:
+		// it can only make the request ask, and then one is taken.
+		p.Checkpoint = CheckpointBestEffort
 	}
 	return true
 }

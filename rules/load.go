@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -268,7 +269,8 @@ func (d *decoder) config(data []byte) *Config {
 			Fallback:         FailFast,
 			Backend:          BackendAuto,
 		},
-		Session: Session{TTL: 8 * time.Hour},
+		Session:     Session{TTL: 8 * time.Hour},
+		Checkpoints: DefaultCheckpoints(),
 	}
 	if d.env.StateDir != "" {
 		c.Audit.Path = filepath.Join(d.env.StateDir, "audit.jsonl")
@@ -330,6 +332,7 @@ func (d *decoder) config(data []byte) *Config {
 				},
 			})
 		},
+		"checkpoints": func(n *yaml.Node, p string) { d.checkpoints(n, p, &c.Checkpoints) },
 		"session": func(n *yaml.Node, p string) {
 			d.mapping(n, p, map[string]func(*yaml.Node, string){
 				"ttl": func(n *yaml.Node, p string) {
@@ -641,9 +644,9 @@ func (d *decoder) shell(n *yaml.Node, path string, c *Config) {
 	})
 }
 
-// actionKeys are the keys action reads; rules add their own.
+// action reads the keys of an action; rules add their own (extra).
 func (d *decoder) action(n *yaml.Node, path string, a *Action, extra map[string]func(*yaml.Node, string)) {
-	var approvalNode *yaml.Node
+	var approvalNode, checkpointNode *yaml.Node
 	fields := map[string]func(*yaml.Node, string){
 		"allowed": func(n *yaml.Node, p string) {
 			if b, ok := d.boolean(n, p); ok {
@@ -656,6 +659,15 @@ func (d *decoder) action(n *yaml.Node, path string, a *Action, extra map[string]
 				approvalNode = n
 			}
 		},
+		"checkpoint": func(n *yaml.Node, p string) {
+			if v, ok := d.enum(n, p, string(CheckpointRequired), "best_effort", string(CheckpointNone)); ok {
+				a.Checkpoint = Checkpoint(v)
+				if v == "best_effort" {
+					a.Checkpoint = CheckpointBestEffort
+				}
+				checkpointNode = n
+			}
+		},
 	}
 	for k, f := range extra {
 		fields[k] = f
@@ -664,6 +676,106 @@ func (d *decoder) action(n *yaml.Node, path string, a *Action, extra map[string]
 	if !a.Allowed && approvalNode != nil && !a.Approval {
 		d.errAt(approvalNode, join(path, "approval"), "approval: false has no effect when allowed is false (the command is blocked); remove one of them")
 	}
+	switch {
+	case checkpointNode == nil:
+	case !a.Allowed && a.Checkpoint != CheckpointBestEffort:
+		d.errAt(checkpointNode, join(path, "checkpoint"), "checkpoint: %s has no effect when allowed is false (the command is blocked); remove one of them", a.Checkpoint)
+	case a.Checkpoint == CheckpointRequired && a.Approval:
+		d.errAt(checkpointNode, join(path, "checkpoint"), "checkpoint: required says the pre-approval relies on undo, but approval: true asks a person; set approval: false, or remove checkpoint")
+	}
+}
+
+// checkpoints reads the checkpoints section.
+func (d *decoder) checkpoints(n *yaml.Node, path string, c *Checkpoints) {
+	c.given = true
+	d.mapping(n, path, map[string]func(*yaml.Node, string){
+		"enabled": func(n *yaml.Node, p string) {
+			if b, ok := d.boolean(n, p); ok {
+				c.Enabled = b
+			}
+		},
+		"max_files": func(n *yaml.Node, p string) {
+			if v, ok := d.count(n, p); ok {
+				c.MaxFiles = int(v)
+			}
+		},
+		"keep": func(n *yaml.Node, p string) {
+			if v, ok := d.count(n, p); ok {
+				c.Keep = int(v)
+			}
+		},
+		"max_bytes": func(n *yaml.Node, p string) {
+			if v, ok := d.size(n, p); ok {
+				c.MaxBytes = v
+			}
+		},
+		"max_file_bytes": func(n *yaml.Node, p string) {
+			if v, ok := d.size(n, p); ok {
+				c.MaxFileBytes = v
+			}
+		},
+		"max_store_bytes": func(n *yaml.Node, p string) {
+			if v, ok := d.size(n, p); ok {
+				c.MaxStoreBytes = v
+			}
+		},
+	})
+}
+
+// count reads a positive whole number (at most a billion).
+func (d *decoder) count(n *yaml.Node, path string) (int64, bool) {
+	n = deref(n)
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		d.errAt(n, path, "want a positive whole number, got %s", kindName(n))
+		return 0, false
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+	if err != nil || v <= 0 || v > 1e9 {
+		d.errAt(n, path, "want a positive whole number up to 1000000000, got %s", n.Value)
+		return 0, false
+	}
+	return v, true
+}
+
+// sizeUnits are the suffixes size takes, longest first. K, KB and KiB
+// all mean 1024 bytes (and so on up): one meaning per letter, whatever
+// the writer's habit.
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10},
+	{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10},
+	{"B", 1},
+}
+
+// size reads a positive number of bytes: a whole number, or one with a
+// unit (512KiB, 100 MiB, 2G).
+func (d *decoder) size(n *yaml.Node, path string) (int64, bool) {
+	n = deref(n)
+	bad := func() (int64, bool) {
+		d.errAt(n, path, "want a size such as 100MiB, 2GiB or a number of bytes, got %s", kindName(n))
+		return 0, false
+	}
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!str") {
+		return bad()
+	}
+	text := strings.TrimSpace(n.Value)
+	mult := int64(1)
+	if n.Tag == "!!str" {
+		for _, u := range sizeUnits {
+			if num, ok := strings.CutSuffix(text, u.suffix); ok {
+				text, mult = strings.TrimSpace(num), u.mult
+				break
+			}
+		}
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(text, "_", ""), 10, 64)
+	if err != nil || v <= 0 || v > (1<<62)/mult {
+		return bad()
+	}
+	return v * mult, true
 }
 
 func (d *decoder) rule(n *yaml.Node, path string, c *Config) (Rule, bool) {

@@ -21,9 +21,9 @@ func TestBadConfigMessages(t *testing.T) {
 		want string
 	}{
 		{"unknown top-level key", "mdoe: strict\n",
-			`cfg.yaml:1:1: mdoe: unknown key (known: audit, mode, sandbox, session, shell)`},
+			`cfg.yaml:1:1: mdoe: unknown key (known: audit, checkpoints, mode, sandbox, session, shell)`},
 		{"unknown nested key", "shell:\n  rules:\n    - pattern: ls\n      aproval: false\n",
-			`cfg.yaml:4:7: shell.rules[0].aproval: unknown key (known: allowed, approval, description, network, pattern, sandbox_paths)`},
+			`cfg.yaml:4:7: shell.rules[0].aproval: unknown key (known: allowed, approval, checkpoint, description, network, pattern, sandbox_paths)`},
 		{"wrong type for a boolean", "sandbox:\n  network: yes please\n",
 			`cfg.yaml:2:12: sandbox.network: want true, false or proxy, got the string "yes please"`},
 		{"wrong type for a list", "sandbox:\n  deny: ~/.ssh\n",
@@ -84,6 +84,22 @@ func TestBadConfigMessages(t *testing.T) {
 			`cfg.yaml:2:16: sandbox.system_read: want one of default, none, got "all"`},
 		{"two documents", "mode: strict\n---\nmode: interactive\n",
 			`cfg.yaml:2:1: a config file holds one YAML document; found another`},
+		{"bad checkpoint value", "shell:\n  rules:\n    - {pattern: make, approval: false, checkpoint: always}\n",
+			`cfg.yaml:3:52: shell.rules[0].checkpoint: want one of required, best_effort, none, got "always"`},
+		{"checkpoint required on a rule that asks", "shell:\n  rules:\n    - {pattern: make, checkpoint: required}\n",
+			`cfg.yaml:3:35: shell.rules[0].checkpoint: checkpoint: required says the pre-approval relies on undo, but approval: true asks a person; set approval: false, or remove checkpoint`},
+		{"checkpoint on a blocked rule", "shell:\n  rules:\n    - {pattern: rm, allowed: false, checkpoint: none}\n",
+			`cfg.yaml:3:49: shell.rules[0].checkpoint: checkpoint: none has no effect when allowed is false (the command is blocked); remove one of them`},
+		{"unknown checkpoints key", "checkpoints:\n  max_file: 10\n",
+			`cfg.yaml:2:3: checkpoints.max_file: unknown key (known: enabled, keep, max_bytes, max_file_bytes, max_files, max_store_bytes)`},
+		{"size without a number", "checkpoints:\n  max_bytes: lots\n",
+			`cfg.yaml:2:14: checkpoints.max_bytes: want a size such as 100MiB, 2GiB or a number of bytes, got the string "lots"`},
+		{"negative size", "checkpoints:\n  max_store_bytes: -5\n",
+			`cfg.yaml:2:20: checkpoints.max_store_bytes: want a size such as 100MiB, 2GiB or a number of bytes, got a number`},
+		{"zero files", "checkpoints:\n  max_files: 0\n",
+			`cfg.yaml:2:14: checkpoints.max_files: want a positive whole number up to 1000000000, got 0`},
+		{"keep as a string", "checkpoints:\n  keep: many\n",
+			`cfg.yaml:2:9: checkpoints.keep: want a positive whole number, got the string "many"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,5 +270,36 @@ func TestLoadDefaultAtHome(t *testing.T) {
 	}
 	if _, err := LoadDefault(Env{Cwd: filepath.Join(home, "proj"), Home: home, StateDir: "/s"}); err != nil {
 		t.Errorf("LoadDefault from a project under home: %v", err)
+	}
+}
+
+// TestCheckpointsSection: the checkpoints section's values, units and
+// defaults.
+func TestCheckpointsSection(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want Checkpoints
+	}{
+		{name: "none given", yaml: "mode: interactive\n", want: DefaultCheckpoints()},
+		{name: "every key", yaml: "checkpoints:\n  enabled: false\n  max_files: 1_000\n  max_bytes: 512MiB\n  max_file_bytes: 10 M\n  max_store_bytes: 4096\n  keep: 7\n",
+			want: Checkpoints{Enabled: false, MaxFiles: 1000, MaxBytes: 512 << 20, MaxFileBytes: 10 << 20, MaxStoreBytes: 4096, Keep: 7, given: true}},
+		{name: "units", yaml: "checkpoints:\n  max_bytes: 2GiB\n  max_file_bytes: 3KB\n  max_store_bytes: 1T\n",
+			want: func() Checkpoints {
+				c := DefaultCheckpoints()
+				c.MaxBytes, c.MaxFileBytes, c.MaxStoreBytes, c.given = 2<<30, 3<<10, 1<<40, true
+				return c
+			}()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("cfg.yaml", []byte(tt.yaml), "/work/proj", testEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.Checkpoints, tt.want, cmp.AllowUnexported(Checkpoints{})); diff != "" {
+				t.Errorf("checkpoints (-got +want):\n%s", diff)
+			}
+		})
 	}
 }

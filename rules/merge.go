@@ -31,8 +31,13 @@ func Tighten(base, project *Config) (*Config, []string) {
 		ignore("shell.program: %s", project.Shell.Program)
 	}
 
-	// The default action may only get stricter.
+	// The default action may only get stricter; what it says of
+	// checkpoints counts for nothing (none would take none).
 	pd, bd := project.Shell.Default, base.Shell.Default
+	if pd.Checkpoint != CheckpointBestEffort {
+		ignore("shell.default.checkpoint: %s (an untrusted config cannot change checkpoints)", pd.Checkpoint)
+		pd.Checkpoint = CheckpointBestEffort
+	}
 	switch {
 	case !pd.Allowed:
 		out.Shell.Default = pd
@@ -41,8 +46,15 @@ func Tighten(base, project *Config) (*Config, []string) {
 	case !pd.Approval && bd.Approval:
 		ignore("shell.default.approval: false (an untrusted config cannot pre-approve)")
 	}
+	if project.Checkpoints.given {
+		ignore("checkpoints (an untrusted config cannot change checkpoints)")
+	}
 
 	for _, r := range project.Shell.Rules {
+		if r.Action.Checkpoint != CheckpointBestEffort {
+			ignore("rule %q at %s: checkpoint: %s (an untrusted config cannot change checkpoints)", r.Pattern, r.At, r.Action.Checkpoint)
+			r.Action.Checkpoint = CheckpointBestEffort
+		}
 		switch {
 		case r.Action.Allowed && !r.Action.Approval:
 			ignore("rule %q at %s: approval: false (an untrusted config cannot pre-approve)", r.Pattern, r.At)

@@ -107,6 +107,8 @@ Usage:
   guardrun integrate AGENT [--project] [--remove] [--dry-run] | --status
                                           wire guardrun into an agent's own hooks (claude-code, codex, gemini)
   guardrun hook AGENT                     the hook command an agent runs (JSON on stdin)
+  guardrun checkpoints [--json] [-n N]    what commands changed in the writable zones
+  guardrun undo [N] [--dry-run] [--yes]   put a zone back as it was before request N
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -197,6 +199,10 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdHook(g, vargs, io)
 	case "integrate":
 		return cmdIntegrate(g, vargs, io)
+	case "checkpoints":
+		return cmdCheckpoints(g, vargs, io)
+	case "undo":
+		return cmdUndo(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)

@@ -55,6 +55,8 @@ var layerOf = map[string]int{
 	"internal/config": layerPolicy,
 	"internal/agents": layerPolicy,
 	"runner":          layerPolicy,
+	// Checkpoints run git outside the sandbox, beside the runner.
+	"internal/checkpoint": layerPolicy,
 
 	"bwrap":    layerBackend,
 	"landlock": layerBackend,

@@ -383,7 +383,9 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		return err
 	}
 
-	d := s.Decide(j)
+	// A pre-approval that relies on undo takes its checkpoint first and
+	// asks where it cannot (checkpoint.go).
+	cp, d := s.checkpointAllowed(ctx, j, s.Decide(j), cwd, start)
 	req := &approval.Request{
 		Display:  s.Display(j),
 		Decision: d,
@@ -412,6 +414,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		s.audit(j, cwd, rec, start, io)
 		return &Refusal{out.Refusal}
 	}
+	s.checkpointBefore(ctx, cp, j, cwd, start, &rec, io)
 
 	argv := j.Argv
 	if argv == nil {
