@@ -9,8 +9,9 @@ import (
 
 // checkpointConfig pre-approves project code that relies on undo
 // (make, python3 gen.py), inspection that writes nothing (ls, git
-// status), and cat and cd with nothing said of checkpoints (cd, a
-// builtin, writes nothing).
+// status), and cat, cp and cd with nothing said of checkpoints (cd, a
+// builtin, writes nothing; cat, bounded by the analysis, is predicted to
+// write nothing).
 const checkpointConfig = `
 shell:
   rules:
@@ -20,6 +21,7 @@ shell:
     - {pattern: ls, approval: false, checkpoint: none}
     - {pattern: "git status", approval: false, checkpoint: none}
     - {pattern: cat, approval: false}
+    - {pattern: cp, approval: false}
     - {pattern: curl, approval: true}
 sandbox:
   paths:
@@ -28,7 +30,8 @@ sandbox:
 
 // TestDecisionCheckpoint: what a request needs of a checkpoint follows
 // from its parts: required where a pre-approval relies on undo, none
-// where nothing can write, best effort otherwise.
+// where nothing can write (a rule says so, or the part is bounded and
+// predicted to write nothing outside .git), best effort otherwise.
 func TestDecisionCheckpoint(t *testing.T) {
 	e, dir := newTestEngine(t, checkpointConfig)
 	tests := []struct {
@@ -43,7 +46,9 @@ func TestDecisionCheckpoint(t *testing.T) {
 		{"ls; git status", Allow, CheckpointNone},
 		{"cd src && ls", Allow, CheckpointNone},
 		{"ls > listing.txt", Allow, CheckpointBestEffort},
-		{"cat README", Allow, CheckpointBestEffort},
+		{"cat README", Allow, CheckpointNone},
+		{"cp README copy", Allow, CheckpointBestEffort},
+		{"cat README > copy", Allow, CheckpointBestEffort},
 		{"ls; make", Allow, CheckpointRequired},
 		{"curl example.com", Ask, CheckpointBestEffort},
 		{"unknown-tool x", Ask, CheckpointBestEffort},

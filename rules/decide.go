@@ -101,6 +101,11 @@ func (d *Decision) checkpointNeed() Checkpoint {
 		case p.Decision == Allow && p.Checkpoint == CheckpointRequired:
 			return CheckpointRequired
 		case p.Kind == "command" && p.Checkpoint == CheckpointNone:
+		case p.Kind == "command" && p.Decision == Allow && p.Unbounded == "" && !writesWork(p.MayWrite):
+			// Bounded, and predicted to write nothing a checkpoint
+			// holds (a read, or only git's own files such as
+			// .git/index.lock): nothing to undo. A request that is
+			// verified at run time has any other write held.
 		case p.Kind == "command" && len(p.Argv) > 0 && isBuiltin(p.Argv[0]):
 			// Writes only through redirections, which are parts of
 			// their own.
@@ -110,6 +115,18 @@ func (d *Decision) checkpointNeed() Checkpoint {
 		}
 	}
 	return need
+}
+
+// writesWork reports whether ws names a write a checkpoint would hold:
+// anything but the files of a .git directory, which checkpoints leave
+// out.
+func writesWork(ws []sandbox.PathPattern) bool {
+	for _, w := range ws {
+		if !strings.Contains(w.Path+"/", "/.git/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Asking returns the parts whose verdict is ask.
