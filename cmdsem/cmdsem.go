@@ -189,6 +189,15 @@ type spec struct {
 	// anySub: a subcommand not in sub is Unknown (git aliases can run
 	// shell commands).
 	anySub bool
+	// writesOperands: some operand is a file the command writes (cp's
+	// last, uniq's second), so operands added at run time may be one.
+	writesOperands bool
+	// readOnly: a custom reader's program writes and runs nothing,
+	// whatever its arguments (echo, jq, cd).
+	readOnly bool
+	// pager: on a terminal the program takes commands from the keyboard,
+	// some of which run shell commands (less's !).
+	pager bool
 }
 
 // commonEnv redirect almost any program: where it writes temporary
@@ -246,7 +255,7 @@ func (s *spec) init() {
 // risky reports whether some option of the command writes, deletes or
 // runs something: then a word that may turn into an option asks.
 func (s *spec) risky() bool {
-	if s.custom != nil || s.sub != nil {
+	if s.custom != nil && !s.readOnly || s.sub != nil || s.writesOperands {
 		return true
 	}
 	for _, a := range s.do {

@@ -98,8 +98,8 @@ func TestAnalyze(t *testing.T) {
 		{`awk -f prog f`, nil, "read -f prog; unknown -f; read f"},
 		{`awk -v x=1 {print} n=2 f`, nil, "read f"},
 		// find.
-		{"find . -name x -delete", nil, "delete -delete ."},
-		{"find -delete", nil, "delete -delete ."},
+		{"find . -name x -delete", nil, "read .; delete -delete ."},
+		{"find -delete", nil, "read .; delete -delete ."},
 		// tar.
 		{"tar czf a.tgz src", nil, "write -f a.tgz; read src"},
 		{"tar -xf a.tar -C out", nil, "read -f out:a.tar; write -x out:."},
@@ -123,7 +123,7 @@ func TestAnalyze(t *testing.T) {
 		{"git diff --cached --stat=200 -M50% -U0 --color-words", nil, ""},
 		{"git show -s --pretty=fuller HEAD~1", nil, ""},
 		{"rg -.n --hidden -g !vendor -t go foo", nil, ""},
-		{"ls -la --color=auto --group-directories-first", nil, ""},
+		{"ls -la --color=auto --group-directories-first", nil, "read ."},
 		{"tail -n +5 -f log", nil, "read log"},
 		{"head -n -5 f", nil, "read f"},
 		{"git diff --outp=x", nil, "unknown --outp"}, // git diff takes no abbreviations

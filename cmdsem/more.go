@@ -6,13 +6,21 @@ import "strings"
 // through an option or an operand (GTFOBins-style trampolines) share
 // these.
 
-// inOut: uniq IN OUT, xxd IN OUT: the second operand is written.
+// inOut: uniq IN OUT, xxd IN OUT: the second operand is written. A word
+// that may stand for several (a glob, "$@") or none in the first place
+// leaves unknown which word is the second: uniq * writes the second file
+// the glob finds.
 func inOut(verb string) func(r *result, ops []opnd) {
 	return func(r *result, ops []opnd) {
+		if len(ops) > 0 && !ops[0].Static && ops[0].Glob {
+			r.add(Effect{Kind: Write, Word: ops[0].idx, Path: "(run-time value)", Dynamic: true,
+				Why: "writes its second operand, and the first may stand for several words (a glob, \"$@\"), so which word that is is not known until run time"})
+			return
+		}
 		if len(ops) > 0 && ops[0].Value != "-" {
 			r.file(Read, ops[0], "", "reads the file")
 		}
-		if len(ops) > 1 && ops[1].Value != "-" {
+		if len(ops) > 1 && (ops[1].Value != "-" || !ops[1].Static) {
 			r.file(Write, ops[1], "", verb)
 		}
 	}

@@ -1,0 +1,146 @@
+package cmdsem
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEverydayPrograms: the inspection programs read what they are
+// given and print; only the options that write, run something or set
+// the clock have effects beyond reads, in every spelling.
+func TestEverydayPrograms(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want string
+	}{
+		{"cut -d: -f1 /etc/passwd", "read /etc/passwd"},
+		{"cut --delim=, -f2 a b", "read a; read b"},
+		{"nl -ba f", "read f"},
+		{"nl --number-width=3 -s: f", "read f"},
+		{"tr -d x", ""},
+		{"tr a-z A-Z", ""},
+		{"cmp a b 10 20", "read a; read b"},
+		{"stat -c %Y f", "read f"},
+		{"du -sh", "read ."},
+		{"du -sh src --exclude-from=pats", "read --exclude-from pats; read src"},
+		{"df -h .", ""},
+		{"date +%s", ""},
+		{"date -u -d yesterday", ""},
+		{"date -s 2020-01-01", "unknown -s"},
+		{"date --set=2020-01-01", "unknown --set"},
+		{"date 010112002024", "unknown"},
+		{"date -f dates", "read -f dates"},
+		{"basename -s .go a/b.go", ""},
+		{"dirname a/b", ""},
+		{"realpath --relative-to=. x", ""},
+		{"readlink -f x", ""},
+		{"which -a ls", ""},
+		{"type -t ls", ""},
+		{"ps aux", ""},
+		{"ps -eo pid,cmd --forest", ""},
+		{"pgrep -af extract", ""},
+		{"pgrep -F pidfile", "read -F pidfile"},
+		{"pgrep --sig=9 x", "unknown --sig"},
+		{"sleep 5", ""},
+		{"echo --- -n -e", ""},
+		{"true --frob", ""},
+		{"ls", "read ."},
+		{"ls -la src", "read src"},
+		{"ls ~/.ssh", "read ~/.ssh"},
+		{"tree -L 2", "read ."},
+		{"tree -o out src", "write -o out; read src"},
+		{"tree -R -H . src", "unknown -R; read src"},
+		{"grep -rn foo", "read ."},
+		{"grep -n foo", ""},
+		{"cd src", "read src"},
+		{"cd -P -- ~/.ssh", "read ~/.ssh"},
+		{"cd", ""},
+		{"cd -", ""},
+		{"pushd +1", ""},
+		{"popd -n", ""},
+		// jq: reads only.
+		{"jq . f.json", "read f.json"},
+		{"jq -r .name", ""},
+		{"jq -nr --arg a b $a", ""},
+		{"jq -n --rawfile x .env $x", "read --rawfile .env"},
+		{"jq -n --slurpfile x a.json $x", "read --slurpfile a.json"},
+		{"jq -f prog.jq in.json", "read -f prog.jq; read in.json"},
+		{"jq -L mods . in.json", "read -L mods; read in.json"},
+		{"jq --args . a b", ""},
+		// find: starting points are read, -delete removes, an unknown
+		// primary or action may do anything.
+		{"find . -name *.go", "read ."},
+		{"find -type f", "read ."},
+		{"find src docs -maxdepth 2 -print", "read src; read docs"},
+		{"find . -name -delete", "read ."},
+		{"find . -exec rm {} ;", "read ."},
+		{"find . -files0-from list", "read -files0-from list; read ."},
+		{"find . -newermt 2024-01-01", "read ."},
+		{"find . -frobnicate", "unknown -frobnicate; read ."},
+		// xxd: one option a word, long spellings, no options after the
+		// input file, the second operand written.
+		{"xxd f", "read f"},
+		{"xxd f out", "read f; write out"},
+		{"xxd f -n", "read f; write -n"},
+		{"xxd -cols 4 f out", "read f; write out"},
+		{"xxd -c4 f out", "read f; write out"},
+		{"xxd -c 4 f out", "read f; write out"},
+		{"xxd -name x f out", "read f; write out"},
+		{"xxd -nname f out", "read f; write out"},
+		{"xxd --cols 4 f", "read f"},
+		{"xxd -r -p in.hex out.bin", "read in.hex; write out.bin"},
+		{"xxd -autoskip -capitalize f", "read f"},
+		{"xxd -- -x out", "read -x; write out"},
+		{"xxd - out", "write out"},
+		{"xxd f -", "read f"},
+		{"xxd -h f out", ""},
+		// uniq: the second operand is its output.
+		{"uniq a b", "read a; write b"},
+		{"uniq -c a", "read a"},
+		{"uniq a -c b", "read a; write b"},
+		// file -C compiles the magic file into the working directory.
+		{"file -C -m m.txt", "write -C .; read -m m.txt"},
+	} {
+		got := summary(Analyze(argv(strings.Fields(tc.cmd)...), nil))
+		if got != tc.want {
+			t.Errorf("Analyze(%q) = %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// TestOperandsKnownAtRunTime: where the count or shape of the operands
+// is only known at run time, a program whose second operand writes
+// cannot be told which word that is.
+func TestOperandsKnownAtRunTime(t *testing.T) {
+	glob := func(v string) Arg { return Arg{Value: v, Glob: true} }
+	split := Arg{Value: "", Glob: true} // "$@", ${arr[@]}
+	lit := func(v string) Arg { return Arg{Value: v, Static: true} }
+	for _, tc := range []struct {
+		args []Arg
+		want string
+	}{
+		{[]Arg{lit("uniq"), glob("")}, "unknown; write (run-time value)"},
+		{[]Arg{lit("uniq"), glob("src/")}, "write (run-time value)"},
+		{[]Arg{lit("uniq"), split}, "unknown; write (run-time value)"},
+		{[]Arg{lit("uniq"), lit("a"), glob("b")}, "read a; write b"},
+		{[]Arg{lit("xxd"), glob("")}, "write (run-time value)"},
+		{[]Arg{lit("xxd"), lit("f"), split}, "read f; write (run-time value)"},
+		{[]Arg{lit("xxd"), lit("-c"), split, lit("f")}, "write (run-time value)"},
+		{[]Arg{lit("file"), glob("")}, "unknown"},
+	} {
+		got := summary(Analyze(tc.args, nil))
+		if got != tc.want {
+			t.Errorf("Analyze(%v) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	for _, name := range []string{"uniq", "xxd", "cp", "mv", "touch", "mkdir", "chmod", "tee", "ln", "install", "split", "patch", "file", "find", "sed", "awk"} {
+		if !Risky(name) {
+			t.Errorf("%s is not Risky: operands added at run time would not ask", name)
+		}
+	}
+	for _, name := range []string{"echo", "true", "jq", "cd", "cut", "nl", "tr", "stat", "ps", "pgrep", "basename", "ls", "cat", "wc"} {
+		if Risky(name) {
+			t.Errorf("%s is Risky, but nothing it can be told writes or runs", name)
+		}
+	}
+}
