@@ -144,3 +144,53 @@ func TestOperandsKnownAtRunTime(t *testing.T) {
 		}
 	}
 }
+
+// TestGitLocal: git branch lists, git add stages what it is given, git
+// remote lists; what changes refs or .git/config has an effect.
+func TestGitLocal(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want string
+	}{
+		{"git branch", ""},
+		{"git branch -a -vv", ""},
+		{"git branch --list feat/*", ""},
+		{"git branch --show-current", ""},
+		{"git branch --contains HEAD~3", ""},
+		{"git branch --sort=-committerdate --format=%(refname)", ""},
+		{"git branch new", "unknown"},
+		{"git branch x/objects/a", "unknown"},
+		{"git branch -D old", "unknown -D"},
+		{"git branch -d old", "unknown -d"},
+		{"git branch --delete old", "unknown --delete"},
+		{"git branch -m a b", "unknown -m"},
+		{"git branch -M b", "unknown -M"},
+		{"git branch -c a b", "unknown -c"},
+		{"git branch -C b", "unknown -C"},
+		{"git branch --edit-description", "exec --edit-description"},
+		{"git branch -u origin/main", "unknown -u"},
+		{"git branch --set-up=origin/main", "unknown --set-upstream-to"},
+		{"git branch --frob", "unknown --frob"},
+		{"git add .", "read ."},
+		{"git add -A", ""},
+		{"git add -u src", "read src"},
+		{"git add .env", "read .env"},
+		{"git add :/", ""},
+		{"git add -p", "exec -p"},
+		{"git add --edit", "exec --edit"},
+		{"git add --pathspec-from-file=list", "read --pathspec-from-file list"},
+		{"git remote", ""},
+		{"git remote -v", ""},
+		{"git remote get-url origin", ""},
+		{"git remote show -n origin", ""},
+		{"git remote show origin", "unknown"},
+		{"git remote -v add x https://x", "unknown add"},
+		{"git remote set-url origin x", "unknown set-url"},
+		{"git remote frob", "unknown frob"},
+	} {
+		got := summary(Analyze(argv(strings.Fields(tc.cmd)...), nil))
+		if got != tc.want {
+			t.Errorf("Analyze(%q) = %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
