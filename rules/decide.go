@@ -282,11 +282,13 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 		})
 	}
 	commands, networked := 0, 0
-	for _, c := range s.Commands {
+	judged := make([]Part, len(s.Commands))
+	for i, c := range s.Commands {
 		p, r, ok := e.command(c, cwd)
 		if !ok {
 			continue
 		}
+		judged[i] = p
 		if !c.Wrapper && !isBuiltin(c.Name()) {
 			commands++
 			if p.Network {
@@ -299,6 +301,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 	for _, f := range s.Files {
 		d.Parts = append(d.Parts, e.redirect(f, cwd))
 	}
+	d.Parts = append(d.Parts, e.gitRepositories(s.Commands, judged, d.Parts, cwd)...)
 	d.Network = e.cfg.Sandbox.Network || (commands > 0 && networked == commands)
 	if e.cfg.Sandbox.Proxy {
 		// network: proxy: every command, and a rule's network: true,
