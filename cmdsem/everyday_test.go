@@ -194,3 +194,56 @@ func TestGitLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestSedAsGNUSedReadsIt: GNU sed 4.9 ends a label at a blank, ;, }, #
+// or a newline and reads on (:a;e cmd runs cmd), reads a delimiter
+// inside brackets as a character (s/[/]/x/;e cmd runs cmd), joins its
+// -e scripts with newlines, and keeps -i's backup at FILE+SUFFIX or at
+// SUFFIX with * replaced by FILE.
+func TestSedAsGNUSedReadsIt(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sed", "-n", ":a;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "-n", ":a e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "-n", ":a\ne touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", ":a;w out", "f"}, "write w out; read f"},
+		{[]string{"sed", ":a#x;e touch M", "f"}, "read f"}, // # starts a comment
+		{[]string{"sed", "{:a};e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "ba;:a;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "t x;e touch M\n:x", "f"}, "exec e; read f"},
+		{[]string{"sed", "v 4.2;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "s/[/]/x/;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "s/[]/]/x/;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "s/[[:alpha:]/]/x/;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "s/[\\]/x/;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "/[/]/e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "\\,[,],e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "s/[/;e touch M;s/]/x/", "f"}, "read f"}, // one s command
+		{[]string{"sed", "y/[/]/;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "s/x/\\//p;e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "s/a/b/w /dev/stdout\ne touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "a foo;e touch M", "f"}, "read f"}, // the text runs to the end of the line
+		{[]string{"sed", "-e", "a\\", "-e", "e touch M", "f"}, "read f"},
+		{[]string{"sed", "-e", "p", "-e", "e touch M", "f"}, "exec e; read f"},
+		{[]string{"sed", "-e", "s/a/b/w", "-e", "out", "f"}, "unknown s///w; read f"},
+		{[]string{"sed", "s/[[:]/]/x/", "f"}, "unknown s; read f"},
+		{[]string{"sed", "-n", "1,220p", "f"}, "read f"},
+		{[]string{"sed", "-n", "$!N;/^$/d;P;D", "f"}, "read f"},
+		{[]string{"sed", "-E", "s/([a-z]+)/\\1/g", "f"}, "read f"},
+		{[]string{"sed", "-z", "--posix", "-s", "s/a/b/", "f", "g"}, "read f; read g"},
+		{[]string{"sed", "-i", "s/a/b/", "f"}, "write -i f"},
+		{[]string{"sed", "-i~", "s/a/b/", "f"}, "write -i f; write -i f~"},
+		{[]string{"sed", "-ibk/*", "s/a/b/", "sub/f"}, "write -i sub/f; write -i bk/sub/f"},
+		{[]string{"sed", "--in-place=../*.orig", "s/a/b/", "f"}, "write -i f; write -i ../f.orig"},
+		{[]string{"sed", "-i", "--follow-symlinks", "s/a/b/", "link"}, "write -i link"},
+		{[]string{"sed", "-Ei", "s/a/b/", "f"}, "write -i f"},
+		{[]string{"sed", "-iE", "s/a/b/", "f"}, "write -i f; write -i fE"},
+	} {
+		got := summary(Analyze(argv(tc.args...), nil))
+		if got != tc.want {
+			t.Errorf("Analyze(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
