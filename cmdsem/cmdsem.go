@@ -59,6 +59,12 @@ type Effect struct {
 	Into []string
 	// Why says what the program does, for a person.
 	Why string
+	// MovedTo, for a Delete of a file mv moves, is the destination as
+	// written: the file's contents live on there.
+	MovedTo string
+	// Terminal is set when the effect happens only where the program's
+	// output is a terminal (a pager's keyboard commands).
+	Terminal bool
 }
 
 func (e Effect) String() string {
@@ -195,9 +201,6 @@ type spec struct {
 	// readOnly: a custom reader's program writes and runs nothing,
 	// whatever its arguments (echo, jq, cd).
 	readOnly bool
-	// pager: on a terminal the program takes commands from the keyboard,
-	// some of which run shell commands (less's !).
-	pager bool
 }
 
 // commonEnv redirect almost any program: where it writes temporary
@@ -212,7 +215,6 @@ var commonEnv = map[string]string{
 	"SHELL":           "names the shell the command may start",
 	"LESSOPEN":        "makes less run a program on each file",
 	"LESSCLOSE":       "makes less run a program on each file",
-	"LESS":            "passes options to a pager the command starts",
 	"GNUPGHOME":       "moves where gpg, which git runs to check signatures, reads its configuration, which can name programs it runs",
 	"MANPAGER":        "names a program the command may start",
 	"HOME":            "moves where the program reads its configuration",
@@ -228,6 +230,9 @@ func (s *spec) envWhy(name string) string {
 	// less, the pager git and man start, reads its key bindings (with
 	// an #env section that can set LESSOPEN), history and metacharacter
 	// quoting from more LESS* variables than the two above.
+	if _, ok := optionVars[name]; ok {
+		return "" // judged by the options it holds, where it is assigned
+	}
 	if strings.HasPrefix(name, "LESS") {
 		return "configures the less pager the command may start, which can run programs"
 	}

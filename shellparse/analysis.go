@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/guardrun/guardrun/cmdsem"
 )
 
 // analysis collects the results of one Parse or ParseArgv call.
@@ -522,6 +524,16 @@ func (f *frame) assignedName(name, text string, pos Pos) {
 // when it is not): a locale variable asks unless its value is a static
 // SafeLocale name.
 func (f *frame) assignedValue(name string, v *Word, text string, pos Pos) {
+	if _, ok := cmdsem.OptionVariable(name); ok {
+		var val *cmdsem.Arg
+		if v != nil {
+			val = &cmdsem.Arg{Value: v.Value, Static: v.Static()}
+		}
+		if why := cmdsem.OptionEffects(name, val); why != "" {
+			f.find(Ask, why, text, pos)
+		}
+		return
+	}
 	if DangerousVariable(name) {
 		f.find(Ask, fmt.Sprintf("assignment to %s can change what runs", name), text, pos)
 		return
