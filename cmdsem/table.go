@@ -416,15 +416,18 @@ func (r *result) hasAny(names ...string) bool {
 func destOps(verb string, removes bool) func(r *result, ops []opnd) {
 	return func(r *result, ops []opnd) {
 		srcs := ops
+		var to *opnd // where mv moves its sources
 		if r.targetDir == nil && !r.hasAny("T", "no-target-directory") || r.targetDir == nil && len(ops) > 2 {
 			if len(ops) < 2 {
 				return
 			}
 			srcs = ops[:len(ops)-1]
 			dest := ops[len(ops)-1]
+			to = &dest
 			r.file(Write, dest, "", verb+" files to this path")
 			r.out[len(r.out)-1].Into = baseNames(srcs)
 		} else if r.targetDir != nil {
+			to = r.targetDir
 			for i := range r.out {
 				if r.out[i].Word == r.targetDir.idx && r.out[i].Kind == Write {
 					r.out[i].Into = baseNames(srcs)
@@ -432,11 +435,17 @@ func destOps(verb string, removes bool) func(r *result, ops []opnd) {
 			}
 		} else if len(ops) == 2 {
 			srcs = ops[:1]
+			to = &ops[1]
 			r.file(Write, ops[1], "", verb+" the file to this path")
 		}
 		for _, s := range srcs {
 			if removes {
 				r.file(Delete, s, "", "moves the file away")
+				if to != nil && to.Static {
+					// The file lives on at the destination: policy
+					// judges the move by where it goes.
+					r.out[len(r.out)-1].MovedTo = to.Value
+				}
 			} else {
 				r.file(Read, s, "", "reads the file")
 			}

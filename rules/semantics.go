@@ -59,7 +59,7 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 			out = append(out, e.effectFile(c, ef, display, cwd)...)
 			continue
 		case cmdsem.Exec:
-			if covered(r, c, ef.Word) {
+			if covered(r, c, ef.Word) || ef.Terminal && outputAway(c.Fds) {
 				continue
 			}
 			p.Decision = Ask
@@ -151,6 +151,14 @@ func (e *Engine) effectFile(c shellparse.Command, ef cmdsem.Effect, display, cwd
 			if op == OpRead {
 				return e.readByDeny(p, d)
 			}
+			if op == OpDelete && ef.MovedTo != "" && e.keeps(ef, p, d) {
+				// mv within the rw zones: the file lives on at its
+				// destination, so the source is changed, not lost.
+				fp := e.file(OpWrite, p, d, true)
+				fp.Op = string(OpDelete)
+				fp.Reason = "moved to " + ef.MovedTo + ", which keeps it: " + fp.Reason
+				return fp
+			}
 			fp := e.file(op, p, d, true)
 			// cp a b dir/: the files land inside an existing directory.
 			if len(ef.Into) > 0 && op == OpWrite {
@@ -222,4 +230,39 @@ func systemHas(name string) bool {
 		}
 	}
 	return false
+}
+
+// outputAway reports whether the script sends the command's standard
+// output to a pipe or a file, so that it is not a terminal (a pager
+// then copies its input and takes no commands).
+func outputAway(fds []shellparse.Binding) bool {
+	for _, b := range fds {
+		if b.Fd != 1 {
+			continue
+		}
+		switch {
+		case b.Kind == "pipe":
+			return true
+		case b.Kind == "file" && b.Path.Static():
+			return !strings.HasPrefix(b.Path.Value, "/dev/") || b.Path.Value == "/dev/null"
+		}
+		return false
+	}
+	return false
+}
+
+// keeps reports whether mv's destination for the source src (in
+// directory d) lies in a rw zone, where the moved file lives on; the
+// sandbox's private /tmp does not keep it.
+func (e *Engine) keeps(ef cmdsem.Effect, src, d string) bool {
+	dest := e.expandHome(ef.MovedTo)
+	if ef.Dir != "" && !filepath.IsAbs(dest) {
+		dest = filepath.Join(e.expandHome(ef.Dir), dest)
+	}
+	r := Resolve(dest, d)
+	if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+		r = filepath.Join(r, filepath.Base(src))
+	}
+	z := e.zoneFor(r)
+	return z != nil && z.Mode == ReadWrite && !e.denied(r)
 }
