@@ -48,7 +48,7 @@ func analyse(src string, opts Options) (*analysis, error) {
 	f.src = src
 	f.dialectCheck(src, file, Pos{}, false)
 	f.file(file)
-	f.runtimeSubscripts()
+	f.arithmetic()
 	// The parser reads <<, <<- and <<< only from those characters (it
 	// joins no operator across a backslash-newline).
 	if strings.Contains(src, "<<") {

@@ -26,7 +26,7 @@ func (f *frame) arithAssign(x syntax.ArithmExpr) {
 		f.find(Ask, "arithmetic assigns a variable whose name is not known until run time: "+f.text(w), f.text(w), f.pos(w.Pos()))
 		return
 	}
-	f.assignedName(name, f.text(w), f.pos(w.Pos()))
+	f.assignedNumber(name, f.text(w), f.pos(w.Pos()))
 }
 
 func isArithAssign(op syntax.BinAritOperator) bool {
@@ -70,16 +70,6 @@ func hasSubstText(s string) bool {
 	return strings.Contains(s, "$(") || strings.Contains(s, "`") || strings.Contains(s, "$[")
 }
 
-// noteArith records arithmetic (or an indirect reference) that evaluates
-// a run-time value.
-func (f *frame) noteArith(n syntax.Node) {
-	if !f.a.arithVar {
-		f.a.arithVar = true
-		f.a.arithPos = f.pos(n.Pos())
-		f.a.arithText = excerpt(f.text(n), 0)
-	}
-}
-
 // testCmd: test -v NAME and [ -v NAME ] evaluate a subscript in NAME;
 // a name only known at run time asks.
 func testCmd(f *frame, c call) bool {
@@ -87,6 +77,8 @@ func testCmd(f *frame, c call) bool {
 		a := c.args[i]
 		if a.Static() && (a.Value == "-v" || a.Value == "-R") && !c.args[i+1].Static() {
 			f.find(Ask, fmt.Sprintf("%s %s of a name not known until run time: a subscript in it runs commands", c.args[0].Value, a.Value), f.callText(c), c.args[i+1].Pos)
+		} else if a.Static() && (a.Value == "-v" || a.Value == "-R") {
+			f.nameWord(c.args[i+1].Value, f.callText(c), c.args[i+1].Pos)
 		}
 	}
 	return false
@@ -114,17 +106,6 @@ func (f *frame) declSubst(c call, w wval) {
 	}
 }
 
-// runtimeSubscripts asks when the script holds text shaped like a
-// command substitution as data and evaluates a run-time value as
-// arithmetic: pieces of text joined at run time (x='a['; y='$(cmd)]';
-// echo $(($x$y))) become a subscript bash runs, which no check of a
-// single word sees.
-func (f *frame) runtimeSubscripts() {
-	if f.a.substText && f.a.arithVar && !f.a.subscriptSeen {
-		f.find(Ask, "the script holds text shaped like a command substitution and evaluates a run-time value as arithmetic, where bash would run it as a subscript", f.a.arithText, f.a.arithPos)
-	}
-}
-
 // quotedOperands: inside double quotes, single quotes in the operand of
 // ${x:-...}, ${x#...} and the like are ordinary characters for bash and
 // dash, so "${x:-'$(cmd)'}" runs cmd. The parser reads them as quotes;
@@ -148,19 +129,6 @@ func (f *frame) quotedOperands(p *syntax.ParamExp) {
 				continue
 			}
 			f.walkText(sq.Value, f.pos(sq.Pos()), "single quotes inside \"${...}\" are not quotes for bash and hold an expansion that does not parse: "+f.text(sq))
-		}
-	}
-}
-
-// inputSubscript checks the here-document a variable is read from (read,
-// mapfile): text shaped like a subscript with a substitution in it runs
-// when the variable reaches arithmetic. Here-documents that only become
-// a file's content are not checked; they are data.
-func (f *frame) inputSubscript(c call) {
-	if c.stdin.kind == stdinHeredoc {
-		f.checkSubscript(c.stdin.word.Value, c.stdin.word.Source, c.stdin.word.Pos)
-		if hasSubstText(c.stdin.word.Value) {
-			f.a.substText = true
 		}
 	}
 }
@@ -259,6 +227,7 @@ func unsetCmd(f *frame, c call) bool {
 			continue
 		}
 		n := v
+		f.nameWord(n, f.callText(c), w.Pos)
 		if k := strings.IndexByte(n, '['); k >= 0 {
 			n = n[:k]
 		}
