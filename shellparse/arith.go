@@ -53,6 +53,7 @@ type arithUse struct {
 	text      string
 	pos       Pos
 	fromValue string // for a static text, the text evaluated
+	shell     string // the shell that evaluates it
 }
 
 // subscript walks an array's subscript: arithmetic for an indexed
@@ -89,6 +90,19 @@ func (f *frame) assocArray(name string) bool {
 	}
 	v := f.a.values[name]
 	return v != nil && v.assoc
+}
+
+// shell names the shell that reads the frame's code, for a person.
+func (f *frame) shell() string {
+	switch f.lang {
+	case syntax.LangZsh:
+		return "zsh"
+	case syntax.LangMirBSDKorn:
+		return "mksh"
+	case syntax.LangPOSIX:
+		return "sh"
+	}
+	return "bash"
 }
 
 // keysIndex reports the @ or * of ${!a[@]}, which lists a's keys.
@@ -209,10 +223,10 @@ func (f *frame) arithWord(w *syntax.Word) {
 	text := excerpt(f.text(w), 0)
 	pos := f.pos(w.Pos())
 	use := func(name string) {
-		f.a.arithUses = append(f.a.arithUses, arithUse{name: name, text: text, pos: pos})
+		f.a.arithUses = append(f.a.arithUses, arithUse{name: name, text: text, pos: pos, shell: f.shell()})
 	}
 	never := func(why string) {
-		f.a.arithUses = append(f.a.arithUses, arithUse{why: why, text: text, pos: pos})
+		f.a.arithUses = append(f.a.arithUses, arithUse{why: why, text: text, pos: pos, shell: f.shell()})
 	}
 	if numberWord(w) {
 		return
@@ -286,11 +300,11 @@ func (f *frame) arithText(v, text string, pos Pos) {
 		return
 	}
 	if strings.ContainsAny(v, "[$`") {
-		f.a.arithUses = append(f.a.arithUses, arithUse{why: "it is text shaped like an array subscript (" + excerpt(v, 0) + "), whose command substitutions bash runs", text: text, pos: pos, fromValue: v})
+		f.a.arithUses = append(f.a.arithUses, arithUse{why: "it is text shaped like an array subscript (" + excerpt(v, 0) + "), whose command substitutions it runs", text: text, pos: pos, fromValue: v, shell: f.shell()})
 		return
 	}
 	for _, n := range arithNames(v) {
-		f.a.arithUses = append(f.a.arithUses, arithUse{name: n, text: text, pos: pos})
+		f.a.arithUses = append(f.a.arithUses, arithUse{name: n, text: text, pos: pos, shell: f.shell()})
 	}
 }
 
@@ -300,10 +314,10 @@ func (f *frame) indirectUse(p *syntax.ParamExp) {
 	text := excerpt(f.text(p), 0)
 	pos := f.pos(p.Pos())
 	if p.Param == nil || isDigits(p.Param.Value) || p.Param.Value == "@" || p.Param.Value == "*" {
-		f.a.arithUses = append(f.a.arithUses, arithUse{why: "the name is made at run time", asName: true, text: text, pos: pos})
+		f.a.arithUses = append(f.a.arithUses, arithUse{why: "the name is made at run time", asName: true, text: text, pos: pos, shell: f.shell()})
 		return
 	}
-	f.a.arithUses = append(f.a.arithUses, arithUse{name: p.Param.Value, asName: true, text: text, pos: pos})
+	f.a.arithUses = append(f.a.arithUses, arithUse{name: p.Param.Value, asName: true, text: text, pos: pos, shell: f.shell()})
 }
 
 // staticText returns the value of a word without expansions.
@@ -443,7 +457,7 @@ func (f *frame) arithmetic() {
 		if u.fromValue != "" || strings.Contains(why, "shaped like an array subscript") {
 			tail = ""
 		}
-		f.find(Ask, fmt.Sprintf("bash %s, and %s%s", what, why, tail), u.text, u.pos)
+		f.find(Ask, fmt.Sprintf("%s %s, and %s%s", u.shell, what, why, tail), u.text, u.pos)
 	}
 	names := make([]string, 0, len(a.values))
 	for n, v := range a.values {
