@@ -72,6 +72,7 @@ func TestGitRunsInTheProjectsRepository(t *testing.T) {
     - {pattern: "mkdir", approval: false}
     - {pattern: "cp", approval: false}
     - {pattern: "mv", approval: false}
+    - {pattern: "shopt", approval: false}
 sandbox:
   paths:
     workspace: {root: ., mode: rw, write_approval: false, delete_approval: false}
@@ -117,6 +118,9 @@ sandbox:
 		{"echo x > \"$F\"; cd docs && git status", Ask, "not known until run time"},
 		{"echo x > docs/notes.md; cd docs && git status", Allow, ""},
 		{"echo x > partial/HEAD; git status", Allow, ""}, // git runs at the root, where .git is met first
+		// Under lastpipe a pipeline's last command runs in the shell.
+		{"shopt -s lastpipe; echo | cd vendor/lib; git status", Ask, "not known until run time"},
+		{"echo | cd vendor/lib; git status", Allow, ""},
 	} {
 		d := e.Script(tc.script, ws)
 		if d.Decision != tc.want {
@@ -128,3 +132,4 @@ sandbox:
 		}
 	}
 }
+

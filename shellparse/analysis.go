@@ -36,6 +36,10 @@ type analysis struct {
 	values    map[string]*varValues
 	arithUses []arithUse
 	noArith   int // walking an associative array's subscript
+	// lastpipe: the script may set bash's lastpipe option, under which
+	// the last command of a pipeline runs in the shell itself, so its
+	// cd changes the directory of what follows.
+	lastpipe bool
 }
 
 // admit accounts for one more part of size bytes of text. Once a limit is
@@ -305,6 +309,10 @@ func (f *frame) compound(cmd syntax.Command) {
 			y := f.in(f.sc.subshell())
 			y.sc.bind(Binding{Fd: 0, Kind: "pipe"})
 			y.stmt(c.Y)
+			if f.a.lastpipe && changesDir(c.Y) {
+				// Under lastpipe the last command runs in this shell.
+				f.sc.dir.setUnknown("with lastpipe set, the last command of a pipeline runs in this shell, and it changes directory")
+			}
 		case syntax.AndStmt:
 			n := len(f.sc.dir.steps)
 			f.stmt(c.X)

@@ -46,6 +46,7 @@ func analyse(src string, opts Options) (*analysis, error) {
 		a.out.single = file.Stmts[0]
 	}
 	f.src = src
+	a.lastpipe = strings.Contains(src, "lastpipe")
 	f.dialectCheck(src, file, Pos{}, false)
 	f.file(file)
 	f.arithmetic()

@@ -935,3 +935,35 @@ func TestArithmeticOnRunTimeValues(t *testing.T) {
 		}
 	}
 }
+
+// TestLastpipeFollowsTheLastCommand: with shopt -s lastpipe, the last
+// command of a pipeline runs in the shell itself, so its cd changes the
+// directory of the commands after the pipeline.
+func TestLastpipeFollowsTheLastCommand(t *testing.T) {
+	for _, tc := range []struct {
+		src     string
+		unknown bool
+	}{
+		{"shopt -s lastpipe; echo | cd .git; git status", true},
+		{"echo | cd .git; shopt -s lastpipe; git status", true},
+		{"shopt -s lastpipe; ls | grep x | cd sub; git status", true},
+		{"echo | cd .git; git status", false},
+		{"shopt -s lastpipe; echo | grep x; git status", false},
+	} {
+		s, err := Parse(tc.src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := s.Commands[len(s.Commands)-1]
+		if got := last.Dir.Unknown != ""; got != tc.unknown {
+			t.Errorf("%q: git status runs in an unknown directory: %v, want %v (%+v)", tc.src, got, tc.unknown, last.Dir)
+		}
+	}
+	s, err := Parse("shopt -s $'last\\x70ipe'; echo | cd .git; git status", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFinding(s, Ask, "sets lastpipe") {
+		t.Errorf("lastpipe spelled in ANSI-C quotes: no finding: %v", viewOf(s).Findings)
+	}
+}

@@ -205,6 +205,12 @@ func shoptCmd(f *frame, c call) bool {
 		if set && (riskyShopt(v) || setOpt && riskySetOption(v)) {
 			f.find(Ask, "shopt -s "+v+" changes how bash reads or runs the commands that follow", f.callText(c), w.Pos)
 		}
+		if set && v == "lastpipe" && !f.a.lastpipe {
+			// Spelled so that the script's text does not say lastpipe
+			// ($'last\x70ipe'): the pipelines already read did not
+			// allow for it.
+			f.find(Ask, "shopt -s "+w.Source+" sets lastpipe, under which a pipeline's last command runs in this shell", f.callText(c), w.Pos)
+		}
 	}
 	return false
 }
