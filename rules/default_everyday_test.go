@@ -222,3 +222,23 @@ var everydayRows = []attackRow{
 func TestDefaultEverydayCommands(t *testing.T) {
 	checkDefault(t, everydayRows)
 }
+
+// TestGlobWrites: a write to the files a glob matches is judged in the
+// directory the glob starts from, unless the pattern could match a
+// protected or denied name.
+func TestGlobWrites(t *testing.T) {
+	checkDefault(t, []attackRow{
+		{"chmod +x hooks/*.sh", Allow},
+		{"chmod +x sub/*.sh src/*.py", Allow},
+		{"chmod +x src/*/run", Ask},    // * matches .git
+		{"chmod +x *", Ask},            // * matches .git, .env
+		{"chmod 600 .e*", Ask},         // matches .env
+		{"chmod +x .git/hooks/*", Ask}, // protected
+		{"chmod +x ~/.ssh/*", Block},
+		{"chmod +x /etc/*.conf", Block},
+		{"chmod +x */config", Ask},
+		{"chmod +x $D/*.sh", Ask},
+		{"chmod +x **/*.sh", Ask},
+		{"touch sub/*.txt", Ask}, // touch is not pre-approved
+	})
+}

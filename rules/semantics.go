@@ -123,6 +123,21 @@ func (e *Engine) effectFile(c shellparse.Command, ef cmdsem.Effect, display, cwd
 		p.Kind, p.Text, p.Pos, p.Via, p.Op = "file", text, pos, c.Via, string(op)
 		return p
 	}
+	if ef.Dynamic && op != OpRead && ef.Word >= 0 && ef.Word < len(c.Argv) && ef.Path == c.Argv[ef.Word].Value {
+		// chmod +x hooks/*.sh: the files a glob can match lie in the
+		// directory before its first pattern, under names the pattern
+		// decides.
+		if dir, rest, plain, ok := e.globTarget(c.Argv[ef.Word]); ok {
+			p := mk(e.inDirs(dir, c.Dir, cwd, text, func(d string) Part {
+				return e.file(op, filepath.Join(dir, rest), d, true)
+			}))
+			if plain || p.Decision == Block {
+				p.Dynamic = true
+				p.Reason = fmt.Sprintf("%s: %s %s (the files %s matches): %s", display, label, ef.Why, c.Argv[ef.Word].Source, p.Reason)
+				return []Part{p}
+			}
+		}
+	}
 	if ef.Dynamic {
 		if op == OpRead {
 			// A run-time read cannot be judged here; the sandbox hides
@@ -265,4 +280,47 @@ func (e *Engine) keeps(ef cmdsem.Effect, src, d string) bool {
 	}
 	z := e.zoneFor(r)
 	return z != nil && z.Mode == ReadWrite && !e.denied(r)
+}
+
+// globTarget splits a glob word whose only run-time part is pathname
+// expansion into its static directory and the pattern after it; plain
+// is set when no name the pattern can match is protected or denied (so
+// every match is judged as the directory's ordinary files are). The
+// pattern is matched as if dotglob were set: * counts as matching .git.
+func (e *Engine) globTarget(w shellparse.Word) (dir, rest string, plain, ok bool) {
+	if w.Dynamic || w.Split || !w.Glob || strings.Contains(w.Value, "**") || strings.ContainsAny(w.Value, "@+!") {
+		return "", "", false, false
+	}
+	comps := strings.Split(e.expandHome(w.Value), "/")
+	k := 0
+	for k < len(comps) && !strings.ContainsAny(comps[k], "*?[") {
+		k++
+	}
+	if k == len(comps) {
+		return "", "", false, false
+	}
+	var names []string
+	names = append(names, e.names...)
+	for _, n := range e.protect {
+		names = append(names, n...)
+	}
+	names = append(names, ".git", "config", "config.worktree", "hooks", "commondir", ".env")
+	plain = true
+	for _, pat := range comps[k:] {
+		if _, err := filepath.Match(pat, "x"); err != nil {
+			return "", "", false, false
+		}
+		for _, n := range names {
+			if m, _ := filepath.Match(strings.ToLower(pat), strings.ToLower(n)); m {
+				plain = false
+			}
+		}
+	}
+	dir = strings.Join(comps[:k], "/")
+	if dir == "" && k > 0 {
+		dir = "/"
+	} else if dir == "" {
+		dir = "."
+	}
+	return dir, strings.Join(comps[k:], "/"), plain, true
 }
