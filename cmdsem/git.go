@@ -89,7 +89,7 @@ func newGitSpec() *spec {
 			"checkout":      rw("", nil), "switch": rw("", nil), "restore": rw("", nil), "reset": rw("", nil), "stash": rw("", nil),
 			"merge":       rw("eF:m:", acts("e", "edit", editor, "F", "file", rd("reads the message from the file"))),
 			"cherry-pick": rw("e", acts("e", "edit", editor)), "revert": rw("e", acts("e", "edit", editor)),
-			"rm": rw("", nil), "mv": rw("", nil), "clean": rw("", nil), "gc": rw("", nil), "apply": rw("", nil), "am": rw("", nil),
+			"rm": rw("", nil), "mv": gitMvSpec(), "clean": rw("", nil), "gc": rw("", nil), "apply": rw("", nil), "am": rw("", nil),
 			"remote": gitRemoteSpec(), "worktree": rw("", nil), "notes": rw("eF:m:", acts("e", "edit", editor, "F", "file", rd("reads the note from the file"))),
 			"reflog": rw("", nil), "fsck": rw("", nil), "bundle": rw("", nil), "sparse-checkout": rw("", nil), "maintenance": rw("", nil),
 		},

@@ -3,7 +3,8 @@ package cmdsem
 // The git subcommands the default pre-approves beyond showing: git
 // branch only lists (creating, deleting, renaming and copying branches
 // and their upstream settings ask), git add stages the files it is given
-// (each read, so a denied one is refused), git remote only lists.
+// (each read, so a denied one is refused), git remote only lists, git mv
+// moves files as mv does.
 
 func gitBranchSpec() *spec {
 	changes := func(why string) act { return act{Unknown, why} }
@@ -69,4 +70,10 @@ func gitRemoteSpec() *spec {
 			"prune": changes, "update": changes, "set-branches": changes, "set-url": changes,
 		},
 	}
+}
+
+func gitMvSpec() *spec {
+	return &spec{Options: Options{Short: "vnfk", AllShort: true, Abbrev: true, StrictLong: true, Permute: true,
+		Long: "verbose dry-run force sparse help"},
+		operands: destOps("moves", true), writesOperands: true}
 }
