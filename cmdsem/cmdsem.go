@@ -361,7 +361,11 @@ func (s *spec) token(r *result, t Token, risky bool) {
 		return
 	case TokUnknown:
 		if t.Long {
-			r.unknown(t.Word, "--"+t.Name, fmt.Sprintf("%s --%s is not an option guardrun knows (%s)", r.name, t.Name, t.Why))
+			why := fmt.Sprintf("%s --%s is not an option guardrun knows", r.name, t.Name)
+			if t.Why == "ambiguous" {
+				why = fmt.Sprintf("%s --%s is an ambiguous abbreviation of more than one option", r.name, t.Name)
+			}
+			r.unknown(t.Word, "--"+t.Name, why)
 		} else {
 			c := t.Name[0]
 			r.unknown(t.Word, "-"+string(rune(c)), fmt.Sprintf("%s -%c is not an option guardrun knows", r.name, c))

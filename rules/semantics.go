@@ -63,16 +63,13 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 				continue
 			}
 			p.Decision = Ask
-			p.Reason = fmt.Sprintf("%s: %s %s; a rule's pre-approval does not cover running programs", display, what, ef.Why)
+			p.Reason = fmt.Sprintf("%s: %s; a rule's pre-approval does not cover running programs", display, naming(ef.Why, what))
 		case cmdsem.Unknown:
 			if cmd.Decision != Allow || covered(r, c, ef.Word) {
 				continue
 			}
 			p.Decision = Ask
-			p.Reason = fmt.Sprintf("%s: %s; the rule that pre-approves it does not cover that", display, strings.TrimPrefix(ef.Why, c.Name()+" "))
-			if ef.Option != "" && !strings.Contains(ef.Why, ef.Option) {
-				p.Reason = fmt.Sprintf("%s: %s %s; the rule that pre-approves it does not cover that", display, ef.Option, ef.Why)
-			}
+			p.Reason = fmt.Sprintf("%s: %s; the rule that pre-approves it does not cover that", display, naming(strings.TrimPrefix(ef.Why, c.Name()+" "), ef.Option))
 		case cmdsem.Env:
 			if cmd.Decision != Allow {
 				continue
@@ -323,4 +320,33 @@ func (e *Engine) globTarget(w shellparse.Word) (dir, rest string, plain, ok bool
 		dir = "."
 	}
 	return dir, strings.Join(comps[k:], "/"), plain, true
+}
+
+// naming says why with the option or word it is about: as it is when
+// why already names it ("the awk program runs shell commands with
+// system()"), else with it in parentheses ("python runs the code or
+// module given (-m)").
+func naming(why, what string) string {
+	if what == "" {
+		return why
+	}
+	for i := 0; ; {
+		k := strings.Index(why[i:], what)
+		if k < 0 {
+			break
+		}
+		k += i
+		end := k + len(what)
+		before := k == 0 || !isWordChar(why[k-1])
+		after := end == len(why) || !isWordChar(why[end])
+		if before && after {
+			return why
+		}
+		i = k + 1
+	}
+	return why + " (" + what + ")"
+}
+
+func isWordChar(c byte) bool {
+	return c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

@@ -160,6 +160,10 @@ func (f *frame) find(sev Severity, reason, text string, pos Pos) {
 	if !f.admit(len(text) + len(reason)) {
 		return
 	}
+	// Code re-read from a dynamic word holds a placeholder where a
+	// substitution stood; a person reads it as one.
+	reason = strings.ReplaceAll(reason, substPlaceholder, "$(...)")
+	text = strings.ReplaceAll(text, substPlaceholder, "$(...)")
 	f.a.out.Findings = append(f.a.out.Findings, Finding{
 		Severity: sev,
 		Reason:   reason,
