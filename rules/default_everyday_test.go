@@ -218,6 +218,13 @@ var everydayRows = []attackRow{
 	{"touch new.txt", Ask}, // not pre-approved: see the package's tests, which use touch as their stand-in for any program
 	{"--version", Ask},
 	{"python3 --version", Allow},
+	{"git --version", Allow},
+	{"make --version", Allow},
+	{"tar --version", Allow},
+	{"curl --version", Allow},
+	{"curl --version https://example.com", Allow}, // prints the version and exits
+	{"make --version test", Allow},
+	{"make test --version", Ask},
 	{"python3 -V", Allow},
 	{"python3 --version -c 'import os'", Allow},
 }
