@@ -62,6 +62,11 @@ func OptionEffects(name string, value *Arg) string {
 	if len(words) == 0 {
 		return ""
 	}
+	if strings.ContainsAny(value.Value, "\"'\\$`") {
+		// tar splits TAR_OPTIONS as a shell would, quotes and
+		// backslashes removed: guardrun would read other words.
+		return fmt.Sprintf("%s holds options for %s with quotes or backslashes, which %s reads differently from guardrun", name, prog, prog)
+	}
 	switch prog {
 	case "zstd":
 		return "" // a number; zstd ignores anything else

@@ -110,6 +110,8 @@ var everydayRows = []attackRow{
 	{"tar -tf .env", Block},
 	{"tar -xf a.tar", Ask},
 	{"TAR_OPTIONS=-v tar -tf a.tar", Allow},
+	{"TAR_OPTIONS='\"--to-command=sh\"' tar -tf a.tar", Ask},
+	{"TAR_OPTIONS='--checkpoint-action=exec=touch\\ m' tar -tf a.tar", Ask},
 	{"TAR_OPTIONS=--to-command=sh tar -tf a.tar", Ask},
 	{"export TAR_OPTIONS='--checkpoint-action=exec=sh'; tar -tf a.tar", Ask},
 	{"declare -x TAR_OPTIONS=-I\\ sh; tar -tf a.tar", Ask},
