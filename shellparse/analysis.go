@@ -36,6 +36,9 @@ type analysis struct {
 	values    map[string]*varValues
 	arithUses []arithUse
 	noArith   int // walking an associative array's subscript
+	// unsafeMemo holds why each variable's value is unsafe in
+	// arithmetic ("" when it is safe), once judged.
+	unsafeMemo map[string]string
 	// lastpipe: the script may set bash's lastpipe option, under which
 	// the last command of a pipeline runs in the shell itself, so its
 	// cd changes the directory of what follows.

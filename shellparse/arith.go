@@ -389,6 +389,10 @@ func isIdentifier(s string) bool {
 	return true
 }
 
+// maxArithChain bounds how many variables one value may lead through
+// (x=y, y=z, ...) before it asks instead.
+const maxArithChain = 1000
+
 // unsafeValue says why a variable's value, evaluated as arithmetic (or
 // as a name), could run a command, or "" when it cannot. seen breaks
 // cycles (x=y; y=x only makes bash complain).
@@ -396,7 +400,28 @@ func (a *analysis) unsafeValue(name string, asName bool, seen map[string]bool) s
 	if alwaysNumbers[name] || seen[name] {
 		return ""
 	}
+	if !asName {
+		// Each variable is judged once: a chain x1=x2, x2=x3, ... used
+		// many times costs its length once.
+		if why, ok := a.unsafeMemo[name]; ok {
+			return why
+		}
+	}
+	if len(seen) > maxArithChain {
+		return fmt.Sprintf("%s's value refers to more than %d variables in turn", name, maxArithChain)
+	}
 	seen[name] = true
+	why := a.unsafeValueOf(name, asName, seen)
+	if !asName {
+		if a.unsafeMemo == nil {
+			a.unsafeMemo = map[string]string{}
+		}
+		a.unsafeMemo[name] = why
+	}
+	return why
+}
+
+func (a *analysis) unsafeValueOf(name string, asName bool, seen map[string]bool) string {
 	v := a.values[name]
 	switch {
 	case v == nil:
