@@ -255,7 +255,7 @@ func (f *frame) shellOptions(c call, name string, opts []opt) {
 		}
 		switch o.name {
 		case "i", "l", "login":
-			f.find(Ask, fmt.Sprintf("%s -%s runs startup files (~/.bashrc, ~/.profile, $ENV) that guardrun cannot read", name, o.name), f.callText(c), c.pos)
+			f.find(Ask, fmt.Sprintf("%s -%s runs startup files (%s) that guardrun cannot read", name, o.name, startupFiles(name, o.name)), f.callText(c), c.pos)
 		case "k":
 			f.find(Ask, name+" -k makes every NAME=value word an assignment, also after the command name", f.callText(c), c.pos)
 		case "posix":
@@ -294,4 +294,26 @@ func (f *frame) printfDynamicOption(c call) {
 	if !t.Static() || DangerousVariable(n) || strings.Contains(t.Value, "[") {
 		f.find(Ask, fmt.Sprintf("printf: %s is not known until run time and could be -v, which would assign %s", w.Source, t.Source), f.callText(c), w.Pos)
 	}
+}
+
+// startupFiles names the files a shell started with -i or -l (login)
+// runs first, for a person.
+func startupFiles(shell, opt string) string {
+	login := opt != "i"
+	switch shell {
+	case "zsh":
+		if login {
+			return "~/.zshenv, ~/.zprofile, ~/.zshrc, ~/.zlogin"
+		}
+		return "~/.zshenv, ~/.zshrc"
+	case "bash", "rbash":
+		if login {
+			return "~/.bash_profile or ~/.profile"
+		}
+		return "~/.bashrc"
+	}
+	if login {
+		return "~/.profile, $ENV"
+	}
+	return "$ENV"
 }
