@@ -57,7 +57,7 @@ func newLessSpec() *spec {
 			}
 			lessOpts.run(r, i)
 			r.add(Effect{Kind: Exec, Word: 0, Terminal: true,
-				Why: "is a pager: on a terminal it takes commands from the keyboard, and its ! runs shell commands"})
+				Why: "less is a pager, and its output here may be a terminal, where it takes commands from the keyboard (! runs shell commands)"})
 		},
 		env: []string{"LESSKEY", "LESSKEYIN", "LESSSECURE", "LESSEDIT", "LESSHISTFILE", "LESSGLOBALTAGS", "LESSMETACHARS", "LESSMETAESCAPE"}}
 }
