@@ -3,6 +3,7 @@ module github.com/guardrun/guardrun
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0

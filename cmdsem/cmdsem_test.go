@@ -75,7 +75,7 @@ func TestAnalyze(t *testing.T) {
 		{"chmod --reference=r a", nil, "read --reference r; write a"},
 		// sed.
 		{"sed -i s/a/b/ f", nil, "write -i f"},
-		{"sed -i.bak -e s/a/b/ f", nil, "write -i f; write -i f.bak"},
+		{"sed -i.bak -e s/a/b/ f", nil, "write -i f; write -i.bak f.bak"},
 		{"sed -ni p f", nil, "write -i f"},
 		{"sed s/a/b/w␣out f", nil, "write s///w out; read f"},
 		{"sed -e 1e␣id f", nil, "exec e; read f"},

@@ -18,6 +18,12 @@
 // rules: policy (package rules) turns each Effect into a file operation or
 // a question.
 //
+// Predict is the table's prediction column: what a command starts and
+// writes by itself (git's pager, tar -z's gzip, sed -i's temporary file,
+// git status's index.lock) and how it acts on the files its arguments
+// name (mkdir -p, rm -r, cp -r). Each row was checked against the real
+// program under strace; a command without a row is not bounded.
+//
 // # Limitations
 //
 // The table describes GNU coreutils, git 2.x, ripgrep, curl, wget, GNU make,

@@ -234,12 +234,12 @@ func TestSedAsGNUSedReadsIt(t *testing.T) {
 		{[]string{"sed", "-E", "s/([a-z]+)/\\1/g", "f"}, "read f"},
 		{[]string{"sed", "-z", "--posix", "-s", "s/a/b/", "f", "g"}, "read f; read g"},
 		{[]string{"sed", "-i", "s/a/b/", "f"}, "write -i f"},
-		{[]string{"sed", "-i~", "s/a/b/", "f"}, "write -i f; write -i f~"},
-		{[]string{"sed", "-ibk/*", "s/a/b/", "sub/f"}, "write -i sub/f; write -i bk/sub/f"},
-		{[]string{"sed", "--in-place=../*.orig", "s/a/b/", "f"}, "write -i f; write -i ../f.orig"},
+		{[]string{"sed", "-i~", "s/a/b/", "f"}, "write -i f; write -i~ f~"},
+		{[]string{"sed", "-ibk/*", "s/a/b/", "sub/f"}, "write -i sub/f; write -ibk/* bk/sub/f"},
+		{[]string{"sed", "--in-place=../*.orig", "s/a/b/", "f"}, "write -i f; write -i../*.orig ../f.orig"},
 		{[]string{"sed", "-i", "--follow-symlinks", "s/a/b/", "link"}, "write -i link"},
 		{[]string{"sed", "-Ei", "s/a/b/", "f"}, "write -i f"},
-		{[]string{"sed", "-iE", "s/a/b/", "f"}, "write -i f; write -i fE"},
+		{[]string{"sed", "-iE", "s/a/b/", "f"}, "write -i f; write -iE fE"},
 	} {
 		got := summary(Analyze(argv(tc.args...), nil))
 		if got != tc.want {

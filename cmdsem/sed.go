@@ -81,7 +81,7 @@ func sedCmd(s *spec, r *result, i int) {
 			if strings.Contains(suffix, "*") {
 				b = strings.ReplaceAll(suffix, "*", op.Value)
 			}
-			r.file(Write, opnd{Arg{Value: b, Static: true}, op.idx}, "-i", "sed -i keeps the file's backup here")
+			r.file(Write, opnd{Arg{Value: b, Static: true}, op.idx}, "-i"+suffix, "sed -i keeps the file's backup here")
 		}
 	}
 }

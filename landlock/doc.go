@@ -219,8 +219,18 @@
 //     thread's domain. Built without cgo, the binary has no trampoline
 //     and refuses to start commands under ABI 6 (below it signals are
 //     not scoped and the command is started directly).
-//   - No IPC namespace: SysV IPC is refused outright (ENOSYS), so a
-//     program that needs it (PostgreSQL) fails under landlock.
+//   - No IPC namespace: SysV IPC and POSIX message queues are refused
+//     outright (ENOSYS), so a program that needs them (PostgreSQL)
+//     fails under landlock.
+//   - No network namespace: with the network on, bind(2) is served by
+//     guardrun (AbstractBind), which refuses abstract unix names and
+//     unix paths and binds the rest on a pidfd_getfd duplicate; where
+//     pidfd_getfd is refused every bind fails (EPERM). With
+//     unix_sockets accepted the kernel binds, abstract names included.
+//   - Landlock has no right for reading metadata: stat, readlink,
+//     access, getxattr and listxattr (and their at forms) reach files
+//     outside every zone, so their names, sizes, times, link targets and
+//     extended attribute values are readable; their contents are not.
 //   - inotify_add_watch (WatchCalls) is served by guardrun only where
 //     pidfd_getfd works; where it is refused (Docker's default profile)
 //     the call is left to the kernel, and a command can watch

@@ -169,7 +169,11 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 		return nil, err
 	}
 	end := trace.Phase("seccomp")
-	_, _, err = filterProgram(p.Seccomp, notifyCalls(), cfg.FilterCache)
+	calls := notifyCalls()
+	if bindServed(commandPolicy(p)) {
+		calls = append(calls, "bind")
+	}
+	_, _, err = filterProgram(p.Seccomp, calls, cfg.FilterCache)
 	end()
 	if err != nil {
 		return nil, err
@@ -227,6 +231,14 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 	if err := registerWatch(c.Notify, p, rs); err != nil {
 		removeTmp(tmp)
 		return nil, err
+	}
+	// Binds with the network on: Landlock does not scope abstract unix
+	// names, which are the host's; guardrun refuses them.
+	if bindServed(c.policy) {
+		if err := c.Notify.Handle("bind", AbstractBind); err != nil {
+			removeTmp(tmp)
+			return nil, err
+		}
 	}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = WaitDelay

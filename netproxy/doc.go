@@ -23,8 +23,11 @@
 // site-local, shared (100.64/10), unspecified, multicast and
 // IPv4-compatible addresses, and NAT64, 6to4 and Teredo addresses that
 // carry one, are refused unless sandbox.domains.allow lists them by
-// address or CIDR; an IPv4 address deny lists is denied in those forms
-// too. IPv6 zones and numeric last labels (2130706433,
+// address or CIDR; so are this host's own addresses (every interface's,
+// their broadcasts, and whatever a local route of the local, main or
+// default table delivers here), enumerated for every connection, since
+// the proxy dials from the host. An IPv4 address deny lists is denied in
+// those forms too. IPv6 zones and numeric last labels (2130706433,
 // 127.1) are refused. At most 8 hosts of a client wait for
 // an answer at once.
 //

@@ -340,8 +340,10 @@ func checkHostForm(host string) error {
 
 // resolve looks the host up (an address stands for itself) and keeps the
 // addresses the command may reach: a loopback, private, link-local,
-// unspecified or multicast address only when sandbox.domains.allow names
-// it by address or CIDR, and never one that deny names.
+// unspecified or multicast address, or one of this host's own (an
+// interface's, a broadcast, a locally delivered route's; see hostLocal),
+// only when sandbox.domains.allow names it by address or CIDR, and never
+// one that deny names. It runs for every connection.
 func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusal) {
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -368,6 +370,11 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 			return nil, refuse(http.StatusBadGateway, "guardrun: refused: %s has no address", host)
 		}
 	}
+	// The host's own addresses, enumerated now: they change.
+	local, err := hostLocalNow()
+	if err != nil {
+		return nil, refuse(http.StatusBadGateway, "guardrun: refused: %s: cannot tell whether it is this host: %v", host, err)
+	}
 	var ok []netip.Addr
 	var why string
 	for _, a := range addrs {
@@ -387,6 +394,10 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 			ok = append(ok, a)
 		case specialKind(a) != "":
 			why = fmt.Sprintf("%s resolves to %s, a %s address (allow it by address or CIDR in sandbox.domains.allow to reach it)", host, a, specialKind(a))
+		case local.ownAddress(a) != "":
+			// The proxy dials from the host: this reaches the host's
+			// own services.
+			why = fmt.Sprintf("%s resolves to %s, %s (allow it by address or CIDR in sandbox.domains.allow to reach it)", host, a, local.ownAddress(a))
 		default:
 			ok = append(ok, a)
 		}

@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/internal/sys/ipc"
 )
 
 // ServeUnix listens on the unix socket path for sandboxes' bridges and
@@ -49,7 +52,7 @@ func (p *Proxy) ServeUnixTokens(path string) (stop func() error, err error) {
 }
 
 func (p *Proxy) serveUnix(path string, cl *Client) (stop func() error, err error) {
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	l, err := ipc.Listen(path)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
@@ -57,17 +60,41 @@ func (p *Proxy) serveUnix(path string, cl *Client) (stop func() error, err error
 	if owner == nil {
 		owner = p.def
 	}
-	untrack := owner.track(&listenerConn{l})
-	go func() {
-		for {
-			c, err := l.AcceptUnix()
-			if err != nil {
-				return
-			}
-			go p.takeListener(c, cl)
+	srv := &ipc.Server{Protocol: bridgeProtocol, MaxConns: maxConns, HelloTimeout: bridgeTimeout,
+		Handle: func(ctx context.Context, c *ipc.Conn) { p.serveBridge(ctx, c, cl) }}
+	untrack := owner.track(&closerConn{srv.Close})
+	go srv.Serve(l)
+	return func() error { untrack(); return srv.Close() }, nil
+}
+
+// The bridge socket's protocol: after the hellos, the bridge's one
+// request, with its listener's descriptor, and the proxy's empty reply
+// once it serves the listener (an error reply when it does not):
+//
+//	bridge → {"type":"listener","id":1,"body":{"token":"..."}}   + SCM_RIGHTS
+//	proxy  ← {"reply":1,"body":{}}
+var bridgeProtocol = ipc.Protocol{Name: "guardrun-bridge", Version: 1, MaxMessage: 4096, Files: 1}
+
+// bridgeTimeout bounds a bridge's handover.
+const bridgeTimeout = 10 * time.Second
+
+// handover is the bridge's request: the token of its command (empty on
+// a command's own proxy, ServeUnixFor).
+type handover struct {
+	Token string `json:"token,omitempty"`
+}
+
+// serveBridge serves one bridge's connection: its handover, within
+// bridgeTimeout.
+func (p *Proxy) serveBridge(ctx context.Context, c *ipc.Conn, cl *Client) {
+	late := time.AfterFunc(bridgeTimeout, func() { c.Close() })
+	defer late.Stop()
+	c.Serve(ctx, ipc.Handler{Request: func(ctx context.Context, m *ipc.Message) (any, error) {
+		if err := p.takeListener(m, cl); err != nil {
+			return nil, err
 		}
-	}()
-	return func() error { untrack(); return l.Close() }, nil
+		return struct{}{}, nil
+	}})
 }
 
 // listenerConn lets Close reach the unix listener through the set of
@@ -82,53 +109,60 @@ func (l *listenerConn) SetDeadline(time.Time) error      { return nil }
 func (l *listenerConn) SetReadDeadline(time.Time) error  { return nil }
 func (l *listenerConn) SetWriteDeadline(time.Time) error { return nil }
 
-// takeListener reads one handed-over listener from a bridge and serves it.
-func (p *Proxy) takeListener(c *net.UnixConn, cl *Client) {
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	if err := checkPeer(c); err != nil {
-		p.logf("guardrun: proxy: %v", err)
-		return
-	}
-	buf := make([]byte, 1+64)
-	oob := make([]byte, unix.CmsgSpace(4*4))
-	n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
-	if err != nil || n < 1 || buf[0] != 'L' {
-		return
-	}
-	fds, err := rights(oob[:oobn])
-	if err != nil {
-		p.logf("guardrun: proxy: %v", err)
-		return
-	}
+// closerConn lets Close reach a server (a bridge socket's) the same way.
+type closerConn struct{ close func() error }
+
+func (c *closerConn) Read([]byte) (int, error)         { return 0, io.EOF }
+func (c *closerConn) Write([]byte) (int, error)        { return 0, io.EOF }
+func (c *closerConn) Close() error                     { return c.close() }
+func (c *closerConn) LocalAddr() net.Addr              { return bridgeAddr{} }
+func (c *closerConn) RemoteAddr() net.Addr             { return bridgeAddr{} }
+func (c *closerConn) SetDeadline(time.Time) error      { return nil }
+func (c *closerConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *closerConn) SetWriteDeadline(time.Time) error { return nil }
+
+type bridgeAddr struct{}
+
+func (bridgeAddr) Network() string { return "unix" }
+func (bridgeAddr) String() string  { return "bridge socket" }
+
+// takeListener serves the listener a bridge handed over with m.
+func (p *Proxy) takeListener(m *ipc.Message, cl *Client) error {
+	files := m.Files
 	defer func() {
-		for _, fd := range fds[1:] {
-			unix.Close(fd)
+		for _, f := range files {
+			f.Close()
 		}
 	}()
+	if m.Type != "listener" {
+		return fmt.Errorf("unknown request %q", m.Type)
+	}
+	var h handover
+	if err := m.Decode(&h); err != nil {
+		return err
+	}
+	if len(files) != 1 {
+		p.logf("guardrun: proxy: the bridge sent no descriptor")
+		return errors.New("no listener came with the request")
+	}
 	if cl == nil {
 		// The listener's command, by the token the bridge was given.
-		tok := string(buf[1:n])
-		if cl = p.lookup(tok); cl == nil {
-			unix.Close(fds[0])
+		if cl = p.lookup(h.Token); cl == nil {
 			p.logf("guardrun: proxy: a bridge without a valid token was turned away")
-			return
+			return errors.New("no valid token")
 		}
-	} else if n != 1 {
-		unix.Close(fds[0])
-		return
+	} else if h.Token != "" {
+		return errors.New("a token where none is taken")
 	}
-	f := os.NewFile(uintptr(fds[0]), "sandbox listener")
-	l, err := net.FileListener(f)
-	f.Close()
+	l, err := net.FileListener(files[0])
 	if err != nil {
 		p.logf("guardrun: proxy: the bridge did not send a listener: %v", err)
-		return
+		return err
 	}
 	if _, ok := l.(*net.TCPListener); !ok {
 		l.Close()
 		p.logf("guardrun: proxy: the bridge sent a %T, not a TCP listener", l)
-		return
+		return errors.New("not a TCP listener")
 	}
 	untrack := cl.track(&listenerConn{l})
 	go func() {
@@ -139,66 +173,6 @@ func (p *Proxy) takeListener(c *net.UnixConn, cl *Client) {
 			p.ServeClient(l, cl)
 		}
 	}()
-	c.Write([]byte{'K'})
-}
-
-func rights(oob []byte) ([]int, error) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, fmt.Errorf("bridge message: %w", err)
-	}
-	var fds []int
-	for _, m := range msgs {
-		r, err := unix.ParseUnixRights(&m)
-		if err == nil {
-			fds = append(fds, r...)
-		}
-	}
-	if len(fds) == 0 {
-		return nil, errors.New("the bridge sent no descriptor")
-	}
-	return fds, nil
-}
-
-// PeerPID is the process at the other end of c, which must be of this
-// user: a shared proxy's control socket accepts only those.
-func PeerPID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if cerr != nil {
-		return 0, fmt.Errorf("peer credentials: %w", cerr)
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return 0, fmt.Errorf("refused a client of uid %d", cred.Uid)
-	}
-	return int(cred.Pid), nil
-}
-
-// checkPeer accepts only a process of this user (the sandbox's user
-// namespace maps the same user).
-func checkPeer(c *net.UnixConn) error {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if cerr != nil {
-		return fmt.Errorf("peer credentials: %w", cerr)
-	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("refused a bridge of uid %d", cred.Uid)
-	}
 	return nil
 }
 
@@ -274,17 +248,14 @@ func handOver(socket, listen, token string) error {
 		return err
 	}
 	defer lf.Close()
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+	ctx, cancel := context.WithTimeout(context.Background(), bridgeTimeout)
+	defer cancel()
+	c, err := ipc.Dial(ctx, socket, bridgeProtocol, ipc.Handler{})
 	if err != nil {
 		return fmt.Errorf("the proxy at %s: %w", socket, err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, _, err := c.WriteMsgUnix(append([]byte{'L'}, token...), unix.UnixRights(int(lf.Fd())), nil); err != nil {
-		return fmt.Errorf("hand the listener to the proxy: %w", err)
-	}
-	ack := make([]byte, 1)
-	if _, err := io.ReadFull(c, ack); err != nil || ack[0] != 'K' {
+	if err := c.Call(ctx, "listener", handover{Token: token}, nil, lf); err != nil {
 		return fmt.Errorf("the proxy did not take the listener (%v)", err)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 )
 
 // ServeUnix fails: handing listeners over a unix socket is how the bwrap
@@ -23,11 +22,6 @@ func (p *Proxy) ServeUnixFor(path string, cl *Client) (stop func() error, err er
 // ServeUnixTokens fails: see ServeUnix.
 func (p *Proxy) ServeUnixTokens(path string) (stop func() error, err error) {
 	return nil, errors.New("proxy: the sandbox bridge needs Linux")
-}
-
-// PeerPID fails: the shared proxy is Linux only.
-func PeerPID(c *net.UnixConn) (int, error) {
-	return 0, errors.New("proxy: peer credentials need Linux")
 }
 
 // BridgeMain fails: see ServeUnix.

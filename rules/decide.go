@@ -43,6 +43,11 @@ type Part struct {
 	// Dynamic is set when the verdict depends on values only known at
 	// run time; such a part can be approved once but never remembered.
 	Dynamic bool `json:"dynamic,omitempty"`
+	// MayExec and MayWrite are what the part may execute and write
+	// (predict.go); Unbounded says why the analysis could not bound it.
+	MayExec   []sandbox.Exec        `json:"may_exec,omitempty"`
+	MayWrite  []sandbox.PathPattern `json:"may_write,omitempty"`
+	Unbounded string                `json:"unbounded,omitempty"`
 }
 
 // Decision is the verdict for a whole request.
@@ -67,6 +72,15 @@ type Decision struct {
 	// shell.program read it (shellparse.Script.Feeds). A session grant
 	// covers it.
 	Feeds []string `json:"-"`
+	// Bounded is set when the analysis bounded every part (predict.go);
+	// Unbounded says why not. Verified: the request is allowed because
+	// of that prediction, so it runs under the filter that holds what
+	// lies outside MayExec and MayWrite (Prediction).
+	Bounded   bool                  `json:"bounded"`
+	Unbounded string                `json:"unbounded,omitempty"`
+	Verified  bool                  `json:"verified"`
+	MayExec   []sandbox.Exec        `json:"may_exec"`
+	MayWrite  []sandbox.PathPattern `json:"may_write"`
 }
 
 // Asking returns the parts whose verdict is ask.
@@ -98,6 +112,8 @@ type Engine struct {
 	// protectPaths the config's absolute entries, as written and resolved.
 	protect      [][]string
 	protectPaths []string
+	// run is the environment commands run with (SetCommandEnv).
+	run commandEnv
 }
 
 type compiledRule struct {
@@ -116,7 +132,8 @@ type resolvedZone struct {
 
 // New compiles a config's rules. home expands ~ in scripts.
 func New(cfg *Config, home string) (*Engine, error) {
-	e := &Engine{cfg: cfg, dialect: shellparse.DialectFor(cfg.Shell.Program), home: home}
+	e := &Engine{cfg: cfg, dialect: shellparse.DialectFor(cfg.Shell.Program), home: home,
+		run: newCommandEnv(func(string) string { return "" })}
 	var err error
 	if e.rules, err = compileRules(cfg.Shell.Rules); err != nil {
 		return nil, err
@@ -243,19 +260,25 @@ func (e *Engine) Script(src, cwd string) *Decision {
 		if pe, ok := err.(*shellparse.ParseError); ok {
 			msg = pe.Error()
 		}
-		return &Decision{
+		d := &Decision{
 			Decision:   Block,
 			Reason:     fmt.Sprintf("the script does not parse (%s); guardrun never runs what it cannot read", msg),
 			ParseError: msg,
 			Parts:      []Part{},
 		}
+		e.finish(d, &prediction{unbounded: "the script does not parse"}, nil)
+		return d
 	}
-	return e.decide(s, cwd)
+	d, pr := e.decide(s, cwd)
+	e.finish(d, pr, []string{e.cfg.Shell.Program, "-c", src})
+	return d
 }
 
 // Argv decides a command that will be executed directly, without a shell.
 func (e *Engine) Argv(argv []string, cwd string) *Decision {
-	return e.decide(shellparse.ParseArgv(argv, e.parseOptions()), cwd)
+	d, pr := e.decide(shellparse.ParseArgv(argv, e.parseOptions()), cwd)
+	e.finish(d, pr, nil)
+	return d
 }
 
 // Analyse is the analysis Script decides on, for a caller that needs
@@ -269,8 +292,9 @@ func (e *Engine) parseOptions() shellparse.Options {
 	return shellparse.Options{Dialect: e.dialect, Home: e.home}
 }
 
-func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
+func (e *Engine) decide(s *shellparse.Script, cwd string) (*Decision, *prediction) {
 	d := &Decision{Parts: []Part{}, Feeds: s.Feeds}
+	pr := &prediction{}
 	for _, f := range s.Findings {
 		v := Ask
 		if f.Severity == shellparse.Block {
@@ -278,16 +302,20 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 		}
 		d.Parts = append(d.Parts, Part{
 			Kind: "finding", Text: f.Text, Decision: v, Reason: f.Reason,
-			Pos: f.Pos.String(), Via: f.Via, Dynamic: true,
+			Pos: f.Pos.String(), Via: f.Via, Dynamic: true, Unbounded: f.Reason,
 		})
+		pr.add(partPrediction{unbounded: f.Reason})
 	}
 	commands, networked := 0, 0
 	judged := make([]Part, len(s.Commands))
 	for i, c := range s.Commands {
 		p, r, ok := e.command(c, cwd)
+		q := e.predictCommand(c, cwd, pr)
+		pr.add(q)
 		if !ok {
 			continue
 		}
+		q.show(&p)
 		judged[i] = p
 		if !c.Wrapper && !isBuiltin(c.Name()) {
 			commands++
@@ -299,7 +327,11 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 		d.Parts = append(d.Parts, e.effects(c, p, r, cwd)...)
 	}
 	for _, f := range s.Files {
-		d.Parts = append(d.Parts, e.redirect(f, cwd))
+		p := e.redirect(f, cwd)
+		q := e.predictRedirect(f, cwd)
+		pr.add(q)
+		q.show(&p)
+		d.Parts = append(d.Parts, p)
 	}
 	d.Parts = append(d.Parts, e.gitRepositories(s.Commands, judged, d.Parts, cwd)...)
 	d.Network = e.cfg.Sandbox.Network || (commands > 0 && networked == commands)
@@ -310,7 +342,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) *Decision {
 		d.Hosts = e.cfg.Sandbox.Domains.Summary()
 	}
 	d.summarize()
-	return d
+	return d, pr
 }
 
 func (d *Decision) summarize() {

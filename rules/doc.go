@@ -3,6 +3,12 @@
 // for a script, an argv or a file operation; and sandbox.domains, the
 // verdict for a host the network proxy is asked to reach (HostVerdict).
 //
+// With the verdict it predicts what the request may do (predict.go):
+// for each part, the programs it may execute and the paths it may write
+// (Part.MayExec, MayWrite), and whether the analysis bounded it; a
+// request that is allowed and bounded in every part is Verified, and
+// Decision.Prediction is what the run-time filter checks it against.
+//
 // It decides and never acts: it does not prompt, run, or sandbox anything,
 // and imports no process or pty packages (internal/layers keeps it so). The
 // only file system access is reading the config and resolving symlinks in
@@ -32,6 +38,12 @@
 //     stopped by the OS sandbox, not here.
 //   - A rule that might match because a word is only known at run time makes
 //     the part ask; the engine never guesses run-time values.
+//   - The prediction resolves program names in the PATH guardrun runs with
+//     (SetCommandEnv), and the pager git starts from GIT_PAGER, PAGER or
+//     the system's; git's core.pager and other configuration, a textconv
+//     or diff driver, hooks and aliases are not read, so what they run is
+//     held at run time. What the rows of cmdsem's prediction column do
+//     not describe is not bounded.
 //   - A config file is refused above 128 KiB (MaxConfigBytes), or when its
 //     YAML aliases expand it past 4 MiB; at most 20 errors are reported,
 //     each value quoted in one cut at 64 bytes. A file within the limits can

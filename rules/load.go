@@ -194,7 +194,7 @@ func loadDefault(env Env, zonesOnly bool) (*Config, error) {
 }
 
 // DefaultZones is LoadDefault for a caller that reads nothing but the
-// config's zones (where its rw zones are: request.Load's checks of what
+// config's zones (where its rw zones are: config.Load's checks of what
 // the environment chose): the shell section, whose rules and examples
 // are most of the default's text and decoding and cannot fail (the
 // embedded text is tested), is left out (its lines blank), so its Shell

@@ -161,7 +161,7 @@ func TestDecodedMemoryIsBounded(t *testing.T) {
 	}
 }
 
-// ProjectFileForTest is a project file's name (request.ProjectFile).
+// ProjectFileForTest is a project file's name (config.ProjectFile).
 const ProjectFileForTest = ".guardrun.yaml"
 
 // TestDefaultIsRemembered: the embedded default, decoded for every new

@@ -26,6 +26,7 @@ func (c *Config) SandboxSpec(cwd, home string, network bool, protect []sandbox.P
 	}
 	if c.Sandbox.SystemRead.Default {
 		s.SystemRead = sandbox.DefaultSystemPaths
+		s.Toolchains = true
 	} else {
 		s.SystemRead = c.Sandbox.SystemRead.Paths
 	}

@@ -41,6 +41,9 @@ type attack struct {
 	// skip, if set, is why this environment cannot set the row up
 	// (skipped under every backend).
 	skip string
+	// network runs the row with the network on (sandbox.network: true),
+	// where the command shares the host's network namespace.
+	network bool
 }
 
 // noKeeper is why the keeper's rows do not run under bwrap: there the
@@ -97,9 +100,12 @@ func TestEscapesAtGuardrun(t *testing.T) {
 		unix.SysvShmCtl(shmID, unix.IPC_RMID, nil)
 	}()
 
-	// A host POSIX message queue with one message, the user's only.
+	// A host POSIX message queue with one message, the user's only,
+	// and a name the host has none of yet.
 	mqName := "guardrun-mq-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	mqCount := hostMQ(t, mqName)
+	mqNew := mqName + "-new"
+	t.Cleanup(func() { mqRemove(mqNew) })
 
 	// The secret guardrun drops from the command's environment
 	// (GITHUB_TOKEN in f.env), reversed for the probe's arguments.
@@ -114,6 +120,9 @@ func TestEscapesAtGuardrun(t *testing.T) {
 		t.Fatal(err)
 	}
 	squat := "guardrun-squat-" + f.marker
+	squat13 := strconv.FormatInt(time.Now().UnixNano(), 36)
+	squat13 = "g-" + squat13[len(squat13)-11:]
+	netProfile := f.deriveWith(t, f.ws, true)
 	nestedConfig := filepath.Join(f.ws, "nested/.git/config")
 	planted := filepath.Join(f.ws, "nested/.claude")
 	commondir := filepath.Join(f.ws, ".git/commondir")
@@ -259,6 +268,34 @@ func TestEscapesAtGuardrun(t *testing.T) {
 					t.Errorf("the host's message queue holds %d messages, not its 1", n)
 				}
 			}}},
+		{escape: escape{name: "remove the host's POSIX message queue", args: []string{"mq-unlink", mqName},
+			host: func(t *testing.T) {
+				if !mqExists(mqName) {
+					t.Errorf("the host's message queue /%s is gone", mqName)
+				}
+				if n := mqCount(); n != 1 {
+					t.Errorf("the host's message queue holds %d messages, not its 1", n)
+				}
+			}}},
+		{escape: escape{name: "create a POSIX message queue under a name the host has not used yet", args: []string{"mq-create", mqNew},
+			host: func(t *testing.T) {
+				if mqExists(mqNew) {
+					t.Errorf("the host now has a message queue /%s", mqNew)
+				}
+			}}, onlyLL: "under bwrap the sandbox has an IPC namespace of its own: a queue it creates is its own"},
+		// With the network on the command shares the host's network
+		// namespace, and its abstract unix names.
+		{escape: escape{name: "squat a host abstract socket name from a stream socketpair, network on", args: []string{"bind-abstract", squat, "stream"},
+			host: abstractFree(squat)}, network: true},
+		{escape: escape{name: "squat a host abstract socket name from a seqpacket socketpair, network on", args: []string{"bind-abstract", squat, "seqpacket"},
+			host: abstractFree(squat)}, network: true},
+		{escape: escape{name: "squat a 13-byte host abstract socket name (the length of an IPv4 address), network on", args: []string{"bind-abstract", squat13, "stream"},
+			host: abstractFree(squat13)}, network: true,
+			onlyLL: "under bwrap with the network on a name of exactly 9, 13, 21 or 25 bytes can still be taken (docs/limitations.md)"},
+		{escape: escape{name: "bind a socketpair end to a path outside every zone, network on", args: []string{"bind-path", filepath.Join(f.outside, "net.sock"), "stream"},
+			host: absent(filepath.Join(f.outside, "net.sock"))}, network: true},
+		{escape: escape{name: "take a read lease on guardrun's config (its writers on the host would wait)", args: []string{"lease", f.config}}},
+		{escape: escape{name: "take a read lease on a read-only zone's file", args: []string{"lease", filepath.Join(f.home, ".bashrc")}}},
 		{escape: escape{name: "SIGKILL a host process as its SIGIO", args: []string{"sigio", vpid}, host: alive}},
 		{escape: escape{name: "SIGKILL a host process through a pidfd", args: []string{"pidfd-kill", vpid}, host: alive}},
 		{escape: escape{name: "link an O_TMPFILE out of the zones",
@@ -358,6 +395,11 @@ func TestEscapesAtGuardrun(t *testing.T) {
 			if a.schedLimits {
 				raiseSchedLimits(t)
 			}
+			if a.network {
+				saved := f.profile
+				f.profile = netProfile
+				defer func() { f.profile = saved }()
+			}
 			var stdin io.Reader
 			if a.stdin != nil {
 				stdin = a.stdin(t)
@@ -428,6 +470,27 @@ func hostMQ(t *testing.T, name string) func() int64 {
 			t.Fatalf("mq_getattr: %v", e)
 		}
 		return now[3]
+	}
+}
+
+// mqExists reports whether the host has a POSIX message queue /name.
+func mqExists(name string) bool {
+	p, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return false
+	}
+	fd, _, e := unix.Syscall6(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(p)), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0, 0, 0, 0)
+	if e != 0 {
+		return false
+	}
+	unix.Close(int(fd))
+	return true
+}
+
+// mqRemove removes the host's POSIX message queue /name, if any.
+func mqRemove(name string) {
+	if p, err := unix.BytePtrFromString(name); err == nil {
+		unix.Syscall(unix.SYS_MQ_UNLINK, uintptr(unsafe.Pointer(p)), 0, 0)
 	}
 }
 

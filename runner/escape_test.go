@@ -557,6 +557,19 @@ func metadataEscapes(t *testing.T, f *fixture) []escape {
 		{"setxattr on a file out of every zone", []string{"setxattr", keep}, keep},
 		{"setxattr on guardrun's config", []string{"setxattr", f.config}, f.config},
 		{"removexattr on a file out of every zone", []string{"removexattr", keep, "user.guardrun-keep"}, keep},
+		// Inode flags: through a read-only descriptor (chattr's ioctls,
+		// checked against the owner only) and by path (file_setattr),
+		// neither of which Landlock sees.
+		{"chattr +d ~/.bashrc through a read-only descriptor (FS_IOC_SETFLAGS)", []string{"setflags", bashrc}, bashrc},
+		{"chattr +d guardrun's config through a read-only descriptor", []string{"setflags", f.config}, f.config},
+		{"chattr +d a system file through a read-only descriptor", []string{"setflags", sysFile}, sysFile},
+		{"chattr +d protected .git/config", []string{"setflags", gitConfig}, gitConfig},
+		{"no-dump on ~/.bashrc through FS_IOC_FSSETXATTR on a read-only descriptor", []string{"fssetxattr", bashrc}, bashrc},
+		{"no-dump on guardrun's config through FS_IOC_FSSETXATTR", []string{"fssetxattr", f.config}, f.config},
+		{"file_setattr no-dump on a file out of every zone, by path", []string{"file-setattr", keep}, keep},
+		{"file_setattr on guardrun's config, by path", []string{"file-setattr", f.config}, f.config},
+		{"file_setattr on a denied file, by path", []string{"file-setattr", key}, key},
+		{"file_getattr of a file out of every zone, by path", []string{"file-getattr", keep}, keep},
 	}
 	out := make([]escape, len(rows))
 	for i, r := range rows {
@@ -566,7 +579,7 @@ func metadataEscapes(t *testing.T, f *fixture) []escape {
 }
 
 // inodeUnchanged records path's inode now (mode, owner, size,
-// modification and change times, extended attributes) and returns the
+// modification and change times, extended attributes, flags) and returns the
 // check that it is the same later.
 func inodeUnchanged(t *testing.T, path string) func(*testing.T) {
 	t.Helper()
@@ -580,8 +593,17 @@ func inodeUnchanged(t *testing.T, path string) func(*testing.T) {
 		if err != nil {
 			n = 0
 		}
-		return fmt.Sprintf("mode %o uid %d gid %d size %d mtime %d.%d ctime %d.%d xattrs %q",
-			st.Mode, st.Uid, st.Gid, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec, names[:n]), nil
+		// The inode flags (chattr's), read through a descriptor of the
+		// test's own.
+		flags := "?"
+		if fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+			if v, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS); err == nil {
+				flags = fmt.Sprintf("%#x", v)
+			}
+			unix.Close(fd)
+		}
+		return fmt.Sprintf("mode %o uid %d gid %d size %d mtime %d.%d ctime %d.%d xattrs %q flags %s",
+			st.Mode, st.Uid, st.Gid, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec, names[:n], flags), nil
 	}
 	before, err := snap()
 	if err != nil {

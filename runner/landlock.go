@@ -61,6 +61,11 @@ func (*landlockBackend) Describe(p *sandbox.Profile, o Options) (*Description, e
 		}{rs, refused},
 		Seccomp: p.Seccomp,
 	}
+	// No pid or IPC namespace: the filter the command gets (Command).
+	d.Seccomp.HostShared = true
+	if p.Network && !p.Seccomp.AllowUnix {
+		d.Note = "landlock: bind served by guardrun: an abstract unix name or a unix path refused (the host's network namespace), anything else bound as asked"
+	}
 	if p.Proxy {
 		// TCP sockets only, connect served by guardrun (Command with
 		// Config.Proxy).

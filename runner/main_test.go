@@ -265,7 +265,14 @@ func fixtureAt(t testing.TB, base string, create bool) *fixture {
 // derive is the fixture's profile for commands started in cwd.
 func (f *fixture) derive(t testing.TB, cwd string) *sandbox.Profile {
 	t.Helper()
+	return f.deriveWith(t, cwd, false)
+}
+
+// deriveWith is derive with the network on or off.
+func (f *fixture) deriveWith(t testing.TB, cwd string, network bool) *sandbox.Profile {
+	t.Helper()
 	p, err := sandbox.Derive(sandbox.Spec{
+		Network: network,
 		Zones: append([]sandbox.Zone{
 			{Name: "ws", Root: f.ws, Writable: true},
 			{Name: "home", Root: f.home},

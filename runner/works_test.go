@@ -158,6 +158,25 @@ func TestSandboxWorks(t *testing.T) {
 			}
 		})
 	}
+	// With the network on, a local server binds and listens (under
+	// landlock guardrun makes the bind, having read the address), and
+	// netlink, which name resolution and interface listing use, binds.
+	t.Run("bind and listen with the network on", func(t *testing.T) {
+		saved := f.profile
+		f.profile = f.deriveWith(t, dir, true)
+		defer func() { f.profile = saved }()
+		status, out := f.run(t, nil, "python3", "-c", `import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.sendall(b"hi"); print("tcp", a.recv(2).decode())
+s6 = socket.socket(socket.AF_INET6); s6.bind(("::1", 0)); print("tcp6 bound")
+n = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); n.bind((0, 0)); print("netlink bound")
+print("interfaces", len(socket.if_nameindex()) > 0)`)
+		for _, want := range []string{"tcp hi", "tcp6 bound", "netlink bound", "interfaces True"} {
+			if status != 0 || !strings.Contains(out, want) {
+				t.Errorf("status %d, no %q:\n%s", status, want, out)
+			}
+		}
+	})
 	// The masks' mount points were removed once the sandboxes ended.
 	if _, err := os.Lstat(f.newConf); !os.IsNotExist(err) {
 		t.Errorf("placeholder %s left behind: %v", f.newConf, err)

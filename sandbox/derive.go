@@ -196,6 +196,9 @@ func Derive(s Spec) (*Profile, error) {
 			p.Deny = append(p.Deny, r)
 		}
 	}
+	if s.Toolchains {
+		d.toolchains(p.Home, s.Path)
+	}
 	if err := p.unixSockets(s.UnixSockets); err != nil {
 		return nil, err
 	}
@@ -273,8 +276,8 @@ func Derive(s Spec) (*Profile, error) {
 // core.hooksPath, diff.external, filter drivers) and .gitmodules; shells
 // source their startup files; direnv loads .envrc on cd; editors and
 // agents load their workspace settings (.vscode, .idea, .zed, .mcp.json,
-// and the agents' own .claude, .cursor and .gemini, whose hooks and MCP
-// servers run in the agent's process, outside every sandbox); VS Code
+// and the agents' own .claude, .codex, .cursor and .gemini, whose hooks
+// and MCP servers run in the agent's process, outside every sandbox); VS Code
 // runs a dev container's initializeCommand on the host; and guardrun
 // reads .guardrun.yaml.
 var DefaultProtect = []string{
@@ -299,6 +302,7 @@ var DefaultProtect = []string{
 	".idea",
 	".mcp.json",
 	".claude",
+	".codex",
 	".cursor",
 	".gemini",
 	".zed",

@@ -61,4 +61,12 @@
 //   - DefaultSystemPaths exposes all of /etc except DefaultSystemDeny.
 //     Files there that the user can read (configuration that embeds
 //     passwords, for example) are readable inside.
+//   - Spec.Toolchains shows whole layouts (~/.pyenv, ~/.nvm, ...) by
+//     their defaults; only the credential files it knows (each layout's
+//     deny globs, HomeCredentials) are denied inside them, so a token
+//     a tool keeps under another name there is readable. A layout moved
+//     by its variable (PYENV_ROOT, NVM_DIR, CARGO_HOME) is not found:
+//     the environment can be shaped by what ran before, so only the
+//     fixed layouts under the home directory count, and PATH only picks
+//     among them.
 package sandbox

@@ -9,6 +9,14 @@ type Spec struct {
 	// SystemRead are system directories to expose read-only. Use
 	// DefaultSystemPaths for the config's `system_read: default`.
 	SystemRead []string
+	// Toolchains adds, read-only, the interpreters and version
+	// managers installed under Home that Path uses (pyenv, nvm,
+	// ~/.cargo/bin and rustup, ~/.local/bin ...; see HomeRead). The
+	// config's `system_read: default` sets it.
+	Toolchains bool
+	// Path is the PATH the command starts with: it chooses, among the
+	// layouts guardrun knows, which toolchains Toolchains shows.
+	Path string
 	// Deny are absolute paths never visible inside the sandbox.
 	Deny []string
 	// DenyNames are bare file names (".env") denied wherever they appear
@@ -138,6 +146,10 @@ type Profile struct {
 	// (Seccomp.AllowUnix false); socketpair keeps working. Each is
 	// exposed read-only (connecting needs no write access to the mount).
 	UnixSockets []string `json:"unix_sockets,omitempty"`
+	// HomeRead are the paths under the home directory shown read-only
+	// for the person's toolchains (Spec.Toolchains), each with why; they
+	// are among ReadOnly too.
+	HomeRead []HomeRead `json:"home_read,omitempty"`
 	// Warnings say where Derive had to stop short (for example the
 	// bounded search for DenyNames). They never widen the profile.
 	Warnings []string `json:"warnings,omitempty"`

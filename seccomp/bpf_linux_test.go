@@ -264,6 +264,18 @@ func TestProgram(t *testing.T) {
 		same("socketpair AF_UNIX SOCK_RAW refused (af_unix makes it a datagram pair)", "socketpair", eperm, unix.AF_UNIX, unix.SOCK_RAW|unix.SOCK_NONBLOCK),
 		{name: "bind refused without network (the only sockets are socketpairs; an abstract name is the host's)", sys: "bind",
 			args: []uint64{3, 0x7f0000001000, 16}, noNet: eperm, net: allow},
+		{name: "bind of an IPv6 address allowed with network", sys: "bind",
+			args: []uint64{3, 0x7f0000001000, 28}, noNet: eperm, net: allow},
+		{name: "bind of a netlink address allowed with network", sys: "bind",
+			args: []uint64{3, 0x7f0000001000, 12}, noNet: eperm, net: allow},
+		{name: "bind with sockaddr_storage's length allowed with network", sys: "bind",
+			args: []uint64{3, 0x7f0000001000, 128}, noNet: eperm, net: allow},
+		{name: "bind autobind (2 bytes) allowed with network", sys: "bind",
+			args: []uint64{3, 0x7f0000001000, 2}, noNet: eperm, net: allow},
+		{name: "bind of a 20-byte abstract unix name refused with network (the host's namespace)", sys: "bind",
+			args: []uint64{3, 0x7f0000001000, 20}, noNet: eperm, net: eperm},
+		{name: "bind of a 110-byte unix address with junk in the high bits refused with network", sys: "bind",
+			args: []uint64{3, 0x7f0000001000, 0xffffffff0000006e}, noNet: eperm, net: eperm},
 		{name: "socket AF_INET refused without network", sys: "socket",
 			args: []uint64{unix.AF_INET, unix.SOCK_STREAM}, noNet: eafnosupport, net: allow},
 		{name: "socket AF_INET6 refused without network", sys: "socket",
@@ -402,12 +414,7 @@ func TestArguments(t *testing.T) {
 			}},
 		{"ioctl", 1,
 			func() uint64 { return value(unix.TIOCSTI, unix.TIOCLINUX, unix.TCGETS, 0x5413) },
-			func(x uint64, _ bool) uint32 {
-				if c := uint32(x); c == unix.TIOCSTI || c == unix.TIOCLINUX {
-					return eperm
-				}
-				return allow
-			}},
+			func(x uint64, _ bool) uint32 { return wantIoctl(x) }},
 		{"mknodat", 2,
 			func() uint64 { return value(unix.S_IFCHR|0o600, unix.S_IFBLK, unix.S_IFIFO, unix.S_IFREG|0o644) },
 			func(x uint64, _ bool) uint32 {

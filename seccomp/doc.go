@@ -104,4 +104,28 @@
 //     holds the terminal can still write to it, escape sequences included,
 //     and change its modes; the supervisor, not this filter, has to cope
 //     with that.
+//   - ioctls that change a file, its file system or its keys are refused
+//     by request (direction, type and number, any size): FS_IOC_SETFLAGS
+//     and FS_IOC_FSSETXATTR (chattr), FS_IOC_SETVERSION, the fscrypt
+//     policy and key calls, FS_IOC_ENABLE_VERITY, ext4's that rewrite
+//     extents or resize, FIFREEZE, FITHAW, FITRIM, and btrfs's and f2fs's
+//     whole ranges but FICLONE and FICLONERANGE (whose destination the
+//     kernel wants opened for writing). The kernel checks these against
+//     the file's owner, not the descriptor's mode, and Landlock's ioctl
+//     right covers devices only. So chattr fails in writable zones too;
+//     reads (FS_IOC_GETFLAGS, FS_IOC_FSGETXATTR, FS_IOC_FIEMAP) stay. A
+//     file system's private ioctls outside these types (XFS's beyond the
+//     shared 'X' ones, which need CAP_SYS_ADMIN or a writable
+//     descriptor; a FUSE server's) are not listed. file_setattr and
+//     file_getattr (Linux 6.17) answer ENOSYS, lsm_set_self_attr too, and
+//     fcntl(F_SETLEASE) is refused (a lease holds up the host's openers).
+//   - Without an IPC namespace (HostShared) the POSIX message queue calls
+//     answer ENOSYS with SysV IPC: Landlock's path rules never see them.
+//   - bind with the network on (bwrap) is refused for address lengths of
+//     3 to 110 bytes but 12, 16, 24 and 28, the lengths of abstract unix
+//     names in the host's network namespace; a name of exactly 9, 13, 21
+//     or 25 bytes can still be taken by a socketpair end (which cannot
+//     listen: a host daemon's later bind of that name fails while the
+//     command runs), and a family that binds with another length fails.
+//     With InetStreamOnly every bind is refused.
 package seccomp

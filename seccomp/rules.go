@@ -1,6 +1,7 @@
 package seccomp
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/guardrun/guardrun/sandbox"
@@ -70,6 +71,20 @@ const (
 
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
+
+	// ioctl request encoding (asm-generic, the same on amd64, arm64 and
+	// riscv64): number in bits 0-7, type in 8-15, argument size in
+	// 16-29, direction in 30-31.
+	iocNone  = 0
+	iocWrite = 1
+	iocRead  = 2
+	// iocSizeless compares direction, type and number, whatever the
+	// argument's size: the 32-bit forms (FS_IOC32_SETFLAGS takes an
+	// int, FS_IOC_SETFLAGS a long) and a struct grown in a later kernel
+	// are the same request.
+	iocSizeless = 0xc000ffff
+
+	fSetLease = 1024 // F_SETLEASE (F_LINUX_SPECIFIC_BASE + 0)
 
 	sIFMT  = 0o170000
 	sIFCHR = 0o020000
@@ -252,6 +267,13 @@ func rules(p sandbox.SeccompPolicy) []rule {
 		rs = append(rs, rule{name: "prlimit64", errno: errnoEPERM,
 			cond: "pid is not 0 (another process) and the command shares the host's pid namespace",
 			any:  []match{{arg: 0, op: opNotEqual, val: 0}}})
+		// POSIX message queues are the IPC namespace's too, and
+		// Landlock's path rules never see them: mq_unlink removes the
+		// host's queue of that name, and mq_open(O_CREAT) creates one
+		// before its open is refused. ENOSYS, as a kernel without
+		// CONFIG_POSIX_MQUEUE answers.
+		rs = append(rs, always(errnoENOSYS,
+			"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")...)
 		// Scheduling of other processes, which Landlock does not
 		// scope either: the lowest nice value, SCHED_IDLE, one CPU or
 		// the idle I/O class for guardrun, its keeper, or (with
@@ -278,6 +300,32 @@ func rules(p sandbox.SeccompPolicy) []rule {
 		rule{name: "ioctl", errno: errnoEPERM,
 			cond: "request (low 32 bits) is TIOCLINUX (0x541c)", any: []match{lowEq(1, tioclinux)}},
 	)
+	rs = append(rs, fileIoctls()...)
+	// Inode flags, project ids and extent hints by path or descriptor
+	// (Linux 6.17: file_getattr, file_setattr), what FS_IOC_FSGETXATTR
+	// and FS_IOC_FSSETXATTR do on an open file. Landlock has no hook
+	// for them: file_setattr marks any file the command owns, in every
+	// zone and out of them (no-dump, which backups skip; sync; no
+	// atime), and file_getattr reads them by path where nothing was
+	// opened. ENOSYS, as an older kernel answers, sends tools back to
+	// the ioctls on an open file, which Landlock checked when it was
+	// opened (and the setting one is refused above).
+	rs = append(rs,
+		rule{name: "file_getattr", errno: errnoENOSYS, nr: 468},
+		rule{name: "file_setattr", errno: errnoENOSYS, nr: 469})
+	// The caller's LSM attributes (Linux 6.8), what a write to
+	// /proc/self/attr does, past the path rules that keep /proc
+	// read-only: an AppArmor hat or profile change, an SELinux exec
+	// context. Reading them stays (lsm_get_self_attr, /proc/self/attr).
+	rs = append(rs, rule{name: "lsm_set_self_attr", errno: errnoENOSYS, nr: 460})
+	// A lease makes every other process that opens the file (for
+	// writing, with a read lease) wait until the holder lets go or
+	// lease-break-time (45 s) passes: a read lease needs only a
+	// read-only descriptor and ownership, so a command could hold up
+	// the host's writers of guardrun's config, or, as root, of
+	// /etc/passwd. Both backends show the host's inodes.
+	rs = append(rs, rule{name: "fcntl", errno: errnoEPERM,
+		cond: "cmd (low 32 bits) is F_SETLEASE", any: []match{lowEq(1, fSetLease)}})
 	// Sockets. Every group below is refused with the network on as well:
 	// none is needed to reach the network, and each reaches something
 	// of the host's the namespace does not hide.
@@ -305,6 +353,24 @@ func rules(p sandbox.SeccompPolicy) []rule {
 			// (a host daemon's, squatted while the command runs).
 			rs = append(rs, rule{name: "bind", errno: errnoEPERM,
 				cond: "always (no network and no unix_sockets: the only sockets are socketpairs)"})
+		}
+		if p.AllowNetwork && !p.HostShared && !p.InetStreamOnly {
+			// With the network on, bwrap shares the host's network
+			// namespace, where abstract unix names live: binding a
+			// socketpair end takes a name a host daemon binds later
+			// (its bind then fails while the command runs). The
+			// filter cannot read the address's family, but its length
+			// gives it away: the families a command binds with the
+			// network take 12 (netlink), 16 (IPv4), 24 (CAN, old
+			// IPv6) or 28 (IPv6) bytes, or more than sockaddr_un's
+			// 110 (sockaddr_storage), and an abstract name takes 3 to
+			// 110. So those lengths stay and the others are refused:
+			// only names of exactly 9, 13, 21 or 25 bytes can still be
+			// taken. The landlock backend (HostShared) has guardrun
+			// read the address instead (landlock.AbstractBind).
+			rs = append(rs, rule{name: "bind", errno: errnoEPERM,
+				cond: "address length (low 32 bits) is 3 to 110 but not 12, 16, 24 or 28 (an abstract unix name in the host's network namespace)",
+				any:  lowRangeExcept(2, 3, 110, 12, 16, 24, 28)})
 		}
 	}
 	if p.AllowNetwork {
@@ -357,6 +423,10 @@ func rules(p sandbox.SeccompPolicy) []rule {
 			// (autobind), past Landlock's bind rule: the command would
 			// take connections from outside.
 			rule{name: "listen", errno: errnoEPERM, cond: "always (TCP only: no local servers)"},
+			// Landlock refuses every TCP bind already; what is left
+			// to bind is a socketpair end, to an abstract unix name of
+			// the host's.
+			rule{name: "bind", errno: errnoEPERM, cond: "always (TCP only: no local servers, no abstract unix names)"},
 			// TCP Fast Open connects from sendto/sendmsg, past connect().
 			rule{name: "sendto", errno: errnoEPERM,
 				cond: "flags has MSG_FASTOPEN", any: []match{hasBits(3, msgFastOpen)}},
@@ -369,6 +439,142 @@ func rules(p sandbox.SeccompPolicy) []rule {
 	rs = append(rs, rule{name: "socketpair", errno: errnoEAFNOSUPPORT,
 		cond: "domain is not AF_UNIX", any: notUnix})
 	return rs
+}
+
+// ioc is the ioctl request with direction dir, type typ and number nr,
+// of no size (compared with iocSizeless or iocTypeNr).
+func ioc(dir, typ, nr uint64) uint64 { return dir<<30 | typ<<8 | nr }
+
+// fileIoctl is one request that changes a file, its file system, or the
+// file system's keys.
+type fileIoctl struct {
+	name    string
+	dir, nr uint64
+}
+
+// fileIoctls refuse the ioctls that change a file's data or metadata, or
+// its file system, through a descriptor the command holds: Landlock's
+// ioctl right covers device files only, and these need no more than a
+// read-only descriptor and ownership (the kernel checks the owner, not
+// how the file was opened; as root, every system file is the command's).
+// So chattr's FS_IOC_SETFLAGS would mark a read-only zone's file, or
+// guardrun's own config, no-dump or synchronous; FS_IOC_ENABLE_VERITY
+// makes a file read-only for good; FS_IOC_SET_ENCRYPTION_POLICY makes an
+// empty directory unusable without a key; the key ioctls change the file
+// system's keyring; btrfs creates subvolumes (a directory, past
+// Landlock's make-directory right) and snapshots in any directory the
+// command can open. Kept: what only reads (FS_IOC_GETFLAGS,
+// FS_IOC_FSGETXATTR, FS_IOC_FIEMAP, the get-policy and verity-measure
+// calls), and FICLONE and FICLONERANGE, which the kernel runs only on a
+// destination opened for writing (cp --reflink). The requests are
+// compared by direction, type and number, whatever the size (the 32-bit
+// forms), and btrfs's and f2fs's whole ranges by type, but for the two
+// clone requests. Keep doc.go's Limitations in sync.
+func fileIoctls() []rule {
+	const (
+		typeF     = 'f'  // linux/fs.h, ext4, fscrypt, fsverity
+		typeV     = 'v'  // FS_IOC_GETVERSION, FS_IOC_SETVERSION
+		typeX     = 'X'  // linux/fs.h, XFS, ext4's shutdown
+		typeBtrfs = 0x94 // btrfs, and FICLONE, FICLONERANGE, FIDEDUPERANGE, FS_IOC_*FSLABEL
+		typeF2fs  = 0xf5 // f2fs
+	)
+	byNumber := []struct {
+		typ  uint64
+		reqs []fileIoctl
+	}{
+		{typeF, []fileIoctl{
+			{"FS_IOC_SETFLAGS", iocWrite, 2},
+			{"EXT4_IOC_SETVERSION", iocWrite, 4},
+			{"EXT4_IOC_GROUP_EXTEND", iocWrite, 7},
+			{"EXT4_IOC_GROUP_ADD", iocWrite, 8},
+			{"EXT4_IOC_MIGRATE", iocNone, 9},
+			{"EXT4_IOC_ALLOC_DA_BLKS", iocNone, 12},
+			{"EXT4_IOC_MOVE_EXT", iocRead | iocWrite, 15},
+			{"EXT4_IOC_RESIZE_FS", iocWrite, 16},
+			{"EXT4_IOC_SWAP_BOOT", iocNone, 17},
+			// _IOR although it sets: the header's historical spelling.
+			{"FS_IOC_SET_ENCRYPTION_POLICY", iocRead, 19},
+			// A get that writes a salt to the superblock when it has none.
+			{"FS_IOC_GET_ENCRYPTION_PWSALT", iocWrite, 20},
+			{"FS_IOC_ADD_ENCRYPTION_KEY", iocRead | iocWrite, 23},
+			{"FS_IOC_REMOVE_ENCRYPTION_KEY", iocRead | iocWrite, 24},
+			{"FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS", iocRead | iocWrite, 25},
+			{"EXT4_IOC_CLEAR_ES_CACHE", iocNone, 40},
+			{"EXT4_IOC_CHECKPOINT", iocWrite, 43},
+			{"EXT4_IOC_SETFSUUID", iocWrite, 44},
+			{"FS_IOC_ENABLE_VERITY", iocWrite, 133},
+		}},
+		{typeV, []fileIoctl{
+			{"FS_IOC_SETVERSION", iocWrite, 2},
+		}},
+		{typeX, []fileIoctl{
+			{"FS_IOC_FSSETXATTR", iocWrite, 32},
+			{"FIFREEZE", iocRead | iocWrite, 119},
+			{"FITHAW", iocRead | iocWrite, 120},
+			{"FITRIM", iocRead | iocWrite, 121},
+			{"EXT4_IOC_SHUTDOWN", iocRead, 125},
+		}},
+	}
+	var rs []rule
+	for _, g := range byNumber {
+		for _, q := range g.reqs {
+			rs = append(rs, rule{name: "ioctl", errno: errnoEPERM,
+				cond: fmt.Sprintf("request is %s (%#x, any size)", q.name, ioc(q.dir, g.typ, q.nr)),
+				any:  []match{{arg: 1, op: opMaskedEq, mask: iocSizeless, val: ioc(q.dir, g.typ, q.nr)}}})
+		}
+	}
+	// btrfs: subvolumes and snapshots made or removed, received-subvolume
+	// marks, defragmentation that recompresses, read-only flags, dedupe
+	// into a destination opened read-only, device and quota changes
+	// (those need CAP_SYS_ADMIN, which the command has not): nothing a
+	// command needs but the two clone requests.
+	rs = append(rs, rule{name: "ioctl", errno: errnoEPERM,
+		cond: "request type is 0x94 (btrfs, FIDEDUPERANGE, FS_IOC_*FSLABEL) and its number is neither 9 (FICLONE) nor 13 (FICLONERANGE)",
+		any:  typeNotIn(1, typeBtrfs, 9, 13)})
+	// f2fs: atomic and volatile writes, pinning, compression, garbage
+	// collection, checkpoints.
+	rs = append(rs, rule{name: "ioctl", errno: errnoEPERM,
+		cond: "request type is 0xf5 (f2fs)",
+		any:  []match{{arg: 1, op: opMaskedEq, mask: 0xff00, val: typeF2fs << 8}}})
+	return rs
+}
+
+// typeNotIn matches an ioctl request of type typ whose number (bits 0-7)
+// is none of nrs, whatever its direction and size: maskedNotIn over the
+// number, each comparison also holding the type.
+func typeNotIn(arg uint, typ uint64, nrs ...uint64) []match {
+	ms := maskedNotIn(arg, 0xff, nrs...)
+	for i := range ms {
+		ms[i].mask |= 0xff00
+		ms[i].val |= typ << 8
+	}
+	return ms
+}
+
+// lowRangeExcept matches an argument whose low 32 bits lie in [lo, hi]
+// and are none of except: the range cut into aligned blocks of a power
+// of two, each one masked comparison.
+func lowRangeExcept(arg uint, lo, hi uint64, except ...uint64) []match {
+	var ms []match
+	for v := lo; v <= hi; {
+		if slices.Contains(except, v) {
+			v++
+			continue
+		}
+		// The largest aligned block from v that stays in range and
+		// holds no exception.
+		size := uint64(1)
+		for {
+			next := size * 2
+			if v%next != 0 || v+next-1 > hi || slices.ContainsFunc(except, func(e uint64) bool { return e >= v && e < v+next }) {
+				break
+			}
+			size = next
+		}
+		ms = append(ms, match{arg: arg, op: opMaskedEq, mask: low32 &^ (size - 1), val: v})
+		v += size
+	}
+	return ms
 }
 
 // lowNotIn matches an argument whose low 32 bits are none of vals: a bit

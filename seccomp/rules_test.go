@@ -76,6 +76,7 @@ func TestRulesNetwork(t *testing.T) {
 	}
 	if diff := cmp.Diff(netSock, []RuleDesc{
 		unixRule, dgramPair,
+		{Name: "bind", Action: "EPERM", Cond: "address length (low 32 bits) is 3 to 110 but not 12, 16, 24 or 28 (an abstract unix name in the host's network namespace)"},
 		{Name: "socket", Action: "EPERM", Cond: "domain (low 32 bits) is AF_PACKET"},
 		{Name: "socket", Action: "EAFNOSUPPORT", Cond: "domain (low 32 bits) is AF_ALG, AF_VSOCK or AF_TIPC"},
 		{Name: "socket", Action: "EPERM", Cond: "domain is AF_INET or AF_INET6 and type (low 4 bits) is SOCK_RAW"},
@@ -146,5 +147,24 @@ func TestNotIn(t *testing.T) {
 				t.Errorf("mask %#x, values %v: %#x refused %v, want %v", tc.mask, tc.vals, x, got, want)
 			}
 		}
+	}
+}
+
+// TestLowRangeExcept checks the blocks that stand for "in [lo, hi] and
+// none of these" (bind's address length with the network on), without a
+// kernel.
+func TestLowRangeExcept(t *testing.T) {
+	ms := lowRangeExcept(2, 3, 110, 12, 16, 24, 28)
+	for x := uint64(0); x < 300; x++ {
+		for _, junk := range []uint64{0, 0xffffffff00000000, 0x100000000} {
+			want := x >= 3 && x <= 110 && x != 12 && x != 16 && x != 24 && x != 28
+			got := slices.ContainsFunc(ms, func(m match) bool { return m.holds([6]uint64{2: x | junk}) })
+			if got != want {
+				t.Errorf("length %d (junk %#x): matched %v, want %v", x, junk, got, want)
+			}
+		}
+	}
+	if len(ms) > 24 {
+		t.Errorf("%d comparisons for one range", len(ms))
 	}
 }

@@ -25,6 +25,8 @@ type call struct {
 	replace string
 	// wrapped counts the wrappers around this command.
 	wrapped int
+	// byProgram: a program, not the shell, starts this command.
+	byProgram bool
 	// noLevel names what started this command, through any wrappers,
 	// without the SHLVL its shell exported (env -i, env -u SHLVL,
 	// exec -c); "" when nothing did.
@@ -43,12 +45,17 @@ func (c call) sub(k int, via string) call {
 		fromInput: c.fromInput,
 		replace:   c.replace,
 		wrapped:   c.wrapped + 1,
+		byProgram: !shellStarts[via],
 		noLevel:   c.noLevel,
 		pos:       w.Pos,
 		start:     w.start,
 		end:       max(c.end, w.start),
 	}
 }
+
+// shellStarts are the wrappers that are builtins of the shell: the
+// command they run is started by the shell itself.
+var shellStarts = map[string]bool{"command": true, "builtin": true, "exec": true, "coproc": true}
 
 // maxWrapped bounds wrapper chains (env env env ...): each wrapper is
 // reported with the rest of the argv, so a long chain costs quadratic
@@ -160,6 +167,8 @@ func (f *frame) emit(c call) {
 		Argv:          argv,
 		Assigns:       c.assigns,
 		ArgsFromInput: c.fromInput,
+		Replace:       c.replace,
+		ByProgram:     c.byProgram,
 		Via:           c.via,
 		Text:          text,
 		Pos:           c.pos,
@@ -605,6 +614,7 @@ func xargsCmd(f *frame, c call) bool {
 				start: c.end, end: c.end}},
 			via:       append(slices.Clip(c.via), "xargs"),
 			fromInput: true,
+			byProgram: true,
 			pos:       c.pos,
 			start:     c.start,
 			end:       c.end,

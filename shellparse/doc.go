@@ -37,6 +37,10 @@
 // export, unset or exit, what a shell that keeps its state from one
 // input to the next carries over (Carry). QuoteArgv shows an argv as the
 // dialect's shell would read it back, wherever guardrun shows one.
+// Command.Execs tells a command that execs a program from a builtin the
+// shell runs itself (a program that runs a command, Command.ByProgram,
+// always execs it), and GlobPattern a glob in path.Match notation, for
+// the prediction of what a script runs.
 //
 // # One program
 //

@@ -66,6 +66,13 @@ type Command struct {
 	// ArgsFromInput is set when more arguments are supplied at run time
 	// (xargs appends from stdin, find -exec substitutes file names).
 	ArgsFromInput bool `json:"args_from_input,omitempty"`
+	// Replace is the string xargs -I or find -exec replaces with input in
+	// the command's words; "" when xargs appends its input instead.
+	Replace string `json:"replace,omitempty"`
+	// ByProgram is set when a program starts the command (env, nice,
+	// timeout, xargs, find -exec, ...: they exec it) rather than the
+	// shell, which runs its builtins and functions without an exec.
+	ByProgram bool `json:"by_program,omitempty"`
 	// Via says how the command was reached, outermost first, for example
 	// "$(...)", "bash -c", "find -exec", "trap", "function f". Empty for a
 	// command written directly at top level.

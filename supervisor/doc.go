@@ -17,7 +17,8 @@
 // approval.Prompter; [Terminal] is the Prompter that draws on the
 // person's terminal; [Supervisor.Run] wires both to the agent's pty;
 // [Client] is the Prompter a guardrun child uses to ask over the socket.
-// The protocol is JSON lines, one request per connection; see [Version].
+// The protocol is package ipc's JSON messages, one request per
+// connection; see [Protocol].
 //
 // # Limitations
 //

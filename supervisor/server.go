@@ -1,31 +1,25 @@
 package supervisor
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/sys/sockdir"
+	"github.com/guardrun/guardrun/internal/sys/ipc"
 )
 
 // Defaults of a Server's limits.
 const (
 	// DefaultReadTimeout is how long a client has, from connecting, to
-	// send its whole request. A live guardrun sends at once; this only
-	// stops stalled or hostile clients from holding a slot.
+	// send its request. A live guardrun sends at once; this only stops
+	// stalled or hostile clients from holding a slot.
 	DefaultReadTimeout = 10 * time.Second
-	// DefaultWriteTimeout bounds sending a reply to a client that does
-	// not read.
-	DefaultWriteTimeout = 5 * time.Second
-	// DefaultMaxConns bounds concurrent connections, and with MaxLine the
-	// memory they can pin.
+	// DefaultMaxConns bounds concurrent connections, and with
+	// MaxMessage the memory they can pin.
 	DefaultMaxConns = 64
 )
 
@@ -39,15 +33,13 @@ const socketName = "socket"
 type Server struct {
 	prompter approval.Prompter
 
-	// ReadTimeout, WriteTimeout and MaxConns default to the Default...
-	// constants when zero. Set them before Serve.
-	ReadTimeout  time.Duration
-	WriteTimeout time.Duration
-	MaxConns     int
+	// ReadTimeout and MaxConns default to the Default... constants
+	// when zero. Set them before Serve.
+	ReadTimeout time.Duration
+	MaxConns    int
 
-	ln   *net.UnixListener
-	dir  string
-	path string
+	ln  *ipc.Listener
+	srv ipc.Server
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -61,7 +53,7 @@ type Server struct {
 	wake chan struct{}
 
 	serveDone chan struct{}
-	wg        sync.WaitGroup // connection handlers and the prompt loop
+	wg        sync.WaitGroup // the prompt loop
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -89,36 +81,22 @@ func Listen(base string, p approval.Prompter) (*Server, error) {
 	if p == nil {
 		return nil, errors.New("supervisor: no prompter")
 	}
-	if base == "" {
-		base = sockdir.Base(os.Getenv)
-	}
-	dir, err := sockdir.Make(base, "guardrun-", socketName)
+	ln, err := ipc.ListenPrivate(base, "guardrun-", socketName)
 	if err != nil {
-		return nil, fmt.Errorf("supervisor: socket directory: %w", err)
-	}
-	path := filepath.Join(dir, socketName)
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("supervisor: listen: %w", err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("supervisor: socket: %w", err)
+		return nil, fmt.Errorf("supervisor: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		prompter: p, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
+		prompter: p, ln: ln, ctx: ctx, cancel: cancel,
 		grants: map[string]bool{}, wake: make(chan struct{}, 1), serveDone: make(chan struct{}),
 	}, nil
 }
 
 // Path is the socket, for GUARDRUN_SOCKET.
-func (s *Server) Path() string { return s.path }
+func (s *Server) Path() string { return s.ln.Path() }
 
 // Dir is the socket's private directory, which sandboxes must hide.
-func (s *Server) Dir() string { return s.dir }
+func (s *Server) Dir() string { return s.ln.Dir() }
 
 // Serve accepts connections until Close. Each connection gets its own
 // goroutine, a deadline for its request and a size limit, so no client
@@ -129,53 +107,26 @@ func (s *Server) Serve() error {
 		s.mu.Unlock()
 		return errors.New("supervisor: Serve called twice or after Close")
 	}
+	readTimeout := s.ReadTimeout
+	if readTimeout <= 0 {
+		readTimeout = DefaultReadTimeout
+	}
+	maxConns := s.MaxConns
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
+	s.srv = ipc.Server{Protocol: Protocol, MaxConns: maxConns, HelloTimeout: readTimeout,
+		Handle: func(ctx context.Context, c *ipc.Conn) { s.handle(ctx, c, readTimeout) }}
 	s.served = true
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer close(s.serveDone)
 	go s.promptLoop()
 
-	readTimeout, maxConns := s.ReadTimeout, s.MaxConns
-	if readTimeout <= 0 {
-		readTimeout = DefaultReadTimeout
+	if err := s.srv.Serve(s.ln); err != nil && s.ctx.Err() == nil {
+		return fmt.Errorf("supervisor: %w", err)
 	}
-	if maxConns <= 0 {
-		maxConns = DefaultMaxConns
-	}
-	slots := make(chan struct{}, maxConns)
-	for {
-		conn, err := s.ln.AcceptUnix()
-		if err != nil {
-			if s.ctx.Err() != nil {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
-				// Out of descriptors: wait for handlers to finish.
-				time.Sleep(20 * time.Millisecond)
-				continue
-			}
-			return fmt.Errorf("supervisor: accept: %w", err)
-		}
-		select {
-		case slots <- struct{}{}:
-		default:
-			s.reply(conn, Reply{Error: "the supervisor is busy: too many connections"})
-			conn.Close()
-			continue
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer func() { <-slots }()
-			s.handle(conn, readTimeout)
-		}()
-	}
-}
-
-func isTemporary(err error) bool {
-	var t interface{ Temporary() bool }
-	return errors.As(err, &t) && t.Temporary()
+	return nil
 }
 
 // Close stops accepting, withdraws every waiting request (their clients
@@ -185,92 +136,54 @@ func isTemporary(err error) bool {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
-		s.closeErr = s.ln.Close()
 		s.mu.Lock()
 		served := s.served
 		s.mu.Unlock()
 		if served {
+			s.closeErr = s.srv.Close()
 			<-s.serveDone
 		}
 		s.wg.Wait()
-		if err := os.RemoveAll(s.dir); err != nil && s.closeErr == nil {
+		if err := s.ln.Close(); err != nil && s.closeErr == nil {
 			s.closeErr = err
 		}
 	})
 	return s.closeErr
 }
 
-// handle serves one connection: one request, one reply.
-func (s *Server) handle(conn *net.UnixConn, readTimeout time.Duration) {
-	defer conn.Close()
-	// Whatever a client sends, it must not take the supervisor down: the
-	// person's terminal is in raw mode and only a clean exit restores it.
-	defer func() {
-		if r := recover(); r != nil {
-			s.reply(conn, Reply{Error: "internal error"})
+// handle serves one connection: its request, one reply. A client that
+// has sent no request within readTimeout of its hello loses the
+// connection.
+func (s *Server) handle(ctx context.Context, c *ipc.Conn, readTimeout time.Duration) {
+	asker := describePeer(c.Peer().PID)
+	var asked atomic.Bool
+	idle := time.AfterFunc(readTimeout, func() {
+		if !asked.Load() {
+			c.Close()
 		}
-	}()
-	pid, ok := peerAllowed(conn)
-	if !ok {
-		return
-	}
-	conn.SetReadDeadline(time.Now().Add(readTimeout))
-	br := bufio.NewReaderSize(conn, 64<<10)
-	line, err := ReadLine(br, MaxLine)
-	if err != nil {
-		var ne net.Error
-		switch {
-		case errors.Is(err, ErrTooLarge):
-			s.reply(conn, Reply{Error: fmt.Sprintf("request larger than %d bytes", MaxLine)})
-		case errors.Is(err, ErrTruncated):
-			s.reply(conn, Reply{Error: "request truncated"})
-		case errors.As(err, &ne) && ne.Timeout():
-			s.reply(conn, Reply{Error: "request not sent in time"})
+	})
+	defer idle.Stop()
+	c.Serve(ctx, ipc.Handler{Request: func(ctx context.Context, m *ipc.Message) (any, error) {
+		asked.Store(true)
+		req, err := decodeAsk(m)
+		if err != nil {
+			return nil, err
 		}
-		return
-	}
-	req, err := DecodeAsk(line)
-	if err != nil {
-		s.reply(conn, Reply{Error: err.Error()})
-		return
-	}
-	if br.Buffered() > 0 {
-		s.reply(conn, Reply{Error: "one request per connection"})
-		return
-	}
-	conn.SetReadDeadline(time.Time{})
-
-	// The client says nothing more until it has its answer: anything it
-	// sends, or its hanging up, withdraws the request.
-	ctx, cancel := context.WithCancel(context.WithValue(s.ctx, askerKey{}, describePeer(pid)))
-	defer cancel()
-	go func() {
-		var b [1]byte
-		conn.Read(b[:]) // returns when the client talks, hangs up, or conn closes
-		cancel()
-	}()
-
-	rep := s.decide(ctx, req)
-	if ctx.Err() != nil && s.ctx.Err() == nil {
-		return // the client is gone; nobody to tell
-	}
-	s.reply(conn, rep)
-}
-
-func (s *Server) reply(conn net.Conn, r Reply) {
-	wt := s.WriteTimeout
-	if wt <= 0 {
-		wt = DefaultWriteTimeout
-	}
-	conn.SetWriteDeadline(time.Now().Add(wt))
-	conn.Write(EncodeReply(r))
+		// The request ends when its client withdraws it or goes away
+		// (ctx), or the supervisor closes.
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, askerKey{}, asker))
+		defer cancel()
+		stop := context.AfterFunc(s.ctx, cancel)
+		defer stop()
+		return s.decide(ctx, req)
+	}})
 }
 
 // decide answers one request: from session memory, or by queueing it for
 // the person.
-func (s *Server) decide(ctx context.Context, req *approval.Request) Reply {
+func (s *Server) decide(ctx context.Context, req *approval.Request) (reply, error) {
 	if s.granted(req.Key) {
-		return Reply{Approve: true, Session: true, By: "session"}
+		return reply{Approve: true, Session: true, By: "session"}, nil
 	}
 	p := &pending{req: req, ctx: ctx, done: make(chan result, 1)}
 	s.mu.Lock()
@@ -284,13 +197,13 @@ func (s *Server) decide(ctx context.Context, req *approval.Request) Reply {
 	case res := <-p.done:
 		if res.err != nil {
 			if ctx.Err() != nil {
-				return Reply{Error: "withdrawn: " + s.why()}
+				return reply{}, errors.New("withdrawn: " + s.why())
 			}
-			return Reply{Error: res.err.Error()}
+			return reply{}, res.err
 		}
-		return Reply{Approve: res.ans.Approve, Session: res.ans.Session, Note: res.ans.Note, By: res.by}
+		return reply{Approve: res.ans.Approve, Session: res.ans.Session, Note: res.ans.Note, By: res.by}, nil
 	case <-ctx.Done():
-		return Reply{Error: "withdrawn: " + s.why()}
+		return reply{}, errors.New("withdrawn: " + s.why())
 	}
 }
 

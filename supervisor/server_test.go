@@ -1,8 +1,8 @@
 package supervisor
 
 import (
-	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/sys/ipc"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -241,25 +242,77 @@ func TestQueueOneAtATime(t *testing.T) {
 	}
 }
 
-// rawConn talks to the server without the client's manners.
-func rawConn(t *testing.T, s *Server) net.Conn {
+// rawConn talks to the server message by message, without the
+// client's manners.
+type rawConn struct{ c *net.UnixConn }
+
+func dialRaw(t *testing.T, s *Server) *rawConn {
 	t.Helper()
-	c, err := net.Dial("unix", s.Path())
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: s.Path(), Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c
+	return &rawConn{c}
 }
 
-func readReply(t *testing.T, c net.Conn) (Reply, error) {
+// rawClient is a raw connection that has said hello.
+func rawClient(t *testing.T, s *Server) *rawConn {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	line, err := ReadLine(bufio.NewReader(c), maxReply)
+	r := dialRaw(t, s)
+	r.send(t, helloMsg)
+	return r
+}
+
+const helloMsg = `{"type":"hello","body":{"protocol":"guardrun-supervisor","version":2}}`
+
+func (r *rawConn) send(t *testing.T, msg string) {
+	t.Helper()
+	r.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	ipc.WriteFrame(r.c, ipc.AppendFrame(nil, ipc.MessageMagic, []byte(msg)), nil)
+}
+
+func (r *rawConn) ask(t *testing.T, id int, req *approval.Request) {
+	t.Helper()
+	b, err := json.Marshal(encodeAsk(req))
 	if err != nil {
-		return Reply{}, err
+		t.Fatal(err)
 	}
-	return DecodeReply(line)
+	r.send(t, fmt.Sprintf(`{"type":"ask","id":%d,"body":%s}`, id, b))
+}
+
+// next is the server's next message but its hello.
+func (r *rawConn) next(t *testing.T) (*ipc.Message, error) {
+	t.Helper()
+	r.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		p, err := ipc.ReadFrameFrom(r.c, ipc.MessageMagic, 1<<20)
+		if err != nil {
+			return nil, err
+		}
+		m, err := ipc.DecodeMessage(p)
+		if err != nil || m.Type != "hello" || m.Error != "" {
+			return m, err
+		}
+	}
+}
+
+// refused reports whether m refuses (an error notice, a refused hello,
+// an error reply) and approves nothing.
+func refused(m *ipc.Message) bool {
+	return m != nil && m.Error != "" && len(m.Body) == 0 || m != nil && m.Type == "hello" && m.Error != ""
+}
+
+func approved(t *testing.T, m *ipc.Message) bool {
+	t.Helper()
+	if m == nil || m.Reply == 0 || m.Error != "" {
+		return false
+	}
+	var r reply
+	if err := m.Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Approve
 }
 
 // Misbehaving clients get an error or a closed connection, quickly, and
@@ -279,92 +332,127 @@ func TestServerSurvivesBadClients(t *testing.T) {
 	}
 
 	t.Run("silent", func(t *testing.T) {
-		c := rawConn(t, s)
-		start := time.Now()
-		r, err := readReply(t, c)
-		if err == nil && r.Error == "" {
-			t.Errorf("a silent client got %+v", r)
-		}
-		if time.Since(start) > 3*time.Second {
-			t.Errorf("silent client held for %v", time.Since(start))
+		for _, c := range []*rawConn{dialRaw(t, s), rawClient(t, s)} {
+			start := time.Now()
+			m, err := c.next(t)
+			if err == nil && !refused(m) {
+				t.Errorf("a silent client got %+v", m)
+			}
+			if time.Since(start) > 3*time.Second {
+				t.Errorf("silent client held for %v", time.Since(start))
+			}
 		}
 		good()
 	})
 	t.Run("garbage", func(t *testing.T) {
-		for _, junk := range []string{"hello\n", "{\n", "\x00\xff\n", `{"v":1,"type":"ask","request":{}}{}` + "\n", `{"v":9,"type":"ask","request":{}}` + "\n"} {
-			c := rawConn(t, s)
-			c.Write([]byte(junk))
-			r, err := readReply(t, c)
-			if err != nil || r.Error == "" || r.Approve {
-				t.Errorf("%q: reply %+v, %v", junk, r, err)
+		for _, junk := range []struct{ hello, msg string }{
+			{"", "hello\n"},
+			{"", "{\n"},
+			{"", "\x00\xff\n"},
+			{"", `{"v":1,"type":"ask","request":{}}` + "\n"},
+			{helloMsg, `{"type":"ask","id":1,"body":{}}{}`},
+			{helloMsg, `{"type":"ask","id":1,"body":{"display":7}}`},
+			{helloMsg, `{"type":"ask","id":1,"body":{"display":"ls","approve":true}}`},
+			{helloMsg, `{"type":"grant","id":1,"body":{"display":"ls"}}`},
+			{helloMsg, `{"type":"ask","id":1}`},
+			{strings.Replace(helloMsg, `"version":2`, `"version":9`, 1), `{"type":"ask","id":1,"body":{"display":"ls"}}`},
+		} {
+			c := dialRaw(t, s)
+			if junk.hello == "" {
+				c.c.Write([]byte(junk.msg))
+			} else {
+				c.send(t, junk.hello)
+				c.send(t, junk.msg)
+			}
+			m, err := c.next(t)
+			if err != nil || !refused(m) {
+				t.Errorf("%q: reply %+v, %v", junk.msg, m, err)
 			}
 		}
 		good()
 	})
 	t.Run("truncated", func(t *testing.T) {
-		c := rawConn(t, s)
-		c.Write([]byte(`{"v":1,"type":"ask","req`))
-		c.(*net.UnixConn).CloseWrite()
-		if r, err := readReply(t, c); err == nil && r.Approve {
-			t.Errorf("truncated request approved: %+v", r)
+		c := rawClient(t, s)
+		frame := ipc.AppendFrame(nil, ipc.MessageMagic, []byte(`{"type":"ask","id":1,"body":{"display":"ls"}}`))
+		c.c.Write(frame[:len(frame)-5])
+		c.c.CloseWrite()
+		if m, err := c.next(t); err == nil && approved(t, m) {
+			t.Errorf("truncated request approved: %+v", m)
 		}
 		good()
 	})
 	t.Run("10MB", func(t *testing.T) {
-		c := rawConn(t, s)
+		c := rawClient(t, s)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-			big := []byte(`{"v":1,"type":"ask","request":{"display":"` + strings.Repeat("x", 10<<20))
-			c.Write(big) // fails once the server gives up reading
+			c.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			big := ipc.AppendFrame(nil, ipc.MessageMagic, []byte(`{"type":"ask","id":1,"body":{"display":"`+strings.Repeat("x", 10<<20)+`"}}`))
+			c.c.Write(big) // fails once the server gives up reading
 		}()
-		r, err := readReply(t, c)
-		if err == nil && (r.Approve || r.Error == "") {
-			t.Errorf("10 MB request: %+v", r)
+		m, err := c.next(t)
+		if err == nil && (approved(t, m) || !refused(m)) {
+			t.Errorf("10 MB request: %+v", m)
 		}
 		<-done
 		good()
 	})
 	t.Run("two requests on one connection", func(t *testing.T) {
-		c := rawConn(t, s)
-		line, _ := EncodeAsk(request("ls", ""))
-		c.Write(append(append([]byte{}, line...), line...))
-		r, err := readReply(t, c)
-		if err != nil || r.Approve {
-			t.Errorf("reply %+v, %v", r, err)
+		// Each is queued and answered as if it came alone.
+		c := rawClient(t, s)
+		c.ask(t, 1, request("first of two", ""))
+		c.ask(t, 2, request("second of two", ""))
+		for i := 0; i < 2; i++ {
+			d := waitShown(t, f)
+			f.answers <- approval.Answer{Approve: d == "second of two"}
+		}
+		for i := 0; i < 2; i++ {
+			m, err := c.next(t)
+			if err != nil || m.Reply == 0 || approved(t, m) != (m.Reply == 2) {
+				t.Errorf("reply %+v, %v", m, err)
+			}
 		}
 		good()
 	})
 	t.Run("disconnect mid-prompt", func(t *testing.T) {
-		c := rawConn(t, s)
-		line, _ := EncodeAsk(request("touch gone", testKey))
-		c.Write(line)
+		c := rawClient(t, s)
+		c.ask(t, 1, request("touch gone", testKey))
 		if d := waitShown(t, f); d != "touch gone" {
 			t.Fatalf("shown %q", d)
 		}
-		c.Close()
+		c.c.Close()
 		// The prompt is withdrawn: the fake returns on ctx, and the next
 		// request is shown without anyone answering the first.
 		f.waitIdle(t)
 		good()
 	})
+	t.Run("cancel mid-prompt", func(t *testing.T) {
+		c := rawClient(t, s)
+		c.ask(t, 1, request("touch cancelled", testKey))
+		if d := waitShown(t, f); d != "touch cancelled" {
+			t.Fatalf("shown %q", d)
+		}
+		c.send(t, `{"cancel":1}`)
+		f.waitIdle(t)
+		if m, err := c.next(t); err != nil || !refused(m) || !strings.Contains(m.Error, "withdrawn") {
+			t.Errorf("the cancelled request's reply: %+v, %v", m, err)
+		}
+		good()
+	})
 	t.Run("disconnect while queued", func(t *testing.T) {
-		c1 := rawConn(t, s)
-		l1, _ := EncodeAsk(request("first", ""))
-		c1.Write(l1)
+		c1 := rawClient(t, s)
+		c1.ask(t, 1, request("first", ""))
 		waitShown(t, f)
-		c2 := rawConn(t, s)
-		l2, _ := EncodeAsk(request("queued then gone", ""))
-		c2.Write(l2)
+		c2 := rawClient(t, s)
+		c2.ask(t, 1, request("queued then gone", ""))
 		waitQueue(t, s, "the second request waiting", queued(1))
-		c2.Close()
+		c2.c.Close()
 		waitQueue(t, s, "the second request withdrawn", func(q []*pending) bool {
 			return len(q) == 1 && q[0].ctx.Err() != nil
 		})
 		f.answers <- approval.Answer{Approve: true}
-		if r, err := readReply(t, c1); err != nil || !r.Approve {
-			t.Fatalf("first: %+v %v", r, err)
+		if m, err := c1.next(t); err != nil || !approved(t, m) {
+			t.Fatalf("first: %+v %v", m, err)
 		}
 		good()
 		f.mu.Lock()
@@ -389,18 +477,16 @@ func TestTooManyConnections(t *testing.T) {
 	defer s.Close()
 	// Two connections hold the two slots: one request on screen, one
 	// waiting behind it.
-	for i, c := range []net.Conn{rawConn(t, s), rawConn(t, s)} {
-		line, _ := EncodeAsk(request(fmt.Sprint("holds a slot ", i), ""))
-		c.Write(line)
+	for i, c := range []*rawConn{rawClient(t, s), rawClient(t, s)} {
+		c.ask(t, 1, request(fmt.Sprint("holds a slot ", i), ""))
 		if i == 0 {
 			waitShown(t, f)
 		}
 	}
 	waitQueue(t, s, "a request waiting", queued(1))
-	c := rawConn(t, s)
-	r, err := readReply(t, c)
-	if err != nil || !strings.Contains(r.Error, "busy") {
-		t.Errorf("third connection: %+v, %v", r, err)
+	_, err = askVia(t, s, request("a third", ""))
+	if err == nil || !strings.Contains(err.Error(), "busy") {
+		t.Errorf("third connection: %v", err)
 	}
 }
 

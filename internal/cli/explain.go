@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/request"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/shellparse"
 )
@@ -35,7 +35,7 @@ func cmdExplain(g *global, args []string, io IO) error {
 	case len(vf.args) > 0:
 		return usagef("unexpected argument %q", vf.args[0])
 	}
-	e, l, err := request.LoadConfig(g.Options)
+	e, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
 		return err
 	}
@@ -65,6 +65,14 @@ func writeDecision(io IO, d *rules.Decision) {
 	}
 	if d.Proxy {
 		fmt.Fprintf(io.Stdout, "network:  %s\n", approval.Sanitize(d.Hosts))
+	}
+	switch {
+	case d.Verified:
+		fmt.Fprintln(io.Stdout, "verified: the analysis bounds every part; what it runs and writes is checked as it runs")
+	case d.Bounded:
+		fmt.Fprintln(io.Stdout, "verified: no, the request is not pre-approved (the analysis bounds every part)")
+	default:
+		fmt.Fprintf(io.Stdout, "verified: no, %s\n", approval.Sanitize(d.Unbounded))
 	}
 	if len(d.Parts) > 0 {
 		fmt.Fprintln(io.Stdout, "parts:")
@@ -101,15 +109,15 @@ type exampleResult struct {
 }
 
 type checkReport struct {
-	Config   string               `json:"config"`
-	Source   string               `json:"source"`
-	Trusted  bool                 `json:"trusted"`
-	Files    []request.ConfigFile `json:"files"`
-	Rules    int                  `json:"rules"`
-	Zones    int                  `json:"zones"`
-	Examples []exampleResult      `json:"examples"`
-	Passed   int                  `json:"passed"`
-	Failed   int                  `json:"failed"`
+	Config   string          `json:"config"`
+	Source   string          `json:"source"`
+	Trusted  bool            `json:"trusted"`
+	Files    []config.File   `json:"files"`
+	Rules    int             `json:"rules"`
+	Zones    int             `json:"zones"`
+	Examples []exampleResult `json:"examples"`
+	Passed   int             `json:"passed"`
+	Failed   int             `json:"failed"`
 }
 
 func cmdCheck(g *global, args []string, io IO) error {
@@ -120,7 +128,7 @@ func cmdCheck(g *global, args []string, io IO) error {
 	if len(vf.args) > 0 || vf.dashes {
 		return usagef("check takes no arguments")
 	}
-	_, l, err := request.LoadConfig(g.Options)
+	_, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/shellparse"
 )
@@ -35,7 +36,7 @@ func cmdLog(g *global, args []string, io IO) error {
 			return usagef("-n wants a number of entries, got %q", s)
 		}
 	}
-	_, l, err := request.LoadConfig(g.Options)
+	_, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func cmdSession(g *global, args []string, io IO) error {
 		}
 		return nil
 	}
-	e, l, err := request.LoadConfig(g.Options)
+	e, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,9 @@ Usage:
   guardrun log [--json] [-n N] [--session ID]     approval and run history
   guardrun session list|revoke            session grants
   guardrun trust [FILE]                   trust a project's .guardrun.yaml
+  guardrun integrate AGENT [--project] [--remove] [--dry-run] | --status
+                                          wire guardrun into an agent's own hooks (claude-code, codex, gemini)
+  guardrun hook AGENT                     the hook command an agent runs (JSON on stdin)
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -118,7 +121,10 @@ Flags (before or after the verb):
                       $GUARDRUN_BACKEND, else sandbox.backend)
 
 As a login shell (SHELL=guardrun) it accepts -c, -l/--login, -lc, -i, -e
-and an argv[0] starting with '-'.
+and an argv[0] starting with '-'. Claude Code, Codex and Gemini CLI do not
+use $SHELL: see guardrun integrate --help. The commands guardrun hook
+rewrites start with --via AGENT [--workspace DIR] [--ticket ID]
+[--cwd-fd N] before -c.
 
 Exit status: the command's own (signals as 128+N); 77 refused; 125 guardrun
 failed; 2 usage error.
@@ -142,6 +148,11 @@ func dispatch(argv0 string, args []string, io IO) error {
 		}
 		fmt.Fprint(io.Stderr, mainUsage)
 		return usagef("nothing to run")
+	}
+	if hf, after, err := takeHookFlags(rest); err != nil {
+		return err
+	} else if hf != nil {
+		return runHooked(g, hf, after, io)
 	}
 	first := rest[0]
 	switch {
@@ -179,6 +190,10 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdTrust(g, vargs, io)
 	case "connect":
 		return cmdConnect(g, vargs, io)
+	case "hook":
+		return cmdHook(g, vargs, io)
+	case "integrate":
+		return cmdIntegrate(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/trust"
+	"github.com/guardrun/guardrun/internal/config"
 )
 
 // world is a private HOME (with XDG dirs) and a project directory that is
@@ -274,7 +274,7 @@ sandbox:
 		t.Errorf("curl under the untrusted project: %s, want ask (its approval: false is ignored)", d)
 	}
 
-	store := trust.Open(approval.DefaultStateDir())
+	store := config.OpenTrustStore(approval.DefaultStateDir())
 	if err := store.Trust(proj, []byte(content)); err != nil {
 		t.Fatal(err)
 	}

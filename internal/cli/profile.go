@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
@@ -81,7 +82,7 @@ func cmdProfile(g *global, args []string, io IO) error {
 	if osName != "linux" && osName != "darwin" {
 		return usagef("--os wants linux or darwin, got %q", osName)
 	}
-	e, l, err := request.LoadConfig(g.Options)
+	e, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
 		return err
 	}
@@ -139,6 +140,14 @@ func cmdProfile(g *global, args []string, io IO) error {
 		fmt.Fprintf(w, "%-11s %s\n", name+":", strings.Join(l, " "))
 	}
 	list("read-only", p.ReadOnly)
+	if len(p.HomeRead) > 0 {
+		// Why parts of the home directory are visible: the person's
+		// toolchains, found through PATH (system_read: default).
+		fmt.Fprintf(w, "home read-only (toolchains on PATH; system_read: default):\n")
+		for _, h := range p.HomeRead {
+			fmt.Fprintf(w, "            %s  (%s)\n", h.Path, h.Why)
+		}
+	}
 	list("read-write", p.ReadWrite)
 	list("ro-over", p.ReadOnlyOver)
 	list("denied", p.Deny)

@@ -3,7 +3,7 @@ package cli
 import (
 	"fmt"
 
-	"github.com/guardrun/guardrun/internal/request"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/shellparse"
 )
 
@@ -11,13 +11,13 @@ import (
 // there: --config or $GUARDRUN_CONFIG, else the nearest .guardrun.yaml
 // (trusted, or only tightening the base), the user config, the embedded
 // default (whose workspace is dir).
-func (sh *shell) configFor(dir string) (*request.Loaded, error) {
+func (sh *shell) configFor(dir string) (*config.Loaded, error) {
 	return sh.s.ConfigFor(dir)
 }
 
 // useConfig makes l the config for the lines that follow, saying so when
 // it is another file, and what an untrusted one may not do.
-func (sh *shell) useConfig(l *request.Loaded) {
+func (sh *shell) useConfig(l *config.Loaded) {
 	old := sh.s.Loaded
 	sh.s.Loaded = l
 	sh.lang = shellparse.DialectFor(l.Cfg.Shell.Program)

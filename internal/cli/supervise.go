@@ -18,16 +18,26 @@ import (
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/serve"
+	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/supervisor"
 )
 
-const superviseUsage = `Usage: guardrun supervise [--config FILE] [--backend NAME] -- AGENT [ARG...]
+const superviseUsage = `Usage: guardrun supervise [--config FILE] [--backend NAME] [--trust-shell] -- AGENT [ARG...]
 
 Runs AGENT in a pseudo-terminal on this terminal. The commands it runs
-through $SHELL (guardrun) ask for approval here: the prompt appears over
-the agent's output, which is held back until you answer, and every
-guardrun the agent starts, however nested, asks in the same place.
-"Approve for session" lasts as long as this supervisor.
+through guardrun ask for approval here: the prompt appears over the
+agent's output, which is held back until you answer, and every guardrun
+the agent starts, however nested, asks in the same place. "Approve for
+session" lasts as long as this supervisor.
+
+Claude Code, Codex and Gemini CLI (by the command's name, also behind
+npx) choose their own shell, not $SHELL: their shell and file tools reach
+guardrun through the agent's pre-tool hook (guardrun hook). For Claude
+Code, supervise adds the hook for this run (--settings); Codex and Gemini
+CLI read hooks only from their settings files, so supervise needs them
+wired once (guardrun integrate codex|gemini) and offers to do it. It says
+at start which. For any other agent it warns that only what it runs
+through $SHELL is checked; --trust-shell says that is all it runs.
 
 The agent's environment gets SHELL (this guardrun), GUARDRUN_SOCKET (where
 its commands ask), GUARDRUN_SESSION (the supervisor's session), with
@@ -47,7 +57,7 @@ Exit status: the agent's own (signals as 128+N); 125 if guardrun failed;
 `
 
 func cmdSupervise(g *global, args []string, io IO) error {
-	vf, help, err := verbStart(g, args, superviseUsage, nil, nil, io)
+	vf, help, err := verbStart(g, args, superviseUsage, nil, []string{"--trust-shell"}, io)
 	if err != nil || help {
 		return err
 	}
@@ -82,6 +92,14 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	if err != nil {
 		return fmt.Errorf("supervise: find guardrun's own path for SHELL: %w", err)
 	}
+	ar, err := wireAgent(argv, vf.bools["--trust-shell"], exe, io)
+	if err != nil {
+		return err
+	}
+	argv = ar.argv
+	if ar.say != "" {
+		fmt.Fprintln(io.Stderr, ar.say)
+	}
 	id, err := newSupervisorSession()
 	if err != nil {
 		return err
@@ -101,7 +119,7 @@ func cmdSupervise(g *global, args []string, io IO) error {
 		}
 		env = setenv(env, "GUARDRUN_CONFIG", abs)
 	}
-	env = unsetenv(unsetenv(env, request.ProxyEnvVar), request.ProxyAddrEnvVar)
+	env = unsetenv(unsetenv(env, netproxy.SharedEnvVar), netproxy.SharedAddrEnvVar)
 	if s.Sandboxed && s.Loaded.Cfg.Sandbox.Proxy && runtime.GOOS == "linux" {
 		// One proxy for the session: the agent's commands register with
 		// it instead of each starting their own.

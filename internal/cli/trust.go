@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/request"
-	"github.com/guardrun/guardrun/internal/trust"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -35,20 +34,20 @@ func cmdTrust(g *global, args []string, io IO) error {
 	if len(vf.args) > 1 || vf.dashes {
 		return usagef("trust takes at most one file")
 	}
-	e, err := request.NewEnv()
+	e, err := config.NewEnv()
 	if err != nil {
 		return err
 	}
 	// The trust store must not be one an earlier sandboxed command could
 	// have written (SPEC §2): the same check as every run's.
-	ref := &request.Loaded{}
+	ref := &config.Loaded{}
 	if err := ref.Discover(e.Clean(), nil); err != nil {
 		return err
 	}
-	if err := request.CheckState(e, ref.Cfg); err != nil {
+	if err := config.CheckState(e, ref.Cfg); err != nil {
 		return err
 	}
-	store := trust.Open(e.StateDir)
+	store := config.OpenTrustStore(e.StateDir)
 	if vf.bools["--list"] {
 		if len(vf.args) > 0 || vf.bools["--revoke"] {
 			return usagef("--list takes no file")
@@ -62,9 +61,9 @@ func cmdTrust(g *global, args []string, io IO) error {
 		}
 		for _, en := range list {
 			state := "trusted"
-			if data, err := request.ReadProject(en.Path); errors.Is(err, fs.ErrNotExist) {
+			if data, err := config.ReadProject(en.Path); errors.Is(err, fs.ErrNotExist) {
 				state = "missing"
-			} else if err != nil || trust.Hash(data) != en.SHA256 {
+			} else if err != nil || config.TrustHash(data) != en.SHA256 {
 				state = "changed since trusted (untrusted)"
 			}
 			fmt.Fprintf(io.Stdout, "%s  %s  %s\n", en.Trusted.Local().Format(time.DateTime), en.Path, state)
@@ -77,10 +76,10 @@ func cmdTrust(g *global, args []string, io IO) error {
 		if err != nil {
 			return err
 		}
-	} else if fs := request.FindProjects(e.Cwd); len(fs) > 0 {
+	} else if fs := config.FindProjects(e.Cwd); len(fs) > 0 {
 		file = fs[0]
 	} else {
-		return fmt.Errorf("trust: no %s in %s or any parent directory", request.ProjectFile, e.Cwd)
+		return fmt.Errorf("trust: no %s in %s or any parent directory", config.ProjectFile, e.Cwd)
 	}
 	if vf.bools["--revoke"] {
 		found, err := store.Revoke(file)
@@ -97,7 +96,7 @@ func cmdTrust(g *global, args []string, io IO) error {
 	// Size-checked before it is read, as every config file is, and
 	// opened without waiting: a command run in the project can have
 	// made it a FIFO, or a link (never followed: see ReadProject).
-	data, err := request.ReadProject(file)
+	data, err := config.ReadProject(file)
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
@@ -105,7 +104,7 @@ func cmdTrust(g *global, args []string, io IO) error {
 	if err != nil {
 		return err
 	}
-	base, chain, err := request.UserOrDefault(e, "")
+	base, chain, err := config.UserOrDefault(e, "")
 	if err != nil {
 		return err
 	}
@@ -137,6 +136,6 @@ func cmdTrust(g *global, args []string, io IO) error {
 	if err := store.Trust(file, data); err != nil {
 		return err
 	}
-	fmt.Fprintf(io.Stdout, "trusted %s (sha256 %s)\n", file, trust.Hash(data)[:16])
+	fmt.Fprintf(io.Stdout, "trusted %s (sha256 %s)\n", file, config.TrustHash(data)[:16])
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/trust"
+	"github.com/guardrun/guardrun/internal/config"
 )
 
 // TestTrustFIFO: a command run in a trusted project can replace its
@@ -20,7 +20,7 @@ func TestTrustFIFO(t *testing.T) {
 	w := newWorld(t)
 	content := "mode: approve-all\n"
 	proj := w.write(t, ".guardrun.yaml", content)
-	store := trust.Open(approval.DefaultStateDir())
+	store := config.OpenTrustStore(approval.DefaultStateDir())
 	if err := store.Trust(proj, []byte(content)); err != nil {
 		t.Fatal(err)
 	}

@@ -48,12 +48,13 @@ var layerOf = map[string]int{
 	"supervisor":            layerPipeline,
 	"internal/fsop":         layerPipeline,
 
-	"approval":       layerPolicy,
-	"rules":          layerPolicy,
-	"cmdsem":         layerPolicy,
-	"shellparse":     layerPolicy,
-	"internal/trust": layerPolicy,
-	"runner":         layerPolicy,
+	"approval":        layerPolicy,
+	"rules":           layerPolicy,
+	"cmdsem":          layerPolicy,
+	"shellparse":      layerPolicy,
+	"internal/config": layerPolicy,
+	"internal/agents": layerPolicy,
+	"runner":          layerPolicy,
 
 	"bwrap":    layerBackend,
 	"landlock": layerBackend,
@@ -67,6 +68,7 @@ var layerOf = map[string]int{
 	"internal/sys/cloexec": layerSys,
 	"internal/sys/regfile": layerSys,
 	"internal/sys/sockdir": layerSys,
+	"internal/sys/ipc":     layerSys,
 	"internal/sys/trace":   layerSys,
 
 	"internal/testing/bashoracle": layerTesting,

@@ -6,7 +6,7 @@
 //
 // In order:
 //
-//  1. Open: the config is found and trusted (Load: --config,
+//  1. Open: the config is found and trusted (config.Load: --config,
 //     $GUARDRUN_CONFIG, the .guardrun.yaml files above the working
 //     directory, the nearest trusted one the base and each untrusted one
 //     only tightening it, the user config, the embedded default; state
@@ -41,11 +41,11 @@
 // *ExitStatus the command's own, anything else 125). A new entry point (an
 // MCP server, say) does the same rather than copying the flow.
 // internal/serve (`guardrun serve`) does it for other guardrun processes:
-// OpenEnv in the client's environment and directory, Job.PID and Via for
-// the audit, Job.Signals for the relay, Job.Commit called before the
-// first step that cannot be taken back, and Session.NoPerson, which makes
-// a request that would prompt fail with ErrNeedsPerson before anything
-// is recorded.
+// OpenEnv in the client's environment and directory (config.Env.For),
+// Job.PID and Via for the audit, Job.Signals for the relay, Job.Commit
+// called before the first step that cannot be taken back, and
+// Session.NoPerson, which makes a request that would prompt fail with
+// ErrNeedsPerson before anything is recorded.
 //
 // # Limitations
 //

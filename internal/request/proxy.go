@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/config"
+	"github.com/guardrun/guardrun/internal/sys/ipc"
 	"github.com/guardrun/guardrun/internal/sys/sockdir"
 	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
@@ -72,8 +74,8 @@ func guardrunExe() (string, error) {
 }
 
 // proxyDir makes a fresh 0700 directory for proxy sockets.
-func proxyDir(e *Env) (string, error) {
-	dir, err := sockdir.Make(sockdir.Base(e.Getenv), "guardrun-proxy-", "control.sock")
+func proxyDir(e *config.Env) (string, error) {
+	dir, err := ipc.PrivateDir(sockdir.Base(e.Getenv), "guardrun-proxy-", "control.sock")
 	if err != nil {
 		return "", fmt.Errorf("proxy: %w", err)
 	}

@@ -10,7 +10,8 @@ import (
 // Options are what the caller chose for this process, over the config:
 // guardrun's common flags.
 type Options struct {
-	// Config is --config: the config file, always trusted.
+	// Config is --config: the config file, always trusted
+	// (config.Flags).
 	Config string
 	// Mode is --mode (interactive, approve-all, strict); "" keeps the
 	// config's.
@@ -22,6 +23,11 @@ type Options struct {
 	// the Linux OS sandbox, overriding the config's sandbox.backend.
 	Backend rules.Backend
 }
+
+// ServerEnvVar names the socket of `guardrun serve`, which a guardrun
+// started with it set asks to run its command (see internal/serve).
+// Commands never get it; sandboxes hide its directory.
+const ServerEnvVar = "GUARDRUN_SERVER"
 
 // IO is where a request reads and writes.
 type IO struct {

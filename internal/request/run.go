@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/sys/trace"
+	"github.com/guardrun/guardrun/netproxy"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/runner"
 	"github.com/guardrun/guardrun/sandbox"
@@ -46,6 +48,16 @@ type Job struct {
 	// the job is its own now. An error from it ends Run with that
 	// error, with nothing done.
 	Commit func() error
+	// Preapproved, when set, is asked first when the job would prompt in
+	// interactive mode: an approval a person gave before this process
+	// ran (an agent's own permission dialog, carried by a one-time
+	// ticket). ok false asks as usual; warning, when set, says why on
+	// stderr.
+	Preapproved func(req *approval.Request) (ok bool, warning string)
+	// ReportDir, when set, is called after a script ran with the
+	// directory its shell was in when it exited (see dirreport.go), so
+	// that an agent's shell can follow a cd the script made.
+	ReportDir func(dir string)
 }
 
 // commit calls j.Commit once.
@@ -73,12 +85,12 @@ func (s *Session) Display(j *Job) string {
 
 // openSession picks the session and opens its store; nil when there is
 // no session (no terminal, nothing set).
-func openSession(g Options, l *Loaded, e *Env) (string, *approval.Store) {
+func openSession(g Options, l *config.Loaded, e *config.Env) (string, *approval.Store) {
 	id, ok := approval.SessionID(g.Session, e.Getenv)
 	if !ok {
 		return "", nil
 	}
-	st, err := approval.OpenStore(e.storeDir(), id, l.Cfg.Session.TTL)
+	st, err := approval.OpenStore(e.SessionStore(), id, l.Cfg.Session.TTL)
 	if err != nil {
 		return id, nil
 	}
@@ -93,7 +105,7 @@ func (s *Session) Protected(cwd string) []sandbox.Protected {
 	return protected(s.Loaded, s.Env, cwd)
 }
 
-func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
+func protected(l *config.Loaded, e *config.Env, cwd string) []sandbox.Protected {
 	var out []sandbox.Protected
 	add := func(p string, hide bool) {
 		if p == "" {
@@ -115,14 +127,14 @@ func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	if uc := e.UserConfig(); uc != "" {
 		add(filepath.Dir(uc), false)
 	}
-	add(filepath.Join(cwd, ProjectFile), false)
+	add(filepath.Join(cwd, config.ProjectFile), false)
 	for _, z := range l.Cfg.Sandbox.Zones {
 		if z.Mode == rules.ReadWrite {
-			add(filepath.Join(z.Root, ProjectFile), false)
+			add(filepath.Join(z.Root, config.ProjectFile), false)
 		}
 	}
 	add(e.StateDir, true)
-	add(e.storeDir(), true)
+	add(e.SessionStore(), true)
 	add(l.Cfg.Audit.Path, true)
 	if s := e.Getenv("GUARDRUN_SOCKET"); s != "" {
 		add(filepath.Dir(s), true)
@@ -130,7 +142,7 @@ func protected(l *Loaded, e *Env, cwd string) []sandbox.Protected {
 	if s := e.Getenv(ServerEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
-	if s := e.Getenv(ProxyEnvVar); s != "" {
+	if s := e.Getenv(netproxy.SharedEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
 	return out
@@ -143,9 +155,18 @@ func (s *Session) Profile(cwd string, network bool) (*sandbox.Profile, error) {
 }
 
 // ProfileFor derives the sandbox profile for a request run in cwd under
-// config l (guardrun profile shows it without a session).
-func ProfileFor(l *Loaded, e *Env, cwd string, network bool) (*sandbox.Profile, error) {
+// config l (guardrun profile shows it without a session), for a command
+// with guardrun's own PATH.
+func ProfileFor(l *config.Loaded, e *config.Env, cwd string, network bool) (*sandbox.Profile, error) {
+	return profileWithPath(l, e, cwd, network, e.Getenv("PATH"))
+}
+
+// profileWithPath is ProfileFor for a command whose PATH is path: it
+// chooses which of the person's toolchains under the home directory are
+// shown (system_read: default).
+func profileWithPath(l *config.Loaded, e *config.Env, cwd string, network bool, path string) (*sandbox.Profile, error) {
 	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, protected(l, e, cwd))
+	spec.Path = path
 	p, err := sandbox.Derive(spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -156,7 +177,7 @@ func ProfileFor(l *Loaded, e *Env, cwd string, network bool) (*sandbox.Profile, 
 	return p, nil
 }
 
-func sandboxSummary(l *Loaded, d *rules.Decision) string {
+func sandboxSummary(l *config.Loaded, d *rules.Decision) string {
 	var zs []string
 	for _, z := range l.Cfg.Sandbox.Zones {
 		zs = append(zs, fmt.Sprintf("%s %s (%s)", z.Name, z.Root, z.Mode))
@@ -176,7 +197,7 @@ func sandboxSummary(l *Loaded, d *rules.Decision) string {
 
 // BackendFor is the OS sandbox backend asked for: Options.Backend
 // (--backend or $GUARDRUN_BACKEND), else the config's sandbox.backend.
-func BackendFor(g Options, l *Loaded) rules.Backend {
+func BackendFor(g Options, l *config.Loaded) rules.Backend {
 	if g.Backend != "" {
 		return g.Backend
 	}
@@ -189,7 +210,7 @@ func BackendFor(g Options, l *Loaded) rules.Backend {
 // and keeps compiled seccomp programs and the landlock backend's locks
 // and shared snapshots of the protected names, in the state directory,
 // which the sandbox hides.
-func ChooseBackend(g Options, l *Loaded, e *Env) (runner.Backend, error) {
+func ChooseBackend(g Options, l *config.Loaded, e *config.Env) (runner.Backend, error) {
 	return runner.Choose(string(BackendFor(g, l)), runner.Config{
 		CheckCache:  filepath.Join(e.StateDir, "sandbox-ok"),
 		FilterCache: filepath.Join(e.StateDir, "cache"),
@@ -204,10 +225,10 @@ type Session struct {
 	// Opts are the caller's choices over the config (the common flags).
 	Opts Options
 	// Env is where config and state are found.
-	Env *Env
+	Env *config.Env
 	// Loaded is the config in force and where it came from; `guardrun
 	// shell` replaces it after cd (ConfigFor).
-	Loaded *Loaded
+	Loaded *config.Loaded
 	// Sandboxed is set when commands run under the OS sandbox; unset
 	// when there is none and require_os_sandbox is false (they run
 	// unsandboxed) or none works (NoSandbox says why).
@@ -228,6 +249,10 @@ type Session struct {
 	// of asking anyone (`guardrun serve`, which then leaves the request
 	// to its client's own guardrun).
 	NoPerson bool
+	// NoTerminal, when set, never asks on the terminal: only the
+	// supervisor (or Prompter) is asked. An agent hook's command runs on
+	// the agent's terminal, never the person's.
+	NoTerminal bool
 }
 
 // Open starts a session for commands: it loads and trusts the config
@@ -241,7 +266,7 @@ func Open(g Options, io IO) (*Session, error) {
 
 // OpenEnv is Open in the environment e instead of the process's own
 // (`guardrun serve`, for its clients).
-func OpenEnv(g Options, e *Env, io IO) (*Session, error) {
+func OpenEnv(g Options, e *config.Env, io IO) (*Session, error) {
 	return open(g, e, io, true)
 }
 
@@ -253,15 +278,15 @@ func OpenForFiles(g Options, io IO) (*Session, error) {
 	return open(g, nil, io, false)
 }
 
-func open(g Options, e *Env, io IO, checkSandbox bool) (*Session, error) {
+func open(g Options, e *config.Env, io IO, checkSandbox bool) (*Session, error) {
 	end := trace.Phase("config")
 	if e == nil {
 		var err error
-		if e, err = NewEnv(); err != nil {
+		if e, err = config.NewEnv(); err != nil {
 			return nil, err
 		}
 	}
-	l, err := Load(g, e)
+	l, err := config.Load(g.ConfigFlags(), e)
 	end()
 	if err != nil {
 		return nil, err
@@ -357,7 +382,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		req.Key = approval.RequestKey(d, cwd)
 	}
 	end := trace.Phase("approve")
-	out, err := s.Ask(ctx, req, io, nil)
+	out, err := s.askJob(ctx, j, req, io)
 	end()
 	if err != nil {
 		return err
@@ -387,10 +412,16 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	}
 	childEnv := commandEnv(environ, cfg.Shell.Program)
 	stdio := runner.Stdio{Stdin: io.Stdin, Stdout: io.Stdout, Stderr: io.Stderr}
+	if j.ReportDir != nil && j.Argv == nil {
+		if dr := newDirReport(io.Stdin, e.StateDir); dr != nil {
+			defer dr.finish(j.ReportDir)
+			stdio.Stdin, argv = dr.file, dr.argv(argv, len(j.ShellOpts))
+		}
+	}
 	var status int
 	if s.Sandboxed {
 		end = trace.Phase("profile")
-		p, err := ProfileFor(l, e, cwd, d.Network)
+		p, err := profileWithPath(l, e, cwd, d.Network, envValue(childEnv, "PATH"))
 		end()
 		if err != nil {
 			return err
@@ -458,7 +489,7 @@ func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare
 		gate.Prompter = noPerson{}
 	}
 	if asks && gate.Prompter == nil {
-		p, closeP := prompterFor(s.Env)
+		p, closeP := prompterFor(s.Env, s.NoTerminal)
 		if closeP != nil {
 			defer closeP()
 		}
@@ -554,7 +585,7 @@ func utf8Locale() string {
 	return "C.UTF-8"
 }
 
-func configHint(l *Loaded) string {
+func configHint(l *config.Loaded) string {
 	// The last trusted file: a rule added to an untrusted one would be
 	// ignored.
 	for i := len(l.Chain) - 1; i >= 0; i-- {
@@ -628,11 +659,14 @@ func warnCreatedProtected(p *sandbox.Profile, io IO) {
 	}
 }
 
-// storeDir is the session store's directory: the one NewEnv found (and
-// checked in Load), else approval's default.
-func (e *Env) storeDir() string {
-	if e.StoreDir != "" {
-		return e.StoreDir
+// envValue is the value of name in env (the last one, as exec uses), or
+// "".
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
 	}
-	return approval.DefaultStoreDir()
+	return v
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/serve"
-	"github.com/guardrun/guardrun/internal/trust"
 )
 
 // The server loads the config anew for every request, as a guardrun
@@ -171,7 +171,7 @@ func TestServedTrustChanged(t *testing.T) {
 	code, stderr, rec := served(t, srv, work, audit, "echo hi")
 	wantRefused(t, "an untrusted project file cannot loosen the user config", code, stderr, rec)
 
-	store := trust.Open(filepath.Join(home, ".local", "state", "guardrun"))
+	store := config.OpenTrustStore(filepath.Join(home, ".local", "state", "guardrun"))
 	if err := store.Trust(proj, allow); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestServedGuardrunConfigEdited(t *testing.T) {
 // two served requests, by a link to a file of the same size is not
 // served with what the regular file said (nor with what the link leads
 // to: a project file is never read through a link, see
-// request.ReadProject); the server leaves the request to the client,
+// config.ReadProject); the server leaves the request to the client,
 // whose own run reports the link.
 func TestServedProjectLinkRetargeted(t *testing.T) {
 	srv, work, audit := startServer(t)

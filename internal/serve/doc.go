@@ -29,7 +29,13 @@
 // (numbers little-endian), with SCM_RIGHTS on its first bytes: its
 // descriptors 0, 1, 2 and an O_PATH descriptor of its working directory
 // (a client with one of 0-2 closed does not ask: its socket would take
-// the free number and be sent as the command's stdio).
+// the free number and be sent as the command's stdio). This is a frame
+// of package ipc (magic, length, payload), which the server reads with
+// ipc.ReadFrame; its socket, directory and peer credentials are ipc's
+// too. The client builds the frame in C, before the Go runtime starts,
+// and reads the server's single-byte answers below, so the request
+// stays binary rather than one of ipc's JSON messages; both ends are
+// the same guardrun binary.
 // The server answers one byte:
 //
 //   - 'F' (fallback), or the connection closes: nothing was done; the

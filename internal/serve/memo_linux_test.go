@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/trust"
+	"github.com/guardrun/guardrun/internal/config"
 )
 
 // Rows against what the server's process remembers between requests
@@ -23,7 +23,7 @@ import (
 func TestServedSameBytesOtherDirectory(t *testing.T) {
 	srv, work, audit := startServer(t)
 	home := filepath.Join(filepath.Dir(work), "home")
-	store := trust.Open(filepath.Join(home, ".local", "state", "guardrun"))
+	store := config.OpenTrustStore(filepath.Join(home, ".local", "state", "guardrun"))
 	text := []byte("shell:\n  rules:\n    - {pattern: echo, approval: false}\nsandbox:\n  paths:\n    w: {root: ., mode: rw}\n")
 	var dirs []string
 	for _, name := range []string{"a", "b"} {

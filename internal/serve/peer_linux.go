@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/guardrun/guardrun/internal/sys/ipc"
 )
 
 // procInfo is what the peer check compares between a client and the
@@ -136,45 +138,32 @@ func (s *Server) confined(peer *procInfo) bool {
 		peer.nnp > s.self.nnp || peer.creds != s.self.creds
 }
 
-// checkPeer identifies the peer of conn and reports whether the server
-// may serve it: the same user, and not confined (see confined); it reads
-// the peer's limits for sameLimits too. The pid
-// comes from a pidfd (SO_PEERPIDFD), so that what is read under
-// /proc/PID is the peer's own: the pidfd is checked to be alive after
-// reading. Without SO_PEERPIDFD (kernels before 6.5), SO_PEERCRED's pid
-// is used and checked to be alive after reading, which a pid reused in
-// between could pass.
-func (s *Server) checkPeer(conn *net.UnixConn) (pid int, peer *procInfo, ok bool) {
-	raw, err := conn.SyscallConn()
-	if err != nil {
+// checkPeer reports whether the server may serve the peer of conn,
+// whose credentials (the same user: ipc.Listener.Accept checked it) are
+// cred: not confined (see confined); it reads the peer's limits for
+// sameLimits too. The pid comes with a pidfd (SO_PEERPIDFD), so that
+// what is read under /proc/PID is the peer's own: the pidfd is checked
+// to be alive after reading. Without SO_PEERPIDFD (kernels before 6.5),
+// SO_PEERCRED's pid is used and checked to be alive after reading,
+// which a pid reused in between could pass.
+func (s *Server) checkPeer(conn *net.UnixConn, cred ipc.Peer) (pid int, peer *procInfo, ok bool) {
+	if cred.PID <= 0 {
 		return 0, nil, false
 	}
-	var cred *unix.Ucred
+	pid = cred.PID
 	pidfd := -1
-	var cerr error
-	err = raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		if cerr == nil && s.pidfd {
-			pidfd, cerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+	if s.pidfd {
+		var err error
+		if pidfd, err = ipc.PeerPIDFD(conn); err != nil {
+			return 0, nil, false
 		}
-	})
-	if err != nil || cerr != nil {
-		return 0, nil, false
-	}
-	if pidfd >= 0 {
 		defer unix.Close(pidfd)
-	}
-	if int(cred.Uid) != os.Geteuid() || cred.Pid <= 0 {
-		return 0, nil, false
-	}
-	pid = int(cred.Pid)
-	if pidfd >= 0 {
 		p, err := pidfdPid(pidfd)
 		if err != nil || p != pid {
 			return 0, nil, false
 		}
 	}
-	peer, err = readProcInfo(pid)
+	peer, err := readProcInfo(pid)
 	if err != nil || s.confined(peer) {
 		return 0, nil, false
 	}

@@ -19,8 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guardrun/guardrun/bwrap"
+	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/request"
-	"github.com/guardrun/guardrun/internal/sys/sockdir"
+	"github.com/guardrun/guardrun/internal/sys/ipc"
 )
 
 // requestTimeout bounds how long a client may take to send its request.
@@ -29,11 +30,10 @@ const requestTimeout = 10 * time.Second
 // Server serves the run requests of guardrun processes started below
 // `guardrun serve` (see the package doc).
 type Server struct {
-	cfg       Config
-	ln        *net.UnixListener
-	dir, path string
-	ctx       context.Context
-	cancel    context.CancelFunc
+	cfg    Config
+	ln     *ipc.Listener
+	ctx    context.Context
+	cancel context.CancelFunc
 	// runs are the committed requests, which Close waits for; mu
 	// guards closed, after which no request commits. A request not yet
 	// committed may be stuck (a --config that is a FIFO): Close does
@@ -42,7 +42,7 @@ type Server struct {
 	closed bool
 	runs   sync.WaitGroup
 	self   *procInfo
-	env    *request.Env
+	env    *config.Env
 	umask  uint32
 	pidfd  bool // SO_PEERPIDFD works here
 	// exePath is where the server's executable was when it started, and
@@ -76,7 +76,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	env, err := request.NewEnv()
+	env, err := config.NewEnv()
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -88,18 +88,12 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	dir, err := sockdir.Make(sockdir.Base(os.Getenv), "guardrun-serve-", "s")
+	ln, err := ipc.ListenPrivate("", "guardrun-serve-", "s")
 	if err != nil {
-		return nil, fmt.Errorf("serve: socket directory: %w", err)
-	}
-	path := filepath.Join(dir, "s")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("serve: socket: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{cfg: cfg, ln: ln, dir: dir, path: path, ctx: ctx, cancel: cancel,
+	return &Server{cfg: cfg, ln: ln, ctx: ctx, cancel: cancel,
 		self: self, env: env, umask: umask, pidfd: pidfdWorks(), guarded: g,
 		exePath: exePath, exe: exe, limits: limits}, nil
 }
@@ -182,14 +176,14 @@ func (s *Server) sameExecutable() bool {
 }
 
 // Path is the socket, for GUARDRUN_SERVER.
-func (s *Server) Path() string { return s.path }
+func (s *Server) Path() string { return s.ln.Path() }
 
 // Serve accepts clients until Close, each on its own goroutine. If
 // accepting fails, it closes the socket (clients then run their
 // requests themselves) and returns the error.
 func (s *Server) Serve() error {
 	for {
-		c, err := s.ln.AcceptUnix()
+		c, peer, err := s.ln.Accept()
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return nil
@@ -204,7 +198,7 @@ func (s *Server) Serve() error {
 			s.ln.Close()
 			return fmt.Errorf("serve: accept: %w", err)
 		}
-		go s.handle(c)
+		go s.handle(c, peer)
 	}
 }
 
@@ -220,7 +214,6 @@ func (s *Server) Close() {
 	s.closed = true
 	s.mu.Unlock()
 	s.runs.Wait()
-	os.RemoveAll(s.dir)
 }
 
 // commit counts a request as committed unless the server is closing.
@@ -260,9 +253,9 @@ func (c *client) closeFiles() {
 // on (its guardrun then runs as if there were no server); a request the
 // server does not take gets F; one it takes gets R, runs, and gets X
 // with the exit status.
-func (s *Server) handle(conn *net.UnixConn) {
+func (s *Server) handle(conn *net.UnixConn, cred ipc.Peer) {
 	defer conn.Close()
-	pid, peer, ok := s.checkPeer(conn)
+	pid, peer, ok := s.checkPeer(conn, cred)
 	if !ok {
 		return
 	}
@@ -424,59 +417,19 @@ func (h *heldWriter) release(w io.Writer) {
 	h.w = w
 }
 
-// readRequest reads the magic, length and payload, with the four
-// descriptors that come with the first bytes.
+// readRequest reads the request's frame (package ipc's: the magic,
+// the payload's length, the payload) with the four descriptors that come
+// with its first bytes.
 func readRequest(conn *net.UnixConn, files *[4]*os.File) (*wireRequest, error) {
-	hdr := make([]byte, 8)
-	oob := make([]byte, unix.CmsgSpace(4*8))
-	n, oobn, flags, _, err := conn.ReadMsgUnix(hdr, oob)
+	payload, fds, err := ipc.ReadFrame(conn, magic, maxRequest, len(files))
 	if err != nil {
 		return nil, err
 	}
-	fds, ferr := unixRights(oob[:oobn])
-	for i, fd := range fds {
-		if i < 4 {
-			files[i] = os.NewFile(uintptr(fd), "client-fd-"+strconv.Itoa(i))
-		} else {
-			unix.Close(fd)
-		}
-	}
-	if ferr != nil || len(fds) != 4 || flags&unix.MSG_CTRUNC != 0 {
+	copy(files[:], fds)
+	if len(fds) != len(files) {
 		return nil, errors.New("serve: the request did not come with 4 descriptors")
 	}
-	if _, err := io.ReadFull(conn, hdr[n:]); err != nil {
-		return nil, err
-	}
-	if string(hdr[:4]) != magic {
-		return nil, errors.New("serve: not a " + magic + " request")
-	}
-	size := binary.LittleEndian.Uint32(hdr[4:])
-	if size > maxRequest {
-		return nil, errors.New("serve: request too large")
-	}
-	payload := make([]byte, size)
-	if _, err := io.ReadFull(conn, payload); err != nil {
-		return nil, err
-	}
 	return decodeRequest(payload)
-}
-
-func unixRights(oob []byte) ([]int, error) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil, err
-	}
-	var fds []int
-	var bad error
-	for _, m := range msgs {
-		f, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			bad = err
-			continue
-		}
-		fds = append(fds, f...)
-	}
-	return fds, bad
 }
 
 // environ is a client's environment: the list as the command gets it

@@ -21,10 +21,21 @@ type Step struct {
 	Args map[string]any
 	// Text is said before the call, or alone when Tool is empty.
 	Text string
+	// After, when set, makes Args when the step is played, from the
+	// result of the step before it that the same request carries (a
+	// zero ToolResult when it carries none): a model acting on what a
+	// tool just showed it.
+	After func(prev ToolResult) map[string]any
 }
 
 // Call is a step that asks the agent to run tool with args.
 func Call(tool string, args map[string]any) Step { return Step{Tool: tool, Args: args} }
+
+// CallAfter is a step that asks the agent to run tool with the
+// arguments args makes from the previous step's result.
+func CallAfter(tool string, args func(prev ToolResult) map[string]any) Step {
+	return Step{Tool: tool, After: args}
+}
 
 // Say is a step that says text and ends the turn.
 func Say(text string) Step { return Step{Text: text} }
@@ -232,6 +243,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			step = Step{Text: "fakemodel: the script has no more steps"}
 		}
 		s.mu.Unlock()
+	}
+	if step.After != nil {
+		var prev ToolResult
+		for _, r := range results {
+			if r.CallID == CallID(req.Step-1) {
+				prev = r
+			}
+		}
+		step.Args = step.After(prev)
 	}
 	s.record(&req)
 	h.reply(w, step, req.Step)

@@ -186,3 +186,33 @@ func TestToolResultIsTheOutputAfterItsStep(t *testing.T) {
 		t.Errorf("tool results (-got +want):\n%s\n%s", diff, srv.Summary())
 	}
 }
+
+func TestCallAfterMakesItsArgumentsFromThePreviousResult(t *testing.T) {
+	var saw []string
+	srv := fakemodel.Start(t,
+		fakemodel.Call("Bash", map[string]any{"command": "start"}),
+		fakemodel.CallAfter("Bash", func(prev fakemodel.ToolResult) map[string]any {
+			saw = append(saw, prev.Output)
+			return map[string]any{"command": "poll " + prev.Output}
+		}),
+	)
+	turn := func(results string) string {
+		_, body := post(t, srv.URL+"/v1/messages", `{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":[`+results+`]}]}`)
+		return body
+	}
+	turn(`{"type":"text","text":"go"}`)
+	body := turn(`{"type":"tool_result","tool_use_id":"fakemodel-call-0","content":"session 42"}`)
+	var msg struct {
+		Content []struct {
+			Input map[string]string `json:"input"`
+		} `json:"content"`
+	}
+	json.Unmarshal([]byte(body), &msg)
+	got := ""
+	if len(msg.Content) > 0 {
+		got = msg.Content[0].Input["command"]
+	}
+	if diff := cmp.Diff([]any{saw, got}, []any{[]string{"session 42"}, "poll session 42"}); diff != "" {
+		t.Errorf("(-got +want):\n%s\n%s", diff, body)
+	}
+}

@@ -1,4 +1,4 @@
-package request
+package config
 
 import (
 	"os"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guardrun/guardrun/internal/trust"
 	"github.com/guardrun/guardrun/rules"
 )
 
@@ -98,7 +97,7 @@ func TestConfigDiscovery(t *testing.T) {
 			if r := vars["XDG_RUNTIME_DIR"]; r != "" {
 				e.StoreDir, e.storeVar = filepath.Join(r, "guardrun", "sessions"), "XDG_RUNTIME_DIR"
 			}
-			l, err := Load(Options{}, e)
+			l, err := Load(Flags{}, e)
 			if r.refused != "" {
 				if err == nil || !strings.Contains(err.Error(), r.refused) {
 					t.Fatalf("Load: %v, want it refused naming %s", err, r.refused)
@@ -156,7 +155,7 @@ func relativeConfigHome(t *testing.T, homeVar, configVar, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := Load(Options{}, e)
+	l, err := Load(Flags{}, e)
 	if err != nil {
 		return // refused: as good as tightening only
 	}
@@ -259,7 +258,7 @@ func TestStateHomeLinkFlipped(t *testing.T) {
 	if err := os.WriteFile(proj, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := trust.Open(filepath.Join(evil, "guardrun")).Trust(proj, data); err != nil {
+	if err := OpenTrustStore(filepath.Join(evil, "guardrun")).Trust(proj, data); err != nil {
 		t.Fatal(err)
 	}
 	link := filepath.Join(work, "link")
@@ -318,7 +317,7 @@ func repointer(t *testing.T, link string) func(to string) {
 func loadsFor2s(t *testing.T, env func() *Env, check func(n int, l *Loaded)) {
 	deadline := time.Now().Add(2 * time.Second)
 	for n := 0; time.Now().Before(deadline); n++ {
-		l, err := Load(Options{}, env())
+		l, err := Load(Flags{}, env())
 		if err == nil {
 			check(n, l)
 		}

@@ -1,4 +1,4 @@
-package request
+package config
 
 import (
 	"os"
@@ -9,6 +9,21 @@ import (
 
 	"github.com/guardrun/guardrun/rules"
 )
+
+// testConfig allows true and echo without asking, blocks rm, and asks
+// about everything else; the workspace is the one rw zone.
+const testConfig = `shell:
+  program: /bin/sh
+  default: {allowed: true, approval: true}
+  rules:
+    - {pattern: "true", approval: false}
+    - {pattern: echo, approval: false}
+    - {pattern: exit, approval: false}
+    - {pattern: rm, allowed: false, description: "no rm here"}
+sandbox:
+  paths:
+    workspace: {root: WORK, mode: rw}
+`
 
 // storeOnlyEnv is an environment in which only $XDG_RUNTIME_DIR chose a
 // location (a systemd login session): the session store is in dir, the
@@ -48,11 +63,11 @@ func TestLoadStoreChosen(t *testing.T) {
 	}
 	plain := storeOnlyEnv(t, work, home, "")
 	plain.StoreDir, plain.storeVar = filepath.Join(plain.StateDir, "sessions"), ""
-	want, err := Load(Options{}, plain)
+	want, err := Load(Flags{}, plain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Load(Options{}, storeOnlyEnv(t, work, home, filepath.Join(root, "run", "guardrun", "sessions")))
+	got, err := Load(Flags{}, storeOnlyEnv(t, work, home, filepath.Join(root, "run", "guardrun", "sessions")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +82,7 @@ func TestLoadStoreChosen(t *testing.T) {
 		t.Errorf("make: %s, want block (the project file's rule)", d.Decision)
 	}
 
-	_, err = Load(Options{}, storeOnlyEnv(t, work, home, filepath.Join(work, "run", "guardrun", "sessions")))
+	_, err = Load(Flags{}, storeOnlyEnv(t, work, home, filepath.Join(work, "run", "guardrun", "sessions")))
 	if err == nil || !strings.Contains(err.Error(), "$XDG_RUNTIME_DIR puts guardrun's session grants in") {
 		t.Errorf("store inside the workspace: %v, want a refusal", err)
 	}
@@ -90,12 +105,12 @@ func TestLoadHomeChosen(t *testing.T) {
 			ConfigHome: filepath.Join(home, ".config"), configVar: "HOME",
 			StateDir: state, stateVar: "XDG_STATE_HOME"}
 	}
-	_, err := Load(Options{}, env(filepath.Join(work, "state", "guardrun")))
+	_, err := Load(Flags{}, env(filepath.Join(work, "state", "guardrun")))
 	if err == nil || !strings.Contains(err.Error(), "$XDG_STATE_HOME puts guardrun's trust store and audit log in") ||
 		!strings.Contains(err.Error(), rules.DefaultName) {
 		t.Errorf("state inside the working directory: %v, want a refusal naming the embedded default's rw zone", err)
 	}
-	l, err := Load(Options{}, env(filepath.Join(home, ".local", "state", "guardrun")))
+	l, err := Load(Flags{}, env(filepath.Join(home, ".local", "state", "guardrun")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +155,7 @@ func TestLoadGuardrunConfig(t *testing.T) {
 			}
 			return e
 		}
-		l, err := Load(Options{}, env(outside))
+		l, err := Load(Flags{}, env(outside))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +165,7 @@ func TestLoadGuardrunConfig(t *testing.T) {
 		if d := l.Engine.Script("rm x", work); d.Decision != rules.Block {
 			t.Errorf("chosen %v, outside: rm: %s, want block (its rule)", chosen, d.Decision)
 		}
-		l, err = Load(Options{}, env(inside))
+		l, err = Load(Flags{}, env(inside))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package request
+package config
 
 import (
 	"os"
@@ -51,7 +51,7 @@ func TestProjectFileLinks(t *testing.T) {
 		env := &Env{Cwd: work, Home: home, pwHome: home, Getenv: os.Getenv,
 			ConfigHome: filepath.Join(home, ".config"), configVar: "HOME",
 			StateDir: filepath.Join(home, ".local", "state", "guardrun"), stateVar: "XDG_STATE_HOME"}
-		_, err := Load(Options{}, env)
+		_, err := Load(Flags{}, env)
 		if err == nil || !strings.Contains(err.Error(), project+" is not a regular file (a symbolic link)") {
 			t.Errorf("%s as the project file: %v; want refused as a link", to, err)
 		}
@@ -134,7 +134,7 @@ func TestGuardrunConfigLink(t *testing.T) {
 		if err := os.Symlink(r.to, filepath.Join(work, r.link)); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Load(Options{}, env(filepath.Join(work, r.gc)))
+		l, err := Load(Flags{}, env(filepath.Join(work, r.gc)))
 		if err == nil {
 			t.Errorf("%s: source %q, mode %q; want refused", r.name, l.Source, l.Cfg.Mode)
 			continue
@@ -148,7 +148,7 @@ func TestGuardrunConfigLink(t *testing.T) {
 	if err := os.Symlink(loose, filepath.Join(home, "guardrun.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Load(Options{}, env(filepath.Join(home, "guardrun.yaml")))
+	l, err := Load(Flags{}, env(filepath.Join(home, "guardrun.yaml")))
 	if err != nil || l.Source != "$GUARDRUN_CONFIG" {
 		t.Errorf("a link outside every rw zone: %v; want the config in force", err)
 	}
@@ -157,7 +157,7 @@ func TestGuardrunConfigLink(t *testing.T) {
 	if err := os.WriteFile(inside, []byte("shell:\n  rules:\n    - {pattern: make, allowed: false}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err = Load(Options{}, env(inside))
+	l, err = Load(Flags{}, env(inside))
 	if err != nil || !strings.Contains(l.Source, "untrusted: only tightens") {
 		t.Errorf("a regular file inside the workspace: %v, %v; want it to only tighten", l, err)
 	}
@@ -193,14 +193,14 @@ func TestUserConfigLink(t *testing.T) {
 			ConfigHome: ch, configVar: "XDG_CONFIG_HOME", StateDir: filepath.Join(home, ".local", "state", "guardrun")}
 	}
 	for _, d := range []string{"a", "b"} {
-		l, err := Load(Options{}, env(filepath.Join(work, d)))
+		l, err := Load(Flags{}, env(filepath.Join(work, d)))
 		if err == nil {
 			t.Errorf("XDG_CONFIG_HOME=work/%s through a link: source %q, mode %q; want refused", d, l.Source, l.Cfg.Mode)
 		} else if !strings.Contains(err.Error(), "link") {
 			t.Errorf("XDG_CONFIG_HOME=work/%s: %v; want refused for the link", d, err)
 		}
 	}
-	l, err := Load(Options{}, env(filepath.Join(work, "c")))
+	l, err := Load(Flags{}, env(filepath.Join(work, "c")))
 	if err != nil || l.Cfg.Mode == "approve-all" || len(l.Chain) < 2 || l.Chain[len(l.Chain)-1].Trusted {
 		t.Errorf("a regular user config inside the workspace: %v; want it to only tighten", err)
 	}

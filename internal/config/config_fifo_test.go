@@ -1,4 +1,4 @@
-package request
+package config
 
 import (
 	"os"
@@ -50,7 +50,7 @@ func TestProjectFileSwappedForFIFO(t *testing.T) {
 	go func() {
 		n := 0
 		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); n++ {
-			Load(Options{}, e)
+			Load(Flags{}, e)
 		}
 		done <- n
 	}()
@@ -105,7 +105,7 @@ func TestConfigFIFOs(t *testing.T) {
 				StateDir: filepath.Join(home, ".local", "state", "guardrun"), Getenv: func(k string) string { return env[k] }}
 			done := make(chan error, 1)
 			go func() {
-				_, err := Load(Options{}, e)
+				_, err := Load(Flags{}, e)
 				done <- err
 			}()
 			select {

@@ -1,12 +1,4 @@
-// Package trust records which project config files the person has
-// trusted, by content hash, in the user's state directory.
-//
-// A .guardrun.yaml found by walking up from the working directory comes
-// with the repository the agent works in, so it is untrusted until the
-// person runs `guardrun trust`. Any edit changes the hash and makes the
-// file untrusted again. The store never decides what a config may do; the
-// rules package's Tighten does.
-package trust
+package config
 
 import (
 	"crypto/sha256"
@@ -21,44 +13,52 @@ import (
 	"time"
 )
 
-// Entry is one trusted file.
-type Entry struct {
+// TrustEntry is one trusted file.
+type TrustEntry struct {
 	Path    string    `json:"path"`
 	SHA256  string    `json:"sha256"`
 	Trusted time.Time `json:"trusted"`
 }
 
-// Store is the trust store file.
-type Store struct{ path string }
+// TrustStore is the trust store file: which project config files the
+// person has trusted, by content hash, in the user's state directory.
+//
+// A .guardrun.yaml found by walking up from the working directory comes
+// with the repository the agent works in, so it is untrusted until the
+// person runs `guardrun trust`. Any edit changes the hash and makes the
+// file untrusted again. The store never decides what a config may do; the
+// rules package's Tighten does.
+type TrustStore struct{ path string }
 
-// Open names the store in stateDir; nothing is created until Trust.
-func Open(stateDir string) *Store {
-	return &Store{path: filepath.Join(stateDir, "trusted.json")}
+// OpenTrustStore names the store in stateDir; nothing is created until
+// Trust.
+func OpenTrustStore(stateDir string) *TrustStore {
+	return &TrustStore{path: filepath.Join(stateDir, "trusted.json")}
 }
 
 // Path is the store's file.
-func (s *Store) Path() string { return s.path }
+func (s *TrustStore) Path() string { return s.path }
 
-// Hash is the content hash recorded for a file.
-func Hash(content []byte) string {
+// TrustHash is the content hash recorded for a file.
+func TrustHash(content []byte) string {
 	sum := sha256.Sum256(content)
 	return hex.EncodeToString(sum[:])
 }
 
-func (s *Store) load() (map[string]Entry, error) {
+func (s *TrustStore) load() (map[string]TrustEntry, error) {
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]Entry{}, nil
+		return map[string]TrustEntry{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("trust store: %w", err)
 	}
-	var list []Entry
+	var list []TrustEntry
 	if err := json.Unmarshal(data, &list); err != nil {
 		// Fail closed: a damaged store trusts nothing.
 		return nil, fmt.Errorf("trust store %s is damaged (%v); remove it and trust files again", s.path, err)
 	}
-	m := make(map[string]Entry, len(list))
+	m := make(map[string]TrustEntry, len(list))
 	for _, e := range list {
 		m[e.Path] = e
 	}
@@ -66,26 +66,26 @@ func (s *Store) load() (map[string]Entry, error) {
 }
 
 // Trusted reports whether file (absolute) with this content is trusted.
-func (s *Store) Trusted(file string, content []byte) (bool, error) {
+func (s *TrustStore) Trusted(file string, content []byte) (bool, error) {
 	m, err := s.load()
 	if err != nil {
 		return false, err
 	}
 	e, ok := m[file]
-	return ok && e.SHA256 == Hash(content), nil
+	return ok && e.SHA256 == TrustHash(content), nil
 }
 
 // Trust records file's content hash.
-func (s *Store) Trust(file string, content []byte) error {
-	return s.update(func(m map[string]Entry) {
-		m[file] = Entry{Path: file, SHA256: Hash(content), Trusted: time.Now().UTC()}
+func (s *TrustStore) Trust(file string, content []byte) error {
+	return s.update(func(m map[string]TrustEntry) {
+		m[file] = TrustEntry{Path: file, SHA256: TrustHash(content), Trusted: time.Now().UTC()}
 	})
 }
 
 // Revoke forgets file; it reports whether it was trusted.
-func (s *Store) Revoke(file string) (bool, error) {
+func (s *TrustStore) Revoke(file string) (bool, error) {
 	found := false
-	err := s.update(func(m map[string]Entry) {
+	err := s.update(func(m map[string]TrustEntry) {
 		_, found = m[file]
 		delete(m, file)
 	})
@@ -93,12 +93,12 @@ func (s *Store) Revoke(file string) (bool, error) {
 }
 
 // List returns the trusted files, sorted by path.
-func (s *Store) List() ([]Entry, error) {
+func (s *TrustStore) List() ([]TrustEntry, error) {
 	m, err := s.load()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Entry, 0, len(m))
+	out := make([]TrustEntry, 0, len(m))
 	for _, e := range m {
 		out = append(out, e)
 	}
@@ -108,7 +108,7 @@ func (s *Store) List() ([]Entry, error) {
 
 // update rewrites the store atomically under an exclusive lock: a
 // temporary file in the same directory, fsync, rename.
-func (s *Store) update(f func(map[string]Entry)) error {
+func (s *TrustStore) update(f func(map[string]TrustEntry)) error {
 	dir := filepath.Dir(s.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("trust store: %w", err)
@@ -123,7 +123,7 @@ func (s *Store) update(f func(map[string]Entry)) error {
 		return err
 	}
 	f(m)
-	list := make([]Entry, 0, len(m))
+	list := make([]TrustEntry, 0, len(m))
 	for _, e := range m {
 		list = append(list, e)
 	}

@@ -1,11 +1,11 @@
-package request_test
+package config_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/guardrun/guardrun/internal/request"
+	"github.com/guardrun/guardrun/internal/config"
 )
 
 // BenchmarkLoad is one config load as `guardrun serve` makes it for
@@ -45,13 +45,13 @@ func BenchmarkLoad(b *testing.B) {
 			b.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			b.Setenv("GUARDRUN_CONFIG", cfg)
 			b.Chdir(work)
-			e, err := request.NewEnv()
+			e, err := config.NewEnv()
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := request.Load(request.Options{Mode: "approve-all"}, e); err != nil {
+				if _, err := config.Load(config.Flags{Mode: "approve-all"}, e); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package trust
+package config
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-func TestRoundTrip(t *testing.T) {
+func TestTrustRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	s := Open(filepath.Join(dir, "state", "guardrun"))
+	s := OpenTrustStore(filepath.Join(dir, "state", "guardrun"))
 	file := filepath.Join(dir, "proj", ".guardrun.yaml")
 	content := []byte("mode: interactive\n")
 
@@ -34,11 +34,11 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal("a different path with the same content is trusted")
 	}
 	// A reopened store sees the entry.
-	list, err := Open(filepath.Dir(s.Path())).List()
+	list, err := OpenTrustStore(filepath.Dir(s.Path())).List()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 1 || list[0].Path != file || list[0].SHA256 != Hash(content) || list[0].Trusted.IsZero() {
+	if len(list) != 1 || list[0].Path != file || list[0].SHA256 != TrustHash(content) || list[0].Trusted.IsZero() {
 		t.Fatalf("List = %+v", list)
 	}
 	found, err := s.Revoke(file)
@@ -56,8 +56,8 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestHashChangeUntrusts(t *testing.T) {
-	s := Open(t.TempDir())
+func TestTrustHashChangeUntrusts(t *testing.T) {
+	s := OpenTrustStore(t.TempDir())
 	file := "/p/.guardrun.yaml"
 	content := []byte("shell:\n  default: {allowed: true, approval: false}\n")
 	if err := s.Trust(file, content); err != nil {
@@ -81,7 +81,7 @@ func TestHashChangeUntrusts(t *testing.T) {
 	}
 }
 
-func TestDamagedStoreFailsClosed(t *testing.T) {
+func TestTrustStoreDamagedFailsClosed(t *testing.T) {
 	for name, data := range map[string]string{
 		"garbage":   "not json",
 		"truncated": `[{"path": "/p/.guardrun.yaml", "sha256": "`,
@@ -89,7 +89,7 @@ func TestDamagedStoreFailsClosed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := Open(dir)
+			s := OpenTrustStore(dir)
 			if err := os.WriteFile(s.Path(), []byte(data), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -115,9 +115,9 @@ func TestDamagedStoreFailsClosed(t *testing.T) {
 	}
 }
 
-func TestStoreMode(t *testing.T) {
+func TestTrustStoreMode(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "guardrun")
-	s := Open(dir)
+	s := OpenTrustStore(dir)
 	if err := s.Trust("/p/.guardrun.yaml", []byte("a")); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestConcurrentTrust(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			// Each goroutine opens its own Store, as separate processes would.
-			s := Open(dir)
+			s := OpenTrustStore(dir)
 			errs <- s.Trust(fmt.Sprintf("/p%02d/.guardrun.yaml", i), []byte(fmt.Sprint(i)))
 		}(i)
 	}
@@ -171,7 +171,7 @@ func TestConcurrentTrust(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := Open(dir)
+	s := OpenTrustStore(dir)
 	list, err := s.List()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/guardrun/guardrun/internal/agents"
+)
+
+// agentRun is how supervise puts guardrun between a known agent and the
+// machine for one run, without changing the person's files where the
+// agent allows that.
+type agentRun struct {
+	argv []string
+	// say is the one line said at start.
+	say string
+}
+
+// wireAgent finds out which agent argv starts and how its tool calls
+// reach guardrun: Claude Code takes guardrun's hook for the run with
+// --settings (unless its settings have it already); Codex and Gemini CLI
+// read hooks only from their settings files, which must hold guardrun's
+// (guardrun integrate, offered here when there is a terminal). An agent
+// guardrun does not know runs as it is, with a warning unless
+// trustShell: only what it runs through $SHELL is checked.
+func wireAgent(argv []string, trustShell bool, exe string, io IO) (*agentRun, error) {
+	a := agents.ForCommand(argv)
+	if a == nil {
+		if trustShell {
+			return &agentRun{argv: argv}, nil
+		}
+		return &agentRun{argv: argv, say: fmt.Sprintf("guardrun: warning: %s is not an agent guardrun knows (Claude Code, Codex, Gemini CLI): only the commands it runs through $SHELL are checked; --trust-shell if that is all it runs", filepath.Base(argv[0]))}, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if err := hooksTurnedOff(a, wd); err != nil {
+		return nil, err
+	}
+	if w := wiredFor(a, wd, exe); w != nil {
+		return &agentRun{argv: argv, say: fmt.Sprintf("guardrun: %s: its shell and file tools go through guardrun (the hook in %s)", a.Title, w.path)}, nil
+	}
+	if a == agents.Claude {
+		at := commandWord(argv) + 1
+		out := slices.Concat(argv[:at], []string{"--settings", agents.ClaudeSettings(exe)}, argv[at:])
+		return &agentRun{argv: out, say: "guardrun: Claude Code: its shell and file tools go through guardrun (hook added for this run with --settings)"}, nil
+	}
+	w, err := wiringTarget(a, false)
+	if err != nil {
+		return nil, err
+	}
+	why := map[*agents.Agent]string{
+		agents.Codex:  "Codex runs a hook only once it is trusted in its own config.toml, and the one way to trust it for a single run would trust the project's own hooks too",
+		agents.Gemini: "Gemini CLI reads hooks only from its settings files (the per-run system settings file must belong to root)",
+	}[a]
+	if err := offerIntegrate(w, exe, why, io); err != nil {
+		return nil, err
+	}
+	return &agentRun{argv: argv, say: fmt.Sprintf("guardrun: %s: its shell and file tools go through guardrun (the hook in %s)", a.Title, w.path)}, nil
+}
+
+// commandWord is the index of the word that names the agent: 0, or
+// behind npx (and bunx, pnpx) the package it runs.
+func commandWord(argv []string) int {
+	switch filepath.Base(argv[0]) {
+	case "npx", "bunx", "pnpx":
+		for i, w := range argv[1:] {
+			if !strings.HasPrefix(w, "-") {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+// agentFiles are the settings files of a that may hold guardrun's hook
+// for a run in dir: the user's and the project's.
+func agentFiles(a *agents.Agent, dir string) []*wiring {
+	var out []*wiring
+	if p, err := userSettings(a); err == nil {
+		out = append(out, &wiring{a, "user", p})
+	}
+	switch a {
+	case agents.Claude:
+		out = append(out, &wiring{a, "project", filepath.Join(dir, ".claude", "settings.json")}, &wiring{a, "project", projectSettings(a, dir)})
+	case agents.Gemini:
+		out = append(out, &wiring{a, "project", projectSettings(a, dir)})
+	}
+	return out
+}
+
+// wiredFor is the settings file that holds guardrun's current hook for
+// a (running exe, trusted where the agent needs it), nil for none.
+func wiredFor(a *agents.Agent, dir, exe string) *wiring {
+	for _, w := range agentFiles(a, dir) {
+		src, err := w.read()
+		if err != nil || src == nil {
+			continue
+		}
+		found, err := w.find(src, exe)
+		if err != nil {
+			continue
+		}
+		for _, f := range found {
+			if f.Current {
+				return w
+			}
+		}
+	}
+	return nil
+}
+
+// hooksTurnedOff refuses a run whose settings switch the agent's hooks
+// off, guardrun's with them: Claude Code's disableAllHooks, Gemini CLI's
+// hooksConfig.enabled false or guardrun's hook listed in
+// hooksConfig.disabled. A project's settings can do that as well as the
+// person's.
+func hooksTurnedOff(a *agents.Agent, dir string) error {
+	type off struct {
+		keys []string
+		bad  func(json string) bool
+	}
+	var checks []off
+	switch a {
+	case agents.Claude:
+		checks = []off{{[]string{"disableAllHooks"}, func(j string) bool { return j == "true" }}}
+	case agents.Gemini:
+		checks = []off{
+			{[]string{"hooksConfig", "enabled"}, func(j string) bool { return j == "false" }},
+			{[]string{"hooksConfig", "disabled"}, func(j string) bool { return strings.Contains(j, `"guardrun"`) }},
+		}
+	default:
+		return nil
+	}
+	for _, w := range agentFiles(a, dir) {
+		src, err := w.read()
+		if err != nil || src == nil {
+			continue
+		}
+		for _, c := range checks {
+			s, ok, err := agents.LookupJSON(w.path, src, c.keys...)
+			if err != nil {
+				return fmt.Errorf("supervise: %w", err)
+			}
+			if ok && c.bad(s.JSON) {
+				return fmt.Errorf("supervise: %s:%d: %s %s turns %s's hooks off, guardrun's among them; remove it, then start again",
+					w.path, s.Line, strings.Join(c.keys, "."), s.JSON, a.Title)
+			}
+		}
+	}
+	return nil
+}
+
+// offerIntegrate asks the person, on the terminal, to wire guardrun's
+// hook into w (as guardrun integrate does) and does it on yes; without a
+// terminal, or on no, it fails saying what to run.
+func offerIntegrate(w *wiring, exe, why string, io IO) error {
+	cmd := "guardrun integrate " + w.agent.Name
+	in, ok := io.Stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(in.Fd())) {
+		return fmt.Errorf("supervise: %s; run `%s` once (it writes guardrun's hook into %s), then start again", why, cmd, w.path)
+	}
+	fmt.Fprintf(io.Stderr, "guardrun: %s.\nWire guardrun's hook into %s now (as `%s`)? [y/N] ", why, w.path, cmd)
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && line == "" {
+		return errors.New("supervise: no answer")
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+	default:
+		return fmt.Errorf("supervise: not started: %s's tool calls would not be checked (run `%s` to wire it)", w.agent.Title, cmd)
+	}
+	old, updated, note, err := w.edit(exe, false)
+	if err != nil {
+		return err
+	}
+	if string(old) != string(updated) {
+		if err := writeConfig(w.path, updated); err != nil {
+			return err
+		}
+	}
+	if note != "" {
+		fmt.Fprintln(io.Stderr, note)
+		return fmt.Errorf("supervise: %s's hook is not trusted yet", w.agent.Title)
+	}
+	return nil
+}

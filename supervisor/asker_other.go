@@ -1,0 +1,6 @@
+//go:build !linux
+
+package supervisor
+
+// describePeer is empty where no /proc tells a process's argv.
+func describePeer(pid int) string { return "" }
