@@ -221,6 +221,8 @@ var everydayRows = []attackRow{
 	{"--version", Ask},
 	{"python3 --version", Allow},
 	{"git --version", Allow},
+	{"cd /usr && git --version", Allow}, // git reads no repository
+	{"cd /usr && git log", Ask},
 	{"make --version", Allow},
 	{"tar --version", Allow},
 	{"curl --version", Allow},

@@ -136,6 +136,12 @@ func (e *Engine) gitRepositories(cmds []shellparse.Command, judged []Part, parts
 }
 
 func (e *Engine) gitRepository(c shellparse.Command, cmd Part, parts []Part, cwd string) (Part, bool) {
+	if len(c.Argv) > 1 && c.Argv[1].Static() {
+		switch c.Argv[1].Value {
+		case "--version", "version", "--help", "help", "-h":
+			return Part{}, false // git reads no repository for these
+		}
+	}
 	display := e.quoted(argvValues(c.Argv))
 	p := Part{Kind: "finding", Text: cmd.Text, Pos: cmd.Pos, Via: c.Via, Rule: cmd.Rule, RuleAt: cmd.RuleAt, Decision: Ask}
 	ask := func(why string) (Part, bool) {
