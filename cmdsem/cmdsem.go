@@ -59,6 +59,12 @@ type Effect struct {
 	Into []string
 	// Why says what the program does, for a person.
 	Why string
+	// MovedTo, for a Delete of a file mv moves, is the destination as
+	// written: the file's contents live on there.
+	MovedTo string
+	// Terminal is set when the effect happens only where the program's
+	// output is a terminal (a pager's keyboard commands).
+	Terminal bool
 }
 
 func (e Effect) String() string {
@@ -189,6 +195,12 @@ type spec struct {
 	// anySub: a subcommand not in sub is Unknown (git aliases can run
 	// shell commands).
 	anySub bool
+	// writesOperands: some operand is a file the command writes (cp's
+	// last, uniq's second), so operands added at run time may be one.
+	writesOperands bool
+	// readOnly: a custom reader's program writes and runs nothing,
+	// whatever its arguments (echo, jq, cd).
+	readOnly bool
 }
 
 // commonEnv redirect almost any program: where it writes temporary
@@ -203,7 +215,6 @@ var commonEnv = map[string]string{
 	"SHELL":           "names the shell the command may start",
 	"LESSOPEN":        "makes less run a program on each file",
 	"LESSCLOSE":       "makes less run a program on each file",
-	"LESS":            "passes options to a pager the command starts",
 	"GNUPGHOME":       "moves where gpg, which git runs to check signatures, reads its configuration, which can name programs it runs",
 	"MANPAGER":        "names a program the command may start",
 	"HOME":            "moves where the program reads its configuration",
@@ -219,6 +230,9 @@ func (s *spec) envWhy(name string) string {
 	// less, the pager git and man start, reads its key bindings (with
 	// an #env section that can set LESSOPEN), history and metacharacter
 	// quoting from more LESS* variables than the two above.
+	if _, ok := optionVars[name]; ok {
+		return "" // judged by the options it holds, where it is assigned
+	}
 	if strings.HasPrefix(name, "LESS") {
 		return "configures the less pager the command may start, which can run programs"
 	}
@@ -246,7 +260,7 @@ func (s *spec) init() {
 // risky reports whether some option of the command writes, deletes or
 // runs something: then a word that may turn into an option asks.
 func (s *spec) risky() bool {
-	if s.custom != nil || s.sub != nil {
+	if s.custom != nil && !s.readOnly || s.sub != nil || s.writesOperands {
 		return true
 	}
 	for _, a := range s.do {
@@ -347,7 +361,11 @@ func (s *spec) token(r *result, t Token, risky bool) {
 		return
 	case TokUnknown:
 		if t.Long {
-			r.unknown(t.Word, "--"+t.Name, fmt.Sprintf("%s --%s is not an option guardrun knows (%s)", r.name, t.Name, t.Why))
+			why := fmt.Sprintf("%s --%s is not an option guardrun knows", r.name, t.Name)
+			if t.Why == "ambiguous" {
+				why = fmt.Sprintf("%s --%s is an ambiguous abbreviation of more than one option", r.name, t.Name)
+			}
+			r.unknown(t.Word, "--"+t.Name, why)
 		} else {
 			c := t.Name[0]
 			r.unknown(t.Word, "-"+string(rune(c)), fmt.Sprintf("%s -%c is not an option guardrun knows", r.name, c))

@@ -75,7 +75,7 @@ func TestAnalyze(t *testing.T) {
 		{"chmod --reference=r a", nil, "read --reference r; write a"},
 		// sed.
 		{"sed -i s/a/b/ f", nil, "write -i f"},
-		{"sed -i.bak -e s/a/b/ f", nil, "write -i f"},
+		{"sed -i.bak -e s/a/b/ f", nil, "write -i f; write -i.bak f.bak"},
 		{"sed -ni p f", nil, "write -i f"},
 		{"sed s/a/b/w␣out f", nil, "write s///w out; read f"},
 		{"sed -e 1e␣id f", nil, "exec e; read f"},
@@ -93,13 +93,14 @@ func TestAnalyze(t *testing.T) {
 		{`awk {print} f`, nil, "read f"},
 		{`awk BEGIN{system("id")}`, nil, "exec system()"},
 		{`awk {print|"sh"}`, nil, "exec |"},
-		{`awk {print>"out"}`, nil, "write > (named by the awk program)"},
+		{`awk {print>"out"}`, nil, "write > out"},
+		{`awk {print>out}`, nil, "write > (named by the awk program)"},
 		{`awk {if($1>2)print}`, nil, ""},
 		{`awk -f prog f`, nil, "read -f prog; unknown -f; read f"},
 		{`awk -v x=1 {print} n=2 f`, nil, "read f"},
 		// find.
-		{"find . -name x -delete", nil, "delete -delete ."},
-		{"find -delete", nil, "delete -delete ."},
+		{"find . -name x -delete", nil, "read .; delete -delete ."},
+		{"find -delete", nil, "read .; delete -delete ."},
 		// tar.
 		{"tar czf a.tgz src", nil, "write -f a.tgz; read src"},
 		{"tar -xf a.tar -C out", nil, "read -f out:a.tar; write -x out:."},
@@ -123,7 +124,7 @@ func TestAnalyze(t *testing.T) {
 		{"git diff --cached --stat=200 -M50% -U0 --color-words", nil, ""},
 		{"git show -s --pretty=fuller HEAD~1", nil, ""},
 		{"rg -.n --hidden -g !vendor -t go foo", nil, ""},
-		{"ls -la --color=auto --group-directories-first", nil, ""},
+		{"ls -la --color=auto --group-directories-first", nil, "read ."},
 		{"tail -n +5 -f log", nil, "read log"},
 		{"head -n -5 f", nil, "read f"},
 		{"git diff --outp=x", nil, "unknown --outp"}, // git diff takes no abbreviations

@@ -3,8 +3,9 @@
 // (sort -o, git diff --output, tee FILE, cp SRC DEST, sed -i), which read
 // a file guardrun must judge (grep -f, sort --files0-from), which run a
 // program or code (sort --compress-program, rg --pre, git -c, sed's e
-// command, find -delete's cousins), and which environment variables send
-// a program elsewhere (GIT_*, TMPDIR, PAGER, EDITOR, LESSOPEN).
+// command, find -delete's cousins), which environment variables send a
+// program elsewhere (GIT_*, TMPDIR, PAGER, EDITOR, LESSOPEN), and which it
+// reads options from (TAR_OPTIONS, LESS, XZ_OPT).
 //
 // It is one data table and a getopt_long-compatible reader of argv: short
 // options alone or clustered (-o F, -oF, -no F), long options with = or a
@@ -33,7 +34,11 @@
 // configuration files (a git alias or core.pager in .git/config, a
 // .curlrc, a Makefile's recipes, a package's install scripts) is not
 // visible in argv; the table marks the arguments that select such files,
-// and the OS sandbox bounds the rest. sed and awk programs are scanned for
-// commands that write, read or run programs; a program the scanner cannot
-// read asks.
+// and the OS sandbox bounds the rest. sed programs are read as GNU sed
+// 4.9 reads them, awk programs by a lexer that reads as mawk 1.3.4 and
+// gawk 5.2 do (where they disagree, the program asks), for the commands
+// that write, read or run programs; a program the scanner cannot read
+// asks. The variables programs read options from (OptionVariable) are
+// judged by the options they hold, split on blanks; a value with quotes
+// or backslashes, which the program splits as a shell would, asks.
 package cmdsem

@@ -2,6 +2,7 @@ package cmdsem
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -29,6 +30,7 @@ func sedCmd(s *spec, r *result, i int) {
 	o.init()
 	ops, _ := o.scan(r, i)
 	scripts := append(append([]opnd(nil), r.all["e"]...), r.all["expression"]...)
+	slices.SortFunc(scripts, func(a, b opnd) int { return a.idx - b.idx })
 	if f, ok := r.vals["f"]; ok {
 		r.file(Read, f, "-f", "reads sed commands from the file")
 		r.unknown(f.idx, "-f", "the sed program in the file can write files and run programs, and guardrun cannot see it")
@@ -38,21 +40,48 @@ func sedCmd(s *spec, r *result, i int) {
 	} else if len(scripts) == 0 && len(ops) > 0 {
 		scripts, ops = ops[:1], ops[1:]
 	}
-	if !r.hasAny("sandbox") {
+	if !r.hasAny("sandbox") && len(scripts) > 0 {
+		// sed joins its -e scripts with newlines: -e 'a\' -e 'text'
+		// is one command.
+		joined := opnd{Arg{Static: true}, scripts[0].idx}
+		var texts []string
 		for _, sc := range scripts {
 			if !sc.Static {
 				r.exec(sc.idx, "", "the sed program is not known until run time; it can write files and run programs")
-				continue
+				joined.Static = false
+				break
 			}
-			sedScript(r, sc)
+			texts = append(texts, sc.Value)
+		}
+		if joined.Static {
+			joined.Value = strings.Join(texts, "\n")
+			sedScript(r, joined)
 		}
 	}
 	inPlace := r.hasAny("i", "in-place")
+	suffix := ""
+	for _, name := range []string{"i", "in-place"} {
+		if v, ok := r.vals[name]; ok {
+			suffix = v.Value
+		}
+	}
 	for _, op := range ops {
-		if inPlace {
-			r.file(Write, op, "-i", "sed -i rewrites the file")
-		} else if op.Value != "-" {
-			r.file(Read, op, "", "reads the file")
+		if !inPlace {
+			if op.Value != "-" {
+				r.file(Read, op, "", "reads the file")
+			}
+			continue
+		}
+		r.file(Write, op, "-i", "sed -i rewrites the file")
+		if suffix != "" && op.Static {
+			// GNU sed renames the file to its backup: FILE+SUFFIX, or
+			// SUFFIX with each * replaced by FILE as written, which
+			// may name another directory (-i'bak/*').
+			b := op.Value + suffix
+			if strings.Contains(suffix, "*") {
+				b = strings.ReplaceAll(suffix, "*", op.Value)
+			}
+			r.file(Write, opnd{Arg{Value: b, Static: true}, op.idx}, "-i"+suffix, "sed -i keeps the file's backup here")
 		}
 	}
 }
@@ -76,8 +105,10 @@ func sedScript(r *result, sc opnd) {
 		c := p.next()
 		switch c {
 		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
-		case '#', ':':
+		case '#':
 			p.line()
+		case ':':
+			p.label()
 		case 'a', 'i', 'c':
 			p.text()
 		case 'b', 't', 'T', 'v':
@@ -88,7 +119,9 @@ func sedScript(r *result, sc opnd) {
 		case 'r', 'R':
 			r.file(Read, opnd{Arg{Value: strings.TrimSpace(p.line()), Static: true}, sc.idx}, string(c), "sed reads the file into its output")
 		case 'w', 'W':
-			sedWrite(r, sc, string(c), strings.TrimSpace(p.line()))
+			if !sedWrite(r, sc, string(c), strings.TrimSpace(p.line())) {
+				return
+			}
 		case 'e':
 			r.exec(sc.idx, "e", "sed's e command runs a shell command")
 			p.line()
@@ -101,11 +134,11 @@ func sedScript(r *result, sc opnd) {
 			if strings.ContainsRune(flags, 'e') {
 				r.exec(sc.idx, "s///e", "sed's s///e runs the pattern space as a shell command")
 			}
-			if k := strings.IndexByte(flags, 'w'); k >= 0 {
-				sedWrite(r, sc, "s///w", strings.TrimSpace(p.line()))
+			if k := strings.IndexByte(flags, 'w'); k >= 0 && !sedWrite(r, sc, "s///w", strings.TrimSpace(p.line())) {
+				return
 			}
 		case 'y':
-			if _, ok := p.subst(); !ok {
+			if !p.transliterate() {
 				r.unknown(sc.idx, "y", "the sed program has a y command guardrun cannot read")
 				return
 			}
@@ -116,12 +149,18 @@ func sedScript(r *result, sc opnd) {
 	}
 }
 
-func sedWrite(r *result, sc opnd, cmd, file string) {
+// sedWrite records the file a w command writes; sed refuses a w
+// without one, and the scan stops there.
+func sedWrite(r *result, sc opnd, cmd, file string) bool {
 	switch file {
+	case "":
+		r.unknown(sc.idx, cmd, "sed's "+cmd+" without a file name: sed refuses the program")
+		return false
 	case "/dev/stdout", "/dev/stderr":
-		return
+		return true
 	}
 	r.file(Write, opnd{Arg{Value: file, Static: true}, sc.idx}, cmd, "sed writes to the file")
+	return true
 }
 
 type sedParser struct {
@@ -164,8 +203,12 @@ func (p *sedParser) text() {
 	}
 }
 
+// label skips a label (of :, b, t, T) or v's version: GNU sed 4.9 ends
+// it at a blank, ;, }, # or a newline, and reads on after it (:a;e cmd
+// runs cmd).
 func (p *sedParser) label() {
-	for !p.eof() && p.s[p.i] != ';' && p.s[p.i] != '\n' && p.s[p.i] != '}' {
+	p.skip(" \t")
+	for !p.eof() && strings.IndexByte(" \t\n;}#", p.s[p.i]) < 0 {
 		p.i++
 	}
 }
@@ -193,7 +236,7 @@ func (p *sedParser) address() bool {
 				}
 			}
 			d := p.next()
-			if !p.until(d) {
+			if !p.regex(d) {
 				return false
 			}
 			p.skip("IM")
@@ -235,7 +278,71 @@ func (p *sedParser) until(d byte) bool {
 	return false
 }
 
-// subst skips s/regex/replacement/ (or y/src/dst/) and returns its flags.
+// transliterate skips y/src/dst/, where brackets are plain characters.
+func (p *sedParser) transliterate() bool {
+	if p.eof() {
+		return false
+	}
+	d := p.next()
+	return d != '\n' && d != '\\' && p.until(d) && p.until(d)
+}
+
+// regex skips a regular expression up to just past the next unescaped
+// d outside a bracket expression: GNU sed reads s/[/]/x/ as a match of
+// /, so a d inside [...] (also [:class:], [.x.], [=x=] and a leading ])
+// ends nothing. Inside brackets a backslash is an ordinary character.
+func (p *sedParser) regex(d byte) bool {
+	for !p.eof() {
+		c := p.next()
+		switch {
+		case c == '\\':
+			if p.eof() {
+				return false
+			}
+			p.i++
+		case c == d:
+			return true
+		case c == '\n':
+			return false
+		case c == '[':
+			if !p.bracket() {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// bracket skips a bracket expression after its [.
+func (p *sedParser) bracket() bool {
+	if !p.eof() && p.s[p.i] == '^' {
+		p.i++
+	}
+	if !p.eof() && p.s[p.i] == ']' {
+		p.i++
+	}
+	for !p.eof() {
+		c := p.next()
+		switch {
+		case c == ']':
+			return true
+		case c == '\n':
+			return false
+		case c == '[' && !p.eof() && strings.IndexByte(":.=", p.s[p.i]) >= 0:
+			end := "]"
+			end = string(p.s[p.i]) + end
+			p.i++
+			k := strings.Index(p.s[p.i:], end)
+			if k < 0 {
+				return false
+			}
+			p.i += k + len(end)
+		}
+	}
+	return false
+}
+
+// subst skips s/regex/replacement/ and returns its flags.
 func (p *sedParser) subst() (string, bool) {
 	if p.eof() {
 		return "", false
@@ -245,7 +352,7 @@ func (p *sedParser) subst() (string, bool) {
 		return "", false
 	}
 	// The pattern, then the replacement, each ended by d.
-	if !p.until(d) {
+	if !p.regex(d) {
 		return "", false
 	}
 	if !p.until(d) {
@@ -260,122 +367,4 @@ func (p *sedParser) subst() (string, bool) {
 		return p.s[start:p.i], true
 	}
 	return p.s[start:p.i], true
-}
-
-// awkOptions are awk's options, built on first use.
-var awkOptions struct {
-	once sync.Once
-	spec *spec
-}
-
-func buildAwkOptions() {
-	awkOptions.spec = &spec{
-		Options: Options{Short: "F:v:f:E:i:l:bcCdDeghLMnNoOpPrsStVW:", AllShort: false,
-			Long:   "field-separator= assign= file= exec= include= load= characters-as-bytes traditional copyright dump-variables[=] debug[=] source= gen-pot lint[=] bignum non-decimal-data optimize profile[=] pretty-print[=] posix re-interval no-optimize sandbox lint-old help version",
-			Abbrev: true, StrictLong: true},
-	}
-}
-
-// awkCmd reads awk's options and scans its program for what runs
-// commands (system(), pipes to and from commands) or writes files
-// (print > file).
-func awkCmd(s *spec, r *result, i int) {
-	awkOptions.once.Do(buildAwkOptions)
-	o := awkOptions.spec
-	o.init()
-	ops, _ := o.scan(r, i)
-	for _, name := range []string{"f", "file", "E", "exec", "i", "include"} {
-		if f, ok := r.vals[name]; ok {
-			r.file(Read, f, "-"+name, "reads the awk program from the file")
-			r.unknown(f.idx, "-"+name, "the awk program in the file can write files and run commands, and guardrun cannot see it")
-		}
-	}
-	for _, name := range []string{"l", "load"} {
-		if f, ok := r.vals[name]; ok {
-			r.exec(f.idx, "-"+name, "loads a shared library into awk")
-		}
-	}
-	if f, ok := r.vals["source"]; ok {
-		awkProgram(r, f)
-	}
-	if !r.hasAny("f", "file", "E", "exec", "source") && len(ops) > 0 {
-		awkProgram(r, ops[0])
-		ops = ops[1:]
-	}
-	for _, op := range ops {
-		if strings.Contains(op.Value, "=") || op.Value == "-" {
-			continue // a variable assignment, or stdin
-		}
-		r.file(Read, op, "", "reads the file")
-	}
-}
-
-func awkProgram(r *result, p opnd) {
-	if !p.Static {
-		r.exec(p.idx, "", "the awk program is not known until run time; it can write files and run commands")
-		return
-	}
-	if r.hasAny("sandbox") {
-		return
-	}
-	code := awkStrip(p.Value)
-	switch {
-	case strings.Contains(code, "system"):
-		r.exec(p.idx, "system()", "the awk program runs shell commands with system()")
-	case strings.Contains(strings.ReplaceAll(code, "||", ""), "|"):
-		r.exec(p.idx, "|", "the awk program pipes to or from shell commands")
-	case strings.Contains(code, "@load"):
-		r.exec(p.idx, "@load", "the awk program loads a shared library")
-	}
-	if awkRedirects(code) {
-		r.add(Effect{Kind: Write, Word: p.idx, Option: ">", Path: "(named by the awk program)", Dynamic: true,
-			Why: "the awk program prints into a file"})
-	}
-}
-
-// awkStrip blanks string literals (keeping the quotes), so that their
-// contents do not look like code.
-func awkStrip(s string) string {
-	b := []byte(s)
-	in := false
-	for i := 0; i < len(b); i++ {
-		switch {
-		case in && b[i] == '\\' && i+1 < len(b):
-			b[i], b[i+1] = ' ', ' '
-			i++
-		case b[i] == '"':
-			in = !in
-		case in:
-			b[i] = ' '
-		}
-	}
-	return string(b)
-}
-
-// awkRedirects reports a print or printf statement with > or >> outside
-// parentheses (inside them, > compares).
-func awkRedirects(code string) bool {
-	for _, kw := range []string{"printf", "print"} {
-		for rest := code; ; {
-			k := strings.Index(rest, kw)
-			if k < 0 {
-				break
-			}
-			rest = rest[k+len(kw):]
-			depth := 0
-			for i := 0; i < len(rest); i++ {
-				c := rest[i]
-				if c == '(' {
-					depth++
-				} else if c == ')' {
-					depth--
-				} else if depth <= 0 && (c == ';' || c == '}' || c == '\n') {
-					break
-				} else if depth <= 0 && c == '>' {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }

@@ -121,9 +121,11 @@ var entries = [...]entry{
 	{"awk", func() *spec {
 		return &spec{custom: awkCmd}
 	}},
+	{"basename", newBasenameSpec},
 	{"cat", func() *spec {
 		return gnu(&spec{Options: Options{Short: "AbeEnstTuv", AllShort: true, Long: "number number-nonblank show-all show-ends show-nonprinting show-tabs squeeze-blank"}, operands: readOps})
 	}},
+	{"cd", func() *spec { return &spec{custom: cdCmd, readOnly: true} }},
 	{"chmod", func() *spec {
 		return gnu(&spec{Options: Options{Short: "cfvRrwxXstugoa0123456789", AllShort: true,
 			Long: "changes no-preserve-root preserve-root quiet recursive reference= silent verbose"},
@@ -133,15 +135,18 @@ var entries = [...]entry{
 					ops = ops[1:] // the mode
 				}
 				writeOps("changes the file's mode")(r, ops)
-			}})
+			}, writesOperands: true})
 	}},
+	{"cmp", newCmpSpec},
 	{"cp", func() *spec {
 		return gnu(&spec{Options: Options{Short: "abdfHilLnPpRrsS:t:TuvxZ", AllShort: true,
 			Long: "archive attributes-only backup[=] context[=] copy-contents dereference force interactive link no-clobber no-dereference no-preserve= no-target-directory one-file-system parents preserve[=] recursive reflink[=] remove-destination sparse= strip-trailing-slashes suffix= symbolic-link target-directory= update[=] verbose debug"},
 			do:       acts("t", "target-directory", act{"target", "copies the files into the directory"}),
-			operands: destOps("copies", false)})
+			operands: destOps("copies", false), writesOperands: true})
 	}},
 	{"curl", newCurlSpec},
+	{"cut", newCutSpec},
+	{"date", newDateSpec},
 	{"dd", func() *spec {
 		return &spec{custom: func(s *spec, r *result, i int) {
 			for ; i < len(r.argv); i++ {
@@ -158,6 +163,7 @@ var entries = [...]entry{
 			}
 		}}
 	}},
+	{"df", newDfSpec},
 	{"diff", func() *spec {
 		return gnu(&spec{Options: Options{Short: "abBcC:dD:eEF:hiI:lnNpqrsS:tTuU:vwWx:X:Zy0123456789", AllShort: true,
 			Long: "brief color[=] context[=] ed exclude= exclude-from= expand-tabs from-file= horizon-lines= ifdef= ignore-all-space ignore-blank-lines ignore-case ignore-file-name-case ignore-matching-lines= ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab label= left-column line-format= minimal new-file no-dereference no-ignore-file-name-case normal paginate palette= rcs recursive report-identical-files show-c-function show-function-line= side-by-side speed-large-files starting-file= strip-trailing-cr suppress-blank-empty suppress-common-lines tabsize= text to-file= unidirectional-new-file unified[=] width= old-group-format= new-group-format= changed-group-format= unchanged-group-format= old-line-format= new-line-format= unchanged-line-format= no-ignore-file-name-case"},
@@ -166,13 +172,13 @@ var entries = [...]entry{
 				"l", "paginate", ex("runs pr on the output")),
 			operands: readOps})
 	}},
-	{"echo", func() *spec {
-		return &spec{}
-	}},
+	{"dirname", newDirnameSpec},
+	{"du", newDuSpec},
+	{"echo", newNoOptionsSpec},
 	{"file", func() *spec {
 		return &spec{Options: Options{Short: "bcCdEhiklLNnprsSvzZ0e:f:F:m:P:", Permute: true, Abbrev: true,
 			Long: "apple brief checking-printout compile debug dereference exclude= exclude-quiet= extension files-from= keep-going list magic-file= mime mime-encoding mime-type no-buffer no-dereference no-pad no-sandbox parameter= preserve-date print0 raw separator= special-files uncompress uncompress-noreport help version"},
-			do: acts("C", "compile", act{Unknown, "writes a compiled magic file into the working directory"},
+			do: acts("C", "compile", wr("writes a compiled magic file into the working directory"),
 				"f", "files-from", rd("reads the names of the files"), "m", "magic-file", rd("reads the magic file"))}
 	}},
 	{"find", func() *spec {
@@ -192,6 +198,10 @@ var entries = [...]entry{
 				if !r.hasAny("e", "regexp", "f", "file") && len(ops) > 0 {
 					ops = ops[1:] // the pattern
 				}
+				if r.hasAny("r", "R", "recursive", "dereference-recursive") {
+					readOrHere(r, ops) // grep -r searches . without files
+					return
+				}
 				readOps(r, ops)
 			}})
 	}},
@@ -209,18 +219,20 @@ var entries = [...]entry{
 					return
 				}
 				destOps("installs", false)(r, ops)
-			}})
+			}, writesOperands: true})
 	}},
+	{"jq", func() *spec { return &spec{custom: jqCmd, readOnly: true} }},
 	{"less", newLessSpec},
 	{"ln", func() *spec {
 		return gnu(&spec{Options: Options{Short: "bdfFilLnPrsS:t:Tv", AllShort: true,
 			Long: "backup[=] directory force interactive logical no-dereference no-target-directory physical relative suffix= symbolic target-directory= verbose"},
 			do:       acts("t", "target-directory", act{"target", "creates links in the directory"}),
-			operands: lnOps})
+			operands: lnOps, writesOperands: true})
 	}},
 	{"ls", func() *spec {
 		return gnu(&spec{Options: Options{Short: "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvwxXZ1I:T:w:", AllShort: true,
-			Long: "all almost-all author block-size= classify[=] color[=] context dereference dereference-command-line dereference-command-line-symlink-to-dir directory dired escape file-type format= full-time group-directories-first hide= hide-control-chars human-readable hyperlink[=] ignore= ignore-backups indicator-style= inode kibibytes literal no-group numeric-uid-gid quote-name quoting-style= recursive reverse show-control-chars si size sort= tabsize= time= time-style= width= zero"}})
+			Long: "all almost-all author block-size= classify[=] color[=] context dereference dereference-command-line dereference-command-line-symlink-to-dir directory dired escape file-type format= full-time group-directories-first hide= hide-control-chars human-readable hyperlink[=] ignore= ignore-backups indicator-style= inode kibibytes literal no-group numeric-uid-gid quote-name quoting-style= recursive reverse show-control-chars si size sort= tabsize= time= time-style= width= zero"},
+			operands: readOrHere})
 	}},
 	{"make", newMakeSpec},
 	{"man", func() *spec {
@@ -239,18 +251,19 @@ var entries = [...]entry{
 	}},
 	{"mkdir", func() *spec {
 		return gnu(&spec{Options: Options{Short: "m:pvZ", AllShort: true, Long: "context[=] mode= parents verbose"},
-			operands: writeOps("creates the directory")})
+			operands: writeOps("creates the directory"), writesOperands: true})
 	}},
 	{"more", newLessSpec},
 	{"mv", func() *spec {
 		return gnu(&spec{Options: Options{Short: "bfinS:t:TuvZ", AllShort: true,
 			Long: "backup[=] context force interactive no-clobber no-target-directory strip-trailing-slashes suffix= target-directory= update[=] verbose debug exchange no-copy"},
 			do:       acts("t", "target-directory", act{"target", "moves the files into the directory"}),
-			operands: destOps("moves", true)})
+			operands: destOps("moves", true), writesOperands: true})
 	}},
 	{"nawk", func() *spec {
 		return &spec{custom: awkCmd}
 	}},
+	{"nl", newNlSpec},
 	{"npm", newNpmSpec},
 	{"npx", func() *spec {
 		return &spec{custom: func(s *spec, r *result, i int) { r.exec(0, "", "npx runs a package's program") }}
@@ -270,16 +283,22 @@ var entries = [...]entry{
 				if len(ops) > 1 {
 					r.file(Read, ops[1], "", "reads the patch")
 				}
-			}})
+			}, writesOperands: true})
 	}},
+	{"pgrep", newPgrepSpec},
 	{"pip", newPipSpec},
 	{"pip3", newPipSpec},
+	{"popd", func() *spec { return &spec{custom: cdCmd, readOnly: true} }},
+	{"ps", newPsSpec},
+	{"pushd", func() *spec { return &spec{custom: cdCmd, readOnly: true} }},
 	{"pwd", func() *spec {
 		return &spec{Options: Options{Short: "LP", AllShort: true, Long: "help version logical physical", StrictLong: true}}
 	}},
 	{"python", newPythonSpec},
 	{"python2", newPythonSpec},
 	{"python3", newPythonSpec},
+	{"readlink", newReadlinkSpec},
+	{"realpath", newRealpathSpec},
 	{"rg", func() *spec {
 		return &spec{Options: Options{Abbrev: false, StrictLong: true, Permute: true,
 			Short: "A:B:C:E:f:g:j:l:M:m:r:t:T:d:e:0123456789abcFHhiIjLnNopqsSuUvVwxz.",
@@ -309,6 +328,7 @@ var entries = [...]entry{
 				}
 			}})
 	}},
+	{"sleep", newSleepSpec},
 	{"sort", func() *spec {
 		return gnu(&spec{Options: Options{Short: "bdfgiMhnRrVcCk:mo:sS:t:T:uz", AllShort: true,
 			Long: "batch-size= buffer-size= check[=] compress-program= debug dictionary-order field-separator= files0-from= general-numeric-sort human-numeric-sort ignore-case ignore-leading-blanks ignore-nonprinting key= merge month-sort numeric-sort output= parallel= random-sort random-source= reverse sort= stable temporary-directory= unique version-sort zero-terminated"},
@@ -334,8 +354,9 @@ var entries = [...]entry{
 				if !r.hasAny("filter") {
 					r.file(Write, prefix, "", "writes the pieces to files starting with this name")
 				}
-			}})
+			}, writesOperands: true})
 	}},
+	{"stat", newStatSpec},
 	{"tail", func() *spec {
 		return gnu(&spec{Options: Options{Short: "c:fFn:qs:vz0123456789", AllShort: true,
 			Long: "bytes= follow[=] lines= max-unchanged-stats= pid= quiet retry silent sleep-interval= verbose zero-terminated"}, operands: readOps})
@@ -343,31 +364,28 @@ var entries = [...]entry{
 	{"tar", newTarSpec},
 	{"tee", func() *spec {
 		return gnu(&spec{Options: Options{Short: "aip", AllShort: true, Long: "append ignore-interrupts output-error[=]"},
-			operands: writeOps("copies its input into the file")})
+			operands: writeOps("copies its input into the file"), writesOperands: true})
 	}},
 	{"touch", func() *spec {
 		return gnu(&spec{Options: Options{Short: "acd:fhmr:t:", AllShort: true,
 			Long: "date= no-create no-dereference reference= time="},
-			do: acts("r", "reference", rd("reads the file's times")), operands: writeOps("creates the file or changes its times")})
+			do: acts("r", "reference", rd("reads the file's times")), operands: writeOps("creates the file or changes its times"), writesOperands: true})
 	}},
-	{"tree", func() *spec {
-		return &spec{Options: Options{Short: "adfxL:P:I:o:RnNQqpugsDhFvrtcUSXJCA", Permute: true,
-			Long: "help version noreport charset= filelimit= timefmt= du si prune dirsfirst filesfirst sort= gitignore info fromfile"},
-			do: acts("o", "", wr("writes the listing to the file"))}
-	}},
-	{"true", func() *spec {
-		return &spec{}
-	}},
+	{"tr", newTrSpec},
+	{"tree", newTreeSpec},
+	{"true", newNoOptionsSpec},
+	{"type", newTypeSpec},
 	{"uniq", func() *spec {
 		return gnu(&spec{Options: Options{Short: "cdDf:is:uw:z", AllShort: true,
 			Long: "all-repeated[=] check-chars= count group[=] ignore-case repeated skip-chars= skip-fields= unique zero-terminated"},
-			operands: inOut("writes its output to the second operand")})
+			operands: inOut("writes its output to the second operand"), writesOperands: true})
 	}},
 	{"wc", func() *spec {
 		return gnu(&spec{Options: Options{Short: "clLmw", AllShort: true, Long: "bytes chars files0-from= lines max-line-length words total="},
 			do: acts("", "files0-from", rd("reads the names of the files to count")), operands: readOps})
 	}},
 	{"wget", newWgetSpec},
+	{"which", newWhichSpec},
 	{"xargs", func() *spec {
 		return gnu(&spec{Options: Options{Short: "0a:d:E:e::I:i::L:l::n:oP:prs:tx", AllShort: true,
 			Long: "arg-file= delimiter= eof[=] exit interactive max-args= max-chars= max-lines= max-procs= no-run-if-empty null open-tty process-slot-var= replace[=] show-limits verbose"},
@@ -378,9 +396,7 @@ var entries = [...]entry{
 			}})
 	}},
 	{"xxd", func() *spec {
-		return &spec{Options: Options{Short: "abCEeg:hic:l:n:o:prs:uvRd", Permute: true,
-			Long: "help version"},
-			operands: inOut("writes its output to the second operand")}
+		return &spec{custom: xxdCmd, writesOperands: true}
 	}},
 }
 
@@ -400,15 +416,18 @@ func (r *result) hasAny(names ...string) bool {
 func destOps(verb string, removes bool) func(r *result, ops []opnd) {
 	return func(r *result, ops []opnd) {
 		srcs := ops
+		var to *opnd // where mv moves its sources
 		if r.targetDir == nil && !r.hasAny("T", "no-target-directory") || r.targetDir == nil && len(ops) > 2 {
 			if len(ops) < 2 {
 				return
 			}
 			srcs = ops[:len(ops)-1]
 			dest := ops[len(ops)-1]
+			to = &dest
 			r.file(Write, dest, "", verb+" files to this path")
 			r.out[len(r.out)-1].Into = baseNames(srcs)
 		} else if r.targetDir != nil {
+			to = r.targetDir
 			for i := range r.out {
 				if r.out[i].Word == r.targetDir.idx && r.out[i].Kind == Write {
 					r.out[i].Into = baseNames(srcs)
@@ -416,11 +435,17 @@ func destOps(verb string, removes bool) func(r *result, ops []opnd) {
 			}
 		} else if len(ops) == 2 {
 			srcs = ops[:1]
+			to = &ops[1]
 			r.file(Write, ops[1], "", verb+" the file to this path")
 		}
 		for _, s := range srcs {
 			if removes {
 				r.file(Delete, s, "", "moves the file away")
+				if to != nil && to.Static {
+					// The file lives on at the destination: policy
+					// judges the move by where it goes.
+					r.out[len(r.out)-1].MovedTo = to.Value
+				}
 			} else {
 				r.file(Read, s, "", "reads the file")
 			}

@@ -362,37 +362,3 @@ func pythonCmd(s *spec, r *result, i int) {
 	}
 	r.exec(0, "", "python with no script reads code from its input")
 }
-
-func findCmd(s *spec, r *result, i int) {
-	for i < len(r.argv) && r.argv[i].Static {
-		v := r.argv[i].Value
-		if v == "-H" || v == "-L" || v == "-P" || strings.HasPrefix(v, "-O") {
-			i++
-		} else if v == "-D" {
-			i += 2
-		} else {
-			break
-		}
-	}
-	var starts []opnd
-	for ; i < len(r.argv); i++ {
-		a := r.argv[i]
-		if a.Static && (strings.HasPrefix(a.Value, "-") || a.Value == "(" || a.Value == "!") {
-			break
-		}
-		starts = append(starts, opnd{a, i})
-	}
-	for ; i < len(r.argv); i++ {
-		a := r.argv[i]
-		if !a.Static || a.Value != "-delete" {
-			continue
-		}
-		if len(starts) == 0 {
-			starts = []opnd{{Arg{Value: ".", Static: true}, i}}
-		}
-		for _, st := range starts {
-			r.file(Delete, st, "-delete", "find -delete removes what it finds under this path")
-		}
-		return
-	}
-}

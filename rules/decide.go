@@ -353,7 +353,8 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) (*Decision, *predictio
 		pr.add(partPrediction{unbounded: f.Reason})
 	}
 	commands, networked := 0, 0
-	for _, c := range s.Commands {
+	judged := make([]Part, len(s.Commands))
+	for i, c := range s.Commands {
 		p, r, ok := e.command(c, cwd)
 		q := e.predictCommand(c, cwd, pr)
 		pr.add(q)
@@ -361,6 +362,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) (*Decision, *predictio
 			continue
 		}
 		q.show(&p)
+		judged[i] = p
 		if !c.Wrapper && !isBuiltin(c.Name()) {
 			commands++
 			if p.Network {
@@ -377,6 +379,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) (*Decision, *predictio
 		q.show(&p)
 		d.Parts = append(d.Parts, p)
 	}
+	d.Parts = append(d.Parts, e.gitRepositories(s.Commands, judged, d.Parts, cwd)...)
 	d.Network = e.cfg.Sandbox.Network || (commands > 0 && networked == commands)
 	if e.cfg.Sandbox.Proxy {
 		// network: proxy: every command, and a rule's network: true,

@@ -137,7 +137,7 @@ var envAttacks = []attackRow{
 	{"zsh -c 'echo ${~x}'", Ask},
 	{"zsh -c 'echo $~x'", Ask},
 	{"zsh -c 'echo ${~~x}'", Allow},
-	{"zsh -c 'echo ${(P)x}'", Allow},
+	{"zsh -c 'echo ${(P)x}'", Ask},
 	{"zsh -o globsubst -c 'echo $x'", Ask},
 	{"zsh +o noglobsubst -c 'echo $x'", Ask},
 	{"zsh -o GLOB_SUBST -c 'echo $x'", Ask},

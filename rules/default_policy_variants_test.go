@@ -56,8 +56,9 @@ var variantRows = []attackRow{
 	{"env -i zsh -c 'bash -c ls'", Allow},
 	{"env -i eval bash -c ls", Allow},
 	// zsh features that run code held in a value or a name.
-	{"zsh -c 'echo ${(P)${x}}'", Allow},
-	{"zsh -c 'echo ${(P)x}'", Allow},
+	{"zsh -c 'echo ${(P)${x}}'", Ask}, // x from the environment may hold a[$(cmd)]
+	{"zsh -c 'echo ${(P)x}'", Ask},
+	{"zsh -c 'x=HOME; echo ${(P)x}'", Allow},
 	{"zsh -c 'setopt promptsubst; echo ${(%)x}'", Ask},
 	{"zsh -c 'setopt prompt_subst; print -P $x'", Ask},
 	{"zsh -c 'print -P $x'", Ask},

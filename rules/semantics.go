@@ -59,20 +59,17 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 			out = append(out, e.effectFile(c, ef, display, cwd)...)
 			continue
 		case cmdsem.Exec:
-			if covered(r, c, ef.Word) {
+			if covered(r, c, ef.Word) || ef.Terminal && outputAway(c.Fds) {
 				continue
 			}
 			p.Decision = Ask
-			p.Reason = fmt.Sprintf("%s: %s %s; a rule's pre-approval does not cover running programs", display, what, ef.Why)
+			p.Reason = fmt.Sprintf("%s: %s; a rule's pre-approval does not cover running programs", display, naming(ef.Why, what))
 		case cmdsem.Unknown:
 			if cmd.Decision != Allow || covered(r, c, ef.Word) {
 				continue
 			}
 			p.Decision = Ask
-			p.Reason = fmt.Sprintf("%s: %s; the rule that pre-approves it does not cover that", display, strings.TrimPrefix(ef.Why, c.Name()+" "))
-			if ef.Option != "" && !strings.Contains(ef.Why, ef.Option) {
-				p.Reason = fmt.Sprintf("%s: %s %s; the rule that pre-approves it does not cover that", display, ef.Option, ef.Why)
-			}
+			p.Reason = fmt.Sprintf("%s: %s; the rule that pre-approves it does not cover that", display, naming(strings.TrimPrefix(ef.Why, c.Name()+" "), ef.Option))
 		case cmdsem.Env:
 			if cmd.Decision != Allow {
 				continue
@@ -123,6 +120,21 @@ func (e *Engine) effectFile(c shellparse.Command, ef cmdsem.Effect, display, cwd
 		p.Kind, p.Text, p.Pos, p.Via, p.Op = "file", text, pos, c.Via, string(op)
 		return p
 	}
+	if ef.Dynamic && op != OpRead && ef.Word >= 0 && ef.Word < len(c.Argv) && ef.Path == c.Argv[ef.Word].Value {
+		// chmod +x hooks/*.sh: the files a glob can match lie in the
+		// directory before its first pattern, under names the pattern
+		// decides.
+		if dir, rest, plain, ok := e.globTarget(c.Argv[ef.Word]); ok {
+			p := mk(e.inDirs(dir, c.Dir, cwd, text, func(d string) Part {
+				return e.file(op, filepath.Join(dir, rest), d, true)
+			}))
+			if plain || p.Decision == Block {
+				p.Dynamic = true
+				p.Reason = fmt.Sprintf("%s: %s %s (the files %s matches): %s", display, label, ef.Why, c.Argv[ef.Word].Source, p.Reason)
+				return []Part{p}
+			}
+		}
+	}
 	if ef.Dynamic {
 		if op == OpRead {
 			// A run-time read cannot be judged here; the sandbox hides
@@ -150,6 +162,14 @@ func (e *Engine) effectFile(c shellparse.Command, ef cmdsem.Effect, display, cwd
 		return e.inDirs(p, dir, cwd, text, func(d string) Part {
 			if op == OpRead {
 				return e.readByDeny(p, d)
+			}
+			if op == OpDelete && ef.MovedTo != "" && e.keeps(ef, p, d) {
+				// mv within the rw zones: the file lives on at its
+				// destination, so the source is changed, not lost.
+				fp := e.file(OpWrite, p, d, true)
+				fp.Op = string(OpDelete)
+				fp.Reason = "moved to " + ef.MovedTo + ", which keeps it: " + fp.Reason
+				return fp
 			}
 			fp := e.file(op, p, d, true)
 			// cp a b dir/: the files land inside an existing directory.
@@ -222,4 +242,111 @@ func systemHas(name string) bool {
 		}
 	}
 	return false
+}
+
+// outputAway reports whether the script sends the command's standard
+// output to a pipe or a file, so that it is not a terminal (a pager
+// then copies its input and takes no commands).
+func outputAway(fds []shellparse.Binding) bool {
+	for _, b := range fds {
+		if b.Fd != 1 {
+			continue
+		}
+		switch {
+		case b.Kind == "pipe":
+			return true
+		case b.Kind == "file" && b.Path.Static():
+			return !strings.HasPrefix(b.Path.Value, "/dev/") || b.Path.Value == "/dev/null"
+		}
+		return false
+	}
+	return false
+}
+
+// keeps reports whether mv's destination for the source src (in
+// directory d) lies in a rw zone, where the moved file lives on; the
+// sandbox's private /tmp does not keep it.
+func (e *Engine) keeps(ef cmdsem.Effect, src, d string) bool {
+	dest := e.expandHome(ef.MovedTo)
+	if ef.Dir != "" && !filepath.IsAbs(dest) {
+		dest = filepath.Join(e.expandHome(ef.Dir), dest)
+	}
+	r := Resolve(dest, d)
+	if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+		r = filepath.Join(r, filepath.Base(src))
+	}
+	z := e.zoneFor(r)
+	return z != nil && z.Mode == ReadWrite && !e.denied(r)
+}
+
+// globTarget splits a glob word whose only run-time part is pathname
+// expansion into its static directory and the pattern after it; plain
+// is set when no name the pattern can match is protected or denied (so
+// every match is judged as the directory's ordinary files are). The
+// pattern is matched as if dotglob were set: * counts as matching .git.
+func (e *Engine) globTarget(w shellparse.Word) (dir, rest string, plain, ok bool) {
+	if w.Dynamic || w.Split || !w.Glob || strings.Contains(w.Value, "**") || strings.ContainsAny(w.Value, "@+!") {
+		return "", "", false, false
+	}
+	comps := strings.Split(e.expandHome(w.Value), "/")
+	k := 0
+	for k < len(comps) && !strings.ContainsAny(comps[k], "*?[") {
+		k++
+	}
+	if k == len(comps) {
+		return "", "", false, false
+	}
+	var names []string
+	names = append(names, e.names...)
+	for _, n := range e.protect {
+		names = append(names, n...)
+	}
+	names = append(names, ".git", "config", "config.worktree", "hooks", "commondir", ".env")
+	plain = true
+	for _, pat := range comps[k:] {
+		if _, err := filepath.Match(pat, "x"); err != nil {
+			return "", "", false, false
+		}
+		for _, n := range names {
+			if m, _ := filepath.Match(strings.ToLower(pat), strings.ToLower(n)); m {
+				plain = false
+			}
+		}
+	}
+	dir = strings.Join(comps[:k], "/")
+	if dir == "" && k > 0 {
+		dir = "/"
+	} else if dir == "" {
+		dir = "."
+	}
+	return dir, strings.Join(comps[k:], "/"), plain, true
+}
+
+// naming says why with the option or word it is about: as it is when
+// why already names it ("the awk program runs shell commands with
+// system()"), else with it in parentheses ("python runs the code or
+// module given (-m)").
+func naming(why, what string) string {
+	if what == "" {
+		return why
+	}
+	for i := 0; ; {
+		k := strings.Index(why[i:], what)
+		if k < 0 {
+			break
+		}
+		k += i
+		end := k + len(what)
+		before := k == 0 || !isWordChar(why[k-1])
+		after := end == len(why) || !isWordChar(why[end])
+		if before && after {
+			return why
+		}
+		i = k + 1
+	}
+	return why + " (" + what + ")"
+}
+
+func isWordChar(c byte) bool {
+	return c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

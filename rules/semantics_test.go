@@ -120,7 +120,7 @@ func TestIssueRows(t *testing.T) {
 		{"sed --sandbox", "sed --sandbox 's/a/b/' a.txt", Allow, "", ""},
 		{"awk system", `awk 'BEGIN{system("id")}'`, Ask, "system()", ""},
 		{"awk pipe", `awk '{print | "sh"}' a.txt`, Ask, "pipes", ""},
-		{"awk print > file", `awk '{print > "../ro/x"}' a.txt`, Ask, "prints into a file", ""},
+		{"awk print > file", `awk '{print > "../ro/x"}' a.txt`, Block, "read-only", "ro/x"},
 		{"awk plain", `awk -F, '{print $1; if ($2 > 3) n++}' a.csv`, Allow, "", ""},
 		{"find -delete", "find ../ro -name '*.txt' -delete", Block, "read-only", "ro"},
 		{"tar extract", "tar -xzf a.tgz -C ../ro", Block, "read-only", "ro"},

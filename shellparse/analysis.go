@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/guardrun/guardrun/cmdsem"
 )
 
 // analysis collects the results of one Parse or ParseArgv call.
@@ -29,13 +31,18 @@ type analysis struct {
 	full            bool
 	// level is how deeply the walker is nested in statements.
 	level int
-	// substText is set when a word's static text holds $(, ` or $[, and
-	// arithVar when arithmetic evaluates a run-time value: together,
-	// text can become a subscript that bash runs (see runtimeSubscripts).
-	substText, arithVar bool
-	subscriptSeen       bool // a subscript-shaped word already asked
-	arithPos            Pos
-	arithText           string
+	// values are the values assigned to each variable, and arithUses
+	// the values evaluated as arithmetic or as names (see arith.go).
+	values    map[string]*varValues
+	arithUses []arithUse
+	noArith   int // walking an associative array's subscript
+	// unsafeMemo holds why each variable's value is unsafe in
+	// arithmetic ("" when it is safe), once judged.
+	unsafeMemo map[string]string
+	// lastpipe: the script may set bash's lastpipe option, under which
+	// the last command of a pipeline runs in the shell itself, so its
+	// cd changes the directory of what follows.
+	lastpipe bool
 }
 
 // admit accounts for one more part of size bytes of text. Once a limit is
@@ -156,6 +163,10 @@ func (f *frame) find(sev Severity, reason, text string, pos Pos) {
 	if !f.admit(len(text) + len(reason)) {
 		return
 	}
+	// Code re-read from a dynamic word holds a placeholder where a
+	// substitution stood; a person reads it as one.
+	reason = strings.ReplaceAll(reason, substPlaceholder, "$(...)")
+	text = strings.ReplaceAll(text, substPlaceholder, "$(...)")
 	f.a.out.Findings = append(f.a.out.Findings, Finding{
 		Severity: sev,
 		Reason:   reason,
@@ -259,11 +270,18 @@ func (f *frame) compound(cmd syntax.Command) {
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
-			if l.Name != nil {
-				f.assignedName(l.Name.Value, f.text(c), f.pos(l.Name.Pos()))
-			}
+			var items []wval
 			for _, w := range l.Items {
-				f.words(w, ctxArg)
+				items = append(items, f.words(w, ctxArg)...)
+			}
+			if l.Name != nil {
+				f.checkAssign(l.Name.Value, nil, f.text(c), f.pos(l.Name.Pos()))
+				for _, it := range items {
+					f.noteValue(l.Name.Value, &it.Word, false, f.text(c), f.pos(l.Name.Pos()))
+				}
+				if len(l.Items) == 0 || !l.InPos.IsValid() {
+					f.noteValue(l.Name.Value, nil, false, f.text(c), f.pos(l.Name.Pos())) // "$@"
+				}
 			}
 		case *syntax.CStyleLoop:
 			f.arithm(l.Init)
@@ -298,6 +316,10 @@ func (f *frame) compound(cmd syntax.Command) {
 			y := f.in(f.sc.subshell())
 			y.sc.bind(Binding{Fd: 0, Kind: "pipe"})
 			y.stmt(c.Y)
+			if f.a.lastpipe && changesDir(c.Y) {
+				// Under lastpipe the last command runs in this shell.
+				f.sc.dir.setUnknown("with lastpipe set, the last command of a pipeline runs in this shell, and it changes directory")
+			}
 		case syntax.AndStmt:
 			n := len(f.sc.dir.steps)
 			f.stmt(c.X)
@@ -367,9 +389,7 @@ func (f *frame) arithm(x syntax.ArithmExpr) {
 	case *syntax.FlagsArithm:
 		f.arithm(x.X)
 	case *syntax.Word:
-		if !isNumber(x.Lit()) {
-			f.noteArith(x)
-		}
+		f.arithWord(x)
 		f.word(x, ctxPlain)
 	}
 }
@@ -383,8 +403,8 @@ func (f *frame) test(x syntax.TestExpr) {
 			// [[ ]] evaluates the operands of -eq and the like as
 			// arithmetic.
 			for _, o := range []syntax.TestExpr{x.X, x.Y} {
-				if w, ok := o.(*syntax.Word); ok && !isNumber(w.Lit()) {
-					f.noteArith(w)
+				if w, ok := o.(*syntax.Word); ok {
+					f.arithWord(w)
 				}
 			}
 		}
@@ -394,6 +414,10 @@ func (f *frame) test(x syntax.TestExpr) {
 		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
 			if w, ok := x.X.(*syntax.Word); ok && hasExpansion(w) {
 				f.find(Ask, "[[ -v ]] of a name not known until run time: a subscript in it runs commands", f.text(w), f.pos(w.Pos()))
+			} else if ok {
+				if v, static := staticText(w); static {
+					f.nameWord(v, f.text(w), f.pos(w.Pos()))
+				}
 			}
 		}
 		f.test(x.X)
@@ -445,16 +469,21 @@ func (f *frame) procSubst(p *syntax.ProcSubst) {
 }
 
 func (f *frame) paramExp(p *syntax.ParamExp) {
-	if p.Excl && p.Names == 0 {
-		// ${!name}: the value of name is a variable reference, whose
-		// subscript bash evaluates.
-		f.noteArith(p)
+	if p.Excl && p.Names == 0 && !keysIndex(p.Index) || p.Flags != nil && strings.Contains(p.Flags.Value, "P") {
+		// ${!name}, zsh's ${(P)name}: the value of name is a variable
+		// reference, whose subscript bash evaluates (${!a[@]} lists
+		// a's keys instead).
+		f.indirectUse(p)
 	}
 	if p.NestedParam != nil {
 		var a acc
 		f.part(p.NestedParam, quoteNone, ctxPlain, &a)
 	}
-	f.arithm(p.Index)
+	if p.Param != nil {
+		f.subscript(p.Param.Value, p.Index)
+	} else {
+		f.arithm(p.Index)
+	}
 	if p.Slice != nil {
 		f.arithm(p.Slice.Offset)
 		f.arithm(p.Slice.Length)
@@ -518,10 +547,33 @@ func (f *frame) assignedName(name, text string, pos Pos) {
 	f.assignedValue(name, nil, text, pos)
 }
 
+// assignedNumber is assignedName for a value that is a number (an
+// arithmetic assignment, a descriptor).
+func (f *frame) assignedNumber(name, text string, pos Pos) {
+	f.checkAssign(name, nil, text, pos)
+	f.noteValue(name, nil, true, text, pos)
+}
+
 // assignedValue is assignedName where the value assigned is known (nil
 // when it is not): a locale variable asks unless its value is a static
 // SafeLocale name.
 func (f *frame) assignedValue(name string, v *Word, text string, pos Pos) {
+	f.checkAssign(name, v, text, pos)
+	f.noteValue(name, v, false, text, pos)
+}
+
+// checkAssign judges an assignment to name of v (nil when not known).
+func (f *frame) checkAssign(name string, v *Word, text string, pos Pos) {
+	if _, ok := cmdsem.OptionVariable(name); ok {
+		var val *cmdsem.Arg
+		if v != nil {
+			val = &cmdsem.Arg{Value: v.Value, Static: v.Static()}
+		}
+		if why := cmdsem.OptionEffects(name, val); why != "" {
+			f.find(Ask, why, text, pos)
+		}
+		return
+	}
 	if DangerousVariable(name) {
 		f.find(Ask, fmt.Sprintf("assignment to %s can change what runs", name), text, pos)
 		return
@@ -538,20 +590,24 @@ func (f *frame) assigns(list []*syntax.Assign) []Assign {
 		if as == nil || as.Name == nil {
 			continue
 		}
-		f.arithm(as.Index)
+		f.subscript(as.Name.Value, as.Index)
 		pos := f.pos(as.Pos())
 		var v Word
 		switch {
 		case as.Array != nil:
-			v = f.arrayValue(as.Array)
+			v = f.arrayValue(as.Name.Value, as.Array)
 		case as.Value != nil:
 			v = f.word(as.Value, ctxAssign).Word
 		default:
 			v = Word{Pos: pos}
 		}
-		if as.Append || as.Array != nil || as.Index != nil {
+		switch {
+		case as.Append || as.Array != nil || as.Index != nil:
 			f.assignedName(as.Name.Value, f.text(as), pos)
-		} else {
+		case numberWord(as.Value):
+			f.checkAssign(as.Name.Value, &v, f.text(as), pos)
+			f.noteValue(as.Name.Value, nil, true, f.text(as), pos)
+		default:
 			f.assignedValue(as.Name.Value, &v, f.text(as), pos)
 		}
 		out = append(out, Assign{Name: as.Name.Value, Value: v, Pos: pos})
@@ -559,14 +615,14 @@ func (f *frame) assigns(list []*syntax.Assign) []Assign {
 	return out
 }
 
-func (f *frame) arrayValue(arr *syntax.ArrayExpr) Word {
+func (f *frame) arrayValue(name string, arr *syntax.ArrayExpr) Word {
 	w := Word{Source: f.text(arr), Pos: f.pos(arr.Pos())}
 	var vals []string
 	for _, e := range arr.Elems {
 		if e == nil {
 			continue
 		}
-		f.arithm(e.Index)
+		f.subscript(name, e.Index)
 		for _, v := range f.words(e.Value, ctxArg) {
 			vals = append(vals, v.Value)
 			w.Dynamic = w.Dynamic || v.Dynamic
@@ -640,11 +696,28 @@ func (f *frame) declClause(d *syntax.DeclClause) {
 		tmpl:  d.Variant.Value,
 		start: vs, end: ve,
 	}}
+	// declare -A m=([k]=v): the keys are strings, known before the
+	// values are walked.
+	assoc := false
+	for _, as := range d.Args {
+		if as != nil && as.Naked && as.Value != nil {
+			if v, ok := staticText(as.Value); ok && strings.HasPrefix(v, "-") && strings.Contains(v, "A") {
+				assoc = true
+			}
+		}
+		if assoc && as != nil && as.Name != nil {
+			f.noteAssoc(as.Name.Value)
+		}
+	}
 	for _, as := range d.Args {
 		if as == nil {
 			continue
 		}
-		f.arithm(as.Index)
+		if as.Name != nil {
+			f.subscript(as.Name.Value, as.Index)
+		} else {
+			f.arithm(as.Index)
+		}
 		s, e := f.offsets(as.Pos(), safeEnd(as))
 		src := f.src[s:e]
 		switch {
@@ -659,10 +732,11 @@ func (f *frame) declClause(d *syntax.DeclClause) {
 		case as.Name != nil:
 			var v Word
 			if as.Array != nil {
-				v = f.arrayValue(as.Array)
+				v = f.arrayValue(as.Name.Value, as.Array)
 			} else if as.Value != nil {
 				v = f.word(as.Value, ctxAssign).Word
 			}
+			number := as.Array == nil && numberWord(as.Value)
 			op := "="
 			if as.Append {
 				op = "+="
@@ -681,6 +755,7 @@ func (f *frame) declClause(d *syntax.DeclClause) {
 				},
 				tmpl:  src,
 				start: s, end: e,
+				number: number,
 			})
 		}
 	}
@@ -743,7 +818,7 @@ func (f *frame) redirs(rs []*syntax.Redirect) stdin {
 				fd = n
 			} else {
 				named = true // {var}>file allocates a descriptor
-				f.assignedName(strings.Trim(r.N.Value, "{}"), f.text(r), f.pos(r.Pos()))
+				f.assignedNumber(strings.Trim(r.N.Value, "{}"), f.text(r), f.pos(r.Pos()))
 			}
 		}
 		def := func(d int) int {

@@ -798,6 +798,7 @@ func sourceCmd(f *frame, c call) bool {
 func declCmd(f *frame, c call) bool {
 	name := baseName(c.args[0].Value)
 	nameref := name == "nameref"
+	integer, assoc := false, false
 	for _, w := range c.args[1:] {
 		v := w.Value
 		f.declSubst(c, w)
@@ -805,7 +806,14 @@ func declCmd(f *frame, c call) bool {
 		if eq < 0 && (strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+")) {
 			if !w.Static() {
 				f.find(Ask, fmt.Sprintf("%s option %s is not known until run time", name, w.Source), f.callText(c), w.Pos)
+				integer = true // it may be -i
 				continue
+			}
+			if strings.HasPrefix(v, "-") && strings.Contains(v, "i") {
+				integer = true // -i: every assignment is evaluated as arithmetic
+			}
+			if strings.HasPrefix(v, "-") && strings.Contains(v, "A") {
+				assoc = true
 			}
 			if name == "export" && strings.Contains(v, "f") {
 				f.find(Ask, "export -f passes shell functions to every child shell, which changes what they run", f.callText(c), w.Pos)
@@ -818,18 +826,41 @@ func declCmd(f *frame, c call) bool {
 		if eq < 0 {
 			if !w.Static() {
 				f.find(Ask, fmt.Sprintf("%s of a variable whose name is not known until run time: %s", name, w.Source), f.callText(c), w.Pos)
+				continue
+			}
+			f.nameWord(v, w.Source, w.Pos)
+			if k := strings.IndexByte(v, '['); k >= 0 {
+				v = v[:k]
+			}
+			if integer {
+				f.noteInteger(v)
+			}
+			if assoc {
+				f.noteAssoc(v)
 			}
 			continue
 		}
 		n := strings.TrimSuffix(v[:eq], "+")
+		if w.Static() {
+			f.nameWord(n, w.Source, w.Pos)
+		}
 		if k := strings.IndexByte(n, '['); k >= 0 {
 			n = n[:k]
 		}
-		if n == v[:eq] && !nameref {
+		if integer {
+			f.noteInteger(n)
+		}
+		if assoc {
+			f.noteAssoc(n)
+		}
+		switch {
+		case n == v[:eq] && !nameref && w.number:
+			f.assignedNumber(n, w.Source, w.Pos)
+		case n == v[:eq] && !nameref:
 			vw := w.Word
 			vw.Value = v[eq+1:]
 			f.assignedValue(n, &vw, w.Source, w.Pos)
-		} else {
+		default:
 			f.assignedName(n, w.Source, w.Pos)
 		}
 		if nameref {
@@ -868,6 +899,7 @@ func (f *frame) assignsOperands(c call, who string, ws []wval) {
 			continue
 		}
 		n := w.Value
+		f.nameWord(n, f.callText(c), w.Pos)
 		if k := strings.IndexByte(n, '['); k >= 0 {
 			n = n[:k]
 		}
@@ -878,7 +910,6 @@ func (f *frame) assignsOperands(c call, who string, ws []wval) {
 var readSpec = wrapperOpts("a:d:i:n:N:p:t:u:ers", "")
 
 func readCmd(f *frame, c call) bool {
-	f.inputSubscript(c)
 	opts, i := f.scan(c, 1, readSpec, "read")
 	for _, o := range opts {
 		if o.name == "a" && o.hasVal {
@@ -902,7 +933,6 @@ func printfCmd(f *frame, c call) bool {
 var mapfileSpec = wrapperOpts("d:n:O:s:u:C:c:t", "")
 
 func mapfileCmd(f *frame, c call) bool {
-	f.inputSubscript(c)
 	opts, i := f.scan(c, 1, mapfileSpec, "mapfile")
 	ran := false
 	for _, o := range opts {

@@ -87,7 +87,7 @@ func TestLimitsBlock(t *testing.T) {
 	}
 	// Just under the limits, nothing is blocked.
 	for _, src := range []string{
-		strings.Repeat("(", MaxNesting-2) + "true" + strings.Repeat(")", MaxNesting-2),
+		strings.Repeat("( ", MaxNesting-2) + "true" + strings.Repeat(")", MaxNesting-2),
 		strings.Repeat("true;", MaxParts-1),
 	} {
 		s, err := Parse(src, Options{})

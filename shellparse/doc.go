@@ -104,10 +104,15 @@
 // run (set -k, set -o keyword/posix/functrace/history, shopt -s
 // expand_aliases/extdebug/compat*, enable, and nested shells started with
 // -i, -l, --login, -k, --posix, --debugger, -o or -O of those, or through
-// exec -a with a name starting with - or exec -l, a login shell); text shaped like an
-// array subscript that holds $(, `, $[ or another subscript, anywhere
-// (bash runs it when the text reaches an arithmetic or -v context, also
-// after it was stored in a variable); export -f, enable -f, hash -p,
+// exec -a with a name starting with - or exec -l, a login shell); a value
+// bash evaluates as arithmetic ($(( )), (( )), let, for (( )), [[ -eq ]],
+// an indexed array's subscript, ${s:x}, a declare -i variable's
+// assignments) or as a variable name (${!x}, zsh's ${(P)x}, and the names
+// read, printf -v, declare, unset and test -v take) that is made at run
+// time, comes from the environment or is text shaped like an array
+// subscript, since a subscript in it runs its command substitutions
+// (x=$(printf 'a[\x24(cmd)]'); echo $((x)) runs cmd: see arith.go);
+// export -f, enable -f, hash -p,
 // ${var@P}, input substituted into shell code by xargs -I or find -exec,
 // and a wrapper whose options are not known statically. Block: nested
 // code that does not parse, code nested deeper than Options.MaxDepth,
@@ -131,16 +136,16 @@
 // written, not the program that will run.
 //
 // Run-time values are not followed. A variable set in the script to a
-// literal and used later is still dynamic; text stored in a variable and
-// evaluated later as an arithmetic expression or array subscript can run
-// commands (x='a[$(cmd)]'; echo $((x))), which is only caught when such
-// text appears literally in the script or in a here-document that read or
-// mapfile reads; text read at run time (read x < file; echo $((x))) is
-// not. Pieces joined at run time (x='a['; y='$(cmd)]'; $(($x$y))) ask when
-// the script both holds text shaped like a substitution and evaluates a
-// run-time value as arithmetic or through ${!name}. Namerefs (declare -n)
-// that point at a dangerous variable are only caught when declared with
-// a literal target.
+// literal and used later as a command argument is still dynamic. For the
+// values bash evaluates as arithmetic or as names, the assignments of the
+// whole script are gathered, in any order (a loop or a function may run
+// them so): a variable whose every assignment is a number, an arithmetic
+// result or a plain expression of such variables is safe; one assigned a
+// run-time value anywhere, or not assigned at all, asks where it is
+// evaluated. The keys of associative arrays are strings only when the
+// script declares the array -A (or it is one of zsh's special hashes).
+// Namerefs (declare -n) that point at a dangerous variable are only
+// caught when declared with a literal target.
 //
 // Startup files of nested shells started with -i or -l ask; a plain
 // bash -c still reads $BASH_ENV from the environment guardrun runs in,

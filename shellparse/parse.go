@@ -46,9 +46,10 @@ func analyse(src string, opts Options) (*analysis, error) {
 		a.out.single = file.Stmts[0]
 	}
 	f.src = src
+	a.lastpipe = strings.Contains(src, "lastpipe")
 	f.dialectCheck(src, file, Pos{}, false)
 	f.file(file)
-	f.runtimeSubscripts()
+	f.arithmetic()
 	// The parser reads <<, <<- and <<< only from those characters (it
 	// joins no operator across a backslash-newline).
 	if strings.Contains(src, "<<") {

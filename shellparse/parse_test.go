@@ -88,7 +88,7 @@ var parseCases = []parseCase{
 	{"for loop items are substituted", "for i in $(rm x); do :; done",
 		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd(":")}}},
 	{"c-style for", "for ((i=$(rm a); i<3; i++)); do rm b; done",
-		view{Cmds: []cmdView{cmd("rm", "a").via("$(...)"), cmd("rm", "b")}}},
+		view{Cmds: []cmdView{cmd("rm", "a").via("$(...)"), cmd("rm", "b")}, Findings: []string{ask("bash evaluates $(rm a) as arithmetic, and it holds the output of a command: a value such as a[$(cmd)] there would run cmd")}}},
 	{"select", "select o in $(ls); do rm \"$o\"; done",
 		view{Cmds: []cmdView{cmd("ls").via("$(...)"), cmd("rm", "")}}},
 	{"case body", "case $x in *) rm x;; esac",
@@ -120,9 +120,9 @@ var parseCases = []parseCase{
 	{"[[ ]] operands", "[[ $(rm x) ]]",
 		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)")}}},
 	{"(( )) operands", "(( $(rm x) ))",
-		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)")}}},
+		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)")}, Findings: []string{ask("bash evaluates $(rm x) as arithmetic, and it holds the output of a command: a value such as a[$(cmd)] there would run cmd")}}},
 	{"arithmetic expansion", "echo $(( $(rm x) + 1 ))",
-		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd("echo", "")}}},
+		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd("echo", "")}, Findings: []string{ask("bash evaluates $(rm x) as arithmetic, and it holds the output of a command: a value such as a[$(cmd)] there would run cmd")}}},
 	{"process substitution in", "cat <(rm x)",
 		view{Cmds: []cmdView{cmd("rm", "x").via("<(...)"), cmd("cat", "")}}},
 	{"process substitution out", "tee >(rm x)",
@@ -132,7 +132,7 @@ var parseCases = []parseCase{
 	{"parameter replacement operands", "echo ${x/$(rm a)/$(rm b)}",
 		view{Cmds: []cmdView{cmd("rm", "a").via("$(...)"), cmd("rm", "b").via("$(...)"), cmd("echo", "")}}},
 	{"array index", "echo ${a[$(rm x)]}",
-		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd("echo", "")}}},
+		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd("echo", "")}, Findings: []string{ask("bash evaluates $(rm x) as arithmetic, and it holds the output of a command: a value such as a[$(cmd)] there would run cmd")}}},
 	{"redirection target", "echo >$(rm x)",
 		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd("echo")}, Files: []string{"write 1 "}}},
 	{"unquoted heredoc body expands", "cat <<EOF\n$(rm x)\nEOF",
@@ -140,7 +140,7 @@ var parseCases = []parseCase{
 	{"quoted heredoc body is text", "cat <<'EOF'\n$(rm x)\nEOF",
 		view{Cmds: []cmdView{cmd("cat")}}},
 	{"array assignment", "a=(1 $(rm x)); b[$(rm y)]=2",
-		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd("rm", "y").via("$(...)")}}},
+		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd("rm", "y").via("$(...)")}, Findings: []string{ask("bash evaluates $(rm y) as arithmetic, and it holds the output of a command: a value such as a[$(cmd)] there would run cmd")}}},
 	{"declaration values", "declare a=$(rm a); local b=`rm b`; readonly c=$(rm c)",
 		view{Cmds: []cmdView{
 			cmd("rm", "a").via("$(...)"), cmd("declare", "a="),
@@ -150,7 +150,7 @@ var parseCases = []parseCase{
 	{"extended glob with a substitution", "echo @($(rm x)|y)",
 		view{Cmds: []cmdView{cmd("rm", "x").via("$(...)"), cmd("echo", "")}}},
 	{"let expressions", "let x=$(rm a)+1",
-		view{Cmds: []cmdView{cmd("rm", "a").via("$(...)"), cmd("let", "x=$(rm a)+1")}}},
+		view{Cmds: []cmdView{cmd("rm", "a").via("$(...)"), cmd("let", "x=$(rm a)+1")}, Findings: []string{ask("bash evaluates $(rm a) as arithmetic, and it holds the output of a command: a value such as a[$(cmd)] there would run cmd")}}},
 
 	// Command names.
 	{"backslash", `\rm x`, view{Cmds: []cmdView{cmd("rm", "x")}}},
@@ -211,7 +211,7 @@ var parseCases = []parseCase{
 	{"prompt expansion", "echo ${x@P}",
 		view{Cmds: []cmdView{cmd("echo", "")}, Findings: []string{ask("${var@P} expands the value as a prompt string, which can run commands: ${x@P}")}}},
 	{"subscript injection text", `x='a[$(rm x)]'; echo $((x))`,
-		view{Cmds: []cmdView{cmd("echo", "")}, Findings: []string{ask("text shaped like an array subscript holds a command substitution or another subscript, which bash runs if the text is used as a variable reference: 'a[$(rm x)]'")}}},
+		view{Cmds: []cmdView{cmd("echo", "")}, Findings: []string{ask("bash evaluates x as arithmetic, and x holds text shaped like an array subscript (a[$(rm x)]), whose command substitutions bash runs")}}},
 	{"hash -p", "hash -p /tmp/x ls",
 		view{Cmds: []cmdView{cmd("hash", "-p", "/tmp/x", "ls")}, Findings: []string{ask("hash -p makes a command name run another program")}}},
 
@@ -246,7 +246,7 @@ var parseCases = []parseCase{
 		view{Cmds: []cmdView{
 			cmd("bash", "-ec", "rm a").wrapper(), cmd("rm", "a").via("bash -c"),
 			cmd("sh", "-lc", "rm b").wrapper(), cmd("rm", "b").via("sh -c"),
-		}, Findings: []string{ask("sh -l runs startup files (~/.bashrc, ~/.profile, $ENV) that guardrun cannot read")}}},
+		}, Findings: []string{ask("sh -l runs startup files (~/.profile, $ENV) that guardrun cannot read")}}},
 	{"options before -c", "bash -o pipefail -c 'rm x' name arg",
 		view{Cmds: []cmdView{cmd("bash", "-o", "pipefail", "-c", "rm x", "name", "arg").wrapper(), cmd("rm", "x").via("bash -c")}}},
 	{"every shell name", "dash -c a; zsh -c b; ksh -c c; mksh -c d; ash -c e",
@@ -865,5 +865,105 @@ func TestPatternWordMatching(t *testing.T) {
 				t.Errorf("pattern %s matches %q", tc.pat, s)
 			}
 		}
+	}
+}
+
+// TestArithmeticOnRunTimeValues: bash evaluates a value as arithmetic
+// ($((x)), (( )), let, [[ -eq ]], an indexed array's subscript, ${s:x},
+// a declare -i variable) or as a name (${!x}), and a subscript in that
+// value runs its command substitutions. A value made at run time asks
+// wherever it is evaluated so; numbers, static expressions and the keys
+// of associative arrays do not.
+func TestArithmeticOnRunTimeValues(t *testing.T) {
+	asks := func(src string) bool {
+		s, err := Parse(src, Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		for _, f := range s.Findings {
+			if strings.Contains(f.Reason, "arithmetic") || strings.Contains(f.Reason, "names, and") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		src  string
+		want bool
+	}{
+		{`x=$(printf 'a[\x24(cmd)]'); echo $((x))`, true},
+		{`x=$(printf 'a[\x24(cmd)]'); (( x ))`, true},
+		{`x=$(printf 'a[\x24(cmd)]'); [[ $x -eq 0 ]]`, true},
+		{`x=$(printf 'a[\x24(cmd)]'); echo ${arr[x]}`, true},
+		{`x=$(printf 'a[\x24(cmd)]'); echo ${!x}`, true},
+		{`x=$(printf 'a[\x24(cmd)]'); for ((i=x;;)); do :; done`, true},
+		{`x=$(printf 'a[\x24(cmd)]'); case $((x)) in *) ;; esac`, true},
+		{`x=$(cmd); y=x; echo $((y))`, true},
+		{`read x; echo $((x + 1))`, true},
+		{`echo x | { read x; echo $((x)); }`, true},
+		{`mapfile -t a < f; echo $((a))`, true},
+		{`printf -v x %s "$1"; echo $((x))`, true},
+		{`getopts ab x; echo $((OPTARG))`, true},
+		{`for x in "$@"; do echo $((x)); done`, true},
+		{`for x; do echo $((x)); done`, true},
+		{`echo $(( $1 + 1 ))`, true},
+		{`echo $(( $(cat f) ))`, true},
+		{`echo $((x))`, true}, // x comes from the environment
+		{`declare -i n; n=$1`, true},
+		{`local -i n=$(cat f)`, true},
+		{`x='a[$(cmd)]'; echo $((x))`, true},
+		{`x='a[b[0]]'; echo $((x))`, true},
+		{`x=5; echo $((x * 2))`, false},
+		{`x=y; y=3; echo $((x))`, false},
+		{`for i in 1 2 3; do echo $((i*2)); done`, false},
+		{`n=0; while :; do n=$((n+1)); (( n > 3 )) && break; done`, false},
+		{`for ((i=0; i<10; i++)); do echo $i; done`, false},
+		{`echo $(( $# + $? + RANDOM + LINENO ))`, false},
+		{`n=${#x}; echo $((n))`, false},
+		{`declare -A m; k=$(cat f); m[$k]=1; echo ${m[$k]}`, false},
+		{`declare -A m=([$k]=1); echo ${m[$k]}`, false},
+		{`echo ${!a[@]}`, false},
+		{`x=HOME; echo ${!x}`, false},
+		{`python -c "print(labels(e1)[0] + a[b[0]])"`, false},
+		{`echo 'a[$(cmd)]'`, false},
+		{`printf '%d' 'a[$(cmd)]'`, false},
+		{`test x -eq 'a[$(cmd)]'`, false},
+	} {
+		if got := asks(tc.src); got != tc.want {
+			s, _ := Parse(tc.src, Options{})
+			t.Errorf("%q: asks %v, want %v; findings %v", tc.src, got, tc.want, viewOf(s).Findings)
+		}
+	}
+}
+
+// TestLastpipeFollowsTheLastCommand: with shopt -s lastpipe, the last
+// command of a pipeline runs in the shell itself, so its cd changes the
+// directory of the commands after the pipeline.
+func TestLastpipeFollowsTheLastCommand(t *testing.T) {
+	for _, tc := range []struct {
+		src     string
+		unknown bool
+	}{
+		{"shopt -s lastpipe; echo | cd .git; git status", true},
+		{"echo | cd .git; shopt -s lastpipe; git status", true},
+		{"shopt -s lastpipe; ls | grep x | cd sub; git status", true},
+		{"echo | cd .git; git status", false},
+		{"shopt -s lastpipe; echo | grep x; git status", false},
+	} {
+		s, err := Parse(tc.src, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := s.Commands[len(s.Commands)-1]
+		if got := last.Dir.Unknown != ""; got != tc.unknown {
+			t.Errorf("%q: git status runs in an unknown directory: %v, want %v (%+v)", tc.src, got, tc.unknown, last.Dir)
+		}
+	}
+	s, err := Parse("shopt -s $'last\\x70ipe'; echo | cd .git; git status", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFinding(s, Ask, "sets lastpipe") {
+		t.Errorf("lastpipe spelled in ANSI-C quotes: no finding: %v", viewOf(s).Findings)
 	}
 }

@@ -26,7 +26,7 @@ func (f *frame) arithAssign(x syntax.ArithmExpr) {
 		f.find(Ask, "arithmetic assigns a variable whose name is not known until run time: "+f.text(w), f.text(w), f.pos(w.Pos()))
 		return
 	}
-	f.assignedName(name, f.text(w), f.pos(w.Pos()))
+	f.assignedNumber(name, f.text(w), f.pos(w.Pos()))
 }
 
 func isArithAssign(op syntax.BinAritOperator) bool {
@@ -70,16 +70,6 @@ func hasSubstText(s string) bool {
 	return strings.Contains(s, "$(") || strings.Contains(s, "`") || strings.Contains(s, "$[")
 }
 
-// noteArith records arithmetic (or an indirect reference) that evaluates
-// a run-time value.
-func (f *frame) noteArith(n syntax.Node) {
-	if !f.a.arithVar {
-		f.a.arithVar = true
-		f.a.arithPos = f.pos(n.Pos())
-		f.a.arithText = excerpt(f.text(n), 0)
-	}
-}
-
 // testCmd: test -v NAME and [ -v NAME ] evaluate a subscript in NAME;
 // a name only known at run time asks.
 func testCmd(f *frame, c call) bool {
@@ -87,6 +77,8 @@ func testCmd(f *frame, c call) bool {
 		a := c.args[i]
 		if a.Static() && (a.Value == "-v" || a.Value == "-R") && !c.args[i+1].Static() {
 			f.find(Ask, fmt.Sprintf("%s %s of a name not known until run time: a subscript in it runs commands", c.args[0].Value, a.Value), f.callText(c), c.args[i+1].Pos)
+		} else if a.Static() && (a.Value == "-v" || a.Value == "-R") {
+			f.nameWord(c.args[i+1].Value, f.callText(c), c.args[i+1].Pos)
 		}
 	}
 	return false
@@ -114,17 +106,6 @@ func (f *frame) declSubst(c call, w wval) {
 	}
 }
 
-// runtimeSubscripts asks when the script holds text shaped like a
-// command substitution as data and evaluates a run-time value as
-// arithmetic: pieces of text joined at run time (x='a['; y='$(cmd)]';
-// echo $(($x$y))) become a subscript bash runs, which no check of a
-// single word sees.
-func (f *frame) runtimeSubscripts() {
-	if f.a.substText && f.a.arithVar && !f.a.subscriptSeen {
-		f.find(Ask, "the script holds text shaped like a command substitution and evaluates a run-time value as arithmetic, where bash would run it as a subscript", f.a.arithText, f.a.arithPos)
-	}
-}
-
 // quotedOperands: inside double quotes, single quotes in the operand of
 // ${x:-...}, ${x#...} and the like are ordinary characters for bash and
 // dash, so "${x:-'$(cmd)'}" runs cmd. The parser reads them as quotes;
@@ -148,19 +129,6 @@ func (f *frame) quotedOperands(p *syntax.ParamExp) {
 				continue
 			}
 			f.walkText(sq.Value, f.pos(sq.Pos()), "single quotes inside \"${...}\" are not quotes for bash and hold an expansion that does not parse: "+f.text(sq))
-		}
-	}
-}
-
-// inputSubscript checks the here-document a variable is read from (read,
-// mapfile): text shaped like a subscript with a substitution in it runs
-// when the variable reaches arithmetic. Here-documents that only become
-// a file's content are not checked; they are data.
-func (f *frame) inputSubscript(c call) {
-	if c.stdin.kind == stdinHeredoc {
-		f.checkSubscript(c.stdin.word.Value, c.stdin.word.Source, c.stdin.word.Pos)
-		if hasSubstText(c.stdin.word.Value) {
-			f.a.substText = true
 		}
 	}
 }
@@ -237,6 +205,12 @@ func shoptCmd(f *frame, c call) bool {
 		if set && (riskyShopt(v) || setOpt && riskySetOption(v)) {
 			f.find(Ask, "shopt -s "+v+" changes how bash reads or runs the commands that follow", f.callText(c), w.Pos)
 		}
+		if set && v == "lastpipe" && !f.a.lastpipe {
+			// Spelled so that the script's text does not say lastpipe
+			// ($'last\x70ipe'): the pipelines already read did not
+			// allow for it.
+			f.find(Ask, "shopt -s "+w.Source+" sets lastpipe, under which a pipeline's last command runs in this shell", f.callText(c), w.Pos)
+		}
 	}
 	return false
 }
@@ -259,6 +233,7 @@ func unsetCmd(f *frame, c call) bool {
 			continue
 		}
 		n := v
+		f.nameWord(n, f.callText(c), w.Pos)
 		if k := strings.IndexByte(n, '['); k >= 0 {
 			n = n[:k]
 		}
@@ -280,7 +255,7 @@ func (f *frame) shellOptions(c call, name string, opts []opt) {
 		}
 		switch o.name {
 		case "i", "l", "login":
-			f.find(Ask, fmt.Sprintf("%s -%s runs startup files (~/.bashrc, ~/.profile, $ENV) that guardrun cannot read", name, o.name), f.callText(c), c.pos)
+			f.find(Ask, fmt.Sprintf("%s -%s runs startup files (%s) that guardrun cannot read", name, o.name, startupFiles(name, o.name)), f.callText(c), c.pos)
 		case "k":
 			f.find(Ask, name+" -k makes every NAME=value word an assignment, also after the command name", f.callText(c), c.pos)
 		case "posix":
@@ -319,4 +294,26 @@ func (f *frame) printfDynamicOption(c call) {
 	if !t.Static() || DangerousVariable(n) || strings.Contains(t.Value, "[") {
 		f.find(Ask, fmt.Sprintf("printf: %s is not known until run time and could be -v, which would assign %s", w.Source, t.Source), f.callText(c), w.Pos)
 	}
+}
+
+// startupFiles names the files a shell started with -i or -l (login)
+// runs first, for a person.
+func startupFiles(shell, opt string) string {
+	login := opt != "i"
+	switch shell {
+	case "zsh":
+		if login {
+			return "~/.zshenv, ~/.zprofile, ~/.zshrc, ~/.zlogin"
+		}
+		return "~/.zshenv, ~/.zshrc"
+	case "bash", "rbash":
+		if login {
+			return "~/.bash_profile or ~/.profile"
+		}
+		return "~/.bashrc"
+	}
+	if login {
+		return "~/.profile, $ENV"
+	}
+	return "$ENV"
 }

@@ -3,6 +3,8 @@ package shellparse
 import (
 	"slices"
 	"strings"
+
+	"github.com/guardrun/guardrun/cmdsem"
 )
 
 // DangerousVariables are the variables whose assignment changes which
@@ -10,7 +12,7 @@ import (
 // them, before a command, on its own, through env or sudo, or through
 // export, declare, local, readonly, typeset, read, printf -v, mapfile,
 // getopts, a for loop or ${VAR:=...}, is an Ask finding. A trailing * is a
-// prefix match. StartupVariables are dangerous too. Policy shows this
+// prefix match, a leading * a suffix match. StartupVariables are dangerous too. Policy shows this
 // list; keep it in sync with the package documentation.
 var DangerousVariables = []string{
 	// Command lookup and the shell's own behaviour.
@@ -49,8 +51,10 @@ var DangerousVariables = []string{
 	// git runs these, or reads configuration that runs commands
 	// (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_SSH_COMMAND, GIT_DIR ...).
 	"GIT_*",
-	// Programs that other programs start on their own.
-	"PAGER", "MANPAGER", "EDITOR", "VISUAL", "SSH_ASKPASS", "SUDO_ASKPASS",
+	// Programs that other programs start on their own: pagers and
+	// editors under any program's name (GIT_PAGER, SYSTEMD_PAGER,
+	// PSQL_PAGER, KUBE_EDITOR, bash's FCEDIT).
+	"PAGER", "*PAGER", "EDITOR", "*_EDITOR", "FCEDIT", "VISUAL", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS",
 	// less, the pager git starts: LESSOPEN runs a program, and LESSKEYIN,
 	// LESSKEY and LESSKEY_CONTENT can set LESSOPEN from a file's #env.
 	"LESS*",
@@ -83,7 +87,12 @@ var StartupVariables = []string{
 }
 
 // DangerousVariable reports whether assigning name can change what runs.
+// The variables programs read options from (LESS, TAR_OPTIONS: see
+// cmdsem.OptionVariable) are judged by the options they hold instead.
 func DangerousVariable(name string) bool {
+	if _, ok := cmdsem.OptionVariable(name); ok {
+		return false
+	}
 	return matchVariable(DangerousVariables, name) || StartupVariable(name)
 }
 
@@ -93,10 +102,14 @@ func StartupVariable(name string) bool {
 }
 
 // matchVariable reports whether name is in list, where a trailing * is a
-// prefix match.
+// prefix match and a leading * a suffix match.
 func matchVariable(list []string, name string) bool {
 	for _, d := range list {
-		if p, ok := strings.CutSuffix(d, "*"); ok {
+		if sfx, ok := strings.CutPrefix(d, "*"); ok {
+			if strings.HasSuffix(name, sfx) {
+				return true
+			}
+		} else if p, ok := strings.CutSuffix(d, "*"); ok {
 			if strings.HasPrefix(name, p) {
 				return true
 			}

@@ -2,11 +2,9 @@ package shellparse
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -57,6 +55,9 @@ type wval struct {
 	// parsed from it on a best-effort basis.
 	tmpl       string
 	start, end uint
+	// number: an assignment's value that is always a number ($((...)),
+	// $#), for the arithmetic checks.
+	number bool
 }
 
 // acc accumulates one word while its parts are walked.
@@ -144,12 +145,6 @@ func (f *frame) words(w *syntax.Word, ctx wordCtx) []wval {
 		v := f.evalParts(parts, ctx)
 		v.Source, v.Pos, v.start, v.end = src, pos, start, end
 		out = append(out, v)
-	}
-	if len(out) > 0 {
-		f.checkSubscript(out[0].Value, src, pos)
-		if hasSubstText(out[0].Value) {
-			f.a.substText = true
-		}
 	}
 	return out
 }
@@ -548,21 +543,20 @@ func leadingZero(s string) bool {
 	return len(s) > 1 && s[0] == '0'
 }
 
-// subscriptSubst matches text shaped like name[...$(...)...], or a
-// subscript holding another (a[b[0]+...]): bash runs the substitution
-// whenever such text is evaluated as a variable reference in arithmetic,
-// [[ -v ]], test -v, printf -v, read, unset, declare and similar, also
-// after it was stored in a variable (x='a[$(cmd)]'; echo $((x))), which no
-// static reading of the script can follow. Compiled on first use.
-var subscriptSubst = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile("(?s)[A-Za-z_][A-Za-z0-9_]*\\[.*(\\$\\(|\\$\\[|`|[A-Za-z_][A-Za-z0-9_]*\\[)")
-})
-
-func (f *frame) checkSubscript(value, src string, pos Pos) {
-	if strings.Contains(value, "[") && subscriptSubst().MatchString(value) {
-		f.a.subscriptSeen = true
-		f.find(Ask, "text shaped like an array subscript holds a command substitution or another subscript, which bash runs if the text is used as a variable reference: "+excerpt(src, 0), excerpt(src, 0), pos)
+// nameWord judges a static word bash reads as a variable name (read,
+// printf -v, declare, unset, test -v, [[ -v ]]): the subscript of an
+// indexed array's element is evaluated as arithmetic, so a command
+// substitution in it runs (printf -v 'a[$(cmd)]' x).
+func (f *frame) nameWord(value, text string, pos Pos) {
+	k := strings.IndexByte(value, '[')
+	if k < 0 {
+		return
 	}
+	sub := strings.TrimSuffix(value[k+1:], "]")
+	if e := strings.LastIndexByte(value, ']'); e > k {
+		sub = value[k+1 : e]
+	}
+	f.arithText(sub, excerpt(text, 0), pos)
 }
 
 // emptyUnquoted reports parts that expand to nothing at all: no
