@@ -422,7 +422,8 @@ func storeObjects(t *testing.T, w *world) []string {
 // corrupted) or full (a tiny limit), a pre-approval that relies on undo
 // asks instead: refused in strict mode (77), refused with no terminal,
 // a prompt that says why on a terminal; nothing runs, no file is
-// lost, and a plain pre-approval still runs, with a warning.
+// lost; a plain pre-approval that writes still runs, with a warning, and
+// one predicted to write nothing needs no checkpoint.
 func TestUncheckpointableAsks(t *testing.T) {
 	requireSandbox(t)
 	testenv.LookPath(t, "node")
@@ -481,8 +482,12 @@ func TestUncheckpointableAsks(t *testing.T) {
 				t.Errorf("files changed though nothing was approved (-got +want):\n%s", diff)
 			}
 			out, errOut, code := runPlain(t, w, "", nil, "-c", "cat README.md")
-			if code != 0 || !strings.Contains(out, "# project") || !strings.Contains(errOut, "warning: not checkpointed:") {
-				t.Errorf("a plain pre-approval: exit %d, stdout %q, stderr %q; want it run with a warning", code, out, errOut)
+			if code != 0 || !strings.Contains(out, "# project") || strings.Contains(errOut, "checkpoint") {
+				t.Errorf("a pre-approval that writes nothing: exit %d, stdout %q, stderr %q; want it run, needing no checkpoint", code, out, errOut)
+			}
+			_, errOut, code = runPlain(t, w, "", nil, "-c", "cat README.md > copy.txt")
+			if code != 0 || !fileIn(t, w, "copy.txt") || !strings.Contains(errOut, "warning: not checkpointed:") {
+				t.Errorf("a plain pre-approval that writes: exit %d, stderr %q; want it run with a warning", code, errOut)
 			}
 		})
 	}

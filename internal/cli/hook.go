@@ -246,7 +246,9 @@ func ticketDir(s *request.Session) string {
 // the audit and the project the config and zones come from. Claude Code
 // keeps the directory a command cd'd to for the next one: there the
 // script's final directory comes back on descriptor 3 and the agent's
-// shell goes there, keeping guardrun's exit status.
+// shell goes there, keeping guardrun's exit status. "--" ends guardrun's
+// options as it ends bash's: a command that starts with "-" is the
+// script, not more options.
 func rewriteCommand(a *agents.Agent, exe, workspace, ticket, command string) string {
 	base := agents.ShellQuote(exe) + " --via " + a.Name + " --workspace " + agents.ShellQuote(workspace)
 	if ticket != "" {
@@ -254,9 +256,9 @@ func rewriteCommand(a *agents.Agent, exe, workspace, ticket, command string) str
 	}
 	q := agents.ShellQuote(command)
 	if a != agents.Claude {
-		return base + " -c " + q
+		return base + " -c -- " + q
 	}
-	return "{ __guardrun_dir=$(" + base + " --cwd-fd 3 -c " + q + " 3>&1 1>&4 4>&-); __guardrun_status=$?; } 4>&1; " +
+	return "{ __guardrun_dir=$(" + base + " --cwd-fd 3 -c -- " + q + " 3>&1 1>&4 4>&-); __guardrun_status=$?; } 4>&1; " +
 		`[ -z "$__guardrun_dir" ] || cd -- "$__guardrun_dir"; (exit $__guardrun_status)`
 }
 
