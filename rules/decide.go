@@ -43,6 +43,9 @@ type Part struct {
 	// Dynamic is set when the verdict depends on values only known at
 	// run time; such a part can be approved once but never remembered.
 	Dynamic bool `json:"dynamic,omitempty"`
+	// Project is set when a project rule the person gave ("always in
+	// this project") pre-approved the part: the project's root.
+	Project string `json:"project,omitempty"`
 }
 
 // Decision is the verdict for a whole request.
@@ -98,6 +101,11 @@ type Engine struct {
 	// protectPaths the config's absolute entries, as written and resolved.
 	protect      [][]string
 	protectPaths []string
+	// project are the person's rules for the project at projectRoot
+	// (WithProject).
+	project     []compiledRule
+	projectIx   ruleIndex
+	projectRoot string
 }
 
 type compiledRule struct {
@@ -537,6 +545,16 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 			p.Decision = Allow
 			p.Reason = fmt.Sprintf("%s matches no rule; shell.default allows unknown commands", display)
 		}
+	}
+	if pr := e.projectRule(&p, c, cwd, display); pr != nil {
+		e.tightened(&p, c, cwd, display)
+		if p.Decision != Allow {
+			// An untrusted project file's rule asks: the project rule
+			// did not decide it.
+			p.Project = ""
+			return p, r, true
+		}
+		return p, pr, true
 	}
 	e.tightened(&p, c, cwd, display)
 	return p, r, true
