@@ -8,6 +8,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/config"
+	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/shellparse"
 )
@@ -42,9 +43,9 @@ func cmdExplain(g *global, args []string, io IO) error {
 	l.WarnIgnored(io.Stderr)
 	var d *rules.Decision
 	if hasScript {
-		d = l.Engine.Script(script, e.Cwd)
+		d = request.ProjectEngine(l, e, e.Cwd).Script(script, e.Cwd)
 	} else {
-		d = l.Engine.Argv(vf.rest, e.Cwd)
+		d = request.ProjectEngine(l, e, e.Cwd).Argv(vf.rest, e.Cwd)
 	}
 	if g.json {
 		enc := json.NewEncoder(io.Stdout)

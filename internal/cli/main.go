@@ -104,6 +104,8 @@ Usage:
   guardrun log [--json] [-n N] [--session ID]     approval and run history
   guardrun session list|revoke            session grants
   guardrun trust [FILE]                   trust a project's .guardrun.yaml
+  guardrun rules [list|revoke PATTERN|--all]   "always in this project" rules you gave
+  guardrun web [--listen ADDR] [--open]   your approval broker, with a web page
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -177,6 +179,8 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdFS(g, vargs, io)
 	case "trust":
 		return cmdTrust(g, vargs, io)
+	case "rules":
+		return cmdRules(g, vargs, io)
 	case "connect":
 		return cmdConnect(g, vargs, io)
 	}

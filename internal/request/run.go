@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/broker"
 	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/netproxy"
@@ -135,6 +136,11 @@ func protected(l *config.Loaded, e *config.Env, cwd string) []sandbox.Protected 
 	if s := e.Getenv(netproxy.SharedEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
+	if d := broker.Dir(e); e.StateDir == "" || !rules.Within(d, e.StateDir) {
+		// The approval broker's socket (under the state directory, hidden
+		// above, unless $XDG_RUNTIME_DIR holds it).
+		add(d, true)
+	}
 	return out
 }
 
@@ -230,6 +236,9 @@ type Session struct {
 	// of asking anyone (`guardrun serve`, which then leaves the request
 	// to its client's own guardrun).
 	NoPerson bool
+	// Rules are the person's "always in this project" rules (nil: none
+	// are applied or offered).
+	Rules *approval.RuleStore
 }
 
 // Open starts a session for commands: it loads and trusts the config
@@ -269,7 +278,7 @@ func open(g Options, e *config.Env, io IO, checkSandbox bool) (*Session, error) 
 		return nil, err
 	}
 	l.WarnIgnored(io.Stderr)
-	s := &Session{Opts: g, Env: e, Loaded: l, Sandboxed: checkSandbox}
+	s := &Session{Opts: g, Env: e, Loaded: l, Sandboxed: checkSandbox, Rules: openRules(e)}
 	if !checkSandbox {
 		// Fail closed: this session must never run a command.
 		s.NoSandbox = errors.New("the OS sandbox was not checked for this operation")
@@ -310,10 +319,13 @@ func (s *Session) Dir(j *Job) string {
 // part), in the directory it runs in. Nothing is asked, run or audited.
 func (s *Session) Decide(j *Job) *rules.Decision {
 	defer trace.Phase("decide")()
+	var d *rules.Decision
 	if j.Argv != nil {
-		return s.Loaded.Engine.Argv(j.Argv, s.Dir(j))
+		d = s.Loaded.Engine.Argv(j.Argv, s.Dir(j))
+	} else {
+		d = s.Loaded.Engine.Script(j.Script, s.Dir(j))
 	}
-	return s.Loaded.Engine.Script(j.Script, s.Dir(j))
+	return s.withProjectRules(j, d)
 }
 
 // Run carries one job through the whole flow: refused at once without
@@ -358,6 +370,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	if s.Store != nil {
 		req.Key = approval.RequestKey(d, cwd)
 	}
+	s.offerAlways(req, cwd)
 	end := trace.Phase("approve")
 	out, err := s.Ask(ctx, req, io, nil)
 	end()
@@ -371,6 +384,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		Session: s.ID, Verdict: d.Decision.String(), DecidedBy: out.By,
 		Rule: firstRule(d), Reason: d.Reason, Note: out.Note,
 	}
+	recordAlways(&rec, d, req, out)
 	if !out.Run {
 		rec.Outcome = "refused"
 		s.audit(j, cwd, rec, start, io)
@@ -450,6 +464,9 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style)) (approval.Outcome, error) {
 	cfg := s.Loaded.Cfg
 	gate := &approval.Gate{Mode: cfg.Mode, Store: s.Store, ConfigFile: configHint(s.Loaded), Prompter: s.Prompter}
+	if s.Rules != nil {
+		gate.Rules = s.Rules
+	}
 	asks := req.Decision.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive
 	if asks && s.NoPerson {
 		if !s.granted(req) {
