@@ -181,6 +181,8 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdTrust(g, vargs, io)
 	case "rules":
 		return cmdRules(g, vargs, io)
+	case "web":
+		return cmdWeb(g, vargs, io)
 	case "connect":
 		return cmdConnect(g, vargs, io)
 	}
