@@ -168,6 +168,7 @@ func detailLines(detail string) []detailLine {
 		return nil
 	}
 	var out []detailLine
+	hunks := false
 	for _, raw := range strings.Split(strings.TrimRight(detail, "\n"), "\n") {
 		var l detailLine
 		class := ""
@@ -188,13 +189,20 @@ func detailLines(detail string) []detailLine {
 			raw = raw[i+2+j+1:]
 		}
 		if len(l.Runs) > 0 {
-			switch t := l.Runs[0].Text; {
-			case l.Runs[0].Class == "c31" && strings.HasPrefix(t, "-"):
-				l.Class = "del"
-			case l.Runs[0].Class == "c32" && strings.HasPrefix(t, "+"):
-				l.Class = "add"
-			case l.Runs[0].Class == "c36" && strings.HasPrefix(t, "@@"):
+			// A diff's lines by their first character, once its first
+			// hunk began (drawn without colour, NO_COLOR, they carry
+			// no classes).
+			t := l.Runs[0].Text
+			if strings.HasPrefix(t, "@@ ") {
+				hunks = true
+			}
+			switch {
+			case hunks && strings.HasPrefix(t, "@@"):
 				l.Class = "hunk"
+			case hunks && strings.HasPrefix(t, "-"):
+				l.Class = "del"
+			case hunks && strings.HasPrefix(t, "+"):
+				l.Class = "add"
 			}
 		}
 		out = append(out, l)
