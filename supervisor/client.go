@@ -73,7 +73,7 @@ func (c *Client) Prompt(ctx context.Context, r *approval.Request) (approval.Answ
 	if err := checkReply(rep); err != nil {
 		return approval.Answer{}, fmt.Errorf("supervisor: %w", err)
 	}
-	a := approval.Answer{Approve: rep.Approve, Session: rep.Session, Note: rep.Note}
+	a := approval.Answer{Approve: rep.Approve, Session: rep.Session, Note: rep.Note, Always: rep.Always && rep.Approve, Front: rep.Front}
 	if rep.By == "session" {
 		a.By = "session"
 	}

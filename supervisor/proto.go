@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/sys/ipc"
@@ -14,7 +15,7 @@ import (
 //
 //	client → {"type":"ask","id":1,"body":{"display":..., "cwd":..., "sandbox":...,
 //	          "detail":..., "key":..., "summary":..., "parts":[...]}}
-//	server ← {"reply":1,"body":{"approve":true,"session":false,"note":"","by":"person"}}
+//	server ← {"reply":1,"body":{"approve":true,"session":false,"always":false,"note":"","by":"person","front":"supervisor"}}
 //	server ← {"reply":1,"error":"..."}     the request was not shown
 //
 // (after the hellos). The client keeps the connection open until the
@@ -23,7 +24,7 @@ import (
 // Keep in sync: Protocol's Version changes with any field.
 
 // Protocol is the supervisor socket's protocol.
-var Protocol = ipc.Protocol{Name: "guardrun-supervisor", Version: 2, MaxMessage: MaxMessage}
+var Protocol = ipc.Protocol{Name: "guardrun-supervisor", Version: 3, MaxMessage: MaxMessage}
 
 // MaxMessage bounds one message. Longer requests are refused unread, so
 // a client cannot make the supervisor buffer more.
@@ -42,6 +43,10 @@ type wireRequest struct {
 	Key     string       `json:"key,omitempty"`
 	Summary string       `json:"summary,omitempty"`
 	Parts   []rules.Part `json:"parts"`
+	// Always and Project are the rule "always in this project" offers
+	// (approval.Request).
+	Always  string `json:"always,omitempty"`
+	Project string `json:"project,omitempty"`
 }
 
 // reply is the supervisor's answer to one request.
@@ -51,13 +56,18 @@ type reply struct {
 	Note    string `json:"note"`
 	// By is "person" or "session" (the supervisor's session memory).
 	By string `json:"by,omitempty"`
+	// Always keeps the request's project rule (the asker stores it).
+	Always bool `json:"always,omitempty"`
+	// Front is where the person answered: "supervisor" (its terminal),
+	// or the front of the broker it relayed the request to ("web").
+	Front string `json:"front,omitempty"`
 }
 
 // encodeAsk is a request's body.
 func encodeAsk(r *approval.Request) *wireRequest {
 	w := &wireRequest{
 		Display: r.Display, Cwd: r.Cwd, Sandbox: r.Sandbox, Detail: r.Detail,
-		Key: r.Key, Summary: r.Summary,
+		Key: r.Key, Summary: r.Summary, Always: r.Always, Project: r.Project,
 	}
 	if r.Decision != nil {
 		w.Parts = r.Decision.Parts
@@ -78,9 +88,12 @@ func decodeAsk(m *ipc.Message) (*approval.Request, error) {
 	if !validKey(w.Key) {
 		return nil, errors.New("malformed session key")
 	}
+	if w.Always != "" && !filepath.IsAbs(w.Project) {
+		return nil, errors.New("an always-in-this-project rule without its project")
+	}
 	return &approval.Request{
 		Display: w.Display, Cwd: w.Cwd, Sandbox: w.Sandbox, Detail: w.Detail,
-		Key: w.Key, Summary: w.Summary,
+		Key: w.Key, Summary: w.Summary, Always: w.Always, Project: w.Project,
 		// Only requests that ask reach a prompter.
 		Decision: &rules.Decision{Decision: rules.Ask, Parts: w.Parts},
 	}, nil

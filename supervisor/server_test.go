@@ -264,7 +264,7 @@ func rawClient(t *testing.T, s *Server) *rawConn {
 	return r
 }
 
-const helloMsg = `{"type":"hello","body":{"protocol":"guardrun-supervisor","version":2}}`
+const helloMsg = `{"type":"hello","body":{"protocol":"guardrun-supervisor","version":3}}`
 
 func (r *rawConn) send(t *testing.T, msg string) {
 	t.Helper()
@@ -355,7 +355,7 @@ func TestServerSurvivesBadClients(t *testing.T) {
 			{helloMsg, `{"type":"ask","id":1,"body":{"display":"ls","approve":true}}`},
 			{helloMsg, `{"type":"grant","id":1,"body":{"display":"ls"}}`},
 			{helloMsg, `{"type":"ask","id":1}`},
-			{strings.Replace(helloMsg, `"version":2`, `"version":9`, 1), `{"type":"ask","id":1,"body":{"display":"ls"}}`},
+			{strings.Replace(helloMsg, `"version":3`, `"version":9`, 1), `{"type":"ask","id":1,"body":{"display":"ls"}}`},
 		} {
 			c := dialRaw(t, s)
 			if junk.hello == "" {
