@@ -46,11 +46,8 @@ func Converse(ctx context.Context, in io.Reader, out io.Writer, r *Request, st S
 	return d.Run(ctx, r)
 }
 
-// KeyLine is the key line of a prompt.
-func KeyLine(canRemember bool, waiting int) string {
-	return keyLine(Keys(canRemember), waiting)
-}
-
+// keyLine is the key line of a prompt: k, and N when requests wait
+// behind it.
 func keyLine(k string, waiting int) string {
 	if waiting > 0 {
 		k = strings.TrimSuffix(k, " > ") + fmt.Sprintf("  [N] deny all %d > ", waiting+1)

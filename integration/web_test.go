@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,11 +28,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/guardrun/guardrun/approval"
-	"github.com/guardrun/guardrun/internal/broker"
-	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/testing/testenv"
-	"github.com/guardrun/guardrun/rules"
 )
 
 const webConfig = `shell:
@@ -403,43 +398,6 @@ func lastAudit(t *testing.T, w *world) map[string]any {
 	return rec
 }
 
-// brokerAsker is the test binary as one process asking the broker for
-// BROKER_IT_COUNT requests at once, printing each answer as a JSON line.
-func brokerAsker() int {
-	e, err := config.NewEnv()
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	c, err := broker.Dial(context.Background(), broker.SocketPath(e))
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	n, _ := strconv.Atoi(os.Getenv("BROKER_IT_COUNT"))
-	name := os.Getenv("BROKER_IT_NAME")
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	enc := json.NewEncoder(os.Stdout)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			what := fmt.Sprintf("%s-%d", name, i)
-			a, err := c.Prompt(context.Background(), brokerRequest("make "+what))
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				enc.Encode(map[string]any{"what": what, "error": err.Error()})
-				return
-			}
-			enc.Encode(map[string]any{"what": what, "approve": a.Approve, "note": a.Note, "front": a.Front})
-		}()
-	}
-	wg.Wait()
-	return 0
-}
-
 // 100 requests from 10 processes wait at once and are answered from the
 // page in a random order: each process gets exactly its own answers.
 func TestWebHundredRequests(t *testing.T) {
@@ -567,12 +525,5 @@ func TestWebScreenshots(t *testing.T) {
 				t.Errorf("the page is wider than the %d-pixel screen", size.width)
 			}
 		})
-	}
-}
-
-func brokerRequest(script string) *approval.Request {
-	return &approval.Request{
-		Display: script, Cwd: "/w", Sandbox: "workspace /w (rw); network off", Summary: script,
-		Decision: &rules.Decision{Decision: rules.Ask, Parts: []rules.Part{{Kind: "command", Text: script, Decision: rules.Ask, Pos: "1:1", Reason: "matches no rule; unknown commands need approval"}}},
 	}
 }

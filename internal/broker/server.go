@@ -123,9 +123,6 @@ func trimSpace(b []byte) []byte {
 // Path is the socket.
 func (s *Server) Path() string { return s.ln.Path() }
 
-// Dir is the socket's directory, which sandboxes hide.
-func (s *Server) Dir() string { return s.ln.Dir() }
-
 // Serve answers connections until Close.
 func (s *Server) Serve() error {
 	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
