@@ -74,8 +74,6 @@ type Request struct {
 	// Project where; empty when not offered.
 	Always  string `json:"always,omitempty"`
 	Project string `json:"project,omitempty"`
-	// Mode is the asker's mode ("interactive").
-	Mode string `json:"mode,omitempty"`
 	// PID and Command are the process the request is for, as the asker
 	// says: itself, or for a relay (Via "supervisor") the process that
 	// asked it. The broker names the connecting process from the kernel.

@@ -102,8 +102,6 @@ func (s *Server) history(verdict, outcome, query string) ([]historyRow, string) 
 		switch {
 		case rec.Argv != nil:
 			what = strings.Join(rec.Argv, " ")
-		case rec.Op != "" && rec.Host != "":
-			what = rec.Op + " " + rec.Path
 		case rec.Op != "":
 			what = rec.Op + " " + rec.Path
 		}
