@@ -319,6 +319,27 @@ func TestWebPage(t *testing.T) {
 		a.wait(t)
 	})
 
+	t.Run("a request arriving in a background tab raises a notification", func(t *testing.T) {
+		// Headless chromium shows no notifications: the page's Notification
+		// is replaced by one that records, with permission granted, and the
+		// tab made hidden.
+		eval[bool](t, ctx, `(() => {
+			window.shown = [];
+			window.Notification = class { constructor(title, opts) { window.shown.push(title + ': ' + opts.body); } };
+			window.Notification.permission = 'granted';
+			Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+			return true; })()`)
+		a := ww.ask(t, "", "-c", "touch while-away")
+		id := ww.card(t, "touch while-away")
+		shown := eval[[]string](t, ctx, `window.shown`)
+		if len(shown) != 1 || shown[0] != "guardrun: approval needed: touch while-away" {
+			t.Errorf("notifications %q", shown)
+		}
+		eval[bool](t, ctx, `delete document.hidden`)
+		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+		a.wait(t)
+	})
+
 	t.Run("forged answers are refused and the request stays", func(t *testing.T) {
 		a := ww.ask(t, "", "-c", "touch forged")
 		id := ww.card(t, "touch forged")
@@ -354,6 +375,28 @@ func TestWebPage(t *testing.T) {
 		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="deny"]`)))
 		if code := a.wait(t); code != 77 {
 			t.Errorf("exit %d", code)
+		}
+	})
+
+	t.Run("always in this project from the page, listed and revoked there", func(t *testing.T) {
+		a := ww.ask(t, "", "-c", "touch keep-me")
+		id := ww.card(t, "touch keep-me")
+		if p := text(t, ctx, sel(id, ".always code.pattern")); p != "touch keep-me" {
+			t.Errorf("the card shows the rule as %q", p)
+		}
+		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="always"]`)))
+		if code := a.wait(t); code != 0 {
+			t.Fatalf("exit %d: %s", code, a.stderr.String())
+		}
+		revoke := chromedp.CSS(`#rules button.revoke[data-pattern="touch keep-me"]`)
+		do(t, ctx, chromedp.WaitVisible(revoke))
+		if _, _, code := runPlain(t, ww.world, "", nil, "-c", "touch keep-me"); code != 0 {
+			t.Errorf("the kept rule did not pre-approve: exit %d", code)
+		}
+		do(t, ctx, chromedp.Click(revoke), chromedp.WaitNotPresent(revoke))
+		out, _, _ := runPlain(t, ww.world, "", nil, "rules", "list", "--json")
+		if strings.Contains(out, "keep-me") {
+			t.Errorf("revoked on the page, still listed: %s", out)
 		}
 	})
 
