@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/internal/broker"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // webProc is guardrun web started in w, with its URL, page address and
@@ -66,8 +67,10 @@ func startWebProc(t *testing.T, w *world) *webProc {
 
 // A command in the sandbox reaches neither the page's port nor the
 // broker's socket, and finds neither in its environment: without
-// network there is no route, through the proxy loopback is refused, and
-// the socket's directory is hidden (AF_UNIX sockets are refused anyway).
+// network there is no route (bwrap) or no socket but AF_UNIX (landlock),
+// through the proxy loopback is refused, and the socket's directory
+// cannot be read (hidden under bwrap, closed under landlock; AF_UNIX
+// sockets are refused anyway).
 func TestSandboxCannotReachBroker(t *testing.T) {
 	requireSandbox(t)
 	testenvPython(t)
@@ -83,7 +86,9 @@ except Exception as e: print("tcp refused:", type(e).__name__)
 try:
     u = socket.socket(socket.AF_UNIX); u.connect(sys.argv[2]); print("LEAK unix connected")
 except Exception as e: print("unix refused:", type(e).__name__)
-print("dir visible" if os.path.exists(os.path.dirname(sys.argv[2])) else "dir hidden")
+try:
+    print("LEAK dir lists", os.listdir(os.path.dirname(sys.argv[2])))
+except Exception as e: print("dir closed:", type(e).__name__)
 `
 	for _, row := range []struct {
 		name, config string
@@ -91,9 +96,10 @@ print("dir visible" if os.path.exists(os.path.dirname(sys.argv[2])) else "dir hi
 	}{
 		{"network off", "shell:\n  default: {allowed: true, approval: false}\nsandbox:\n  paths:\n    work: {root: ., mode: rw}\n", nil},
 		{"network through the proxy", "shell:\n  default: {allowed: true, approval: false}\nsandbox:\n  network: proxy\n  domains: {allow: [example.test]}\n  paths:\n    work: {root: ., mode: rw}\n", nil},
+		{"network off under landlock", "shell:\n  default: {allowed: true, approval: false}\nsandbox:\n  paths:\n    work: {root: ., mode: rw}\n", []string{"GUARDRUN_BACKEND=landlock"}},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			w := runWorld(t, row.config)
+			w := runWorld(t, row.config, row.extra...)
 			web := startWebProc(t, w)
 			os.WriteFile(filepath.Join(w.work, "probe.py"), []byte(probe), 0o644)
 			// The person, on the broker, approves whatever asks (the
@@ -112,12 +118,12 @@ print("dir visible" if os.path.exists(os.path.dirname(sys.argv[2])) else "dir hi
 					}
 				}
 			}()
-			stdout, stderr, code := runPlain(t, w, "", nil, "-c", "python3 probe.py "+web.port+" "+web.socket)
+			stdout, stderr, code := runPlain(t, w, "", nil, "-c", "/usr/bin/python3 probe.py "+web.port+" "+web.socket)
 			if !strings.HasPrefix(stdout, "inside\n") {
 				t.Fatalf("the probe did not run in the sandbox (exit %d): %s%s", code, stdout, stderr)
 			}
 			t.Logf("from the sandbox:\n%s", stdout)
-			if strings.Contains(stdout, "LEAK") || !strings.Contains(stdout, "tcp refused") || !strings.Contains(stdout, "unix refused") || !strings.Contains(stdout, "dir hidden") {
+			if strings.Contains(stdout, "LEAK") || !strings.Contains(stdout, "tcp refused") || !strings.Contains(stdout, "unix refused") || !strings.Contains(stdout, "dir closed") {
 				t.Errorf("from the sandbox:\n%s%s", stdout, stderr)
 			}
 			if row.name == "network through the proxy" {
@@ -138,8 +144,8 @@ print("dir visible" if os.path.exists(os.path.dirname(sys.argv[2])) else "dir hi
 
 func testenvPython(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3")
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		testenv.Missing(t, "no /usr/bin/python3 (make deps installs it)")
 	}
 }
 
