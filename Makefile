@@ -15,16 +15,16 @@ FUZZ_TARGETS := \
 	./internal/sys/ipc:FuzzMessage \
 	./internal/testing/bashoracle:FuzzBashOracle
 
-.PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo clean e2e-agents
+.PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo screenshots clean e2e-agents
 
 all: build
 
 # System packages the sandbox and the seccomp filter need (libseccomp-dev
 # and libc6-dev also hold the static libraries of the static build), and
 # those the tests drive (zsh as a shell program, locales for a charset
-# in which bash reads bytes differently). Idempotent: nothing is installed
+# in which bash reads bytes differently, chromium for guardrun web's page). Idempotent: nothing is installed
 # when everything is present.
-APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux curl python3-pip zsh locales
+APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux curl python3-pip zsh locales chromium
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -125,6 +125,11 @@ bench:
 # embedded default config, in a throwaway directory.
 demo: deps build
 	@./scripts/demo.sh $(abspath $(BIN))
+
+# The pictures of guardrun web's page in docs/ (linked from the README),
+# taken by the browser test at desktop and phone width.
+screenshots:
+	GUARDRUN_SCREENSHOTS=$(abspath docs) $(GO) test -count=1 -run '^TestWebScreenshots$$' ./integration
 
 clean:
 	rm -rf bin

@@ -51,6 +51,9 @@ type Part struct {
 	// Checkpoint is what the matched rule (or shell.default) says of
 	// the checkpoint taken before the command runs.
 	Checkpoint Checkpoint `json:"checkpoint,omitempty"`
+	// Project is set when a project rule the person gave ("always in
+	// this project") pre-approved the part: the project's root.
+	Project string `json:"project,omitempty"`
 }
 
 // Decision is the verdict for a whole request.
@@ -160,6 +163,11 @@ type Engine struct {
 	protectPaths []string
 	// run is the environment commands run with (SetCommandEnv).
 	run commandEnv
+	// project are the person's rules for the project at projectRoot
+	// (WithProject).
+	project     []compiledRule
+	projectIx   ruleIndex
+	projectRoot string
 }
 
 type compiledRule struct {
@@ -621,6 +629,16 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 			p.Decision = Allow
 			p.Reason = fmt.Sprintf("%s matches no rule; shell.default allows unknown commands", display)
 		}
+	}
+	if pr := e.projectRule(&p, c, cwd, display); pr != nil {
+		e.tightened(&p, c, cwd, display)
+		if p.Decision != Allow {
+			// An untrusted project file's rule asks: the project rule
+			// did not decide it.
+			p.Project = ""
+			return p, r, true
+		}
+		return p, pr, true
 	}
 	e.tightened(&p, c, cwd, display)
 	return p, r, true

@@ -109,6 +109,8 @@ Usage:
   guardrun hook AGENT                     the hook command an agent runs (JSON on stdin)
   guardrun checkpoints [--json] [-n N]    what commands changed in the writable zones
   guardrun undo [N] [--dry-run] [--yes]   put a zone back as it was before request N
+  guardrun rules [list|revoke PATTERN|--all]   "always in this project" rules you gave
+  guardrun web [--listen ADDR] [--open]   your approval broker, with a web page
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -193,6 +195,10 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdFS(g, vargs, io)
 	case "trust":
 		return cmdTrust(g, vargs, io)
+	case "rules":
+		return cmdRules(g, vargs, io)
+	case "web":
+		return cmdWeb(g, vargs, io)
 	case "connect":
 		return cmdConnect(g, vargs, io)
 	case "hook":
