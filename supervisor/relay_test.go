@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -110,6 +111,31 @@ func TestRelayFirstAnswerWins(t *testing.T) {
 		// The session grant is the supervisor's, wherever it was given.
 		if a, err := askVia(t, s, request("make", testKey)); err != nil || a.By != "session" {
 			t.Errorf("the same request again: %+v %v", a, err)
+		}
+	})
+	t.Run("nobody at the terminal: the broker's front answers", func(t *testing.T) {
+		s, f, _, front := relayWorld(t)
+		f.nobody = true
+		got := askAsync(t, s, request("make", ""))
+		waitShown(t, f)
+		ev := nextEvent(t, front)
+		if err := front.Answer(context.Background(), ev.Pending.ID, broker.Answer{Approve: true}); err != nil {
+			t.Fatal(err)
+		}
+		if res := <-got; res.err != nil || !res.a.Approve || res.a.Front != "web" {
+			t.Errorf("the asker got %+v", res)
+		}
+	})
+	t.Run("nobody at the terminal and the broker gone: nobody can be asked", func(t *testing.T) {
+		s, f, bs, front := relayWorld(t)
+		f.nobody = true
+		got := askAsync(t, s, request("make", ""))
+		waitShown(t, f)
+		nextEvent(t, front)
+		bs.Close()
+		res := <-got
+		if !errors.Is(res.err, approval.ErrNoPerson) || res.a.Approve {
+			t.Errorf("the asker got %+v; want nobody can be asked", res)
 		}
 	})
 	t.Run("a broker that goes away leaves the terminal asking", func(t *testing.T) {
