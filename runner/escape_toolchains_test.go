@@ -130,10 +130,10 @@ func TestToolchainEscapes(t *testing.T) {
 		// zone is the command's writable zone: the workspace, or for a
 		// later command in its subdirectory (make -C sub) sub alone,
 		// where the earlier command's links lie outside every zone.
-		zone string
-		args       []string
-		keep       string // unchanged on the host, "" for a read
-		absent     string // does not exist on the host after the attempt
+		zone   string
+		args   []string
+		keep   string // unchanged on the host, "" for a read
+		absent string // does not exist on the host after the attempt
 	}{
 		{name: "a link in ~/.local/bin to a project's script, which the project made a link to ~/.kube/config",
 			home: home, path: localBin, args: []string{"read", h(".kube/config")}},

@@ -197,3 +197,27 @@ func attemptLeaseJunk(a []string) error {
 	}
 	return allowed("holds a read lease on %s (command %#x)", arg(a, 0), cmd)
 }
+
+func init() { attempts["tiocsetd"] = attemptTIOCSETD }
+
+// tiocsetd DISC: set the line discipline of the terminal on stdin (the
+// host's) to DISC, 27 (N_NULL) by default: input and output then go
+// nowhere, after the command too, and the discipline's own code (PPP,
+// HDLC, serial CAN or Bluetooth on other numbers) runs on the person's
+// terminal. Junk in the request's upper 32 bits is tried too.
+func attemptTIOCSETD(a []string) error {
+	disc := 27
+	if d, err := strconv.Atoi(arg(a, 0)); err == nil {
+		disc = d
+	}
+	var last error
+	for _, req := range []uint64{unix.TIOCSETD, 0xdeadbeef_00000000 | unix.TIOCSETD} {
+		d := int32(disc)
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, 0, uintptr(req), uintptr(unsafe.Pointer(&d)))
+		if e == 0 {
+			return allowed("set the line discipline of the host's terminal to %d (request %#x)", disc, req)
+		}
+		last = e
+	}
+	return last
+}
