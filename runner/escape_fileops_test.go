@@ -96,12 +96,45 @@ func TestFileOpEscapes(t *testing.T) {
 	)
 	var summary []string
 	defer func() { t.Logf("summary (uid %d):\n%s", os.Geteuid(), strings.Join(summary, "\n")) }()
-	for _, tc := range []struct {
+	type row struct {
 		name  string
 		args  []string
 		errno string // the refusal expected, "" for any
 		host  func(*testing.T)
-	}{
+	}
+	// The file system's own requests, where the fixtures lie on one
+	// (GUARDRUN_TEST_FIXTURES on a btrfs or XFS mount).
+	var fsRows []row
+	var st unix.Statfs_t
+	if err := unix.Statfs(f.base, &st); err != nil {
+		t.Fatal(err)
+	}
+	homeEntries, _ := os.ReadDir(f.home)
+	entries := func(t *testing.T) {
+		t.Helper()
+		same(t)
+		if names, _ := os.ReadDir(f.home); len(names) != len(homeEntries) {
+			t.Errorf("%s now holds %d entries, not its %d", f.home, len(names), len(homeEntries))
+		}
+	}
+	switch st.Type {
+	case unix.BTRFS_SUPER_MAGIC:
+		t.Log("the fixtures lie on btrfs")
+		fsRows = []row{
+			// struct btrfs_ioctl_vol_args: fd, then the name.
+			{"create a btrfs subvolume in a read-only zone's directory", ioctl(f.home, 0x5000940e, "dir", "vol-args:sub"), "EPERM", entries},
+			{"snapshot a subvolume into a read-only zone's directory", ioctl(f.home, 0x50009401, "dir", "vol-args:snap"), "EPERM", entries},
+			{"defragment a read-only zone's file", ioctl(ro, 0x50009402), "EPERM", same},
+		}
+	case unix.XFS_SUPER_MAGIC:
+		t.Log("the fixtures lie on XFS")
+		fsRows = []row{
+			// struct xfs_fs_eofblocks (version 1): every file of the
+			// caller's.
+			{"free every file's speculative preallocation (XFS_IOC_FREE_EOFBLOCKS)", ioctl(ro, 0x8080583a, "file", "u32:1"), "", same},
+		}
+	}
+	for _, tc := range append(fsRows, []row{
 		{"chattr a read-only zone's file, junk in the request's upper 32 bits", ioctl(ro, fsIocSetflags|upperJunk), "EPERM", same},
 		{"chattr guardrun's config through the 32-bit request", ioctl(f.config, fsIoc32Setflags), "EPERM", same},
 		{"chattr a read-only zone's directory", ioctl(f.home, fsIocSetflags, "dir"), "EPERM", same},
@@ -131,7 +164,7 @@ func TestFileOpEscapes(t *testing.T) {
 		{"watch the whole file system (fanotify)", []string{"fanotify", f.home}, "EPERM", nil},
 		{"lease guardrun's config, junk in fcntl's upper 32 bits", []string{"lease-junk", f.config}, "EPERM", nil},
 		{"open the host's POSIX shared memory", []string{"shm-open", shm}, "", func(t *testing.T) { unchanged(shm, shmText)(t) }},
-	} {
+	}...) {
 		t.Run(tc.name, func(t *testing.T) {
 			status, out := f.run(t, nil, append([]string{probePath}, tc.args...)...)
 			m := resultRE.FindStringSubmatch(out)

@@ -8,6 +8,7 @@ package main
 
 import (
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -26,10 +27,13 @@ func init() {
 	}
 }
 
-// ioctl-ro PATH REQUEST [dir]: open PATH read-only (as a directory with
-// dir) and make the ioctl REQUEST (hexadecimal, the upper 32 bits
-// included: the kernel reads only the lower ones) on it with a zeroed
-// argument. Any success is reported.
+// ioctl-ro PATH REQUEST [dir|file] [vol-args:NAME|u32:N]: open PATH
+// read-only (as a directory with dir) and make the ioctl REQUEST
+// (hexadecimal, the upper 32 bits included: the kernel reads only the
+// lower ones) on it with a zeroed argument, or btrfs's struct
+// btrfs_ioctl_vol_args naming NAME (and the descriptor itself as its
+// fd), or one whose first 32 bits are N (a struct's version). Any
+// success is reported.
 func attemptIoctlRO(a []string) error {
 	req, err := strconv.ParseUint(arg(a, 1), 0, 64)
 	if err != nil {
@@ -44,7 +48,15 @@ func attemptIoctlRO(a []string) error {
 		return err
 	}
 	defer unix.Close(fd)
-	var buf [512]byte
+	var buf [4096]byte
+	if name, ok := strings.CutPrefix(arg(a, 3), "vol-args:"); ok {
+		*(*int64)(unsafe.Pointer(&buf[0])) = int64(fd)
+		copy(buf[8:], name)
+	}
+	if v, ok := strings.CutPrefix(arg(a, 3), "u32:"); ok {
+		n, _ := strconv.ParseUint(v, 0, 32)
+		*(*uint32)(unsafe.Pointer(&buf[0])) = uint32(n)
+	}
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(unsafe.Pointer(&buf[0]))); e != 0 {
 		return e
 	}
