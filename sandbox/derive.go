@@ -197,7 +197,7 @@ func Derive(s Spec) (*Profile, error) {
 		}
 	}
 	if s.Toolchains {
-		d.toolchains(p.Home, s.Path)
+		d.toolchains(p.Home, s.AccountHome, s.Path)
 	}
 	if err := p.unixSockets(s.UnixSockets); err != nil {
 		return nil, err

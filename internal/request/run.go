@@ -176,6 +176,7 @@ func ProfileFor(l *config.Loaded, e *config.Env, cwd string, network bool) (*san
 func profileWithPath(l *config.Loaded, e *config.Env, cwd string, network bool, path string) (*sandbox.Profile, error) {
 	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, protected(l, e, cwd))
 	spec.Path = path
+	spec.AccountHome = e.AccountHome()
 	p, err := sandbox.Derive(spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
