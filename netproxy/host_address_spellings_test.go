@@ -154,8 +154,7 @@ func TestHostAddressSpellings(t *testing.T) {
 
 	hp := func(h string) string { return net.JoinHostPort(h, port) }
 	var rows []hostRow
-	var hosts []string
-	for _, h := range []string{
+	hosts := []string{
 		"198.51.100.7", "198.51.100.9", "198.51.100.0", "198.51.100.255",
 		"3325256711", "0xc6336407", "0306.0063.0144.07", "198.051.100.7", "198.51.25607", "0xc6.0x33.0x64.0x7",
 		"127.0.0.1", "127.1", "127.255.255.254", "2130706433", "0x7f000001", "0177.0.0.1", "0.0.0.0", "0", "0x0",
@@ -166,8 +165,6 @@ func TestHostAddressSpellings(t *testing.T) {
 		"2001:db8::7", "2001:db8::", "2001:DB8:0:0:0:0:0:7",
 		"fe80::1", "fe80::1%lo", "fe80::1%1", "::1%lo", "198.51.100.7%lo", "2001:db8::7%lo",
 		"hostsvc.test", "HOSTSVC.TEST.", "dual.test", "v6.test", "mapped.test", "zero.test", "zero6.test", "subnet.test", "localhost",
-	} {
-		hosts = append(hosts, h)
 	}
 	if veth {
 		hosts = append(hosts, "192.0.2.7", "192.0.2.255", "::ffff:192.0.2.7", "64:ff9b::c000:207", "2001:db8:1::7", "2001:db8:1::")
