@@ -47,6 +47,7 @@ var layerOf = map[string]int{
 	"internal/serve/client": layerPipeline,
 	"supervisor":            layerPipeline,
 	"internal/fsop":         layerPipeline,
+	"internal/files":        layerPipeline,
 
 	"approval":        layerPolicy,
 	"rules":           layerPolicy,
