@@ -13,12 +13,16 @@ import (
 // A socket that does not answer (the supervisor has exited, leaving a
 // stale variable behind) falls back to the terminal rather than failing:
 // it is the same person either way, and with no terminal nobody is asked
-// and interactive mode acts as strict.
-func prompterFor(e *config.Env) (approval.Prompter, func()) {
+// and interactive mode acts as strict. noTerminal leaves the terminal
+// out.
+func prompterFor(e *config.Env, noTerminal bool) (approval.Prompter, func()) {
 	if sock := e.Getenv("GUARDRUN_SOCKET"); sock != "" {
 		if c, err := supervisor.Dial(sock); err == nil {
 			return c, func() { c.Close() }
 		}
+	}
+	if noTerminal {
+		return nil, nil
 	}
 	tty, err := approval.OpenTTY()
 	if err != nil {

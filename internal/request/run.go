@@ -230,6 +230,10 @@ type Session struct {
 	// of asking anyone (`guardrun serve`, which then leaves the request
 	// to its client's own guardrun).
 	NoPerson bool
+	// NoTerminal, when set, never asks on the terminal: only the
+	// supervisor (or Prompter) is asked. An agent hook's command runs on
+	// the agent's terminal, never the person's.
+	NoTerminal bool
 }
 
 // Open starts a session for commands: it loads and trusts the config
@@ -460,7 +464,7 @@ func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare
 		gate.Prompter = noPerson{}
 	}
 	if asks && gate.Prompter == nil {
-		p, closeP := prompterFor(s.Env)
+		p, closeP := prompterFor(s.Env, s.NoTerminal)
 		if closeP != nil {
 			defer closeP()
 		}
