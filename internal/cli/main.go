@@ -104,6 +104,7 @@ Usage:
   guardrun log [--json] [-n N] [--session ID]     approval and run history
   guardrun session list|revoke            session grants
   guardrun trust [FILE]                   trust a project's .guardrun.yaml
+  guardrun mcp [--listen ADDR]            an MCP server whose tools go through guardrun
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -179,6 +180,8 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdTrust(g, vargs, io)
 	case "connect":
 		return cmdConnect(g, vargs, io)
+	case "mcp":
+		return cmdMCP(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)

@@ -48,6 +48,7 @@ var layerOf = map[string]int{
 	"supervisor":            layerPipeline,
 	"internal/fsop":         layerPipeline,
 	"internal/files":        layerPipeline,
+	"internal/mcpserver":    layerPipeline,
 
 	"approval":        layerPolicy,
 	"rules":           layerPolicy,
