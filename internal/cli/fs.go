@@ -226,10 +226,6 @@ func (f *fsRun) report(r *files.Result, err error) error {
 	return nil
 }
 
-func oneLine(s string) string {
-	return strings.TrimSpace(strings.ReplaceAll(approval.Sanitize(s), "\n", " ⏎ "))
-}
-
 func (f *fsRun) read(ctx context.Context) error {
 	if !f.g.json {
 		_, err := f.files.Read(ctx, f.arg, func(file goio.Reader, _ fsop.Info) (int64, error) {
