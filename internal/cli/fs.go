@@ -52,10 +52,6 @@ Exit status: 0 done; 77 refused (blocked, denied by the person, or strict
 mode); 125 the operation failed; 2 usage error.
 `
 
-// maxSnapshotBytes bounds the old content kept to show a diff (see
-// files.MaxSnapshotBytes).
-const maxSnapshotBytes = files.MaxSnapshotBytes
-
 func cmdFS(g *global, args []string, io IO) error {
 	vf, help, err := verbStart(g, args, fsUsage, []string{"--old", "--new"}, nil, io)
 	if err != nil || help {

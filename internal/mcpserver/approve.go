@@ -37,6 +37,7 @@ func (s *Server) prompterFor(req *mcp.CallToolRequest) approval.Prompter {
 		return nil
 	}
 	return &elicitor{ss: req.Session, titled: req.ProtocolVersion() >= "2025-11-25", asking: func() {
+		//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on, which guardrun does not speak (ProtocolVersions)
 		req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "notice", Logger: "guardrun", Data: "guardrun: waiting for the person to answer the approval form"})
 	}}
 }

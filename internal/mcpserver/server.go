@@ -72,6 +72,7 @@ func New(cfg Config) *Server {
 		Logger:       slog.New(slog.NewTextHandler(cfg.Log, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		// Tools (a fixed list, never changed) and logging: no resources,
 		// prompts or completions.
+		//lint:ignore SA1019 logging is deprecated from protocol 2026-07-28 on, which guardrun does not speak (ProtocolVersions)
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
 		SupportedProtocolVersions: ProtocolVersions,
 	})
