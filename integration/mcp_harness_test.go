@@ -74,6 +74,8 @@ type mcpServer struct {
 	session *mcp.ClientSession
 	cmd     *exec.Cmd
 	stderr  *lockedBuffer
+	// progress holds a line per progress notification: token, message.
+	progress *lockedBuffer
 	// stdin is a stdio server's standard input.
 	stdin io.Closer
 	// url and token of an HTTP server.
@@ -103,12 +105,16 @@ func (l *lockedBuffer) String() string {
 // client offers protocol 2025-11-25, as the agent CLIs do.
 func startMCP(t testing.TB, w *world, transport string, a *answerer, args ...string) *mcpServer {
 	t.Helper()
-	opts := &mcp.ClientOptions{}
+	s := &mcpServer{t: t, stderr: &lockedBuffer{}, progress: &lockedBuffer{}}
+	opts := &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			fmt.Fprintf(s.progress, "%v %s\n", req.Params.ProgressToken, req.Params.Message)
+		},
+	}
 	if a != nil {
 		opts.ElicitationHandler = a.handle
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "guardrun-test", Version: "1"}, opts)
-	s := &mcpServer{t: t, stderr: &lockedBuffer{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var tr mcp.Transport

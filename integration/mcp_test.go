@@ -575,3 +575,25 @@ func (s *mcpServer) deleteSession(t *testing.T) {
 		t.Errorf("DELETE of the session: status %d, want 204", resp.StatusCode)
 	}
 }
+
+// TestMCPProgress: a call that asked for progress hears, every few
+// seconds, what it waits for, so that a client whose timeout restarts on
+// progress waits out a long run (or a person thinking).
+func TestMCPProgress(t *testing.T) {
+	requireSandbox(t)
+	w := mcpWorld(t, mcpConfig, nil)
+	s := startMCP(t, w, "stdio", nil)
+	p := &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"script": "sleep 6"}}
+	p.SetProgressToken("tok-1")
+	r, err := s.session.CallTool(context.Background(), p)
+	if err != nil || r.IsError {
+		t.Fatalf("run: %v %v", err, r)
+	}
+	if got := s.progress.String(); !regexp.MustCompile(`^(tok-1 guardrun: running \(\d+s\)\n)+$`).MatchString(got) {
+		t.Errorf("progress notifications %q, want at least one saying it runs", got)
+	}
+	s.call(t, "run", map[string]any{"script": "sleep 6"})
+	if n := strings.Count(s.progress.String(), "\n"); n != 1 {
+		t.Errorf("%d progress notifications in all, want only the first call's: a call without a token gets none", n)
+	}
+}
