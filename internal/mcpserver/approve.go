@@ -140,8 +140,11 @@ func formSchema(session, titled bool) *jsonschema.Schema {
 	decision := &jsonschema.Schema{
 		Type:        "string",
 		Title:       "Decision",
-		Description: "Approve once, approve for the rest of this session, or deny.",
+		Description: "Approve once, or deny.",
 		Default:     []byte(`"` + choiceDeny + `"`),
+	}
+	if session {
+		decision.Description = "Approve once, approve for the rest of this session, or deny."
 	}
 	for _, c := range choices {
 		if titled {

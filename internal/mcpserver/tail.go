@@ -39,7 +39,7 @@ func (t *tail) drop(n int) {
 }
 
 // kept is what the tail holds, starting at a line's start where one lies
-// in its first quarter and never inside a character; truncated when
+// in its first half and never inside a character; truncated when
 // anything was dropped, with how many bytes and line ends.
 type kept struct {
 	text      string
@@ -60,7 +60,7 @@ func (t *tail) kept() kept {
 	if int64(len(b)) < t.total {
 		k.truncated = true
 		cut := 0
-		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)/4 {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)/2 {
 			cut = i + 1
 			k.lines++
 		}
