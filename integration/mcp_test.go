@@ -597,3 +597,30 @@ func TestMCPProgress(t *testing.T) {
 		t.Errorf("%d progress notifications in all, want only the first call's: a call without a token gets none", n)
 	}
 }
+
+// TestMCPStart: guardrun mcp refuses to start, with the usual exit
+// statuses, where it could never serve: a bad config (125), an address
+// that is not loopback or a stray argument (2).
+func TestMCPStart(t *testing.T) {
+	requireSandbox(t)
+	w := mcpWorld(t, "shell:\n  bogus: 1\n", nil)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"a bad config", []string{"mcp"}, 125, `shell\.bogus: unknown key`},
+		{"an address that is not loopback", []string{"mcp", "--listen", "0.0.0.0:8080"}, 2, `loopback address only`},
+		{"no port", []string{"mcp", "--listen", "127.0.0.1"}, 2, `want HOST:PORT`},
+		{"a stray argument", []string{"mcp", "serve"}, 2, `mcp takes no arguments`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runPlain(t, w, "", nil, tt.args...)
+			if code != tt.code || !regexp.MustCompile(tt.stderr).MatchString(stderr) {
+				t.Errorf("exit %d, stderr %q; want %d and a match for %q", code, stderr, tt.code, tt.stderr)
+			}
+		})
+	}
+}
