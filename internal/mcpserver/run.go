@@ -189,8 +189,12 @@ func keepAlive(ctx context.Context, req *mcp.CallToolRequest, what func() string
 	if tok == nil {
 		return func() {}
 	}
-	done := make(chan struct{})
+	// The goroutine's stop condition: done closes (stop, which then waits
+	// for it, so that no notification follows the call's result) or the
+	// call's context ends.
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(finished)
 		t := time.NewTicker(progressInterval)
 		defer t.Stop()
 		start := time.Now()
@@ -209,5 +213,5 @@ func keepAlive(ctx context.Context, req *mcp.CallToolRequest, what func() string
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() { close(done); <-finished }
 }
