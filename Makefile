@@ -15,7 +15,7 @@ FUZZ_TARGETS := \
 	./internal/sys/ipc:FuzzMessage \
 	./internal/testing/bashoracle:FuzzBashOracle
 
-.PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo screenshots clean e2e-agents
+.PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo screenshots conformance clean e2e-agents
 
 all: build
 
@@ -98,6 +98,18 @@ e2e-agents:
 	  if [ $$st -eq 3 ] && [ "$${GUARDRUN_REQUIRE_AGENTS:-}" != 1 ]; then \
 	    echo "e2e-agents: the npm registry cannot be reached; the agent tests are skipped"; exit 0; fi; exit $$st; }
 	GUARDRUN_E2E_AGENTS=1 $(GO) test -count=1 -timeout 8m -run '^TestAgents' ./internal/testing/fakemodel ./integration
+
+# guardrun mcp against MCP clients others wrote: the conformance suite's
+# server scenarios and the inspector's CLI, at the versions
+# scripts/mcp-tools-install.sh pins (with Node.js 22 from npm, installed
+# once into ~/.cache/guardrun/mcp-tools; docs/mcp.md has the results).
+# Without the npm registry the tests say so and skip;
+# GUARDRUN_REQUIRE_AGENTS=1 (CI) makes that a failure.
+conformance:
+	@./scripts/mcp-tools-install.sh >/dev/null || { st=$$?; \
+	  if [ $$st -eq 3 ] && [ "$${GUARDRUN_REQUIRE_AGENTS:-}" != 1 ]; then \
+	    echo "conformance: the npm registry cannot be reached; the MCP client tests are skipped"; exit 0; fi; exit $$st; }
+	GUARDRUN_E2E_MCP=1 $(GO) test -count=1 -timeout 8m -run '^TestMCP(Conformance|Inspector)$$' ./integration
 
 # Mutation fuzzing: every target in FUZZ_TARGETS for FUZZTIME each. A
 # failing input is written to the package's testdata/fuzz/<Target>/;

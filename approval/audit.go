@@ -49,7 +49,8 @@ type Record struct {
 	// Note is what the person typed with a denial or an approval.
 	Note string `json:"note,omitempty"`
 	// Via is "server" for a command `guardrun serve` ran for a client
-	// guardrun (PID is then the client's); empty otherwise.
+	// guardrun (PID is then the client's), "mcp" for a request that came
+	// through a tool of `guardrun mcp`; empty otherwise.
 	Via string `json:"via,omitempty"`
 	// Sandbox is bwrap, seatbelt or none.
 	Sandbox    string  `json:"sandbox,omitempty"`

@@ -130,3 +130,17 @@ func isInvisible(r rune) bool {
 	}
 	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
 }
+
+// OneLine is s as one line of a message: sanitized, its newlines shown
+// as ⏎, trimmed.
+func OneLine(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(Sanitize(s), "\n", " ⏎ "))
+}
+
+// Plural is one when n is 1, else many.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/agents"
+	"github.com/guardrun/guardrun/internal/files"
 	"github.com/guardrun/guardrun/internal/fsop"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
@@ -88,18 +89,18 @@ func cmdHook(g *global, args []string, io IO) (err error) {
 
 	data, err := readBounded(io.Stdin, agents.MaxHookInput)
 	if err != nil {
-		deny(oneLine("guardrun: " + err.Error()))
+		deny(approval.OneLine("guardrun: " + err.Error()))
 		return nil
 	}
 	call, err := agents.ParseHook(a, data)
 	if err != nil {
-		deny(oneLine(err.Error()))
+		deny(approval.OneLine(err.Error()))
 		return nil
 	}
 	h := &hookRun{g: g, io: io, call: call}
 	out, err := h.run()
 	if err != nil {
-		deny(oneLine("guardrun: " + strings.TrimPrefix(err.Error(), "guardrun: ")))
+		deny(approval.OneLine("guardrun: " + strings.TrimPrefix(err.Error(), "guardrun: ")))
 		return nil
 	}
 	ans.write(agents.Render(call, out))
@@ -196,12 +197,12 @@ func (h *hookRun) shell() (agents.Answer, error) {
 	if s.NoSandbox != nil {
 		line := fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.NoSandbox)
 		h.auditShell(j, &rules.Decision{Decision: rules.Block, Reason: s.NoSandbox.Error()}, "refused", "sandbox")
-		return agents.Answer{Verdict: agents.Deny, Reason: oneLine(line)}, nil
+		return agents.Answer{Verdict: agents.Deny, Reason: approval.OneLine(line)}, nil
 	}
 	d := s.Decide(j)
 	if d.Decision == rules.Block {
 		h.auditShell(j, d, "refused", "policy")
-		return agents.Answer{Verdict: agents.Deny, Reason: "guardrun: blocked: " + oneLine(d.Reason)}, nil
+		return agents.Answer{Verdict: agents.Deny, Reason: "guardrun: blocked: " + approval.OneLine(d.Reason)}, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -219,7 +220,7 @@ func (h *hookRun) shell() (agents.Answer, error) {
 		}
 		h.auditShell(j, d, "asked", "")
 		reason := fmt.Sprintf("guardrun: %s needs approval: %s. Approving runs it once in guardrun's sandbox.",
-			request.OneLineDisplay(c.Command), oneLine(d.Reason))
+			request.OneLineDisplay(c.Command), approval.OneLine(d.Reason))
 		return agents.Answer{Verdict: agents.Ask, Reason: reason, Command: rewriteCommand(c.Agent, exe, h.workspace, id, c.Command)}, nil
 	}
 	return agents.Answer{Verdict: agents.Allow, Command: rewriteCommand(c.Agent, exe, h.workspace, "", c.Command)}, nil
@@ -293,7 +294,7 @@ func (h *hookRun) files() (agents.Answer, error) {
 		for _, op := range c.Files {
 			h.auditFile(op, h.abs(op.Path), &rules.Decision{Decision: rules.Block, Reason: err.Error()}, "refused", "sandbox", "")
 		}
-		return agents.Answer{Verdict: agents.Deny, Reason: oneLine(line)}, nil
+		return agents.Answer{Verdict: agents.Deny, Reason: approval.OneLine(line)}, nil
 	}
 	type judged struct {
 		op   agents.FileOp
@@ -316,7 +317,7 @@ func (h *hookRun) files() (agents.Answer, error) {
 			}
 			h.auditFile(j.op, j.path, j.d, "refused", by, "")
 			if j.d.Decision == rules.Block && reason == "" {
-				reason = "guardrun: blocked: " + oneLine(j.d.Reason)
+				reason = "guardrun: blocked: " + approval.OneLine(j.d.Reason)
 			}
 		}
 		return agents.Answer{Verdict: agents.Deny, Reason: reason}, nil
@@ -340,7 +341,7 @@ func (h *hookRun) files() (agents.Answer, error) {
 		for _, j := range all {
 			h.auditFile(j.op, j.path, j.d, "asked", "", "")
 		}
-		return agents.Answer{Verdict: agents.Ask, Reason: fmt.Sprintf("guardrun: %s needs approval: %s", c.Tool, oneLine(d.Reason))}, nil
+		return agents.Answer{Verdict: agents.Ask, Reason: fmt.Sprintf("guardrun: %s needs approval: %s", c.Tool, approval.OneLine(d.Reason))}, nil
 	}
 	s.NoTerminal = true
 	req := &approval.Request{
@@ -470,7 +471,7 @@ func (h *hookRun) detail(op agents.FileOp, path string, st approval.Style) strin
 	if op.From != "" {
 		from = h.abs(op.From)
 	}
-	snap, err := fsop.Load(from, maxSnapshotBytes)
+	snap, err := fsop.Load(from, files.MaxSnapshotBytes)
 	if err != nil {
 		return fmt.Sprintf("change %s (%v)\n", approval.Sanitize(path), err)
 	}

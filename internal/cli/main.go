@@ -111,6 +111,7 @@ Usage:
   guardrun undo [N] [--dry-run] [--yes]   put a zone back as it was before request N
   guardrun rules [list|revoke PATTERN|--all]   "always in this project" rules you gave
   guardrun web [--listen ADDR] [--open]   your approval broker, with a web page
+  guardrun mcp [--listen ADDR]            an MCP server whose tools go through guardrun
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -209,6 +210,8 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdCheckpoints(g, vargs, io)
 	case "undo":
 		return cmdUndo(g, vargs, io)
+	case "mcp":
+		return cmdMCP(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)

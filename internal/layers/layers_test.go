@@ -49,6 +49,8 @@ var layerOf = map[string]int{
 	"internal/fsop":         layerPipeline,
 	"internal/broker":       layerPipeline,
 	"internal/web":          layerPipeline,
+	"internal/files":        layerPipeline,
+	"internal/mcpserver":    layerPipeline,
 
 	"approval":        layerPolicy,
 	"rules":           layerPolicy,
