@@ -246,7 +246,11 @@ func ticketDir(s *request.Session) string {
 // the audit and the project the config and zones come from. Claude Code
 // keeps the directory a command cd'd to for the next one: there the
 // script's final directory comes back on descriptor 3 and the agent's
-// shell goes there, keeping guardrun's exit status.
+// shell goes there, keeping guardrun's exit status. It goes there with
+// the builtin cd, quietly in zsh (-q): the person's startup files, which
+// Claude Code's shell snapshot keeps, may define a cd function or a zsh
+// chpwd hook (autoenv, rvm) that sources a file of the directory entered,
+// which the model chose and can fill, outside the sandbox.
 func rewriteCommand(a *agents.Agent, exe, workspace, ticket, command string) string {
 	base := agents.ShellQuote(exe) + " --via " + a.Name + " --workspace " + agents.ShellQuote(workspace)
 	if ticket != "" {
@@ -257,7 +261,7 @@ func rewriteCommand(a *agents.Agent, exe, workspace, ticket, command string) str
 		return base + " -c " + q
 	}
 	return "{ __guardrun_dir=$(" + base + " --cwd-fd 3 -c " + q + " 3>&1 1>&4 4>&-); __guardrun_status=$?; } 4>&1; " +
-		`[ -z "$__guardrun_dir" ] || cd -- "$__guardrun_dir"; (exit $__guardrun_status)`
+		`[ -z "$__guardrun_dir" ] || \builtin cd ${ZSH_VERSION+-q} -- "$__guardrun_dir"; (exit $__guardrun_status)`
 }
 
 func (h *hookRun) auditShell(j *request.Job, d *rules.Decision, outcome, by string) {
