@@ -73,3 +73,103 @@ func TestAgentsCodexShellParameterCannotRunAProgramOfTheModels(t *testing.T) {
 		t.Errorf("a shell the model wrote (-got +want):\n%s\noutput:\n%s\nrequests:\n%s", diff, out, r.srv.Summary())
 	}
 }
+
+// pwdRules are openRules with the project zone at $PWD: the zone is
+// wherever guardrun takes the agent's project to be.
+var pwdRules = strings.Replace(openRules, "project: {root: PROJECT, mode: rw}", "project: {root: $PWD, mode: rw}", 1)
+
+// TestAgentsCodexCallsStayInTheZones: what the model chooses in a Codex
+// call (the workdir, a pty, no login shell, the shell, apply_patch
+// through exec_command, a patch's paths and moves, links a command made)
+// never writes outside the zones. Every command is allowed; only the
+// sandbox and the hook's file checks stand in the way.
+func TestAgentsCodexCallsStayInTheZones(t *testing.T) {
+	a := fakemodel.Codex
+	patch := func(body string) string { return "*** Begin Patch\n" + body + "*** End Patch\n" }
+	tests := []struct {
+		name  string
+		rules string
+		// steps, given the project and a directory outside every zone
+		// whose file "made" only an unsandboxed write creates.
+		steps func(project, out string) []fakemodel.Step
+	}{
+		{"a workdir above the project with the zone at $PWD", pwdRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("exec_command", map[string]any{"cmd": "echo x > " + filepath.Base(out) + "/made", "workdir": filepath.Dir(out)})}
+		}},
+		{"a workdir outside the project", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("exec_command", map[string]any{"cmd": "echo x > made", "workdir": out})}
+		}},
+		{"a pty", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("exec_command", map[string]any{"cmd": "echo x > " + out + "/made", "tty": true, "yield_time_ms": 5000})}
+		}},
+		{"no login shell", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("exec_command", map[string]any{"cmd": "echo x > " + out + "/made", "login": false})}
+		}},
+		{"sh as the shell", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("exec_command", map[string]any{"cmd": "echo x > " + out + "/made", "shell": "/bin/sh"})}
+		}},
+		{"zsh as the shell", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("exec_command", map[string]any{"cmd": "echo x > " + out + "/made", "shell": "/usr/bin/zsh"})}
+		}},
+		{"apply_patch in exec_command as a here-document", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("exec_command", map[string]any{"cmd": "apply_patch <<'EOF'\n" + patch("*** Add File: "+out+"/made\n+x\n") + "EOF\n"})}
+		}},
+		{"apply_patch in exec_command as an argument", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("exec_command", map[string]any{"cmd": "apply_patch '" + patch("*** Add File: "+out+"/made\n+x\n") + "'"})}
+		}},
+		{"a patch moving a file out", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("apply_patch", map[string]any{"input": patch("*** Update File: README.md\n*** Move to: " + out + "/made\n@@\n-# a project for the fake model\n+x\n")})}
+		}},
+		{"a patch adding a file through a link a command made", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{
+				fakemodel.Call("exec_command", map[string]any{"cmd": "ln -s " + out + " link"}),
+				fakemodel.Call("apply_patch", map[string]any{"input": patch("*** Add File: link/made\n+x\n")}),
+			}
+		}},
+		{"a patch adding a file where a dangling link points", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{
+				fakemodel.Call("exec_command", map[string]any{"cmd": "ln -s " + out + "/made dangling"}),
+				fakemodel.Call("apply_patch", map[string]any{"input": patch("*** Add File: dangling\n+x\n")}),
+			}
+		}},
+		{"a patch adding Codex's project config", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{
+				fakemodel.Call("exec_command", map[string]any{"cmd": "ln -s " + out + " .codex"}),
+				fakemodel.Call("apply_patch", map[string]any{"input": patch("*** Add File: .codex/made\n+x\n")}),
+			}
+		}},
+		{"the shell_command tool", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("shell_command", map[string]any{"command": "echo x > " + out + "/made"})}
+		}},
+		{"the shell tool", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("shell", map[string]any{"command": []string{"bash", "-c", "echo x > " + out + "/made"}})}
+		}},
+		{"the local_shell tool", openRules, func(p, out string) []fakemodel.Step {
+			return []fakemodel.Step{fakemodel.Call("local_shell", map[string]any{"command": []string{"bash", "-c", "echo x > " + out + "/made"}})}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out string
+			var steps []fakemodel.Step
+			r := newRigWith(t, a, tt.rules, func(r *rig) []fakemodel.Step {
+				out = filepath.Join(filepath.Dir(r.w.Home), "outside")
+				if err := os.Mkdir(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				steps = tt.steps(r.w.Project, out)
+				return append(append([]fakemodel.Step{}, steps...), fakemodel.Say("done"))
+			})
+			if o, code := r.guardrun("integrate", "codex"); code != 0 {
+				t.Fatalf("integrate: %d %s", code, o)
+			}
+			agentOut := r.run()
+			for i := range steps {
+				t.Logf("step %d: %q", i, r.result(i))
+			}
+			if fileExists(filepath.Join(out, "made")) {
+				t.Errorf("%s: a file was made outside every zone\noutput:\n%s\nrequests:\n%s", tt.name, agentOut, r.srv.Summary())
+			}
+		})
+	}
+}
