@@ -43,6 +43,9 @@ Input guardrun does not know (another tool, an unknown field, malformed
 or oversized JSON) is denied: the agents run a call whose hook fails.
 `
 
+// hookMaxStack bounds the stack of `guardrun hook`.
+const hookMaxStack = 32 << 20
+
 // hookAnswer writes one answer to the agent, once: the main path and the
 // deadline race for it.
 type hookAnswer struct {
@@ -67,6 +70,13 @@ func cmdHook(g *global, args []string, io IO) (err error) {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	// A script nested deep enough (a megabyte of "if ") takes the shell
+	// parser's recursion to a gigabyte of stack before it is refused;
+	// killed for that memory, the hook would fail open. Past this bound
+	// the runtime stops with exit status 2 instead, which every agent
+	// takes as a refusal; no script guardrun accepts (at most 100 levels
+	// deep) comes near it.
+	debug.SetMaxStack(hookMaxStack)
 	ans := &hookAnswer{out: io.Stdout}
 	deny := func(reason string) { ans.write(agents.DenyUnknown(a, reason)) }
 	defer func() {
