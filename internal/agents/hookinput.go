@@ -345,15 +345,25 @@ func readEdit(pathKey, all, count string) func(c *Call, in input) error {
 	}
 }
 
+// MaxEditResult bounds the content an edit is computed to for the
+// person's diff: a short text replaced everywhere by a longer one (a
+// kilobyte for each "a" of a megabyte) would otherwise take gigabytes,
+// and a hook killed for its memory fails open.
+const MaxEditResult = 64 << 20
+
 func replace(cur []byte, old, repl string, every bool) ([]byte, error) {
 	if old == "" {
 		return nil, errors.New("the text to replace is empty")
 	}
-	switch n := bytes.Count(cur, []byte(old)); {
+	n := bytes.Count(cur, []byte(old))
+	switch {
 	case n == 0:
 		return nil, errors.New("the text to replace is not in the file")
 	case n > 1 && !every:
 		return nil, fmt.Errorf("the text to replace occurs %d times", n)
+	}
+	if size := int64(len(cur)) + int64(n)*(int64(len(repl))-int64(len(old))); size > MaxEditResult {
+		return nil, fmt.Errorf("the file would grow to %d bytes, more than %d MiB", size, MaxEditResult>>20)
 	}
 	if every {
 		return bytes.ReplaceAll(cur, []byte(old), []byte(repl)), nil
