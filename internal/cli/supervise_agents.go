@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -122,7 +123,10 @@ func wiredFor(a *agents.Agent, dir, exe string) *wiring {
 // off, guardrun's with them: Claude Code's disableAllHooks, Gemini CLI's
 // hooksConfig.enabled false or guardrun's hook listed in
 // hooksConfig.disabled. A project's settings can do that as well as the
-// person's.
+// person's. Only a value that surely leaves the hooks on passes: Gemini
+// CLI keeps a value that fails its own validation and reads it as
+// JavaScript does (0, "" and "false" switch its hooks off, measured), so
+// any other type is refused too.
 func hooksTurnedOff(a *agents.Agent, dir string) error {
 	type off struct {
 		keys []string
@@ -131,11 +135,11 @@ func hooksTurnedOff(a *agents.Agent, dir string) error {
 	var checks []off
 	switch a {
 	case agents.Claude:
-		checks = []off{{[]string{"disableAllHooks"}, func(j string) bool { return j == "true" }}}
+		checks = []off{{[]string{"disableAllHooks"}, func(j string) bool { return j != "false" && j != "null" }}}
 	case agents.Gemini:
 		checks = []off{
-			{[]string{"hooksConfig", "enabled"}, func(j string) bool { return j == "false" }},
-			{[]string{"hooksConfig", "disabled"}, func(j string) bool { return strings.Contains(j, `"guardrun"`) }},
+			{[]string{"hooksConfig", "enabled"}, func(j string) bool { return j != "true" && j != "null" }},
+			{[]string{"hooksConfig", "disabled"}, namesGuardrun},
 		}
 	default:
 		return nil
@@ -157,6 +161,19 @@ func hooksTurnedOff(a *agents.Agent, dir string) error {
 		}
 	}
 	return nil
+}
+
+// namesGuardrun reports whether a hooksConfig.disabled value (compact
+// JSON) may disable guardrun's hook, whose name is guardrun: a list
+// holding that name, or a value of another type that holds it anywhere
+// (Gemini CLI tests the list with includes, which a string answers for
+// any part of itself).
+func namesGuardrun(j string) bool {
+	var list []string
+	if err := json.Unmarshal([]byte(j), &list); err == nil {
+		return slices.Contains(list, "guardrun")
+	}
+	return j != "null" && strings.Contains(j, "guardrun")
 }
 
 // offerIntegrate asks the person, on the terminal, to wire guardrun's
