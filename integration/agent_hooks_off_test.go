@@ -114,3 +114,27 @@ func TestSuperviseRefusesProjectsThatSwitchHooksOff(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrateStatusSaysWhereHooksAreOff: guardrun integrate --status
+// says that the project switches the agent's hooks off, however wired
+// guardrun is.
+func TestIntegrateStatusSaysWhereHooksAreOff(t *testing.T) {
+	for _, tt := range hooksOff {
+		t.Run(tt.name, func(t *testing.T) {
+			w := hookWorld(t)
+			agent := map[string]string{"claude": "claude-code", "gemini": "gemini"}[tt.agent.Name]
+			if out, code := integrate(t, w, agent); code != 0 {
+				t.Fatalf("integrate: %d %s", code, out)
+			}
+			fakemodel.WriteFile(t, filepath.Join(w.work, tt.file), tt.text)
+			out, code := integrate(t, w, "--status")
+			says := false
+			for _, line := range strings.Split(out, "\n") {
+				says = says || strings.HasPrefix(line, agent) && strings.Contains(line, " off ") && strings.Contains(line, "hooks off")
+			}
+			if code != 0 || says != tt.refused {
+				t.Errorf("--status (exit %d) says the hooks are off: %v, want %v:\n%s", code, says, tt.refused, out)
+			}
+		})
+	}
+}
