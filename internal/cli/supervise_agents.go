@@ -26,7 +26,7 @@ type agentRun struct {
 
 // wireAgent finds out which agent argv starts and how its tool calls
 // reach guardrun: Claude Code takes guardrun's hook for the run with
-// --settings (unless its settings have it already); Codex and Gemini CLI
+// --settings; Codex and Gemini CLI
 // read hooks only from their settings files, which must hold guardrun's
 // (guardrun integrate, offered here when there is a terminal). An agent
 // guardrun does not know runs as it is, with a warning unless
@@ -46,13 +46,17 @@ func wireAgent(argv []string, trustShell bool, exe string, io IO) (*agentRun, er
 	if err := hooksTurnedOff(a, wd); err != nil {
 		return nil, err
 	}
-	if w := wiredFor(a, wd, exe); w != nil {
-		return &agentRun{argv: argv, say: fmt.Sprintf("guardrun: %s: its shell and file tools go through guardrun (the hook in %s)", a.Title, w.path)}, nil
-	}
 	if a == agents.Claude {
+		// Always for the run, wired in a file or not: Claude Code ignores
+		// a settings file that fails its validation whole (a key of the
+		// wrong type, measured), guardrun's hook with it, and runs the
+		// same hook command given twice once.
 		at := commandWord(argv) + 1
 		out := slices.Concat(argv[:at], []string{"--settings", agents.ClaudeSettings(exe)}, argv[at:])
 		return &agentRun{argv: out, say: "guardrun: Claude Code: its shell and file tools go through guardrun (hook added for this run with --settings)"}, nil
+	}
+	if w := wiredFor(a, wd, exe); w != nil {
+		return &agentRun{argv: argv, say: fmt.Sprintf("guardrun: %s: its shell and file tools go through guardrun (the hook in %s)", a.Title, w.path)}, nil
 	}
 	w, err := wiringTarget(a, false)
 	if err != nil {
