@@ -55,7 +55,7 @@ func wireAgent(argv []string, trustShell bool, exe string, io IO) (*agentRun, er
 		out := slices.Concat(argv[:at], []string{"--settings", agents.ClaudeSettings(exe)}, argv[at:])
 		return &agentRun{argv: out, say: "guardrun: Claude Code: its shell and file tools go through guardrun (hook added for this run with --settings)"}, nil
 	}
-	if w := wiredFor(a, wd, exe); w != nil {
+	if w := wiredFor(a, wd, exe, projectHooksRead(a, argv)); w != nil {
 		return &agentRun{argv: argv, say: fmt.Sprintf("guardrun: %s: its shell and file tools go through guardrun (the hook in %s)", a.Title, w.path)}, nil
 	}
 	w, err := wiringTarget(a, false)
@@ -103,9 +103,13 @@ func agentFiles(a *agents.Agent, dir string) []*wiring {
 }
 
 // wiredFor is the settings file that holds guardrun's current hook for
-// a (running exe, trusted where the agent needs it), nil for none.
-func wiredFor(a *agents.Agent, dir, exe string) *wiring {
+// a (running exe, trusted where the agent needs it), nil for none; a
+// project's file only where project says the agent reads its hooks.
+func wiredFor(a *agents.Agent, dir, exe string, project bool) *wiring {
 	for _, w := range agentFiles(a, dir) {
+		if w.scope == "project" && !project {
+			continue
+		}
 		src, err := w.read()
 		if err != nil || src == nil {
 			continue
@@ -121,6 +125,40 @@ func wiredFor(a *agents.Agent, dir, exe string) *wiring {
 		}
 	}
 	return nil
+}
+
+// projectHooksRead reports whether the agent argv starts surely reads
+// the hooks of its project's settings. Gemini CLI does so only in a
+// folder it trusts: with folder trust on (security.folderTrust.enabled
+// in the person's or the system's settings) it may not, and with
+// --skip-trust it does not (measured), so there only the user's
+// settings count.
+func projectHooksRead(a *agents.Agent, argv []string) bool {
+	if a != agents.Gemini || os.Getenv("GEMINI_CLI_TRUST_WORKSPACE") == "true" && !slices.Contains(argv, "--skip-trust") {
+		return true
+	}
+	if slices.Contains(argv, "--skip-trust") {
+		return false
+	}
+	system := os.Getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+	if system == "" {
+		system = "/etc/gemini-cli/settings.json"
+	}
+	files := []string{system}
+	if p, err := userSettings(a); err == nil {
+		files = append(files, p)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s, ok, err := agents.LookupJSON(f, src, "security", "folderTrust", "enabled")
+		if err != nil || ok && s.JSON != "false" && s.JSON != "null" {
+			return false
+		}
+	}
+	return true
 }
 
 // hooksTurnedOff refuses a run whose settings switch the agent's hooks
