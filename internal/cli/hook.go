@@ -423,6 +423,17 @@ func (h *hookRun) judge(op agents.FileOp) (*rules.Decision, string) {
 	case agents.OpDelete:
 		parts = append(parts, h.s.DecideFile(rules.OpDelete, path))
 	}
+	for i := range parts {
+		// The agent opens the path itself, in its own process, which
+		// the path then names (its cwd, its root, its descriptors):
+		// not a file guardrun can judge here, nor one a person shown
+		// the path could tell (a denied file of the project, through
+		// /proc/self/cwd).
+		if rules.ProcessPath(parts[i].Path) && parts[i].Decision != rules.Block {
+			parts[i].Decision = rules.Block
+			parts[i].Reason = fmt.Sprintf("%s %s: the path leads through %s, to what the agent's own process has there, which guardrun cannot judge", op.Op, path, parts[i].Path)
+		}
+	}
 	if op.Op != agents.OpRead && op.Op != agents.OpList {
 		for i := range parts {
 			if why := agentSettings(parts[i].Path); why != "" && parts[i].Decision != rules.Block {
