@@ -81,3 +81,28 @@ func TestAgentsClaudeFileToolsStayInTheZones(t *testing.T) {
 		t.Errorf("Claude Code's file tools (-got +want):\n%s\noutput:\n%s", diff, agentOut)
 	}
 }
+
+// TestAgentsClaudeRelativePathsFollowTheShell: Claude Code takes a
+// relative file_path from its shell's directory, which a cd moved, and
+// the hook judges it from the same directory (the cwd of its input): a
+// ../.. that leaves the project is refused, one that stays is allowed.
+func TestAgentsClaudeRelativePathsFollowTheShell(t *testing.T) {
+	a := fakemodel.Claude
+	r := newRigWith(t, a, openRules, func(r *rig) []fakemodel.Step {
+		return []fakemodel.Step{
+			a.Shell("cd sub"),
+			fakemodel.Call("Write", map[string]any{"file_path": "../../escaped.txt", "content": "x\n"}),
+			fakemodel.Call("Write", map[string]any{"file_path": "../stayed.txt", "content": "x\n"}),
+			fakemodel.Say("done"),
+		}
+	})
+	if o, code := r.guardrun("integrate", "claude-code"); code != 0 {
+		t.Fatalf("integrate: %d %s", code, o)
+	}
+	r.run()
+	type outcome struct{ Escaped, Stayed bool }
+	got := outcome{fileExists(filepath.Join(filepath.Dir(r.w.Project), "escaped.txt")), r.exists("stayed.txt")}
+	if diff := cmp.Diff(got, outcome{Stayed: true}); diff != "" {
+		t.Errorf("relative paths after cd sub (-got +want):\n%s\nresults: %q %q", diff, r.result(1), r.result(2))
+	}
+}
