@@ -453,9 +453,12 @@ func (h *hookRun) judge(op agents.FileOp) (*rules.Decision, string) {
 // no agent's file tool may change ("" when it is not): the hooks that
 // guard the agent and the MCP servers it starts are configured there,
 // and all of them run outside every sandbox.
+//
+// Names are compared without case: on a case-insensitive file system
+// (macOS's default) .Claude is .claude.
 func agentSettings(path string) string {
 	for _, name := range strings.Split(filepath.ToSlash(path), "/") {
-		switch name {
+		switch strings.ToLower(name) {
 		case ".claude", ".claude.json":
 			return name + " holds Claude Code's settings and hooks, which an agent may not change"
 		case ".codex":
