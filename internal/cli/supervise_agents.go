@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/BurntSushi/toml"
 	"golang.org/x/term"
 
 	"github.com/guardrun/guardrun/internal/agents"
@@ -165,7 +166,8 @@ func projectHooksRead(a *agents.Agent, argv []string) bool {
 // off, guardrun's with them: Claude Code's disableAllHooks, Gemini CLI's
 // hooksConfig.enabled false or guardrun's hook listed in
 // hooksConfig.disabled. A project's settings can do that as well as the
-// person's. Only a value that surely leaves the hooks on passes: Gemini
+// person's; Codex's features.hooks too (codexHooksOff). Only a value that
+// surely leaves the hooks on passes: Gemini
 // CLI keeps a value that fails its own validation and reads it as
 // JavaScript does (0, "" and "false" switch its hooks off, measured), so
 // any other type is refused too.
@@ -176,6 +178,8 @@ func hooksTurnedOff(a *agents.Agent, dir string) error {
 	}
 	var checks []off
 	switch a {
+	case agents.Codex:
+		return codexHooksOff(dir)
 	case agents.Claude:
 		checks = []off{{[]string{"disableAllHooks"}, func(j string) bool { return j != "false" && j != "null" }}}
 	case agents.Gemini:
@@ -203,6 +207,60 @@ func hooksTurnedOff(a *agents.Agent, dir string) error {
 		}
 	}
 	return nil
+}
+
+// codexHooksOff refuses a run whose Codex config switches hooks off
+// (features.hooks, or its older name features.codex_hooks, anything but
+// true), in the person's config.toml or the .codex/config.toml of the
+// working directory or any directory above it, which Codex reads for a
+// project it trusts (measured); in a profile too, whether or not the run
+// uses it.
+func codexHooksOff(dir string) error {
+	files := []string{filepath.Join(codexHome(), "config.toml")}
+	for d := dir; ; d = filepath.Dir(d) {
+		if f := filepath.Join(d, ".codex", "config.toml"); f != files[0] {
+			files = append(files, f)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var doc map[string]any
+		if _, err := toml.Decode(string(src), &doc); err != nil {
+			return fmt.Errorf("supervise: %s: %w", f, err)
+		}
+		if where := featuresHooksOff(doc, ""); where != "" {
+			return fmt.Errorf("supervise: %s: %s turns Codex's hooks off, guardrun's among them; remove it, then start again", f, where)
+		}
+	}
+	return nil
+}
+
+// featuresHooksOff finds a features table in doc (at any depth, under
+// prefix) whose hooks or codex_hooks is not true, and names the key.
+func featuresHooksOff(doc map[string]any, prefix string) string {
+	for k, v := range doc {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		if k == "features" {
+			for _, name := range []string{"hooks", "codex_hooks"} {
+				if on, ok := m[name]; ok && on != true {
+					return fmt.Sprintf("%s%s.%s = %v", prefix, k, name, on)
+				}
+			}
+		}
+		if where := featuresHooksOff(m, prefix+k+"."); where != "" {
+			return where
+		}
+	}
+	return ""
 }
 
 // namesGuardrun reports whether a hooksConfig.disabled value (compact
