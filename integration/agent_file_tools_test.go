@@ -106,3 +106,37 @@ func TestAgentsClaudeRelativePathsFollowTheShell(t *testing.T) {
 		t.Errorf("relative paths after cd sub (-got +want):\n%s\nresults: %q %q", diff, r.result(1), r.result(2))
 	}
 }
+
+// TestAgentsGlobListsNothingOutsideTheZones: a glob tool's pattern that
+// leads out of the zones (absolute, or with ..) lists no name there.
+func TestAgentsGlobListsNothingOutsideTheZones(t *testing.T) {
+	for _, a := range []fakemodel.Agent{fakemodel.Claude, fakemodel.Gemini} {
+		t.Run(a.Name, func(t *testing.T) {
+			var out string
+			const name = "a-name-outside-every-zone.txt"
+			r := newRigWith(t, a, openRules, func(r *rig) []fakemodel.Step {
+				out = filepath.Join(filepath.Dir(r.w.Home), "outside")
+				fakemodel.WriteFile(t, filepath.Join(out, name), "x\n")
+				tool := map[string]string{"claude": "Glob", "gemini": "glob"}[a.Name]
+				return []fakemodel.Step{
+					fakemodel.Call(tool, map[string]any{"pattern": "../outside/*"}),
+					fakemodel.Call(tool, map[string]any{"pattern": out + "/*"}),
+					fakemodel.Call(tool, map[string]any{"pattern": "*/../../outside/*"}),
+					fakemodel.Say("done"),
+				}
+			})
+			if a.Name == "claude" {
+				r.argv = append(r.argv, "Glob")
+			}
+			if o, code := r.guardrun("integrate", r.agentName()); code != 0 {
+				t.Fatalf("integrate: %d %s", code, o)
+			}
+			r.run()
+			for i := 0; i < 3; i++ {
+				if res := r.result(i); strings.Contains(res, name) {
+					t.Errorf("step %d listed a name outside every zone: %.300q", i, res)
+				}
+			}
+		})
+	}
+}
