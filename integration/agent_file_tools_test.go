@@ -108,7 +108,8 @@ func TestAgentsClaudeRelativePathsFollowTheShell(t *testing.T) {
 }
 
 // TestAgentsGlobListsNothingOutsideTheZones: a glob tool's pattern that
-// leads out of the zones (absolute, or with ..) lists no name there.
+// leads out of the zones (absolute, with .., or through a link a
+// wildcard matches) lists no name there.
 func TestAgentsGlobListsNothingOutsideTheZones(t *testing.T) {
 	for _, a := range []fakemodel.Agent{fakemodel.Claude, fakemodel.Gemini} {
 		t.Run(a.Name, func(t *testing.T) {
@@ -117,11 +118,18 @@ func TestAgentsGlobListsNothingOutsideTheZones(t *testing.T) {
 			r := newRigWith(t, a, openRules, func(r *rig) []fakemodel.Step {
 				out = filepath.Join(filepath.Dir(r.w.Home), "outside")
 				fakemodel.WriteFile(t, filepath.Join(out, name), "x\n")
+				if err := os.Symlink(out, filepath.Join(r.w.Project, "link")); err != nil {
+					t.Fatal(err)
+				}
 				tool := map[string]string{"claude": "Glob", "gemini": "glob"}[a.Name]
 				return []fakemodel.Step{
 					fakemodel.Call(tool, map[string]any{"pattern": "../outside/*"}),
 					fakemodel.Call(tool, map[string]any{"pattern": out + "/*"}),
 					fakemodel.Call(tool, map[string]any{"pattern": "*/../../outside/*"}),
+					// A link out of the zone that a wildcard matches.
+					fakemodel.Call(tool, map[string]any{"pattern": "*/*"}),
+					fakemodel.Call(tool, map[string]any{"pattern": "l*/*"}),
+					fakemodel.Call(tool, map[string]any{"pattern": "**/*"}),
 					fakemodel.Say("done"),
 				}
 			})
@@ -132,7 +140,7 @@ func TestAgentsGlobListsNothingOutsideTheZones(t *testing.T) {
 				t.Fatalf("integrate: %d %s", code, o)
 			}
 			r.run()
-			for i := 0; i < 3; i++ {
+			for i := 0; i < 6; i++ {
 				if res := r.result(i); strings.Contains(res, name) {
 					t.Errorf("step %d listed a name outside every zone: %.300q", i, res)
 				}
