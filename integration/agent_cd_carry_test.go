@@ -107,3 +107,37 @@ func TestHookCdCarriedRunsNoShellFunction(t *testing.T) {
 		t.Errorf("a cd carried out of the sandbox (-got +want):\n%s", diff)
 	}
 }
+
+// TestHookCdCarriedOnlyFromARunScript: the directory carried out of the
+// sandbox comes only from a script that ran, by the report guardrun
+// reads back: a refused command carries none, and the descriptor the
+// agent's shell reads it from is not the script's to write.
+func TestHookCdCarriedOnlyFromARunScript(t *testing.T) {
+	requireSandbox(t)
+	w := hookWorld(t)
+	tests := []struct {
+		command string
+		// pwd is where the agent's shell is after the command, below the
+		// project.
+		pwd string
+	}{
+		{"cd sub && touch x", ""},      // touch asks; no one to ask here
+		{"cd sub; echo / >&3", "/sub"}, // the report descriptor is not the script's
+		{"cd /", "/"},                  // carried; Claude Code puts its shell back in the project
+	}
+	for _, tt := range tests {
+		t.Run(tt.command, func(t *testing.T) {
+			ans, _, _ := hook(t, w, "claude-code", hookInput(w, "PreToolUse", "Bash", map[string]any{"command": tt.command}))
+			d, reason, cmd := decision(ans)
+			if cmd == "" {
+				t.Fatalf("not rewritten: %s %s", d, reason)
+			}
+			out, _ := runRewritten(t, w, cmd, "CLAUDE_CODE_SESSION_ID=other")
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			got := strings.TrimPrefix(lines[len(lines)-1], w.work)
+			if got != tt.pwd {
+				t.Errorf("the agent's shell is in %q after %q, want %q (output %s)", got, tt.command, tt.pwd, out)
+			}
+		})
+	}
+}
