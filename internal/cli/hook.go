@@ -44,6 +44,9 @@ Input guardrun does not know (another tool, an unknown field, malformed
 or oversized JSON) is denied: the agents run a call whose hook fails.
 `
 
+// hookMaxStack bounds the stack of `guardrun hook`.
+const hookMaxStack = 32 << 20
+
 // hookAnswer writes one answer to the agent, once: the main path and the
 // deadline race for it.
 type hookAnswer struct {
@@ -68,6 +71,13 @@ func cmdHook(g *global, args []string, io IO) (err error) {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	// A script nested deep enough (a megabyte of "if ") takes the shell
+	// parser's recursion to a gigabyte of stack before it is refused;
+	// killed for that memory, the hook would fail open. Past this bound
+	// the runtime stops with exit status 2 instead, which every agent
+	// takes as a refusal; no script guardrun accepts (at most 100 levels
+	// deep) comes near it.
+	debug.SetMaxStack(hookMaxStack)
 	ans := &hookAnswer{out: io.Stdout}
 	deny := func(reason string) { ans.write(agents.DenyUnknown(a, reason)) }
 	defer func() {
@@ -247,7 +257,11 @@ func ticketDir(s *request.Session) string {
 // the audit and the project the config and zones come from. Claude Code
 // keeps the directory a command cd'd to for the next one: there the
 // script's final directory comes back on descriptor 3 and the agent's
-// shell goes there, keeping guardrun's exit status. "--" ends guardrun's
+// shell goes there, keeping guardrun's exit status. It goes there with
+// the builtin cd, quietly in zsh (-q): the person's startup files, which
+// Claude Code's shell snapshot keeps, may define a cd function or a zsh
+// chpwd hook (autoenv, rvm) that sources a file of the directory entered,
+// which the model chose and can fill, outside the sandbox. "--" ends guardrun's
 // options as it ends bash's: a command that starts with "-" is the
 // script, not more options.
 func rewriteCommand(a *agents.Agent, exe, workspace, ticket, command string) string {
@@ -260,7 +274,7 @@ func rewriteCommand(a *agents.Agent, exe, workspace, ticket, command string) str
 		return base + " -c -- " + q
 	}
 	return "{ __guardrun_dir=$(" + base + " --cwd-fd 3 -c -- " + q + " 3>&1 1>&4 4>&-); __guardrun_status=$?; } 4>&1; " +
-		`[ -z "$__guardrun_dir" ] || cd -- "$__guardrun_dir"; (exit $__guardrun_status)`
+		`[ -z "$__guardrun_dir" ] || \builtin cd ${ZSH_VERSION+-q} -- "$__guardrun_dir"; (exit $__guardrun_status)`
 }
 
 func (h *hookRun) auditShell(j *request.Job, d *rules.Decision, outcome, by string) {
@@ -412,6 +426,17 @@ func (h *hookRun) judge(op agents.FileOp) (*rules.Decision, string) {
 	case agents.OpDelete:
 		parts = append(parts, h.s.DecideFile(rules.OpDelete, path))
 	}
+	for i := range parts {
+		// The agent opens the path itself, in its own process, which
+		// the path then names (its cwd, its root, its descriptors):
+		// not a file guardrun can judge here, nor one a person shown
+		// the path could tell (a denied file of the project, through
+		// /proc/self/cwd).
+		if rules.ProcessPath(parts[i].Path) && parts[i].Decision != rules.Block {
+			parts[i].Decision = rules.Block
+			parts[i].Reason = fmt.Sprintf("%s %s: the path leads through %s, to what the agent's own process has there, which guardrun cannot judge", op.Op, path, parts[i].Path)
+		}
+	}
 	if op.Op != agents.OpRead && op.Op != agents.OpList {
 		for i := range parts {
 			if why := agentSettings(parts[i].Path); why != "" && parts[i].Decision != rules.Block {
@@ -431,9 +456,12 @@ func (h *hookRun) judge(op agents.FileOp) (*rules.Decision, string) {
 // no agent's file tool may change ("" when it is not): the hooks that
 // guard the agent and the MCP servers it starts are configured there,
 // and all of them run outside every sandbox.
+//
+// Names are compared without case: on a case-insensitive file system
+// (macOS's default) .Claude is .claude.
 func agentSettings(path string) string {
 	for _, name := range strings.Split(filepath.ToSlash(path), "/") {
-		switch name {
+		switch strings.ToLower(name) {
 		case ".claude", ".claude.json":
 			return name + " holds Claude Code's settings and hooks, which an agent may not change"
 		case ".codex":
