@@ -233,6 +233,7 @@ func TestMCPApproval(t *testing.T) {
 		done   bool
 		text   string // regexp of a refusal's text
 		second int    // forms the same request sends again afterwards
+		only   string // the request it is for, when not every one
 	}
 	answers := []answer{
 		{name: "approve once", reply: accept("once", ""), done: true, second: 1},
@@ -243,7 +244,12 @@ func TestMCPApproval(t *testing.T) {
 		{name: "cancel", reply: action("cancel"), text: `^guardrun: denied by user: `, second: 1},
 		{name: "a form the client fails", reply: func(*mcp.ElicitParams) (*mcp.ElicitResult, error) { return nil, fmt.Errorf("no person here") },
 			text: `^guardrun: prompt: the client's approval form failed: `, second: 1},
-		{name: "an answer outside the choices", reply: accept("always", ""), text: `^guardrun: prompt: the client's approval form failed: .*does not match`, second: 1},
+		{name: "an answer outside the choices", reply: accept("forever", ""), text: `^guardrun: prompt: the client's approval form failed: .*does not match`, second: 1},
+		// A script with one asking command is offered a rule for the
+		// project; a file write is not, so there the choice is outside
+		// the form.
+		{name: "always in this project", reply: accept("always", ""), done: true, second: 0, only: "run"},
+		{name: "always where no rule is offered", reply: accept("always", ""), text: `^guardrun: prompt: the client's approval form failed: .*does not match`, second: 1, only: "write_file"},
 	}
 	requests := []struct {
 		name string
@@ -266,6 +272,9 @@ func TestMCPApproval(t *testing.T) {
 	for _, transport := range mcpTransports {
 		for _, rq := range requests {
 			for _, ans := range answers {
+				if ans.only != "" && ans.only != rq.name {
+					continue
+				}
 				t.Run(transport+"/"+rq.name+"/"+ans.name, func(t *testing.T) {
 					w := mcpWorld(t, mcpConfig, mcpFiles)
 					a := &answerer{answer: ans.reply}

@@ -17,6 +17,7 @@ import (
 const (
 	choiceOnce    = "once"
 	choiceSession = "session"
+	choiceAlways  = "always"
 	choiceDeny    = "deny"
 )
 
@@ -77,7 +78,7 @@ func (e *elicitor) Prompt(ctx context.Context, r *approval.Request) (approval.An
 	res, err := e.ss.Elicit(ctx, &mcp.ElicitParams{
 		Mode:            "form",
 		Message:         formMessage(r),
-		RequestedSchema: formSchema(r.Key != "", e.titled),
+		RequestedSchema: formSchema(r.Key != "", r.Always, e.titled),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -107,6 +108,8 @@ func formAnswer(res *mcp.ElicitResult) (approval.Answer, error) {
 		return approval.Answer{Approve: true, Note: note}, nil
 	case choiceSession:
 		return approval.Answer{Approve: true, Session: true, Note: note}, nil
+	case choiceAlways:
+		return approval.Answer{Approve: true, Always: true, Note: note}, nil
 	case choiceDeny:
 		return approval.Answer{Note: note}, nil
 	}
@@ -124,18 +127,26 @@ func formMessage(r *approval.Request) string {
 	if r.Key != "" {
 		b.WriteString(", approve it for the rest of this session (the same request will not ask again)")
 	}
+	if r.Always != "" {
+		fmt.Fprintf(&b, ", approve it always in this project (a rule %q kept in your own state for %s, listed and revoked with guardrun rules)",
+			approval.OneLine(r.Always), approval.OneLine(r.Project))
+	}
 	b.WriteString(", or deny it; a note is passed back to the agent.")
 	return b.String()
 }
 
 // formSchema is the form: a decision (once, session where the request
-// can be remembered, deny; deny first and the default, so that a form
-// sent back as it came denies) and an optional note.
-func formSchema(session, titled bool) *jsonschema.Schema {
+// can be remembered, always in this project where guardrun proposes a
+// rule (always, the rule's pattern), deny; deny first and the default,
+// so that a form sent back as it came denies) and an optional note.
+func formSchema(session bool, always string, titled bool) *jsonschema.Schema {
 	type choice struct{ value, title string }
 	choices := []choice{{choiceDeny, "Deny"}, {choiceOnce, "Approve once"}}
 	if session {
 		choices = append(choices, choice{choiceSession, "Approve for this session"})
+	}
+	if always != "" {
+		choices = append(choices, choice{choiceAlways, "Always in this project: " + approval.OneLine(always)})
 	}
 	decision := &jsonschema.Schema{
 		Type:        "string",
@@ -145,6 +156,9 @@ func formSchema(session, titled bool) *jsonschema.Schema {
 	}
 	if session {
 		decision.Description = "Approve once, approve for the rest of this session, or deny."
+	}
+	if always != "" {
+		decision.Description = strings.TrimSuffix(decision.Description, ", or deny.") + ", approve always in this project, or deny."
 	}
 	for _, c := range choices {
 		if titled {
