@@ -402,6 +402,11 @@ func execCmd(f *frame, c call) bool {
 		// puts that - before the name itself.
 		if o.name == "a" && o.hasVal && (!o.val.Static() || strings.HasPrefix(o.val.Value, "-")) && toShell {
 			f.find(Ask, fmt.Sprintf("exec -a %s starts %s as a login shell, which runs startup files (~/.profile, ~/.zprofile) that guardrun cannot read", o.val.Source, c.args[i].Source), f.callText(c), o.val.Pos)
+		} else if o.name == "a" && o.hasVal && i < len(c.args) && (!o.val.Static() || !c.args[i].Static() || baseName(o.val.Value) != baseName(c.args[i].Value)) {
+			// A program may do something else under another name: git
+			// named git-difftool runs git difftool, pgrep named pkill
+			// signals the processes it finds.
+			f.find(Ask, fmt.Sprintf("exec -a %s runs %s under another name, and some programs act on the name they are started under (git-NAME runs git NAME, pgrep named pkill signals processes)", o.val.Source, c.args[i].Source), f.callText(c), o.val.Pos)
 		}
 		if o.name == "l" && toShell {
 			f.find(Ask, fmt.Sprintf("exec -l starts %s as a login shell, which runs startup files (~/.profile, ~/.zprofile) that guardrun cannot read", c.args[i].Source), f.callText(c), c.args[i].Pos)
