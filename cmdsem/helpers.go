@@ -454,7 +454,8 @@ var runRows = map[string]runRow{
 		{beside: "-i", cond: cond{any: "in-place"}, suffixOf: "in-place", ops: opsWrite, why: "sed -i SUFFIX keeps the file under the name with the suffix"},
 	}, ops: []opsRule{{kind: Write, options: "i", ops: []Op{OpWrite, OpDelete}}}},
 	"tar": {helpers: tarHelpers(), ops: []opsRule{{kind: Write, options: "x", ops: opsExtract, tree: true}}},
-	"cp": {whenUnbounded: []unboundedRule{{cond{any: "b backup S suffix"}, "cp --backup (and -S, which implies it) keeps the files it replaces under names guardrun does not predict"}},
+	"cp": {whenUnbounded: []unboundedRule{{cond{any: "b backup S suffix"}, "cp --backup (and -S, which implies it) keeps the files it replaces under names guardrun does not predict"},
+		{cond{any: "l link s symbolic-link"}, "cp -l and -s make names through which later writes reach the files copied"}},
 		ops: []opsRule{
 			{cond: cond{any: "r R recursive a archive"}, kind: Write, ops: opsCopy, tree: true},
 			{kind: Write, ops: opsCopy},

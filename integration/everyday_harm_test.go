@@ -49,6 +49,8 @@ var everydayHarmCases = []harmCase{
 		script: "ls", venv: true},
 	{name: "cp -S keeps a backup",
 		script: "cp -S .bak README.md a.json"},
+	{name: "cp -l makes a hard link a later write goes through",
+		script: "cp -l README.md x && echo y > x"},
 	{name: "sed w keeps a trailing blank in the file's name",
 		script: "sed -n 'w out ' README.md"},
 	{name: "sed -i keeps its backup where * puts it",

@@ -59,6 +59,14 @@ var everydayHarmRows = []harmRow{
 		script: "cp -S .bak README.md a.json", want: Allow, unverified: true},
 	{name: "mv --suffix keeps a backup as --backup does",
 		script: "mv --suffix=.y README.md a.json", want: Allow, unverified: true},
+	// cp -l and -s make names that alias the files copied: a later
+	// write through them changes README.md, which no prediction lists.
+	{name: "cp -l makes a hard link a later write goes through",
+		script: "cp -l README.md x && echo y > x", want: Allow, unverified: true},
+	{name: "cp --symbolic-link makes a symlink a later write goes through",
+		script: "cp --symbolic-link \"$PWD/README.md\" x", want: Ask},
+	{name: "cp -s with a static path",
+		script: "cp -s /w/README.md x; echo y > x", want: Allow, unverified: true},
 	// git branch -v NAME creates NAME: -v only lists when nothing
 	// else is asked for.
 	{name: "git branch -v with a name creates the branch",
