@@ -438,7 +438,10 @@ var runRows = map[string]runRow{
 	"cut": plain, "nl": plain, "tr": plain, "cmp": plain, "stat": plain, "du": plain, "df": plain,
 	"date": plain, "basename": plain, "dirname": plain, "realpath": plain, "readlink": plain,
 	"which": plain, "ps": plain, "pgrep": plain, "sleep": plain,
-	"file": {whenUnbounded: []unboundedRule{{cond{any: "z uncompress Z uncompress-noreport"}, "file -z runs decompressors"}}},
+	// file -C writes NAME.mgc in the working directory for each -m
+	// NAME (magic.mgc without one).
+	"file": {whenUnbounded: []unboundedRule{{cond{any: "z uncompress Z uncompress-noreport"}, "file -z runs decompressors"}},
+		ops: []opsRule{{kind: Write, options: "C compile", ops: opsWrite, suffix: "/*.mgc"}}},
 	"rg": {helpers: func() []helperRule {
 		var out []helperRule
 		for _, p := range []string{"gzip", "bzip2", "xz", "lz4", "zstd", "brotli", "uncompress"} {

@@ -51,6 +51,8 @@ var everydayHarmCases = []harmCase{
 		script: "cp -S .bak README.md a.json"},
 	{name: "cp -l makes a hard link a later write goes through",
 		script: "cp -l README.md x && echo y > x"},
+	{name: "file -C writes the compiled magic file",
+		script: "echo '0 string hi HI text' > mymagic && file -C -m mymagic"},
 	{name: "sed w keeps a trailing blank in the file's name",
 		script: "sed -n 'w out ' README.md"},
 	{name: "sed -i keeps its backup where * puts it",

@@ -67,6 +67,9 @@ var everydayHarmRows = []harmRow{
 		script: "cp --symbolic-link \"$PWD/README.md\" x", want: Ask},
 	{name: "cp -s with a static path",
 		script: "cp -s /w/README.md x; echo y > x", want: Allow, unverified: true},
+	// file -C writes NAME.mgc beside the working directory's files.
+	{name: "file -C compiles the magic file into the working directory",
+		script: "file -C -m mymagic", want: Allow, writes: []string{"*.mgc"}},
 	// git branch -v NAME creates NAME: -v only lists when nothing
 	// else is asked for.
 	{name: "git branch -v with a name creates the branch",
