@@ -897,7 +897,7 @@ func (e *Engine) file(op Op, path, cwd string, sandboxed bool) Part {
 			return p
 		}
 		if op == OpWrite {
-			if d := e.onPath(resolved); d != "" {
+			if d := e.onPath(resolved, false); d != "" {
 				// An activated virtualenv's .venv/bin: a file put
 				// there runs in place of the program a later
 				// command names (ls, git).
@@ -947,17 +947,17 @@ func (e *Engine) protected(resolved, lexical, root string) string {
 }
 
 // onPath returns the absolute PATH directory (of the commands' PATH) that
-// a write to the resolved path puts a file in, or that lies inside the
-// path (a tree written over it); "" when there is none. Relative entries
-// are the working directory's at run time, which predict.go's plantable
-// accounts for.
-func (e *Engine) onPath(resolved string) string {
+// a write to the resolved path puts a file in, or, with tree (a copy or
+// move, which lands a whole tree there), that lies inside the path; ""
+// when there is none. Relative entries are the working directory's at
+// run time, which predict.go's plantable accounts for.
+func (e *Engine) onPath(resolved string, tree bool) string {
 	for _, d := range e.run.path {
 		if !filepath.IsAbs(d) {
 			continue
 		}
 		r := Resolve(d, "/")
-		if filepath.Dir(resolved) == r || Within(r, resolved) {
+		if Within(resolved, r) && resolved != r || tree && Within(r, resolved) {
 			return d
 		}
 	}
