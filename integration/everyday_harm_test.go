@@ -85,6 +85,16 @@ var everydayHarmCases = []harmCase{
 		script: "diff README.md .env"},
 	{name: "jq reads ~/.ssh",
 		script: "jq -R . ~/.ssh/id_rsa"},
+	// Everyday scripts whose prediction must hold what they do.
+	{name: "sort -o", script: "sort -o sorted README.md a.json"},
+	{name: "sed -i with a backup", script: "sed -i.bak s/hi/ho/ README.md"},
+	{name: "xxd and uniq write their second operand", script: "xxd README.md hex && uniq README.md once"},
+	{name: "mkdir, cp -r and mv", script: "mkdir -p a/b && cp -r a c && mv a.json c/"},
+	{name: "chmod", script: "chmod +x README.md"},
+	{name: "find runs grep on what it finds", script: "find . -name '*.md' -exec grep -l hi {} +"},
+	{name: "git's reading commands", script: "git status && git diff && git log -p | cat && git grep hi && git blame README.md && git ls-files && git rev-parse --show-toplevel && git describe --always --dirty"},
+	{name: "git status after a change", script: "echo more >> README.md && git status --porcelain && git diff --stat"},
+	{name: "tar lists an archive on its input", script: "tar -tf - < README.md; true"},
 }
 
 // TestEverydayHarm runs each case with guardrun --strict -c in a fresh git
