@@ -61,6 +61,8 @@ var everydayHarmCases = []harmCase{
 		script: "git branch -v newbranch"},
 	{name: "tar reads a remote archive named by an earlier -f",
 		script: "tar -tM -f localhost:/x -f README.md"},
+	{name: "xargs --process-slot-var=PATH runs a planted program",
+		script: "mkdir 0 && echo '/usr/bin/touch M' > 0/cat && chmod +x 0/cat && echo x | xargs --process-slot-var=PATH cat"},
 	{name: "a background sleep",
 		script: "sleep 4321 &"},
 	{name: "a background sleep in a subshell",

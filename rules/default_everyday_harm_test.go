@@ -106,6 +106,14 @@ var everydayHarmRows = []harmRow{
 		script: "mkdir -p stage/bin && cp -r stage .venv", want: Allow, writes: []string{".venv/stage"}},
 	{name: "ls found after a PATH directory the request can write is not bounded",
 		script: "ls", want: Allow, unverified: true},
+	// xargs sets its --process-slot-var for the command it runs and
+	// for its own lookup of it: PATH=0 runs ./0/cat.
+	{name: "xargs --process-slot-var=PATH runs the command from ./0",
+		script: "mkdir 0 && echo '/usr/bin/touch M' > 0/cat && chmod +x 0/cat && echo x | xargs --process-slot-var=PATH cat", want: Ask},
+	{name: "xargs --process-slot-var=LD_LIBRARY_PATH loads libraries from ./0",
+		script: "echo x | xargs --process-slot-var=LD_LIBRARY_PATH cat", want: Ask},
+	{name: "xargs --process-slot-var with a name of its own",
+		script: "echo x | xargs -P2 --process-slot-var=SLOT cat", want: Allow},
 	// What stays allowed, and bounded.
 	{name: "a file written beside the PATH directory",
 		script: "echo x > .venv/notes", want: Allow, writes: []string{".venv/notes"}},

@@ -610,6 +610,18 @@ func xargsCmd(f *frame, c call) bool {
 			if o.hasVal {
 				f.argFileOp(OpRead, o.val, c)
 			}
+		case "process-slot-var":
+			// xargs sets the variable to a slot number in the
+			// environment of each command it runs (and of its own
+			// lookup of that command): PATH=0 runs ./0/cat.
+			if !o.hasVal {
+				break
+			}
+			if !o.val.Static() {
+				f.find(Ask, fmt.Sprintf("xargs --process-slot-var %s names a variable not known until run time, which it sets for the command it runs", o.val.Source), f.callText(c), o.val.Pos)
+				break
+			}
+			f.checkAssign(o.val.Value, &Word{Value: "0", Source: "0", Pos: o.val.Pos}, f.callText(c), o.val.Pos)
 		}
 	}
 	if i >= len(c.args) {
