@@ -63,6 +63,9 @@ var everydayHarmCases = []harmCase{
 		script: "tar -tM -f localhost:/x -f README.md"},
 	{name: "xargs --process-slot-var=PATH runs a planted program",
 		script: "mkdir 0 && echo '/usr/bin/touch M' > 0/cat && chmod +x 0/cat && echo x | xargs --process-slot-var=PATH cat"},
+	{name: "a brace sequence's backslash writes .git/commondir, then git status runs the planted fsmonitor",
+		script: `cp -r .git evil && echo "[core]
+	fsmonitor = touch M" >> evil/config && mkdir a.git && echo ../evil > a.git/commondir && cp {a..Z..5}.git/commondir && git status`},
 	{name: "a background sleep",
 		script: "sleep 4321 &"},
 	{name: "a background sleep in a subshell",

@@ -114,6 +114,13 @@ var everydayHarmRows = []harmRow{
 		script: "echo x | xargs --process-slot-var=LD_LIBRARY_PATH cat", want: Ask},
 	{name: "xargs --process-slot-var with a name of its own",
 		script: "echo x | xargs -P2 --process-slot-var=SLOT cat", want: Allow},
+	// A character sequence from a letter to another makes the
+	// characters between: bash reads the backslash {a..Z..5} makes as
+	// quoting the next character, so \.git/commondir is .git/commondir.
+	{name: "a brace sequence's backslash turns a harmless path into .git/commondir",
+		script: "mkdir a.git && echo ../evil > a.git/commondir && cp {a..Z..5}.git/commondir", want: Ask},
+	{name: "a brace sequence's backquote starts a command substitution",
+		script: "echo {Z..a}", want: Ask},
 	// What stays allowed, and bounded.
 	{name: "a file written beside the PATH directory",
 		script: "echo x > .venv/notes", want: Allow, writes: []string{".venv/notes"}},
