@@ -914,6 +914,16 @@ func (e *Engine) file(op Op, path, cwd string, sandboxed bool) Part {
 			p.Reason = fmt.Sprintf("%s %s: %s is protected (sandbox.protect)", op, path, what)
 			return p
 		}
+		if op == OpWrite {
+			if d := e.onPath(resolved, false); d != "" {
+				// An activated virtualenv's .venv/bin: a file put
+				// there runs in place of the program a later
+				// command names (ls, git).
+				p.Decision = Ask
+				p.Reason = fmt.Sprintf("write %s: %s is on PATH, so a program written there runs in place of the one a command names", path, d)
+				return p
+			}
+		}
 		if op == OpWrite && z.WriteApproval || op == OpDelete && z.DeleteApproval {
 			p.Decision = Ask
 			p.Reason = fmt.Sprintf("%s %s: zone %q needs approval to %s", op, path, z.Name, op)
@@ -949,6 +959,24 @@ func (e *Engine) protected(resolved, lexical, root string) string {
 		}
 		if what := gitCode(rel); what != "" {
 			return what
+		}
+	}
+	return ""
+}
+
+// onPath returns the absolute PATH directory (of the commands' PATH) that
+// a write to the resolved path puts a file in, or, with tree (a copy or
+// move, which lands a whole tree there), that lies inside the path; ""
+// when there is none. Relative entries are the working directory's at
+// run time, which predict.go's plantable accounts for.
+func (e *Engine) onPath(resolved string, tree bool) string {
+	for _, d := range e.run.path {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		r := Resolve(d, "/")
+		if Within(resolved, r) && resolved != r || tree && Within(r, resolved) {
+			return d
 		}
 	}
 	return ""
