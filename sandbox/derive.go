@@ -281,8 +281,12 @@ func Derive(s Spec) (*Profile, error) {
 // agents load their workspace settings (.vscode, .idea, .zed, .mcp.json,
 // and the agents' own .claude, .codex, .cursor and .gemini, whose hooks
 // and MCP servers run in the agent's process, outside every sandbox); VS Code
-// runs a dev container's initializeCommand on the host; and guardrun
-// reads .guardrun.yaml.
+// runs a dev container's initializeCommand on the host; hook managers
+// run what their config names when the person commits (pre-commit's
+// .pre-commit-config.yaml with a local hook's entry, lefthook's
+// lefthook.yml, husky's .husky once core.hooksPath names it), and mise
+// runs its config's hooks and env sources when the person's shell enters
+// the directory; and guardrun reads .guardrun.yaml.
 var DefaultProtect = []string{
 	".git/hooks",
 	".git/config",
@@ -311,6 +315,18 @@ var DefaultProtect = []string{
 	".gemini",
 	".zed",
 	".devcontainer",
+	".pre-commit-config.yaml",
+	"lefthook.yml",
+	".lefthook.yml",
+	"lefthook-local.yml",
+	".husky",
+	"mise.toml",
+	".mise.toml",
+	"mise.local.toml",
+	".mise.local.toml",
+	".mise",
+	".config/mise.toml",
+	".config/mise",
 }
 
 // checkNames refuses names that are not bare file names (deny names) or

@@ -280,7 +280,19 @@ func TestDeriveTooManyProtected(t *testing.T) {
 	if err == nil {
 		t.Fatal("three repositories with more than 40 protected paths: want a refusal")
 	}
-	for _, want := range []string{"more than 40 protected paths", d + "/ws/a (24)", "run guardrun in one project"} {
+	// Each repository holds one of each protected name (a missing one
+	// too, made uncreatable): as many as a repository alone has.
+	one, err1 := Derive(spec(d + "/ws/a"))
+	if err1 != nil {
+		t.Fatal(err1)
+	}
+	perRepo := 0
+	for _, p := range one.ReadOnlyOver {
+		if strings.HasPrefix(p, d+"/ws/a/") {
+			perRepo++
+		}
+	}
+	for _, want := range []string{"more than 40 protected paths", fmt.Sprintf("%s/ws/a (%d)", d, perRepo), "run guardrun in one project"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
