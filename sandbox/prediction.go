@@ -1,5 +1,12 @@
 package sandbox
 
+import (
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
 // Prediction is what the analysis of a request says the request may do
 // at run time: the programs it may execute, with the arguments each may
 // run with, and the paths it may write, create, rename, link, delete or
@@ -132,3 +139,191 @@ const (
 	HeldLink     = "link"
 	HeldMetadata = "metadata"
 )
+
+// MatchExec reports which Exec allows running the program executed by
+// path (the path as the caller gave it, made absolute) or real (the
+// file it resolves to) with argv (argv[0] included, and not compared).
+func (p *Prediction) MatchExec(path, real string, argv []string) (Exec, bool) {
+	if p == nil {
+		return Exec{}, false
+	}
+	var args []string
+	if len(argv) > 0 {
+		args = argv[1:]
+	}
+	for _, e := range p.Exec {
+		if !e.matchesProgram(path, real) {
+			continue
+		}
+		if e.AnyArgs || matchWords(e.Args, args) {
+			return e, true
+		}
+	}
+	return Exec{}, false
+}
+
+func (e Exec) matchesProgram(path, real string) bool {
+	if e.Program == "" {
+		return false
+	}
+	if strings.HasPrefix(e.Program, "/") {
+		return e.Program == path || e.Program == real
+	}
+	return !strings.Contains(e.Program, "/") && baseName(path) == e.Program
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// matchWords reports whether args match pats, a Many word taking zero or
+// more arguments that each match it. One row of booleans per pattern
+// word over the arguments: at most len(pats) times len(args) steps,
+// whatever the patterns (a greedy walk that only backs up to the last
+// Many is wrong once a Many constrains what it takes).
+func matchWords(pats []Word, args []string) bool {
+	// ok[j]: the patterns so far match args[:j].
+	ok := make([]bool, len(args)+1)
+	ok[0] = true
+	for _, p := range pats {
+		if p.Many {
+			// Zero words, or one more after a match.
+			for j := 1; j <= len(args); j++ {
+				ok[j] = ok[j] || ok[j-1] && p.matches(args[j-1])
+			}
+			continue
+		}
+		for j := len(args); j >= 1; j-- {
+			ok[j] = ok[j-1] && p.matches(args[j-1])
+		}
+		ok[0] = false
+	}
+	return ok[len(args)]
+}
+
+func (w Word) matches(s string) bool {
+	switch {
+	case w.Any:
+		return true
+	case w.Glob:
+		ok, err := path.Match(w.Text, s)
+		return ok && err == nil
+	}
+	return w.Text == s
+}
+
+// MatchWrite reports which PathPattern allows changing the file at p,
+// an absolute, clean path with no symbolic links in it. A relative or
+// unclean path matches nothing.
+func (pr *Prediction) MatchWrite(p string) (PathPattern, bool) {
+	if pr == nil || !strings.HasPrefix(p, "/") || path.Clean(p) != p {
+		return PathPattern{}, false
+	}
+	for _, w := range pr.Write {
+		if w.matches(p) {
+			return w, true
+		}
+	}
+	return PathPattern{}, false
+}
+
+func (w PathPattern) matches(p string) bool {
+	one := func(x string) bool {
+		if !w.Glob {
+			return x == w.Path
+		}
+		ok, err := path.Match(w.Path, x)
+		return ok && err == nil
+	}
+	if one(p) {
+		return true
+	}
+	if !w.Tree {
+		return false
+	}
+	// Every ancestor of p, by component.
+	for x := p; x != "/"; {
+		x = path.Dir(x)
+		if one(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// Line is the one line guardrun prints for a call the prediction did not
+// allow, which the agent reads: what made it, what it wanted, and that
+// the analysis did not predict it. quote shows an argv as the person's
+// shell would read it back (nil: each word quoted if it needs it, for
+// sh).
+func (h HeldCall) Line(quote func([]string) string) string {
+	if quote == nil {
+		quote = quoteSh
+	}
+	var want string
+	switch h.Kind {
+	case HeldExec:
+		argv := h.Argv
+		if len(argv) == 0 {
+			argv = []string{h.Program}
+		}
+		want = "run " + quote(argv)
+	case HeldWrite:
+		want = "write " + quote([]string{h.Path})
+	case HeldCreate:
+		want = "create " + quote([]string{h.Path})
+	case HeldRemove:
+		want = "remove " + quote([]string{h.Path})
+	case HeldRename:
+		want = "rename " + quote([]string{h.Source}) + " to " + quote([]string{h.Path})
+	case HeldLink:
+		want = "link " + quote([]string{h.Source}) + " to " + quote([]string{h.Path})
+	case HeldMetadata:
+		want = "change the metadata of " + quote([]string{h.Path})
+	default:
+		want = h.Kind + " " + quote([]string{h.Path})
+	}
+	by := h.By
+	if by == "" {
+		by = "the command"
+	}
+	line := "guardrun: refused at run time: " + by + " wants to " + want + ", which the analysis did not predict"
+	if h.Reason != "" {
+		line += " (" + h.Reason + ")"
+	}
+	return line
+}
+
+// quoteSh quotes each word for sh when it needs it: single quotes, with
+// a quote inside closed, escaped and reopened. Control characters are shown escaped, as
+// Go does, so that nothing in the line can move the cursor.
+func quoteSh(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = quoteWord(a)
+	}
+	return strings.Join(out, " ")
+}
+
+func quoteWord(a string) string {
+	if a == "" {
+		return "''"
+	}
+	plain := true
+	for _, r := range a {
+		switch {
+		case r < 0x20 || r == 0x7f || !utf8.ValidRune(r) || r == utf8.RuneError:
+			return strconv.Quote(a)
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("-_./=:,+@%", r):
+		default:
+			plain = false
+		}
+	}
+	if plain {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
