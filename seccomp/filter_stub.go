@@ -40,3 +40,13 @@ func BuildNotify(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]s
 func BuildNotifyCached(p sandbox.SeccompPolicy, notify []string, dir string) (*Filter, map[int32]string, error) {
 	return nil, nil, errUnsupported
 }
+
+// BuildRoutes fails: see Build.
+func BuildRoutes(p sandbox.SeccompPolicy, routes []Route) (*Filter, map[int32]string, error) {
+	return nil, nil, errUnsupported
+}
+
+// BuildRoutesCached fails: see Build.
+func BuildRoutesCached(p sandbox.SeccompPolicy, routes []Route, dir string) (*Filter, map[int32]string, error) {
+	return nil, nil, errUnsupported
+}
