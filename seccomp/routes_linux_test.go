@@ -17,7 +17,7 @@ const retNotify = 0x7fc00000
 var notifyRet = uint32(retNotify)
 
 // writeOpen are the open flags that make an open a write.
-const writeOpen = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC | unix.O_TMPFILE
+const writeOpen = unix.O_WRONLY | unix.O_RDWR | unix.O_CREAT | unix.O_TRUNC | unix.O_TMPFILE&^unix.O_DIRECTORY
 
 // TestRoutes: a route with conditions sends only the calls that meet one
 // to user space; the others are the rest of the filter's (an open for
@@ -49,6 +49,7 @@ func TestRoutes(t *testing.T) {
 		want uint32
 	}{
 		{"openat for reading stays in the kernel", "openat", []uint64{0, 0, unix.O_RDONLY | unix.O_CLOEXEC}, allow},
+		{"openat of a directory stays in the kernel", "openat", []uint64{0, 0, unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NONBLOCK | unix.O_CLOEXEC}, allow},
 		{"openat O_PATH stays in the kernel", "openat", []uint64{0, 0, unix.O_PATH}, allow},
 		{"openat for writing is routed", "openat", []uint64{0, 0, unix.O_WRONLY}, notifyRet},
 		{"openat read-write is routed", "openat", []uint64{0, 0, unix.O_RDWR}, notifyRet},
