@@ -113,11 +113,17 @@ type Cmd struct {
 	// filterCache is where compiled filters are kept (Config.FilterCache).
 	filterCache string
 	server      *notify.Server
-	finish      chan struct{} // closed when the command has been waited for
-	ended       chan struct{} // closed when the restricted thread is gone
-	swept       chan struct{} // closed when sweepTmp, started with the command, is done
-	mu          sync.Mutex
-	done        bool
+	// dirs serves the entries of Ruleset.Served (nil: none).
+	dirs *dirs
+	// Notes say, one line each, what the command met that the landlock
+	// backend could not do as bwrap does; set by Wait.
+	Notes []string
+
+	finish chan struct{} // closed when the command has been waited for
+	ended  chan struct{} // closed when the restricted thread is gone
+	swept  chan struct{} // closed when sweepTmp, started with the command, is done
+	mu     sync.Mutex
+	done   bool
 }
 
 // Command prepares argv to run under p with environment env (filtered as
@@ -169,7 +175,7 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 		return nil, err
 	}
 	end := trace.Phase("seccomp")
-	_, _, err = filterProgram(p.Seccomp, notifyCalls(), cfg.FilterCache)
+	_, _, err = filterProgram(p.Seccomp, seccomp.Routes(notifyCalls()...), cfg.FilterCache)
 	end()
 	if err != nil {
 		return nil, err
@@ -227,6 +233,16 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 	if err := registerWatch(c.Notify, p, rs); err != nil {
 		removeTmp(tmp)
 		return nil, err
+	}
+	// Directories whose entries Landlock must keep fixed: guardrun
+	// changes them for the command.
+	if len(rs.Served) > 0 {
+		c.dirs = newDirs(p, rs, cfg.StateDir)
+		fs := &notify.FileServer{Decide: c.dirs.decide, After: c.dirs.done}
+		if err := c.dirs.register(c.Notify, fs); err != nil {
+			removeTmp(tmp)
+			return nil, err
+		}
 	}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = WaitDelay
@@ -299,14 +315,21 @@ func (c *Cmd) Start() error {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: make guardrun not dumpable: %w", err)
 	}
-	var names []string
+	var routes []seccomp.Route
 	if c.Notify != nil {
-		names = c.Notify.Names()
+		routes = c.Notify.Routes()
 	}
-	filter, nrs, err := filterProgram(c.policy, names, c.filterCache)
+	filter, nrs, err := filterProgram(c.policy, routes, c.filterCache)
 	if err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return err
+	}
+	if c.dirs != nil {
+		if err := c.dirs.prepare(); err != nil {
+			c.dirs.close()
+			removeTmp(c.Ruleset.TmpDir)
+			return err
+		}
 	}
 	snaps, release, err := takeHeld(c.share, c.Ruleset.Watch)
 	if err != nil {
@@ -318,7 +341,7 @@ func (c *Cmd) Start() error {
 	// Never unlocked: the thread dies with this goroutine.
 	goOffMain(func() {
 		defer close(c.ended)
-		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0)
+		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0, c.dirs)
 		if err != nil {
 			errc <- err
 			return
@@ -349,6 +372,9 @@ func (c *Cmd) Start() error {
 	if err != nil {
 		<-c.ended
 		c.stopServer()
+		if c.dirs != nil {
+			c.dirs.close()
+		}
 		release()
 		removeTmp(c.Ruleset.TmpDir)
 		return err
@@ -429,8 +455,21 @@ func (c *Cmd) Wait() (int, error) {
 	// Every process of the command has ended (endDomain): stop serving
 	// its calls. In the background: waiting for the idle worker to see
 	// it is not worth the command's time, and nothing is left to call.
-	if c.server != nil {
-		go c.stopServer()
+	if c.server != nil || c.dirs != nil {
+		go func() {
+			c.stopServer()
+			if c.dirs != nil {
+				c.dirs.close()
+			}
+		}()
+	}
+	if c.dirs != nil {
+		// Every process of the command has ended: nothing can take a
+		// directory from the pool any more.
+		c.dirs.removeDirPool()
+		c.dirs.mu.Lock()
+		c.Notes = slices.Clone(c.dirs.report)
+		c.dirs.mu.Unlock()
 	}
 	// Every process of the command has ended (endDomain): put back
 	// what it changed among the watched paths.
@@ -500,7 +539,12 @@ func unlockTree(parent int, name string) {
 // With listen, the filter is loaded with a listener for its user-space
 // system calls (SECCOMP_FILTER_FLAG_NEW_LISTENER) whose descriptor is
 // returned (else -1).
-func restrictThread(rs *Ruleset, filter []byte, listen bool) (int, error) {
+//
+// With d (served directories), the pool's files get their rules too,
+// d's plain thread is restricted by the same ruleset before this one,
+// and d's wide thread by the ruleset with the served directories' wide
+// rights added after this one: the command never has them.
+func restrictThread(rs *Ruleset, filter []byte, listen bool, d *dirs) (int, error) {
 	attr := rulesetAttr{handledFS: rs.HandledFS, handledNet: rs.HandledNet, scoped: rs.Scoped}
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if e != 0 {
@@ -518,6 +562,17 @@ func restrictThread(rs *Ruleset, filter []byte, listen bool) (int, error) {
 			return -1, fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
 		}
 	}
+	if d != nil {
+		for _, r := range d.fileRules() {
+			pa := pathBeneathAttr{allowed: r.access, fd: int32(r.fd)}
+			if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, rulePathBeneath, uintptr(unsafe.Pointer(&pa)), 0, 0, 0); e != 0 {
+				return -1, fmt.Errorf("landlock: rule for a new file: %w", e)
+			}
+		}
+		if err := d.startPlain(int(fd)); err != nil {
+			return -1, err
+		}
+	}
 	if err := dropCaps(); err != nil {
 		return -1, err
 	}
@@ -526,6 +581,11 @@ func restrictThread(rs *Ruleset, filter []byte, listen bool) (int, error) {
 	}
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
 		return -1, fmt.Errorf("landlock: restrict: %w", e)
+	}
+	if d != nil {
+		if err := d.addWide(int(fd)); err != nil {
+			return -1, err
+		}
 	}
 	if len(filter) == 0 || len(filter)%8 != 0 {
 		return -1, errors.New("landlock: no seccomp program")
@@ -617,7 +677,7 @@ func addPathRule(rsfd int, r Rule) error {
 
 type filterKey struct {
 	pol    sandbox.SeccompPolicy
-	notify string
+	routes string
 }
 
 type program struct {
@@ -631,23 +691,28 @@ var (
 )
 
 // filterProgram returns the BPF program for pol with the system calls
-// in notify routed to user space, and their numbers, built once per
+// in routes routed to user space, and their numbers, built once per
 // process and kept in cacheDir between processes ("" for none).
-func filterProgram(pol sandbox.SeccompPolicy, notify []string, cacheDir string) ([]byte, map[int32]string, error) {
-	notify = slices.Sorted(slices.Values(notify))
-	key := filterKey{pol, strings.Join(notify, ",")}
+func filterProgram(pol sandbox.SeccompPolicy, routes []seccomp.Route, cacheDir string) ([]byte, map[int32]string, error) {
+	routes = slices.Clone(routes)
+	slices.SortFunc(routes, func(a, b seccomp.Route) int { return strings.Compare(a.Name, b.Name) })
+	var key strings.Builder
+	for _, r := range routes {
+		fmt.Fprintf(&key, "%s%v;", r.Name, r.Any)
+	}
+	k := filterKey{pol, key.String()}
 	filterMu.Lock()
 	defer filterMu.Unlock()
-	if p, ok := filters[key]; ok {
+	if p, ok := filters[k]; ok {
 		return p.prog, p.nrs, nil
 	}
 	var f *seccomp.Filter
 	var nrs map[int32]string
 	var err error
-	if len(notify) == 0 {
+	if len(routes) == 0 {
 		f, err = seccomp.BuildCached(pol, cacheDir)
 	} else {
-		f, nrs, err = seccomp.BuildNotifyCached(pol, notify, cacheDir)
+		f, nrs, err = seccomp.BuildRoutesCached(pol, routes, cacheDir)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock: seccomp filter: %w", err)
@@ -657,6 +722,6 @@ func filterProgram(pol sandbox.SeccompPolicy, notify []string, cacheDir string) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock: seccomp filter: %w", err)
 	}
-	filters[key] = program{prog, nrs}
+	filters[k] = program{prog, nrs}
 	return prog, nrs, nil
 }

@@ -706,9 +706,17 @@ type Performer struct {
 	// NewFile, when set, is asked for an unnamed regular file on the
 	// file system of the directory parent (O_TMPFILE, owned by the
 	// caller's user) to put at a name the call creates instead of a new
-	// one; -1 for none. The file must be one the caller may read and
-	// write once it has a name. The call closes it.
+	// one (and to give an O_TMPFILE open); the file must be one the
+	// caller may read and write once it has a name. The call closes it.
+	// -1 for none left: a file that does not exist is then not created
+	// (EACCES), since the thread that acts may not open what it would
+	// create.
 	NewFile func(parent int) int
+	// NewDir, when set, is asked for an empty directory on the file
+	// system of parent to rename to the name a mkdir makes instead of
+	// making one: dir is guardrun's descriptor of the directory it is in,
+	// name its name there; ok false for none.
+	NewDir func(parent int) (dir int, name string, ok bool)
 }
 
 // ErrRetry is what Perform says when a name the call was to act on
@@ -758,6 +766,20 @@ func perform(pf Performer, c *FileCall, dst, src *Located, umask uint32) (Respon
 	case OpTruncate:
 		return performTruncate(c, dst)
 	case OpMkdir:
+		if pf.NewDir != nil {
+			if exists, _ := dst.Exists(); !exists {
+				if dir, name, ok := pf.NewDir(dst.Parent); ok {
+					// The mode it would have been made with, then
+					// in place, never over anything.
+					if unix.Fchmodat(dir, name, c.Mode&0o7777&^umask, 0) == nil {
+						err := unix.Renameat2(dir, name, dst.Parent, dst.Name, unix.RENAME_NOREPLACE)
+						if err == nil || errors.Is(err, unix.EEXIST) {
+							return done(err)
+						}
+					}
+				}
+			}
+		}
 		return done(unix.Mkdirat(dst.Parent, dst.at(), c.Mode&0o7777))
 	case OpMknod:
 		return done(unix.Mknodat(dst.Parent, dst.at(), c.Mode, int(c.Dev)))
@@ -824,6 +846,25 @@ func performOpen(pf Performer, c *FileCall, dst *Located, umask uint32) (Respons
 		// The object itself: reopened through this thread's name
 		// for it, as the kernel reopens /proc/self/fd/N.
 		if c.Flags&unix.O_TMPFILE == unix.O_TMPFILE {
+			if pf.NewFile != nil && c.Flags&unix.O_EXCL == 0 {
+				// One of NewFile's, which is unnamed and may be
+				// linked as this one may.
+				tmp := pf.NewFile(dst.Obj)
+				if tmp < 0 {
+					return Fail(syscall.EACCES), nil
+				}
+				{
+					defer unix.Close(tmp)
+					if err := unix.Fchmod(tmp, c.Mode&0o7777&^umask); err != nil {
+						return done(err)
+					}
+					fd, err := unix.Open(threadFD(tmp), flags&^(unix.O_TMPFILE|unix.O_CREAT|unix.O_EXCL|unix.O_TRUNC), 0)
+					if err != nil {
+						return done(err)
+					}
+					return FD(fd, c.Flags&unix.O_CLOEXEC != 0), nil
+				}
+			}
 			fd, err := unix.Openat(dst.Obj, ".", flags, c.Mode&0o7777)
 			if err != nil {
 				return done(err)
@@ -859,24 +900,22 @@ func performOpen(pf Performer, c *FileCall, dst *Located, umask uint32) (Respons
 }
 
 // openNew creates the file an O_CREAT open asks for from one NewFile
-// gives, when the name does not exist: the file gets the mode the call
-// asks for (less the umask) and the time now before it is linked at the
-// name, so it never shows otherwise, then the name is opened as the
-// call asks. ok is false when the name exists (or appeared meanwhile)
-// or no file is left: the open is then made as it is.
+// gives, when the name does not exist: the file gets the time now, is
+// linked at the name, opened there as the call asks and then given the
+// mode the call asks for (less the umask), as a new file gets it: after
+// the open, which a new file's mode does not limit. ok is false when the
+// name exists (or appeared meanwhile): the open is then made as it is;
+// with no file left, a new one is refused.
 func openNew(pf Performer, c *FileCall, dst *Located, flags int, umask uint32) (Response, bool) {
 	if exists, _ := dst.Exists(); exists {
 		return Response{}, false
 	}
 	tmp := pf.NewFile(dst.Parent)
 	if tmp < 0 {
-		return Response{}, false
+		return Fail(syscall.EACCES), true
 	}
 	defer unix.Close(tmp)
-	if err := unix.Fchmod(tmp, c.Mode&0o7777&^umask); err != nil {
-		return Response{}, false
-	}
-	_ = unix.UtimesNanoAt(tmp, "", nil, unix.AT_EMPTY_PATH)
+	_ = unix.UtimesNanoAt(unix.AT_FDCWD, threadFD(tmp), nil, 0)
 	if err := unix.Linkat(unix.AT_FDCWD, threadFD(tmp), dst.Parent, dst.Name, unix.AT_SYMLINK_FOLLOW); err != nil {
 		return Response{}, false
 	}
@@ -884,6 +923,12 @@ func openNew(pf Performer, c *FileCall, dst *Located, flags int, umask uint32) (
 	if err != nil {
 		// Linked but not opened (a rename in between): the name
 		// stays, as a created file would; the call fails as the open.
+		_ = unix.Fchmod(tmp, c.Mode&0o7777&^umask)
+		r, _ := done(err)
+		return r, true
+	}
+	if err := unix.Fchmod(tmp, c.Mode&0o7777&^umask); err != nil {
+		unix.Close(fd)
 		r, _ := done(err)
 		return r, true
 	}
@@ -933,6 +978,8 @@ type FileServer struct {
 	// did). It may block while a person is asked. dst and src stay
 	// owned by the FileServer.
 	Decide func(r *Request, c *FileCall, dst, src *Located) (Performer, error)
+	// After, when set, is told what each call Decide allowed answered.
+	After func(c *FileCall, dst, src *Located, resp Response)
 }
 
 // Handle serves r.
@@ -984,7 +1031,11 @@ func (fs *FileServer) once(r *Request, c *FileCall) (Response, error) {
 			return Response{}, err
 		}
 	}
-	return Perform(pf, c, dst, src, umask)
+	resp, err := Perform(pf, c, dst, src, umask)
+	if err == nil && fs.After != nil {
+		fs.After(c, dst, src, resp)
+	}
+	return resp, err
 }
 
 // failErr turns an error into the call's answer: the kernel's errno, or
