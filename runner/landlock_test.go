@@ -26,7 +26,7 @@ import (
 // requireLandlock skips unless the landlock backend works here (and
 // fails instead under GUARDRUN_REQUIRE_SANDBOX=1 when the suite runs
 // against landlock).
-func requireLandlock(t *testing.T) {
+func requireLandlock(t testing.TB) {
 	t.Helper()
 	if err := landlock.Check(); err != nil {
 		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" && landlockTest() {
