@@ -43,19 +43,6 @@ import (
 // again: Ruleset.Served's Limitations). A directory made this way is
 // served too, so that what is made in it gets the same.
 
-// PoolSize is how many new files per file system of the served
-// directories the command can create (and open again) there; past them
-// a new file there is refused (EACCES), said once after the command.
-const PoolSize = 64
-
-// DirPoolSize is how many new directories the command can make in the
-// served directories that are as usable as any in a writable zone
-// (Landlock rules of their own, made before the command starts, in
-// guardrun's state directory when it is on the same file system): past
-// them, or without one, a new directory is served like its parent and
-// the files made in it come from the same PoolSize.
-const DirPoolSize = 16
-
 // wideRights are the rights the served thread has on a served directory
 // beyond the command's: changing its entries. Not reading or writing
 // them: the files it creates there are the pool's, which have rights of
@@ -162,17 +149,6 @@ func newDirs(p *sandbox.Profile, rs *Ruleset, stateDir string) *dirs {
 		}
 	}
 	return d
-}
-
-// register routes dirRoutes to fs in reg, or, for a name reg already
-// routes (a verified command's), leaves it to that handler.
-func (d *dirs) register(reg *notify.Registry, fs *notify.FileServer) error {
-	for name, when := range dirRoutes() {
-		if err := reg.HandleWhen(name, when, fs.Handle); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // prepare opens the served directories and makes the pool, before the
@@ -406,6 +382,9 @@ func (d *dirs) startPlain(rsfd int) error {
 // and starts the wide thread with it. The command's own thread must
 // have restricted itself with rsfd before.
 func (d *dirs) addWide(rsfd int) error {
+	if len(d.served) == 0 && d.dirPoolFD < 0 {
+		return nil // nothing served: no wide thread
+	}
 	wide := map[int]string{}
 	for _, s := range d.served {
 		wide[s.fd] = s.path

@@ -222,9 +222,29 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 	}
 	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: commandPolicy(p), filterCache: cfg.FilterCache,
 		finish: make(chan struct{}), ended: make(chan struct{}), share: share}
+	var vr *notify.Verifier
+	if cfg.Verify != nil {
+		if rs.Scoped&ScopeSignal == 0 || !nestAvailable {
+			removeTmp(tmp)
+			return nil, errors.New("landlock: a verified command needs Landlock's signal scope (ABI 6) and a guardrun built with cgo: it is started through guardrun's own trampoline, whose exec is the one let through unread")
+		}
+		c.policy.Verify = true
+		jr := judgeRuleset(rs)
+		vr = notify.NewVerifier(cfg.Verify, notify.VerifierConfig{
+			Writable: func(path string) bool { return jr.MetadataWritable(p, path) },
+			Always: func(path string) bool {
+				return jr.TmpDir != "" && sandbox.Within(path, jr.TmpDir)
+			},
+			StartParent: os.Getpid(),
+		})
+	}
 	// File metadata: Landlock has no rights for it, so guardrun makes
 	// those calls for the command, where it may write.
-	if err := registerMetadata(c.Notify, p, rs); err != nil {
+	var checkMeta func(*notify.Request, string) error
+	if vr != nil {
+		checkMeta = vr.CheckMetadata
+	}
+	if err := registerMetadata(c.Notify, p, rs, checkMeta); err != nil {
 		removeTmp(tmp)
 		return nil, err
 	}
@@ -235,13 +255,30 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 		return nil, err
 	}
 	// Directories whose entries Landlock must keep fixed: guardrun
-	// changes them for the command.
-	if len(rs.Served) > 0 {
+	// changes them for the command. A verified command's writes are
+	// made by guardrun too, on the same threads.
+	if len(rs.Served) > 0 || vr != nil {
 		c.dirs = newDirs(p, rs, cfg.StateDir)
 		fs := &notify.FileServer{Decide: c.dirs.decide, After: c.dirs.done}
-		if err := c.dirs.register(c.Notify, fs); err != nil {
-			removeTmp(tmp)
-			return nil, err
+		routes := dirRoutes()
+		if vr != nil {
+			fs.Decide = func(r *notify.Request, fc *notify.FileCall, dst, src *notify.Located) (notify.Performer, error) {
+				if err := vr.CheckFile(r, fc, dst, src); err != nil {
+					return notify.Performer{}, err
+				}
+				return c.dirs.decide(r, fc, dst, src)
+			}
+			routes = notify.VerifyRoutes()
+		}
+		for name, when := range routes {
+			h := fs.Handle
+			if slices.Contains(notify.ExecCalls, name) {
+				h = vr.HandleExec
+			}
+			if err := c.Notify.HandleWhen(name, when, h); err != nil {
+				removeTmp(tmp)
+				return nil, err
+			}
 		}
 	}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }

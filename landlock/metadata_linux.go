@@ -40,11 +40,15 @@ const ErrnoOutside = syscall.EACCES
 type metadata struct {
 	p  *sandbox.Profile
 	rs *Ruleset
+	// verify, when set (a verified command), judges the real path of
+	// an object whose metadata the command may change as a write of
+	// the prediction (notify.Verifier.CheckMetadata).
+	verify func(r *notify.Request, path string) error
 }
 
 // registerMetadata adds the metadata handlers to reg.
-func registerMetadata(reg *notify.Registry, p *sandbox.Profile, rs *Ruleset) error {
-	m := &metadata{p: p, rs: judgeRuleset(rs)}
+func registerMetadata(reg *notify.Registry, p *sandbox.Profile, rs *Ruleset, verify func(*notify.Request, string) error) error {
+	m := &metadata{p: p, rs: judgeRuleset(rs), verify: verify}
 	handlers := map[string]notify.Handler{
 		"chmod":         m.chmod,
 		"fchmod":        m.chmod,
@@ -149,7 +153,7 @@ func (m *metadata) open(r *notify.Request, dirfd int32, addr uint64, nofollow, e
 	if err != nil {
 		return nil, err
 	}
-	return m.judge(fd)
+	return m.judgeFor(r, fd)
 }
 
 // openFD is open for a descriptor argument (fchmod, fchown, fsetxattr).
@@ -158,7 +162,26 @@ func (m *metadata) openFD(r *notify.Request, fd int32) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.judge(ofd)
+	return m.judgeFor(r, ofd)
+}
+
+// judgeFor is judge, and for a verified command the prediction's
+// judgement of the object's real path as a write.
+func (m *metadata) judgeFor(r *notify.Request, fd int) (*object, error) {
+	o, err := m.judge(fd)
+	if err != nil || m.verify == nil {
+		return o, err
+	}
+	var st unix.Stat_t
+	path := ""
+	if unix.Fstat(o.fd, &st) == nil {
+		path, _ = realPath(o.fd, &st)
+	}
+	if err := m.verify(r, path); err != nil {
+		o.close()
+		return nil, err
+	}
+	return o, nil
 }
 
 // judge takes ownership of fd and returns it as an object if the

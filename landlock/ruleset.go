@@ -182,6 +182,19 @@ type Served struct {
 	Keep []string `json:"keep"`
 }
 
+// PoolSize is how many new files per file system of the served
+// directories the command can create (and open again) there; past them
+// a new file there is refused (EACCES), said once after the command.
+const PoolSize = 64
+
+// DirPoolSize is how many new directories the command can make in the
+// served directories that are as usable as any in a writable zone
+// (Landlock rules of their own, made before the command starts, in
+// guardrun's state directory when it is on the same file system): past
+// them, or without one, a new directory is served like its parent and
+// the files made in it come from the same PoolSize.
+const DirPoolSize = 16
+
 // Watch is a path the landlock backend restores after the command
 // instead of keeping it read-only while it runs: a protected name
 // (.git/config, .git/hooks, .bashrc, .vscode, ...) that exists, whose

@@ -17,7 +17,7 @@ func (b *landlockBackend) Command(ctx context.Context, p *sandbox.Profile, argv,
 		return nil, ErrLandlockProxy
 	}
 	c, err := landlock.Command(ctx, p, argv, env, landlock.Config{Accept: o.LandlockAccept, ConnectTCP: o.ConnectTCP,
-		Proxy: o.ProxyAddr, FilterCache: b.c.FilterCache, StateDir: b.c.StateDir})
+		Proxy: o.ProxyAddr, FilterCache: b.c.FilterCache, StateDir: b.c.StateDir, Verify: o.Verify})
 	if err != nil {
 		return nil, err
 	}

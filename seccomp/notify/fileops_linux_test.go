@@ -22,10 +22,6 @@ import (
 	"github.com/guardrun/guardrun/seccomp"
 )
 
-// oTmpfileBit is __O_TMPFILE: O_TMPFILE without O_DIRECTORY, which
-// every open of a directory has.
-const oTmpfileBit = unix.O_TMPFILE &^ unix.O_DIRECTORY
-
 // fileRoutes are the file calls routed as a verified command's are:
 // opens only for writing or creating.
 func fileRoutes(reg *Registry, h Handler) error {
