@@ -58,4 +58,3 @@ func (v *Verify) quote(argv []string) string {
 	}
 	return sandbox.QuoteSh(argv)
 }
-
