@@ -48,7 +48,7 @@ type Cmd struct {
 	verify *verified
 	// kept, closed by release, lets the thread that forked bwrap go
 	// (startFromKeptThread).
-	kept chan struct{}
+	kept    chan struct{}
 	statusR *os.File
 	statusW *os.File
 	masks   *heldMasks
