@@ -132,6 +132,27 @@ func TestVerify(t *testing.T) {
 		{name: "the temporary directory, /dev/null and pipes need no prediction", script: `echo x > "${TMPDIR:-/tmp}/t" && cat "${TMPDIR:-/tmp}/t" >/dev/null && echo y > /dev/null && echo z > /dev/stdout`,
 			exec: []sandbox.Exec{{Program: "cat", Args: []sandbox.Word{{Any: true}}, Part: "cat $TMPDIR/t"}},
 			out:  "z\n"},
+		{name: "the metadata of a predicted path changes, another's is held", script: `echo a > out.txt; chmod 600 out.txt; chmod 600 Makefile`,
+			exec:   []sandbox.Exec{{Program: "chmod", Args: []sandbox.Word{{Text: "600"}, {Any: true}}, Part: "chmod 600"}},
+			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+			status: -1,
+			held:   []held{{Kind: "metadata", By: "chmod 600", What: ws("Makefile"), Why: "no one can be asked"}}},
+		{name: "a link planted at a predicted path leads nowhere else", script: `ln -s Makefile out.txt; echo x > out.txt`,
+			exec:   []sandbox.Exec{{Program: "ln", Args: words("-s", "Makefile", "out.txt"), Part: "ln -s"}},
+			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+			status: -1,
+			held:   []held{{Kind: "write", By: "ln -s Makefile out.txt; echo x > out.txt", What: ws("Makefile"), Why: "no one can be asked"}},
+			exist:  []string{ws("out.txt")}},
+		{name: "a hard link or a rename of another file to a predicted path is held", script: `ln Makefile out.txt; mv Makefile out.txt`,
+			exec:   []sandbox.Exec{{Program: "ln", Args: words("Makefile", "out.txt"), Part: "ln"}, {Program: "mv", Args: words("Makefile", "out.txt"), Part: "mv"}},
+			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+			status: -1,
+			held: []held{{Kind: "link", By: "ln", What: ws("out.txt"), Why: "no one can be asked"},
+				{Kind: "rename", By: "mv", What: ws("out.txt"), Why: "no one can be asked"}},
+			exist: []string{ws("Makefile")}, missing: []string{ws("out.txt")}},
+		{name: "a descriptor opened for reading is not reopened for writing", script: `exec 3<Makefile; echo x > /proc/self/fd/3`,
+			status: -1,
+			held:   []held{{Kind: "write", By: "exec 3<Makefile; echo x > /proc/self/fd/3", What: ws("Makefile"), Why: "no one can be asked"}}},
 		{name: "a program outside the prediction is held", script: `touch N`,
 			status:  -1,
 			held:    []held{{Kind: "exec", By: "touch N", What: "touch N", Why: "no one can be asked"}},
@@ -174,8 +195,23 @@ except OSError as e:
 				hold: allowAll, out: "memfd 38\nmem 13\n"},
 		)
 	}
+	makefile, err := os.ReadFile(ws("Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				// No case may change a file outside its prediction.
+				if b, err := os.ReadFile(ws("Makefile")); err != nil || !bytes.Equal(b, makefile) {
+					t.Errorf("Makefile changed: %q, %v", b, err)
+					os.WriteFile(ws("Makefile"), makefile, 0o644)
+				}
+				if fi, err := os.Stat(ws("Makefile")); err == nil && fi.Mode().Perm() != 0o644 {
+					t.Errorf("Makefile's mode changed: %v", fi.Mode())
+					os.Chmod(ws("Makefile"), 0o644)
+				}
+			}()
 			for _, p := range append(c.missing, ws("out.txt"), ws("other.txt"), ws("M"), ws("N"), ws("M2")) {
 				os.Remove(p)
 			}

@@ -278,6 +278,9 @@ func (l *Located) at() string {
 // resolution (MAXSYMLINKS).
 const maxLinks = 40
 
+// procRootIno is the inode number of a procfs's root (PROC_ROOT_INO).
+const procRootIno = 1
+
 // resolver resolves the paths of one notification.
 type resolver struct {
 	r    *Request
@@ -568,6 +571,27 @@ func (res *resolver) locate(t Target, obj bool) (*Located, error) {
 		if links++; links > maxLinks {
 			l.Close()
 			return nil, syscall.ELOOP
+		}
+		if OnProcfs(parent) {
+			// procfs: /proc/self and /proc/thread-self are the
+			// caller's; every other link there is a magic link of
+			// some process (its descriptors, cwd, root), which leads
+			// where that process's descriptor leads, not where its
+			// text says: not followed.
+			var pst unix.Stat_t
+			if (name == "self" || name == "thread-self") && unix.Fstat(parent, &pst) == nil && pst.Ino == procRootIno {
+				unix.Close(parent)
+				own := "/proc/" + name
+				if slash {
+					own += "/"
+				}
+				if start, rest, err = res.start(AtFDCWD, own, true); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			l.Close()
+			return nil, syscall.EACCES
 		}
 		target, err := readlinkat(parent, name)
 		if err != nil {

@@ -182,7 +182,7 @@ func TestFileServerAsTheKernel(t *testing.T) {
 		{"removal", `mkdir -p p/q; echo x > p/q/f; rm -r p; ls; rm nothere 2>/dev/null || echo enoent`},
 		{"the caller's own descriptors", `echo out > /dev/stdout; echo err > /dev/stderr; exec 3>f3; echo three > /proc/self/fd/3; echo four >> /dev/fd/3; cat f3`},
 		{"relative to a directory descriptor", `mkdir w; cd w; echo here > ../up; cd ..; cat up`},
-		{"a file of procfs", `echo 1 > /proc/self/comm 2>/dev/null; echo $?`},
+		{"a file of procfs", `echo 1 > /proc/self/comm 2>/dev/null; echo $?; echo 1 > /proc/selfish 2>/dev/null; echo $?; echo 1 > /home/x/proc/self/fd/1 2>/dev/null; echo $?`},
 		{"fifo and socket nodes", `mkfifo ff; ls -l ff | cut -c1`},
 	}
 	if py != "" {

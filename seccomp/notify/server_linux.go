@@ -611,65 +611,36 @@ func splitLines(b []byte) []string {
 // directory or dirfd (Dir). With nofollow the last component is not
 // followed (a symbolic link is opened itself). Paths that name the
 // caller's own process files (/proc/self, /proc/thread-self, /dev/fd/N,
-// /dev/stdin, /dev/stdout, /dev/stderr) are rewritten to the caller's
-// /proc/PID: resolved here as they are, they would reach guardrun's own.
-// An empty path is ENOENT. What it looked up through /proc/PID is
-// checked to be the caller's (the call still waiting) afterwards.
+// /dev/stdin, /dev/stdout, /dev/stderr) are opened through the caller's
+// /proc/PID: resolved here as they are, they would reach guardrun's
+// own. No other magic link is followed (/proc/PID/fd/N of another
+// process, guardrun's own included, in any spelling): see Locate. An
+// empty path is ENOENT. What it looked up through /proc/PID is checked
+// to be the caller's (the call still waiting) afterwards.
 func (r *Request) Open(dirfd int32, path string, nofollow bool) (int, error) {
 	if path == "" {
 		return -1, syscall.ENOENT
 	}
-	flags := unix.O_PATH | unix.O_CLOEXEC
-	if nofollow {
-		flags |= unix.O_NOFOLLOW
-	}
-	dir := AtFDCWD
-	// Only what is looked up through /proc/PID depends on the pid still
-	// being the caller's: Dir has checked that for a relative path.
-	check := false
-	if path[0] == '/' {
-		own := r.ownFiles(path)
-		check = own != path
-		path = own
-	} else {
-		d, err := r.Dir(dirfd)
-		if err != nil {
-			return -1, err
-		}
-		defer unix.Close(d)
-		dir = d
-	}
-	fd, err := unix.Openat(dir, path, flags, 0)
+	l, err := r.Locate(View{}, Target{Dirfd: dirfd, Path: path, Follow: !nofollow}, false)
 	if err != nil {
-		if verr := r.Valid(); verr != nil {
-			return -1, verr
-		}
 		return -1, err
 	}
-	if check {
-		if err := r.Valid(); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
+	defer l.Close()
+	if l.Parent < 0 {
+		return dupFD(l.Obj)
+	}
+	flags := unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW
+	name := l.Name
+	if l.Slash {
+		// A trailing slash: the kernel follows a link there, and
+		// wants a directory.
+		flags = unix.O_PATH | unix.O_CLOEXEC | unix.O_DIRECTORY
+		how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_MAGICLINKS}
+		return unix.Openat2(l.Parent, name, &how)
+	}
+	fd, err := unix.Openat(l.Parent, name, flags, 0)
+	if err != nil {
+		return -1, err
 	}
 	return fd, nil
-}
-
-// ownFiles rewrites an absolute path that starts with the names of "this
-// process's files" to the caller's /proc/PID.
-func (r *Request) ownFiles(path string) string {
-	own := fmt.Sprintf("/proc/%d", r.Pid)
-	for _, m := range []struct{ from, to string }{
-		{"/proc/self", own},
-		{"/proc/thread-self", own},
-		{"/dev/fd", own + "/fd"},
-		{"/dev/stdin", own + "/fd/0"},
-		{"/dev/stdout", own + "/fd/1"},
-		{"/dev/stderr", own + "/fd/2"},
-	} {
-		if path == m.from || len(path) > len(m.from) && path[:len(m.from)] == m.from && path[len(m.from)] == '/' {
-			return m.to + path[len(m.from):]
-		}
-	}
-	return path
 }

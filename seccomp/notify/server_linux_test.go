@@ -366,27 +366,6 @@ func TestValidAfterExit(t *testing.T) {
 	close(release)
 }
 
-// TestOwnFiles: paths naming "this process's" files are the caller's,
-// not guardrun's.
-func TestOwnFiles(t *testing.T) {
-	r := &Request{Pid: 1234}
-	for in, want := range map[string]string{
-		"/proc/self/fd/3":        "/proc/1234/fd/3",
-		"/proc/self":             "/proc/1234",
-		"/proc/thread-self/cwd":  "/proc/1234/cwd",
-		"/dev/fd/5":              "/proc/1234/fd/5",
-		"/dev/stdin":             "/proc/1234/fd/0",
-		"/dev/stderr":            "/proc/1234/fd/2",
-		"/proc/selfish":          "/proc/selfish",
-		"/dev/fdx":               "/dev/fdx",
-		"/home/u/proc/self/fd/3": "/home/u/proc/self/fd/3",
-	} {
-		if got := r.ownFiles(in); got != want {
-			t.Errorf("ownFiles(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func dropAllCaps() error {
 	for c := 0; c <= unix.CAP_LAST_CAP+24; c++ {
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
