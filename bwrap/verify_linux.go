@@ -104,9 +104,9 @@ func prepareVerify(p *sandbox.Profile, v *notify.Verify, cacheDir string) (*veri
 		View: view,
 		Writable: func(path string) bool {
 			_, w := p.Access(path)
-			return w || p.PrivateTmp && sandbox.Within(path, "/tmp")
+			return w || privateTmp(p, path)
 		},
-		Always: func(path string) bool { return p.PrivateTmp && sandbox.Within(path, "/tmp") },
+		Always: func(path string) bool { return privateTmp(p, path) },
 	})
 	fs := &notify.FileServer{View: view, Decide: func(r *notify.Request, c *notify.FileCall, dst, src *notify.Located) (notify.Performer, error) {
 		// Made on the worker, through the sandbox's own mounts (a
@@ -235,4 +235,20 @@ func (vf *verified) close() {
 		_ = vf.srv.Stop()
 		vf.srv = nil
 	}
+}
+
+// privateTmp reports whether path lies in the sandbox's own /tmp (a
+// tmpfs of its own), not in a tree of the profile bound inside it.
+func privateTmp(p *sandbox.Profile, path string) bool {
+	if !p.PrivateTmp || !sandbox.Within(path, "/tmp") {
+		return false
+	}
+	for _, l := range [][]string{p.ReadWrite, p.ReadOnly, p.Deny, p.ReadOnlyOver} {
+		for _, e := range l {
+			if sandbox.Within(e, "/tmp") && sandbox.Within(path, e) {
+				return false
+			}
+		}
+	}
+	return true
 }
