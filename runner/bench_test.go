@@ -275,3 +275,186 @@ func servedBuild(b *testing.B, in string, units, per int) {
 	b.ReportMetric(float64(runs[0].t)/float64(runs[1].t), "ratio")
 	b.ReportMetric(float64((runs[0].t-runs[1].t).Microseconds())/float64(b.N)/float64(2*units), "us-per-call")
 }
+
+// verifiedTree makes a workspace for BenchmarkVerified: a git repository
+// with some history, and a tree of 10,000 Go files.
+func verifiedTree(b *testing.B, base string) string {
+	b.Helper()
+	ws := filepath.Join(base, "ws")
+	repo := filepath.Join(ws, "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=b", "-c", "user.email=b@b", "-c", "commit.gpgsign=false"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	for i := range 200 {
+		body := strings.Repeat(fmt.Sprintf("line %d of commit %d\n", i, i), 40)
+		if err := os.WriteFile(filepath.Join(repo, fmt.Sprintf("f%d.txt", i%20)), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		git("add", "-A")
+		git("commit", "-qm", fmt.Sprintf("commit %d", i))
+	}
+	for d := range 100 {
+		dir := filepath.Join(ws, "src", fmt.Sprintf("p%02d", d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 100 {
+			body := fmt.Sprintf("package p%02d\n\nfunc F%d() int { return %d }\n", d, f, f)
+			if f%7 == 0 {
+				body += "// x marks it\n"
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.go", f)), []byte(body), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return ws
+}
+
+// BenchmarkVerified times pre-approved read-only pipelines run verified
+// (every exec and write routed to guardrun and checked against the
+// prediction) against the same unverified, alternating in one loop,
+// under each Linux backend that works here: `git log -p | grep x | head`
+// (target at most 1.10) and `find . -name '*.go' | xargs grep -l x`
+// over 10,000 files (target at most 1.15). "held" is one held call's
+// round trip (the call routed, the callback asked and answering yes, the
+// call made): 200 creates and removes of names the prediction does not
+// allow, against as many it allows; us-per-held is the time of one held
+// call with its share of the command, us-per-predicted that of one
+// allowed, us-hold-extra what holding adds to a call.
+func BenchmarkVerified(b *testing.B) {
+	requireSandbox(b)
+	for _, tool := range []string{"git", "grep", "find", "xargs", "head"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			b.Skip(err)
+		}
+	}
+	base := b.TempDir()
+	ws := verifiedTree(b, base)
+	state := filepath.Join(base, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	p, err := sandbox.Derive(sandbox.Spec{
+		Zones:      []sandbox.Zone{{Name: "ws", Root: ws, Writable: true}},
+		SystemRead: sandbox.DefaultSystemPaths,
+		DenyNames:  []string{".env"},
+		Cwd:        ws,
+		Home:       ws,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var backends []Backend
+	for _, name := range []string{BackendLandlock, BackendBwrap} {
+		bk, err := New("linux", name, Config{StateDir: state})
+		if err == nil && bk.Check() == nil {
+			backends = append(backends, bk)
+		}
+	}
+	any := []sandbox.Word{{Any: true, Many: true}}
+	pipelines := []struct {
+		name, script string
+		exec         []sandbox.Exec
+		out          string
+	}{
+		{"git-log", `git -C repo log -p | grep x | head`, []sandbox.Exec{
+			{Program: "git", Args: []sandbox.Word{{Text: "-C"}, {Text: "repo"}, {Text: "log"}, {Text: "-p"}}},
+			{Program: "grep", Args: []sandbox.Word{{Text: "x"}}},
+			{Program: "head"}}, ""},
+		{"find-xargs", `find . -name '*.go' | xargs grep -l x | wc -l`, []sandbox.Exec{
+			{Program: "find", Args: []sandbox.Word{{Text: "."}, {Text: "-name"}, {Text: "*.go"}}},
+			{Program: "xargs", Args: []sandbox.Word{{Text: "grep"}, {Text: "-l"}, {Text: "x"}}},
+			{Program: "grep", Args: append([]sandbox.Word{{Text: "-l"}, {Text: "x"}}, any...)},
+			{Program: "wc", Args: []sandbox.Word{{Text: "-l"}}}}, "1500\n"},
+	}
+	env := []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
+	run := func(b *testing.B, bk Backend, script string, v *Verify, want string) time.Duration {
+		var out bytes.Buffer
+		t0 := time.Now()
+		st, err := RunWith(context.Background(), Options{Backend: bk, Verify: v}, p, []string{"/bin/sh", "-c", script}, env, Stdio{Stdout: &out, Stderr: &out})
+		d := time.Since(t0)
+		if err != nil || st != 0 || want != "" && out.String() != want {
+			b.Fatalf("%s %q: status %d, %v\n%s", bk.Name(), script, st, err, out.String())
+		}
+		if v != nil {
+			if h, ok := v.Refused(); ok {
+				b.Fatalf("%s %q: refused: %s", bk.Name(), script, h.Line(nil))
+			}
+		}
+		return d
+	}
+	for _, bk := range backends {
+		for _, pl := range pipelines {
+			b.Run(bk.Name()+"/"+pl.name, func(b *testing.B) {
+				pred := &sandbox.Prediction{Exec: append([]sandbox.Exec{{Program: "sh", Args: []sandbox.Word{{Text: "-c"}, {Text: pl.script}}}}, pl.exec...)}
+				verified := func() time.Duration { return run(b, bk, pl.script, &Verify{Prediction: pred}, pl.out) }
+				plain := func() time.Duration { return run(b, bk, pl.script, nil, pl.out) }
+				verified()
+				plain()
+				var tv, tp time.Duration
+				b.ResetTimer()
+				for i := range b.N {
+					if i%2 == 0 {
+						tv += verified()
+						tp += plain()
+					} else {
+						tp += plain()
+						tv += verified()
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(tv.Microseconds())/float64(b.N)/1000, "ms/verified")
+				b.ReportMetric(float64(tp.Microseconds())/float64(b.N)/1000, "ms/unverified")
+				b.ReportMetric(float64(tv)/float64(tp), "ratio")
+			})
+		}
+		b.Run(bk.Name()+"/held", func(b *testing.B) {
+			script := `i=0; while [ $i -lt 200 ]; do : > "$1$i"; i=$((i+1)); done; rm -f "$1"*`
+			exec := []sandbox.Exec{{Program: "sh", Args: []sandbox.Word{{Text: "-c"}, {Text: script}, {Any: true}, {Any: true}}},
+				{Program: "rm", Args: []sandbox.Word{{Text: "-f"}, {Any: true, Many: true}}}}
+			// Only pred* is predicted: the held run's creates of held*
+			// are held (and so is its rm's removal of them).
+			pred := &sandbox.Prediction{Exec: exec, Write: []sandbox.PathPattern{{Path: filepath.Join(ws, "pred*"), Glob: true}}}
+			yes := func(context.Context, sandbox.HeldCall) (bool, error) { return true, nil }
+			one := func(pr *sandbox.Prediction, prefix string) (time.Duration, int) {
+				v := &Verify{Prediction: pr, Hold: yes}
+				var out bytes.Buffer
+				t0 := time.Now()
+				st, err := RunWith(context.Background(), Options{Backend: bk, Verify: v}, p, []string{"/bin/sh", "-c", script, "sh", prefix}, env, Stdio{Stdout: &out, Stderr: &out})
+				d := time.Since(t0)
+				if err != nil || st != 0 {
+					b.Fatalf("status %d, %v\n%s", st, err, out.String())
+				}
+				return d, len(v.Held())
+			}
+			one(pred, "pred")
+			var tp, th time.Duration
+			held := 0
+			b.ResetTimer()
+			for range b.N {
+				d, _ := one(pred, "pred")
+				tp += d
+				d, n := one(pred, "held")
+				th += d
+				held += n
+			}
+			b.StopTimer()
+			if held != 400*b.N {
+				b.Fatalf("%d calls held in %d runs, want 400 a run (200 creates, 200 removes)", held, b.N)
+			}
+			// Both runs route 400 calls (200 creates, 200 removes);
+			// the held run holds each.
+			b.ReportMetric(float64(tp.Microseconds())/float64(b.N)/400, "us-per-predicted")
+			b.ReportMetric(float64(th.Microseconds())/float64(b.N)/400, "us-per-held")
+			b.ReportMetric(float64((th-tp).Microseconds())/float64(held), "us-hold-extra")
+		})
+	}
+}
