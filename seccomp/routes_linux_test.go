@@ -67,6 +67,8 @@ func TestRoutes(t *testing.T) {
 		{"fork", "clone", []uint64{uint64(unix.SIGCHLD)}, allow},
 		{"vfork (posix_spawn)", "clone", []uint64{unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD)}, allow},
 		{"shared memory without a thread or vfork", "clone", []uint64{unix.CLONE_VM | uint64(unix.SIGCHLD)}, eperm},
+		{"a vfork child under the caller's parent", "clone", []uint64{unix.CLONE_VM | unix.CLONE_VFORK | unix.CLONE_PARENT}, eperm},
+		{"a child under the caller's parent that shares nothing", "clone", []uint64{unix.CLONE_PARENT | uint64(unix.SIGCHLD)}, allow},
 		{"a shared working directory without a thread", "clone", []uint64{unix.CLONE_FS | uint64(unix.SIGCHLD)}, eperm},
 		{"a shared descriptor table without a thread", "clone", []uint64{unix.CLONE_FILES | uint64(unix.SIGCHLD)}, eperm},
 		{"vfork that shares the descriptor table", "clone", []uint64{unix.CLONE_VM | unix.CLONE_VFORK | unix.CLONE_FILES}, eperm},

@@ -8,6 +8,7 @@ const (
 	cloneFS     = 0x00000200
 	cloneFiles  = 0x00000400
 	cloneVfork  = 0x00004000
+	cloneParent = 0x00008000
 	cloneThread = 0x00010000
 )
 
@@ -28,6 +29,11 @@ func verifyRules(p sandbox.SeccompPolicy) []rule {
 		{name: "clone", errno: errnoEPERM,
 			cond: "verified: flags share memory (CLONE_VM) with neither CLONE_THREAD nor CLONE_VFORK",
 			any:  []match{{arg: 0, op: opMaskedEq, mask: cloneVM | cloneThread | cloneVfork, val: cloneVM}}},
+		{name: "clone", errno: errnoEPERM,
+			cond: "verified: flags share memory (CLONE_VM) with the caller's parent as the child's (CLONE_PARENT) without CLONE_THREAD",
+			// The memory's other user would then not be among the
+			// child's parents, where the exec check looks for it.
+			any: []match{{arg: 0, op: opMaskedEq, mask: cloneVM | cloneParent | cloneThread, val: cloneVM | cloneParent}}},
 		{name: "clone", errno: errnoEPERM,
 			cond: "verified: flags share the working directory (CLONE_FS) without CLONE_THREAD",
 			any:  []match{{arg: 0, op: opMaskedEq, mask: cloneFS | cloneThread, val: cloneFS}}},
