@@ -92,13 +92,6 @@ func fail(err error) notify.Response {
 	return notify.Fail(syscall.EPERM)
 }
 
-func done(err error) notify.Response {
-	if err != nil {
-		return fail(err)
-	}
-	return notify.Value(0)
-}
-
 // object is the file a call names, opened by guardrun (O_PATH), judged.
 type object struct {
 	fd   int
@@ -113,17 +106,10 @@ func (o *object) close() { unix.Close(o.fd) }
 // the names the command used.
 func (o *object) proc() string { return procFD(o.fd) }
 
-// judge takes ownership of fd and returns it as an object if the
-// command may change its metadata: its real path, as the kernel names
-// the object guardrun holds (not the names the command used, which can
-// change), must be MetadataWritable. Anything else (a pipe, a socket,
-// a path too long to name) is refused.
-func (m *metadata) judge(fd int) (*object, error) {
-	return m.judgeBy(fd, m.rs.MetadataWritable)
-}
-
-// judgeBy is judge with the question asked of the real path (the
-// command may write it, or may read it).
+// judgeBy takes ownership of fd and returns it as an object if allowed
+// says yes of its real path, as the kernel names the object guardrun
+// holds (the command may write it, or may read it). Anything else (a
+// pipe, a socket, a path too long to name) is refused.
 func (m *metadata) judgeBy(fd int, allowed func(*sandbox.Profile, string) bool) (*object, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

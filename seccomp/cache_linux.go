@@ -43,11 +43,6 @@ func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
 	return f, nil
 }
 
-// BuildNotifyCached is BuildNotify with BuildCached's cache.
-func BuildNotifyCached(p sandbox.SeccompPolicy, notify []string, dir string) (*Filter, map[int32]string, error) {
-	return BuildRoutesCached(p, Routes(notify...), dir)
-}
-
 // BuildRoutesCached is BuildRoutes with BuildCached's cache: the routes
 // are part of the file's name; their numbers are looked up again on a
 // hit (cheap, and never read from the file).

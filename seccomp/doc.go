@@ -5,11 +5,12 @@
 // the terminal guardrun reads from. Rules lists the same content as data
 // for guardrun profile.
 //
-// BuildNotify is Build with some system calls routed to user space
-// (SECCOMP_RET_USER_NOTIF) for the landlock backend, which loads it with
-// a listener and serves them (package seccomp/notify); BuildRoutes routes
-// a call only when one of its conditions on the arguments holds (an open
-// with a write or create flag), so that the rest stays in the kernel, and
+// BuildRoutes is Build with some system calls routed to user space
+// (SECCOMP_RET_USER_NOTIF) for whoever loads it with a listener and
+// serves them (package seccomp/notify: the landlock backend, and a
+// verified command's helper under bwrap), a call only when one of its
+// conditions on the arguments holds (an open with a write or create
+// flag), so that the rest stays in the kernel, and
 // lets a call the deny rules refuse be routed only on conditions that
 // exclude what they refuse (mknodat of no device). BuildCached and
 // BuildRoutesCached keep the compiled programs between processes in a

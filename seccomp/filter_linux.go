@@ -34,26 +34,19 @@ func Build(p sandbox.SeccompPolicy) (*Filter, error) {
 	return f, err
 }
 
-// BuildNotify is Build with the system calls named in notify routed to
-// user space (SECCOMP_RET_USER_NOTIF) instead of allowed: whoever holds
-// the listener descriptor the kernel returns when the program is loaded
-// with SECCOMP_FILTER_FLAG_NEW_LISTENER answers them (package
-// seccomp/notify). Without a listener, or once it is closed, those calls
-// fail with ENOSYS. It returns the program and the system call number of
-// each routed name on this architecture (names the architecture does not
-// have, chmod on arm64, are left out). A name the deny rules already
-// refuse is an error: a call is refused or served, never both.
-func BuildNotify(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
-	return BuildRoutes(p, Routes(notify...))
-}
-
-// BuildRoutes is BuildNotify with conditions: each route sends its call
-// to user space when one of its conditions holds (always, without any)
-// and leaves the others to the rest of the filter. A call the deny rules
-// refuse may be routed only on conditions that compare the same
-// argument under the same mask as every one of those rules, with other
-// values (mknodat: a regular file, a FIFO or a socket routed, a device
-// refused), so that no call is both refused and served.
+// BuildRoutes is Build with the system calls of routes sent to user
+// space (SECCOMP_RET_USER_NOTIF) instead of allowed, each when one of its
+// conditions holds (always, without any), the others left to the rest of
+// the filter: whoever holds the listener descriptor the kernel returns
+// when the program is loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER
+// answers them (package seccomp/notify). Without a listener, or once it
+// is closed, those calls fail with ENOSYS. It returns the program and the
+// system call number of each routed name on this architecture (names the
+// architecture does not have, chmod on arm64, are left out). A call the
+// deny rules refuse may be routed only on conditions that compare the
+// same argument under the same mask as every one of those rules, with
+// other values (mknodat: a regular file, a FIFO or a socket routed, a
+// device refused), so that no call is both refused and served.
 func BuildRoutes(p sandbox.SeccompPolicy, routes []Route) (*Filter, map[int32]string, error) {
 	if len(routes) == 0 {
 		return nil, nil, errors.New("seccomp: no system calls to route to user space")

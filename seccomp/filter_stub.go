@@ -31,16 +31,6 @@ func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
 	return nil, errUnsupported
 }
 
-// BuildNotify fails: see Build.
-func BuildNotify(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
-	return nil, nil, errUnsupported
-}
-
-// BuildNotifyCached fails: see Build.
-func BuildNotifyCached(p sandbox.SeccompPolicy, notify []string, dir string) (*Filter, map[int32]string, error) {
-	return nil, nil, errUnsupported
-}
-
 // BuildRoutes fails: see Build.
 func BuildRoutes(p sandbox.SeccompPolicy, routes []Route) (*Filter, map[int32]string, error) {
 	return nil, nil, errUnsupported

@@ -12,7 +12,7 @@
 //
 //   - Registry: the system calls routed to user space and the Handler
 //     for each. A command has one (landlock.Cmd.Notify).
-//   - seccomp.BuildNotify(policy, registry.Names()): the command's
+//   - seccomp.BuildRoutes(policy, registry.Routes()): the command's
 //     filter, with those calls answered SECCOMP_RET_USER_NOTIF, and their
 //     numbers.
 //   - The filter is loaded on the restricted thread with
@@ -88,7 +88,7 @@
 //
 // A handler that fails must fail the call (Fail; EPERM when unsure). A
 // name can have only one handler, and a name the deny rules of package
-// seccomp refuse cannot be routed (BuildNotify says so). Handlers run
+// seccomp refuse cannot be routed (BuildRoutes says so). Handlers run
 // concurrently (at most MaxWorkers at once) and must not block for long:
 // the caller waits, and Stop waits for them.
 //

@@ -61,7 +61,7 @@ func Fail(e syscall.Errno) Response {
 // Registry is the notification registry: the system calls the sandboxed
 // command makes that guardrun serves in user space, and the Handler for
 // each. One Registry is made per command; whatever it names is routed to
-// user space by the command's seccomp filter (seccomp.BuildNotify with
+// user space by the command's seccomp filter (seccomp.BuildRoutes with
 // Names), and the Server started on the filter's listener calls the
 // handler for each notification. A task can have only one filter with a
 // listener (the kernel answers EBUSY to a second), so every user-space

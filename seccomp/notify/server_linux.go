@@ -78,7 +78,7 @@ type Server struct {
 // Serve starts answering the notifications of listener (the descriptor
 // seccomp returned for SECCOMP_FILTER_FLAG_NEW_LISTENER), which it now
 // owns. nrs maps the system call numbers the filter routes to their
-// names (as seccomp.BuildNotify returns them); a number without a name
+// names (as seccomp.BuildRoutes returns them); a number without a name
 // or a name without a handler in reg fails with ENOSYS.
 func Serve(listener int, reg *Registry, nrs map[int32]string) (*Server, error) {
 	if listener < 0 || reg == nil {
@@ -328,12 +328,13 @@ func (r *Request) respondFD(resp Response) {
 	if resp.cloexec {
 		add.NewFDFlags = unix.O_CLOEXEC
 	}
-	n, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(r.s.fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(r.s.fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
 	switch e {
 	case 0, unix.ENOENT:
 		return // answered, or the caller is gone
 	case unix.EINVAL:
 		add.Flags = 0
+		var n uintptr
 		n, _, e = unix.Syscall(unix.SYS_IOCTL, uintptr(r.s.fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
 		if e == 0 {
 			r.respond(Value(int64(n)))

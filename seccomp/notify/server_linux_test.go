@@ -149,7 +149,7 @@ func (c *child) ask(t *testing.T, what string) string {
 // with a listener and starts the child, which inherits the filter.
 func startFiltered(t *testing.T, reg *Registry) *child {
 	t.Helper()
-	f, nrs, err := seccomp.BuildNotify(sandbox.SeccompPolicy{AllowNetwork: true, AllowUnix: true}, reg.Names())
+	f, nrs, err := seccomp.BuildRoutes(sandbox.SeccompPolicy{AllowNetwork: true, AllowUnix: true}, reg.Routes())
 	if err != nil {
 		t.Skipf("seccomp: %v", err)
 	}
