@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -120,7 +119,7 @@ type dirs struct {
 	dirNames  []string
 	dirFDs    []int
 
-	plain, wide *actor
+	plain, wide *actorPool
 	// report says what the command met that guardrun could not do as
 	// bwrap does (pool used up), once each.
 	report []string
@@ -359,52 +358,43 @@ func (d *dirs) fileRules() []fdRule {
 	rw := d.rs.HandledFS &^ (FSMakeChar | FSMakeBlock)
 	out := make([]fdRule, 0, len(d.poolFD)+len(d.dirFDs))
 	for _, fd := range d.poolFD {
-		out = append(out, fdRule{fd: fd, access: rw & fileRights})
+		out = append(out, fdRule{fd: fd, access: rw & fileRights, what: "a new file"})
 	}
 	for _, fd := range d.dirFDs {
-		out = append(out, fdRule{fd: fd, access: rw})
+		out = append(out, fdRule{fd: fd, access: rw, what: "a new directory"})
 	}
 	return out
 }
 
-// startThreads starts the two threads calls are made on: plain with the
-// command's ruleset (rsfd as it is now), and, after addWide, wide.
-func (d *dirs) startPlain(rsfd int) error {
-	a, err := startActor(rsfd)
+// startThreads prepares the threads calls are made on: plain ones
+// restricted by the command's ruleset (a copy of rsfd's rules: rs and
+// extra), and, with something served, wide ones restricted by it with
+// the served directories' wide rights added. Each is a pool that starts
+// threads as calls need them, so that a call that blocks (an open of a
+// FIFO, which waits for the other end) holds up no other.
+func (d *dirs) startThreads(rs *Ruleset, rsfd int, extra []fdRule) error {
+	plain, err := buildRuleset(rs, extra, nil)
 	if err != nil {
 		return err
 	}
-	d.plain = a
-	return nil
-}
-
-// addWide adds the served directories' wide rights to the ruleset rsfd
-// and starts the wide thread with it. The command's own thread must
-// have restricted itself with rsfd before.
-func (d *dirs) addWide(rsfd int) error {
-	if len(d.served) == 0 && d.dirPoolFD < 0 {
-		return nil // nothing served: no wide thread
-	}
-	wide := map[int]string{}
+	d.plain = newActorPool(plain)
+	var wide []fdRule
 	for _, s := range d.served {
-		wide[s.fd] = s.path
+		wide = append(wide, fdRule{fd: s.fd, access: wideRights, what: s.path})
 	}
 	if d.dirPoolFD >= 0 {
 		// Directories leave the pool with the same rights as they
 		// arrive in a served one (Landlock's rule for a move).
-		wide[d.dirPoolFD] = d.dirPool
+		wide = append(wide, fdRule{fd: d.dirPoolFD, access: wideRights, what: d.dirPool})
 	}
-	for fd, path := range wide {
-		pa := pathBeneathAttr{allowed: wideRights & d.rs.HandledFS, fd: int32(fd)}
-		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rsfd), rulePathBeneath, uintptr(unsafe.Pointer(&pa)), 0, 0, 0); e != 0 {
-			return fmt.Errorf("landlock: served directory %s: %w", path, e)
-		}
+	if len(wide) == 0 {
+		return nil // nothing served: no wide threads
 	}
-	a, err := startActor(rsfd)
+	w, err := buildRuleset(rs, extra, wide)
 	if err != nil {
 		return err
 	}
-	d.wide = a
+	d.wide = newActorPool(w)
 	return nil
 }
 
@@ -644,22 +634,115 @@ func hostPathOf(fd int) (string, error) {
 	return p, nil
 }
 
-// fdRule is a rule on the object at fd (a file that has no name yet).
+// fdRule is a rule on the object at fd (a file that has no name yet, a
+// directory held open).
 type fdRule struct {
 	fd     int
 	access uint64
+	what   string // for errors
 }
 
-// actor is a thread of guardrun that makes calls for the command:
-// restricted by a Landlock ruleset, with no capabilities, no_new_privs
-// and a umask of its own, locked to its goroutine for good (the thread
-// ends with it).
+// actorPool is the threads of guardrun that make calls for the command
+// with one ruleset: each restricted by it, with no capabilities,
+// no_new_privs and a umask of its own, locked to its goroutine for good
+// (the thread ends with it). Threads are started as calls need them, at
+// most maxActors at once; an idle one is reused.
+type actorPool struct {
+	rsfd int // the ruleset, closed with the pool
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	idle    []*actor
+	started int
+	closed  bool
+}
+
+// maxActors bounds the threads of one pool (MaxWorkers of the
+// notification server: no more calls are made at once).
+const maxActors = notify.MaxWorkers
+
+func newActorPool(rsfd int) *actorPool {
+	p := &actorPool{rsfd: rsfd}
+	p.cond = sync.NewCond(&p.mu)
+	return p
+}
+
+// run runs f on one of the pool's threads and waits for it.
+func (p *actorPool) run(f func()) {
+	a, err := p.get()
+	if err != nil {
+		return // f not run: the call fails (notify.Perform answers EPERM then)
+	}
+	a.run(f)
+	p.put(a)
+}
+
+func (p *actorPool) get() (*actor, error) {
+	p.mu.Lock()
+	for {
+		if p.closed {
+			p.mu.Unlock()
+			return nil, errors.New("landlock: the command has ended")
+		}
+		if n := len(p.idle); n > 0 {
+			a := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			return a, nil
+		}
+		if p.started < maxActors {
+			p.started++
+			p.mu.Unlock()
+			a, err := startActor(p.rsfd)
+			if err != nil {
+				p.mu.Lock()
+				p.started--
+				p.cond.Signal()
+				p.mu.Unlock()
+				return nil, err
+			}
+			return a, nil
+		}
+		p.cond.Wait()
+	}
+}
+
+func (p *actorPool) put(a *actor) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		a.stop()
+		return
+	}
+	p.idle = append(p.idle, a)
+	p.cond.Signal()
+}
+
+// stop ends the idle threads and those still busy as they finish, and
+// closes the ruleset.
+func (p *actorPool) stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	for _, a := range idle {
+		a.stop()
+	}
+	unix.Close(p.rsfd)
+}
+
+// actor is one thread of an actorPool.
 type actor struct {
 	jobs chan func()
 	wg   sync.WaitGroup
 }
 
-// startActor starts a thread restricted by the ruleset rsfd as it is now.
+// startActor starts a thread restricted by the ruleset rsfd.
 func startActor(rsfd int) (*actor, error) {
 	a := &actor{jobs: make(chan func())}
 	errc := make(chan error, 1)
@@ -705,11 +788,8 @@ func (a *actor) run(f func()) {
 	<-done
 }
 
-// stop ends the thread once it has made the calls it was given.
+// stop ends the thread once it has made the call it was given.
 func (a *actor) stop() {
-	if a == nil {
-		return
-	}
 	close(a.jobs)
 	a.wg.Wait()
 }

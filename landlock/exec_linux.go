@@ -582,31 +582,20 @@ func unlockTree(parent int, name string) {
 // and d's wide thread by the ruleset with the served directories' wide
 // rights added after this one: the command never has them.
 func restrictThread(rs *Ruleset, filter []byte, listen bool, d *dirs) (int, error) {
-	attr := rulesetAttr{handledFS: rs.HandledFS, handledNet: rs.HandledNet, scoped: rs.Scoped}
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if e != 0 {
-		return -1, fmt.Errorf("landlock: create ruleset: %w", e)
-	}
-	defer unix.Close(int(fd))
-	for _, r := range rs.Rules {
-		if err := addPathRule(int(fd), r); err != nil {
-			return -1, err
-		}
-	}
-	for _, port := range rs.ConnectTCP {
-		na := netPortAttr{allowed: NetConnectTCP, port: uint64(port)}
-		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); e != 0 {
-			return -1, fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
-		}
-	}
+	var extra []fdRule
 	if d != nil {
-		for _, r := range d.fileRules() {
-			pa := pathBeneathAttr{allowed: r.access, fd: int32(r.fd)}
-			if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, rulePathBeneath, uintptr(unsafe.Pointer(&pa)), 0, 0, 0); e != 0 {
-				return -1, fmt.Errorf("landlock: rule for a new file: %w", e)
-			}
-		}
-		if err := d.startPlain(int(fd)); err != nil {
+		extra = d.fileRules()
+	}
+	fd, err := buildRuleset(rs, extra, nil)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(fd)
+	if d != nil {
+		// The threads that make calls for the command: a ruleset of
+		// their own (a dup would share this one's rules), and for the
+		// served directories one with their wide rights added.
+		if err := d.startThreads(rs, fd, extra); err != nil {
 			return -1, err
 		}
 	}
@@ -616,13 +605,8 @@ func restrictThread(rs *Ruleset, filter []byte, listen bool, d *dirs) (int, erro
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return -1, fmt.Errorf("landlock: no_new_privs: %w", err)
 	}
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
 		return -1, fmt.Errorf("landlock: restrict: %w", e)
-	}
-	if d != nil {
-		if err := d.addWide(int(fd)); err != nil {
-			return -1, err
-		}
 	}
 	if len(filter) == 0 || len(filter)%8 != 0 {
 		return -1, errors.New("landlock: no seccomp program")
@@ -679,6 +663,42 @@ func dropCaps() error {
 		return fmt.Errorf("landlock: drop capabilities: %w", err)
 	}
 	return nil
+}
+
+// buildRuleset makes a Landlock ruleset descriptor with rs's rules and
+// ports, and the rules on descriptors extra and wide.
+func buildRuleset(rs *Ruleset, extra, wide []fdRule) (int, error) {
+	attr := rulesetAttr{handledFS: rs.HandledFS, handledNet: rs.HandledNet, scoped: rs.Scoped}
+	r, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if e != 0 {
+		return -1, fmt.Errorf("landlock: create ruleset: %w", e)
+	}
+	fd := int(r)
+	ok := false
+	defer func() {
+		if !ok {
+			unix.Close(fd)
+		}
+	}()
+	for _, r := range rs.Rules {
+		if err := addPathRule(fd, r); err != nil {
+			return -1, err
+		}
+	}
+	for _, port := range rs.ConnectTCP {
+		na := netPortAttr{allowed: NetConnectTCP, port: uint64(port)}
+		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); e != 0 {
+			return -1, fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
+		}
+	}
+	for _, r := range append(slices.Clone(extra), wide...) {
+		pa := pathBeneathAttr{allowed: r.access & rs.HandledFS, fd: int32(r.fd)}
+		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), rulePathBeneath, uintptr(unsafe.Pointer(&pa)), 0, 0, 0); e != 0 {
+			return -1, fmt.Errorf("landlock: rule for %s: %w", r.what, e)
+		}
+	}
+	ok = true
+	return fd, nil
 }
 
 func addPathRule(rsfd int, r Rule) error {

@@ -255,6 +255,7 @@ except OSError:
     print("link-through-fd-refused")
 '
 			ln -s sub/dir sd && mkdir sd/x && echo through-link-ok
+			mkfifo sub/dir/ff && { cat sub/dir/ff > sub/dir/ff-out & } && echo through-a-fifo > sub/dir/ff && wait && cat sub/dir/ff-out
 			echo y > sub/dir/new && echo deeper-ok`},
 		f.env, Stdio{Stdout: &out, Stderr: &out})
 	if err != nil || status != 0 {
@@ -264,7 +265,7 @@ except OSError:
 		"read-refused", "rename-env-refused", "remove-env-refused", "link-env-refused", "symlink-read-refused", "symlink-write-refused",
 		"rename-over-env-refused", "denied-name-refused", "protected-name-refused", "config-refused", "config-rename-refused",
 		"config-remove-refused", "way-to-denied-refused", "exchange-refused", "tmpfile-link-refused", "planted", "link-through-fd-refused",
-		"through-link-ok", "deeper-ok"} {
+		"through-link-ok", "through-a-fifo", "deeper-ok"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
 		}

@@ -725,7 +725,9 @@ func (l *Located) Exists() (exists, dir bool) {
 type Performer struct {
 	// Run runs f on the thread that makes the call and waits for it
 	// (a thread restricted as the command is, or more: see the
-	// landlock backend); nil runs f on the calling worker.
+	// landlock backend), or returns without running it when it cannot
+	// (the call then fails with EPERM); nil runs f on the calling
+	// worker.
 	Run func(f func())
 	// NewFile, when set, is asked for an unnamed regular file on the
 	// file system of the directory parent (O_TMPFILE, owned by the
@@ -760,6 +762,9 @@ func Perform(pf Performer, c *FileCall, dst, src *Located, umask uint32) (resp R
 	if run == nil {
 		run = func(f func()) { f() }
 	}
+	// A Run that could not run f (no thread left to make the call)
+	// leaves this: the call fails.
+	resp = Fail(syscall.EPERM)
 	run(func() {
 		resp, err = perform(pf, c, dst, src, umask)
 	})
