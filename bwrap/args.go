@@ -79,6 +79,10 @@ type Options struct {
 	Stat func(path string) (isDir, exists bool)
 	// Proxy is required for a profile with Proxy and ignored otherwise.
 	Proxy *ProxyRoute
+	// Helper, when set, is guardrun's binary on the host, bound
+	// read-only at BridgeExe for a verified command's helper (with the
+	// proxy, the bridge's binary is the same one).
+	Helper string
 }
 
 // Args renders p as bwrap options, in order, without the program name and
@@ -170,6 +174,11 @@ func Args(p *sandbox.Profile, opts Options) ([]string, error) {
 			op{BridgeExe, 2, []string{"--ro-bind", opts.Proxy.Exe, BridgeExe}},
 			op{BridgeSocket, 2, []string{"--ro-bind", opts.Proxy.Socket, BridgeSocket}},
 		)
+	} else if opts.Helper != "" {
+		if !filepath.IsAbs(opts.Helper) {
+			return nil, errors.New("bwrap: the verified command's helper is not an absolute path (Options.Helper)")
+		}
+		ops = append(ops, op{BridgeExe, 2, []string{"--ro-bind", opts.Helper, BridgeExe}})
 	}
 	slices.SortStableFunc(ops, func(x, y op) int {
 		if d := sandbox.Depth(x.path) - sandbox.Depth(y.path); d != 0 {

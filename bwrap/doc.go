@@ -43,6 +43,19 @@
 // sockets) and executes the command. bwrap's filter is the profile's
 // with socket(AF_UNIX) allowed for the bridge. See docs/network.md.
 //
+// A verified command (Config.Verify, run-time verification of a
+// pre-approved request) starts behind a helper: guardrun's own binary,
+// bound read-only at the same place, started as "EXE verifyArg
+// FILTER-FD SOCKET-FD ARGV..." (verify_cgo_linux.go, an ELF constructor
+// that runs before the Go runtime): it loads the verified filter (fd 6)
+// with a listener, stacked on bwrap's, sends the listener over an
+// inherited socketpair (fd 7), waits for guardrun to serve it and execs
+// the command, holding nothing after. guardrun serves every exec and
+// write-like call (notify.Verifier) resolving paths inside the sandbox's
+// root. bwrap is forked from a thread kept until the sandbox ends: its
+// --die-with-parent is the kernel's parent-death signal, sent when the
+// thread that forked bwrap ends, not the process.
+//
 // # Limitations
 //
 //   - A denied path that does not exist when the sandbox starts and lies

@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/sandbox"
 	"github.com/guardrun/guardrun/seccomp"
+	"github.com/guardrun/guardrun/seccomp/notify"
 )
 
 // WaitDelay is how long a cancelled sandbox has, after SIGTERM, before
@@ -41,6 +44,11 @@ type Cmd struct {
 	// command is the command's own seccomp program, applied by the
 	// proxy bridge (nil without the proxy).
 	command *os.File
+	// verify is a verified command's helper and server (nil: none).
+	verify *verified
+	// kept, closed by release, lets the thread that forked bwrap go
+	// (startFromKeptThread).
+	kept    chan struct{}
 	statusR *os.File
 	statusW *os.File
 	masks   *heldMasks
@@ -78,6 +86,14 @@ type Config struct {
 	// BridgeVerb is the verb of the guardrun binary (Proxy.Exe) that
 	// runs the bridge (netproxy.BridgeVerb), required with Proxy.
 	BridgeVerb string
+	// Verify, when set, runs the command verified: guardrun's own
+	// binary (HelperExe, bound read-only inside as the bridge is) loads
+	// a filter with a listener before it execs the command and hands
+	// the listener to guardrun, which serves every exec and write-like
+	// call of the command (notify.Verifier), resolving its paths inside
+	// the sandbox's root.
+	Verify    *notify.Verify
+	HelperExe string
 }
 
 // Command prepares argv to run in the sandbox p with environment env
@@ -110,6 +126,19 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 	}()
 	end := trace.Phase("seccomp")
 	outer := p.Seccomp
+	helper := ""
+	if cfg.Verify != nil {
+		if !filepath.IsAbs(cfg.HelperExe) {
+			end()
+			return nil, errors.New("bwrap: a verified command needs guardrun's own binary (Config.HelperExe)")
+		}
+		if c.verify, err = prepareVerify(p, cfg.Verify, cfg.FilterCache); err != nil {
+			end()
+			return nil, err
+		}
+		helper = cfg.HelperExe
+		argv = helperArgv(argv)
+	}
 	if p.Proxy {
 		if route == nil {
 			end()
@@ -142,7 +171,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 	if c.masks, err = holdMasks(p, stat); err != nil {
 		return nil, err
 	}
-	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat, Proxy: route})
+	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat, Proxy: route, Helper: helper})
 	if err != nil {
 		return nil, err
 	}
@@ -156,10 +185,14 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 	// Only these two descriptors cross (Start marks every other one
 	// close-on-exec), and bwrap closes both before the command runs.
 	cmd.ExtraFiles = []*os.File{c.seccomp, c.statusW}
-	if c.command != nil {
+	if c.command != nil || c.verify != nil {
 		// bwrap leaves descriptors it was not told about open: the
 		// bridge reads and closes this one before the command runs.
 		cmd.ExtraFiles = append(cmd.ExtraFiles, c.command)
+	}
+	if c.verify != nil {
+		// The same: the helper reads the filter and closes both.
+		cmd.ExtraFiles = append(cmd.ExtraFiles, c.verify.filter, c.verify.theirs)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Out of the caller's process group: a ^C on the terminal
@@ -203,7 +236,7 @@ func (c *Cmd) Start() error {
 		c.release()
 		return err
 	}
-	err := c.Cmd.Start()
+	err := c.startFromKeptThread()
 	c.seccomp.Close()
 	c.seccomp = nil
 	if c.command != nil {
@@ -222,6 +255,16 @@ func (c *Cmd) Start() error {
 	// itself.
 	dec := json.NewDecoder(bufio.NewReader(c.statusR))
 	c.readStatus(dec, true)
+	if c.verify != nil {
+		c.verify.filter.Close()
+		c.verify.filter = nil
+		if err := c.verify.handshake(); err != nil {
+			_ = c.Cmd.Process.Kill()
+			_ = c.Cmd.Wait()
+			c.release()
+			return err
+		}
+	}
 	// Stops at end of file: bwrap's monitor, the last writer, has exited.
 	go func() {
 		c.readStatus(dec, false)
@@ -229,6 +272,28 @@ func (c *Cmd) Start() error {
 		close(c.statusDone)
 	}()
 	return nil
+}
+
+// startFromKeptThread starts bwrap from an OS thread that stays until
+// the sandbox has ended (release). bwrap's --die-with-parent is a
+// parent-death signal, which the kernel sends when the thread that
+// forked bwrap ends, not the process: a thread of guardrun that ends
+// early (one locked to a goroutine that returned, as a notification
+// server's workers are) would take the sandbox with it.
+func (c *Cmd) startFromKeptThread() error {
+	c.kept = make(chan struct{})
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		err := c.Cmd.Start()
+		started <- err
+		if err == nil {
+			<-c.kept
+		}
+		// Nothing about the thread changed: it goes back to the pool.
+		runtime.UnlockOSThread()
+	}()
+	return <-started
 }
 
 // readStatus follows bwrap's --json-status-fd: one JSON object when the
@@ -475,6 +540,11 @@ func (c *Cmd) release() {
 		c.init.Release()
 	}
 	c.masks.release()
+	// The sandbox has ended: nothing is left to call.
+	c.verify.close()
+	if c.kept != nil {
+		close(c.kept)
+	}
 }
 
 var (

@@ -188,8 +188,8 @@ func TestRunLandlockDefaultConfig(t *testing.T) {
 			t.Errorf("profile does not say %q:\n%s", s, pout)
 		}
 	}
-	if strings.Contains(string(pout), "REFUSED") || strings.Contains(string(pout), "entries fixed") {
-		t.Errorf("profile refuses or fixes entries:\n%s", pout)
+	if strings.Contains(string(pout), "REFUSED") || strings.Contains(string(pout), "entries served") {
+		t.Errorf("profile refuses or serves entries:\n%s", pout)
 	}
 	// Where bwrap works, auto keeps it.
 	out2, _, code := runPlain(t, w, proj, nil, "profile", "--json")

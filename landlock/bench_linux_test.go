@@ -68,7 +68,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 125
 	}
-	if _, err := restrictThread(&rs, filter, false); err != nil {
+	if _, err := restrictThread(&rs, filter, false, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 125
 	}

@@ -1,6 +1,10 @@
 package landlock
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/guardrun/guardrun/seccomp/notify"
+)
 
 // Config is what Command takes besides the profile and the command, as
 // values its caller holds.
@@ -27,4 +31,10 @@ type Config struct {
 	// (share_linux.go). Empty: none; a command that watches a protected
 	// path is then refused.
 	StateDir string
+	// Verify, when set, runs the command verified (run-time
+	// verification of a pre-approved request): every exec and every
+	// write-like call is routed to guardrun, which lets through what
+	// Verify's prediction allows and holds the rest (notify.Verifier).
+	// It needs the nested domain (Landlock ABI 6).
+	Verify *notify.Verify
 }

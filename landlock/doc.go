@@ -34,7 +34,22 @@
 //   - a denied or read-only path inside a more permissive tree: the tree
 //     is not granted whole; the directories on the way get "list" only
 //     and every other entry is granted on its own (Ruleset.Fixed lists
-//     the writable directories this affects);
+//     the writable directories this affects). Their entries are served
+//     (Ruleset.Served, dirs_linux.go): the calls that create, remove or
+//     rename a name are routed to guardrun, which makes them on a thread
+//     restricted by the command's ruleset plus, on the served directories
+//     alone, the rights to change their entries (never to read or write
+//     them), refusing the names each keeps (Served.Keep) and the profile's
+//     denied and protected names, case-folded, and any other name for a
+//     kept object; every other such call is made on a thread restricted
+//     by the command's ruleset alone. A new file there is one of PoolSize
+//     unnamed files (O_TMPFILE) made before the command with rules of
+//     their own; a new directory one of DirPoolSize made in the state
+//     directory (same mount), so that the command uses them as any in the
+//     zone;
+//   - a verified command (Config.Verify): its execs and writes are
+//     routed to guardrun too (notify.Verifier), through the same
+//     registry (one listener per task) and the same threads;
 //   - protected names (.git/config, .git/hooks, .bashrc, .vscode, ...)
 //     and missing denied names (.env) inside writable trees: not by
 //     rules (that would fix the workspace root and every .git) but
@@ -119,11 +134,19 @@
 //     user's data); what is at the protected path is put back.
 //   - A writable directory that holds an existing denied name, guardrun's
 //     own config or a protected directory beyond the snapshot bound has
-//     fixed entries: nothing can be created, removed or renamed directly
-//     in it. Stricter than bwrap, and a functional limit (for example a
-//     .env at a project's top level stops new files there).
+//     its entries served: each create, remove and rename there (and every
+//     open with O_CREAT, which the filter cannot tell by directory) is a
+//     round trip to guardrun. PoolSize new files per file system there
+//     (and in directories made there past DirPoolSize, or without a state
+//     directory on the same mount) can be opened again; past them new
+//     files there are refused, said once after the command (Cmd.Notes).
+//     A move or link into a served directory of an object without a rule
+//     of its own, or between a served directory and one beneath it that
+//     is not served, is EXDEV (mv and cp copy). The kept names and the
+//     denied and protected names are refused there case-folded: a missing
+//     protected name is refused rather than moved aside after.
 //   - A deny path of the config (not a name) that does not exist, in a
-//     writable directory whose entries are not fixed, cannot be kept from
+//     writable directory whose entries are not served, cannot be kept from
 //     being created: refused unless deny_create is accepted.
 //   - Protected names created during the run where none was expected (the
 //     hooks of a repository the command itself initialised) are reported,

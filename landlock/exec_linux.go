@@ -113,11 +113,17 @@ type Cmd struct {
 	// filterCache is where compiled filters are kept (Config.FilterCache).
 	filterCache string
 	server      *notify.Server
-	finish      chan struct{} // closed when the command has been waited for
-	ended       chan struct{} // closed when the restricted thread is gone
-	swept       chan struct{} // closed when sweepTmp, started with the command, is done
-	mu          sync.Mutex
-	done        bool
+	// dirs serves the entries of Ruleset.Served (nil: none).
+	dirs *dirs
+	// Notes say, one line each, what the command met that the landlock
+	// backend could not do as bwrap does; set by Wait.
+	Notes []string
+
+	finish chan struct{} // closed when the command has been waited for
+	ended  chan struct{} // closed when the restricted thread is gone
+	swept  chan struct{} // closed when sweepTmp, started with the command, is done
+	mu     sync.Mutex
+	done   bool
 }
 
 // Command prepares argv to run under p with environment env (filtered as
@@ -173,7 +179,7 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 	if bindServed(commandPolicy(p)) {
 		calls = append(calls, "bind")
 	}
-	_, _, err = filterProgram(p.Seccomp, calls, cfg.FilterCache)
+	_, _, err = filterProgram(p.Seccomp, seccomp.Routes(calls...), cfg.FilterCache)
 	end()
 	if err != nil {
 		return nil, err
@@ -220,9 +226,29 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 	}
 	c := &Cmd{Cmd: cmd, Ruleset: rs, Notify: notify.NewRegistry(), policy: commandPolicy(p), filterCache: cfg.FilterCache,
 		finish: make(chan struct{}), ended: make(chan struct{}), share: share}
+	var vr *notify.Verifier
+	if cfg.Verify != nil {
+		if rs.Scoped&ScopeSignal == 0 || !nestAvailable {
+			removeTmp(tmp)
+			return nil, errors.New("landlock: a verified command needs Landlock's signal scope (ABI 6) and a guardrun built with cgo: it is started through guardrun's own trampoline, whose exec is the one let through unread")
+		}
+		c.policy.Verify = true
+		jr := judgeRuleset(rs)
+		vr = notify.NewVerifier(cfg.Verify, notify.VerifierConfig{
+			Writable: func(path string) bool { return jr.MetadataWritable(p, path) },
+			Always: func(path string) bool {
+				return jr.TmpDir != "" && sandbox.Within(path, jr.TmpDir)
+			},
+			StartParent: os.Getpid(),
+		})
+	}
 	// File metadata: Landlock has no rights for it, so guardrun makes
 	// those calls for the command, where it may write.
-	if err := registerMetadata(c.Notify, p, rs); err != nil {
+	var checkMeta func(*notify.Request, string) error
+	if vr != nil {
+		checkMeta = vr.CheckMetadata
+	}
+	if err := registerMetadata(c.Notify, p, rs, checkMeta); err != nil {
 		removeTmp(tmp)
 		return nil, err
 	}
@@ -238,6 +264,33 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 		if err := c.Notify.Handle("bind", AbstractBind); err != nil {
 			removeTmp(tmp)
 			return nil, err
+		}
+	}
+	// Directories whose entries Landlock must keep fixed: guardrun
+	// changes them for the command. A verified command's writes are
+	// made by guardrun too, on the same threads.
+	if len(rs.Served) > 0 || vr != nil {
+		c.dirs = newDirs(p, rs, cfg.StateDir)
+		fs := &notify.FileServer{Decide: c.dirs.decide, After: c.dirs.done}
+		routes := dirRoutes()
+		if vr != nil {
+			fs.Decide = func(r *notify.Request, fc *notify.FileCall, dst, src *notify.Located) (notify.Performer, error) {
+				if err := vr.CheckFile(r, fc, dst, src); err != nil {
+					return notify.Performer{}, err
+				}
+				return c.dirs.decide(r, fc, dst, src)
+			}
+			routes = notify.VerifyRoutes()
+		}
+		for name, when := range routes {
+			h := fs.Handle
+			if slices.Contains(notify.ExecCalls, name) {
+				h = vr.HandleExec
+			}
+			if err := c.Notify.HandleWhen(name, when, h); err != nil {
+				removeTmp(tmp)
+				return nil, err
+			}
 		}
 	}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
@@ -311,14 +364,21 @@ func (c *Cmd) Start() error {
 		removeTmp(c.Ruleset.TmpDir)
 		return fmt.Errorf("landlock: make guardrun not dumpable: %w", err)
 	}
-	var names []string
+	var routes []seccomp.Route
 	if c.Notify != nil {
-		names = c.Notify.Names()
+		routes = c.Notify.Routes()
 	}
-	filter, nrs, err := filterProgram(c.policy, names, c.filterCache)
+	filter, nrs, err := filterProgram(c.policy, routes, c.filterCache)
 	if err != nil {
 		removeTmp(c.Ruleset.TmpDir)
 		return err
+	}
+	if c.dirs != nil {
+		if err := c.dirs.prepare(); err != nil {
+			c.dirs.close()
+			removeTmp(c.Ruleset.TmpDir)
+			return err
+		}
 	}
 	snaps, release, err := takeHeld(c.share, c.Ruleset.Watch)
 	if err != nil {
@@ -330,7 +390,7 @@ func (c *Cmd) Start() error {
 	// Never unlocked: the thread dies with this goroutine.
 	goOffMain(func() {
 		defer close(c.ended)
-		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0)
+		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0, c.dirs)
 		if err != nil {
 			errc <- err
 			return
@@ -361,6 +421,9 @@ func (c *Cmd) Start() error {
 	if err != nil {
 		<-c.ended
 		c.stopServer()
+		if c.dirs != nil {
+			c.dirs.close()
+		}
 		release()
 		removeTmp(c.Ruleset.TmpDir)
 		return err
@@ -441,8 +504,21 @@ func (c *Cmd) Wait() (int, error) {
 	// Every process of the command has ended (endDomain): stop serving
 	// its calls. In the background: waiting for the idle worker to see
 	// it is not worth the command's time, and nothing is left to call.
-	if c.server != nil {
-		go c.stopServer()
+	if c.server != nil || c.dirs != nil {
+		go func() {
+			c.stopServer()
+			if c.dirs != nil {
+				c.dirs.close()
+			}
+		}()
+	}
+	if c.dirs != nil {
+		// Every process of the command has ended: nothing can take a
+		// directory from the pool any more.
+		c.dirs.removeDirPool()
+		c.dirs.mu.Lock()
+		c.Notes = slices.Clone(c.dirs.report)
+		c.dirs.mu.Unlock()
 	}
 	// Every process of the command has ended (endDomain): put back
 	// what it changed among the watched paths.
@@ -512,22 +588,27 @@ func unlockTree(parent int, name string) {
 // With listen, the filter is loaded with a listener for its user-space
 // system calls (SECCOMP_FILTER_FLAG_NEW_LISTENER) whose descriptor is
 // returned (else -1).
-func restrictThread(rs *Ruleset, filter []byte, listen bool) (int, error) {
-	attr := rulesetAttr{handledFS: rs.HandledFS, handledNet: rs.HandledNet, scoped: rs.Scoped}
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if e != 0 {
-		return -1, fmt.Errorf("landlock: create ruleset: %w", e)
+//
+// With d (served directories), the pool's files get their rules too,
+// d's plain thread is restricted by the same ruleset before this one,
+// and d's wide thread by the ruleset with the served directories' wide
+// rights added after this one: the command never has them.
+func restrictThread(rs *Ruleset, filter []byte, listen bool, d *dirs) (int, error) {
+	var extra []fdRule
+	if d != nil {
+		extra = d.fileRules()
 	}
-	defer unix.Close(int(fd))
-	for _, r := range rs.Rules {
-		if err := addPathRule(int(fd), r); err != nil {
+	fd, err := buildRuleset(rs, extra, nil)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(fd)
+	if d != nil {
+		// The threads that make calls for the command: a ruleset of
+		// their own (a dup would share this one's rules), and for the
+		// served directories one with their wide rights added.
+		if err := d.startThreads(rs, fd, extra); err != nil {
 			return -1, err
-		}
-	}
-	for _, port := range rs.ConnectTCP {
-		na := netPortAttr{allowed: NetConnectTCP, port: uint64(port)}
-		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); e != 0 {
-			return -1, fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
 		}
 	}
 	if err := dropCaps(); err != nil {
@@ -536,7 +617,7 @@ func restrictThread(rs *Ruleset, filter []byte, listen bool) (int, error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return -1, fmt.Errorf("landlock: no_new_privs: %w", err)
 	}
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
 		return -1, fmt.Errorf("landlock: restrict: %w", e)
 	}
 	if len(filter) == 0 || len(filter)%8 != 0 {
@@ -596,6 +677,42 @@ func dropCaps() error {
 	return nil
 }
 
+// buildRuleset makes a Landlock ruleset descriptor with rs's rules and
+// ports, and the rules on descriptors extra and wide.
+func buildRuleset(rs *Ruleset, extra, wide []fdRule) (int, error) {
+	attr := rulesetAttr{handledFS: rs.HandledFS, handledNet: rs.HandledNet, scoped: rs.Scoped}
+	r, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if e != 0 {
+		return -1, fmt.Errorf("landlock: create ruleset: %w", e)
+	}
+	fd := int(r)
+	ok := false
+	defer func() {
+		if !ok {
+			unix.Close(fd)
+		}
+	}()
+	for _, r := range rs.Rules {
+		if err := addPathRule(fd, r); err != nil {
+			return -1, err
+		}
+	}
+	for _, port := range rs.ConnectTCP {
+		na := netPortAttr{allowed: NetConnectTCP, port: uint64(port)}
+		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), ruleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); e != 0 {
+			return -1, fmt.Errorf("landlock: rule for TCP port %d: %w", port, e)
+		}
+	}
+	for _, r := range append(slices.Clone(extra), wide...) {
+		pa := pathBeneathAttr{allowed: r.access & rs.HandledFS, fd: int32(r.fd)}
+		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), rulePathBeneath, uintptr(unsafe.Pointer(&pa)), 0, 0, 0); e != 0 {
+			return -1, fmt.Errorf("landlock: rule for %s: %w", r.what, e)
+		}
+	}
+	ok = true
+	return fd, nil
+}
+
 func addPathRule(rsfd int, r Rule) error {
 	pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
@@ -629,7 +746,7 @@ func addPathRule(rsfd int, r Rule) error {
 
 type filterKey struct {
 	pol    sandbox.SeccompPolicy
-	notify string
+	routes string
 }
 
 type program struct {
@@ -643,23 +760,28 @@ var (
 )
 
 // filterProgram returns the BPF program for pol with the system calls
-// in notify routed to user space, and their numbers, built once per
+// in routes routed to user space, and their numbers, built once per
 // process and kept in cacheDir between processes ("" for none).
-func filterProgram(pol sandbox.SeccompPolicy, notify []string, cacheDir string) ([]byte, map[int32]string, error) {
-	notify = slices.Sorted(slices.Values(notify))
-	key := filterKey{pol, strings.Join(notify, ",")}
+func filterProgram(pol sandbox.SeccompPolicy, routes []seccomp.Route, cacheDir string) ([]byte, map[int32]string, error) {
+	routes = slices.Clone(routes)
+	slices.SortFunc(routes, func(a, b seccomp.Route) int { return strings.Compare(a.Name, b.Name) })
+	var key strings.Builder
+	for _, r := range routes {
+		fmt.Fprintf(&key, "%s%v;", r.Name, r.Any)
+	}
+	k := filterKey{pol, key.String()}
 	filterMu.Lock()
 	defer filterMu.Unlock()
-	if p, ok := filters[key]; ok {
+	if p, ok := filters[k]; ok {
 		return p.prog, p.nrs, nil
 	}
 	var f *seccomp.Filter
 	var nrs map[int32]string
 	var err error
-	if len(notify) == 0 {
+	if len(routes) == 0 {
 		f, err = seccomp.BuildCached(pol, cacheDir)
 	} else {
-		f, nrs, err = seccomp.BuildNotifyCached(pol, notify, cacheDir)
+		f, nrs, err = seccomp.BuildRoutesCached(pol, routes, cacheDir)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock: seccomp filter: %w", err)
@@ -669,6 +791,6 @@ func filterProgram(pol sandbox.SeccompPolicy, notify []string, cacheDir string) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock: seccomp filter: %w", err)
 	}
-	filters[key] = program{prog, nrs}
+	filters[k] = program{prog, nrs}
 	return prog, nrs, nil
 }

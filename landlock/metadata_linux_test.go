@@ -212,7 +212,7 @@ func TestJudgeDeleted(t *testing.T) {
 		if tc.unlink {
 			os.Remove(p)
 		}
-		o, err := m.judge(fd)
+		o, err := m.judgeBy(fd, m.rs.MetadataWritable)
 		if (err == nil) != tc.want {
 			t.Errorf("%s (unlinked %v): judged %v, want writable %v", p, tc.unlink, err, tc.want)
 		}
@@ -225,7 +225,7 @@ func TestJudgeDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(pfd[1])
-	if _, err := m.judge(pfd[0]); err != ErrnoOutside {
+	if _, err := m.judgeBy(pfd[0], m.rs.MetadataWritable); err != ErrnoOutside {
 		t.Errorf("a pipe: %v, want EACCES", err)
 	}
 }

@@ -156,6 +156,11 @@ type Ruleset struct {
 	// and writable; nothing can be created, removed or renamed directly
 	// in it.
 	Fixed []string `json:"fixed,omitempty"`
+	// Served are the directories of Fixed whose other entries guardrun
+	// creates, removes and renames for the command (dirs_linux.go), each
+	// with the names in it that stay as they are: denied, read-only, or
+	// on the way to either, whether they exist or not.
+	Served []Served `json:"served,omitempty"`
 	// Watch are protected names (and missing denied names) that are not
 	// enforced by rules: their directories stay writable, the command
 	// runs, and afterwards each is compared with what it was before and
@@ -166,6 +171,29 @@ type Ruleset struct {
 	// TmpDir is the command's own temporary directory ($TMPDIR).
 	TmpDir string `json:"tmpdir,omitempty"`
 }
+
+// Served is a directory of Fixed that guardrun serves: the command's
+// calls that create, remove or rename one of its entries are routed to
+// guardrun, which makes them on a thread restricted by the ruleset and
+// the rights to change Dir's entries, except for the names in Keep and
+// the denied and protected names of the profile (case folded).
+type Served struct {
+	Dir  string   `json:"dir"`
+	Keep []string `json:"keep"`
+}
+
+// PoolSize is how many new files per file system of the served
+// directories the command can create (and open again) there; past them
+// a new file there is refused (EACCES), said once after the command.
+const PoolSize = 64
+
+// DirPoolSize is how many new directories the command can make in the
+// served directories that are as usable as any in a writable zone
+// (Landlock rules of their own, made before the command starts, in
+// guardrun's state directory when it is on the same file system): past
+// them, or without one, a new directory is served like its parent and
+// the files made in it come from the same PoolSize.
+const DirPoolSize = 16
 
 // Watch is a path the landlock backend restores after the command
 // instead of keeping it read-only while it runs: a protected name
@@ -359,6 +387,8 @@ func Build(p *sandbox.Profile, o Options) (*Ruleset, error) {
 	}
 	slices.Sort(rs.Fixed)
 	rs.Fixed = slices.Compact(rs.Fixed)
+	slices.SortFunc(rs.Served, func(a, c Served) int { return strings.Compare(a.Dir, c.Dir) })
+	rs.Served = slices.CompactFunc(rs.Served, func(a, c Served) bool { return a.Dir == c.Dir })
 	return rs, nil
 }
 
@@ -644,6 +674,7 @@ func (b *builder) grant(path string, w want) {
 	}
 	if w == rw {
 		b.rs.Fixed = append(b.rs.Fixed, path)
+		b.rs.Served = append(b.rs.Served, Served{Dir: path, Keep: b.keep(path, below)})
 	}
 	ents, err := b.o.ReadDir(path)
 	if err != nil {
@@ -668,6 +699,41 @@ func (b *builder) grant(path string, w want) {
 			b.rule(c, b.rights(w), e.IsDir())
 		}
 	}
+}
+
+// keep are the names in dir, a directory split because of below, that
+// stay as they are when its entries are served: the first component
+// beneath dir of every limit (denied, read-only; existing or not), of
+// every root of its own (a read-only zone inside), and of every watched
+// path (a protected name restored after the command, and the
+// directories on the way to it).
+func (b *builder) keep(dir string, below []limit) []string {
+	var out []string
+	first := func(x string) {
+		if x == dir || !sandbox.Within(x, dir) {
+			return
+		}
+		rel := strings.TrimPrefix(x, dir)
+		rel = strings.TrimPrefix(rel, "/")
+		if i := strings.IndexByte(rel, '/'); i >= 0 {
+			rel = rel[:i]
+		}
+		out = append(out, rel)
+	}
+	for _, l := range below {
+		first(l.path)
+	}
+	for _, l := range b.limits {
+		first(l.path)
+	}
+	for _, r := range b.roots {
+		first(r.path)
+	}
+	for _, w := range b.rs.Watch {
+		first(w.Path)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func (b *builder) rule(path string, acc uint64, dir bool) {

@@ -3,6 +3,7 @@ package landlock
 import (
 	"errors"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"io/fs"
 	"os"
 	"path"
@@ -207,6 +208,12 @@ func TestDeniedFileGrantsSiblings(t *testing.T) {
 	// Only writable directories lose anything by being split.
 	if !slices.Equal(rs.Fixed, []string{"/w", "/w/deep", "/w/deep/a"}) {
 		t.Errorf("fixed %v", rs.Fixed)
+	}
+	// Their entries are served, but for the denied names and the
+	// directories on the way to one.
+	want := []Served{{Dir: "/w", Keep: []string{".env", "deep"}}, {Dir: "/w/deep", Keep: []string{"a"}}, {Dir: "/w/deep/a", Keep: []string{".env"}}}
+	if d := cmp.Diff(rs.Served, want); d != "" {
+		t.Errorf("served (-got +want):\n%s", d)
 	}
 	// Every rule grants only what the profile grants.
 	for _, r := range rs.Rules {

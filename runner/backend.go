@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"github.com/guardrun/guardrun/sandbox"
+	"github.com/guardrun/guardrun/seccomp/notify"
 )
 
 // Backend names, as sandbox.backend and --backend spell them and as the
@@ -133,7 +134,20 @@ type Options struct {
 	// SIGQUIT): `guardrun serve` runs many commands in one process and
 	// feeds each the signals its own client received.
 	Signals <-chan os.Signal
+	// Verify, when set, runs the command verified (SPEC §3, "Run-time
+	// verification"): its execs and write-like calls outside
+	// Verify.Prediction are held and asked about through Verify.Hold,
+	// under either Linux backend. After the run Verify holds every held
+	// call and its answer; one refused makes the request end refused
+	// (Verify.Refused, exit 77). Not on macOS yet: there RunWith
+	// refuses a verified command.
+	Verify *Verify
 }
+
+// Verify is what a verified command runs under (notify.Verify): the
+// prediction, who is asked about a call outside it, and afterwards the
+// record of every held call.
+type Verify = notify.Verify
 
 // Description is how a backend applies a profile, for guardrun profile.
 type Description struct {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -19,7 +20,17 @@ func (b *bwrapBackend) Check() error { return checkBwrap(b.c.CheckCache) }
 // Command is bwrap.Command with the backend's filter cache and o's route
 // to the proxy.
 func (b *bwrapBackend) Command(ctx context.Context, p *sandbox.Profile, argv, env []string, o Options, stdio Stdio) (Cmd, error) {
-	c, err := bwrap.Command(ctx, p, argv, env, bwrap.Config{FilterCache: b.c.FilterCache, Proxy: o.Proxy, BridgeVerb: netproxy.BridgeVerb})
+	cfg := bwrap.Config{FilterCache: b.c.FilterCache, Proxy: o.Proxy, BridgeVerb: netproxy.BridgeVerb, Verify: o.Verify}
+	if o.Verify != nil {
+		// guardrun's own binary runs the helper inside, as it runs
+		// the bridge.
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("runner: a verified command needs guardrun's own binary: %w", err)
+		}
+		cfg.HelperExe = exe
+	}
+	c, err := bwrap.Command(ctx, p, argv, env, cfg)
 	if err != nil {
 		return nil, err
 	}

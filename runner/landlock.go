@@ -191,10 +191,12 @@ func printLandlock(w io.Writer, rs *landlock.Ruleset, refused []landlock.Part) {
 		fmt.Fprintln(w, "  pid isolation: signals and abstract unix sockets stay inside; whatever the command leaves running is ended when it exits")
 	}
 	fmt.Fprintln(w, "  names stay visible: a denied name's entry shows in its directory listing (unreadable); other processes are listed in /proc")
-	if len(rs.Fixed) > 0 {
-		fmt.Fprintln(w, "  entries fixed (hold a denied or protected name; files inside stay writable, nothing new can be created, removed or renamed there):")
-		for _, d := range rs.Fixed {
-			fmt.Fprintf(w, "    %s\n", d)
+	if len(rs.Served) > 0 {
+		fmt.Fprintln(w, "  entries served by guardrun (hold a denied or protected name, which Landlock cannot keep out of a rule on the directory: creating, removing and renaming")
+		fmt.Fprintf(w, "  their other entries is done by guardrun, on a thread restricted by these rules plus the right to change those entries; up to %d new files per file system and %d new directories\n", landlock.PoolSize, landlock.DirPoolSize)
+		fmt.Fprintln(w, "  as usable as any in the zone, more files refused; each such call costs a round trip to guardrun; the names kept as they are follow):")
+		for _, d := range rs.Served {
+			fmt.Fprintf(w, "    %s (kept: %s)\n", d.Dir, strings.Join(d.Keep, ", "))
 		}
 	}
 	if len(rs.Watch) > 0 {

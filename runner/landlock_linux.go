@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"slices"
-	"strings"
 
 	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
@@ -20,7 +17,7 @@ func (b *landlockBackend) Command(ctx context.Context, p *sandbox.Profile, argv,
 		return nil, ErrLandlockProxy
 	}
 	c, err := landlock.Command(ctx, p, argv, env, landlock.Config{Accept: o.LandlockAccept, ConnectTCP: o.ConnectTCP,
-		Proxy: o.ProxyAddr, FilterCache: b.c.FilterCache, StateDir: b.c.StateDir})
+		Proxy: o.ProxyAddr, FilterCache: b.c.FilterCache, StateDir: b.c.StateDir, Verify: o.Verify})
 	if err != nil {
 		return nil, err
 	}
@@ -29,8 +26,8 @@ func (b *landlockBackend) Command(ctx context.Context, p *sandbox.Profile, argv,
 }
 
 // landlockCmd is a landlock command that says on stderr, once it has
-// ended, what was put back or moved aside among the protected names and,
-// when it failed, why landlock may have refused what bwrap would allow.
+// ended, what was put back or moved aside among the protected names and
+// what it met that landlock could not do as bwrap does.
 type landlockCmd struct {
 	*landlock.Cmd
 	p      *sandbox.Profile
@@ -46,33 +43,8 @@ func (c *landlockCmd) Wait() (int, error) {
 	for _, l := range c.Restored {
 		fmt.Fprintln(c.stderr, l)
 	}
-	if err == nil && status != 0 {
-		noteFixed(c.stderr, c.p, c.accept)
+	for _, l := range c.Notes {
+		fmt.Fprintln(c.stderr, l)
 	}
 	return status, err
-}
-
-// noteFixed tells, after a command failed, that its working directory
-// could not get new entries (it holds a denied or protected name; see
-// docs/backends.md), which is the likely reason for an EACCES there that
-// bwrap would not give.
-func noteFixed(w io.Writer, p *sandbox.Profile, accept []string) {
-	abi, err := landlock.ABI()
-	if err != nil {
-		return
-	}
-	rs, err := landlock.Build(p, landlock.Options{ABI: abi, Accept: accept})
-	if err != nil || !slices.Contains(rs.Fixed, p.Cwd) {
-		return
-	}
-	var names []string
-	for _, d := range append(slices.Clone(p.Deny), p.ReadOnlyOver...) {
-		if sandbox.Within(d, p.Cwd) && d != p.Cwd {
-			if _, err := os.Lstat(d); err == nil && len(names) < 3 {
-				names = append(names, d)
-			}
-		}
-	}
-	fmt.Fprintf(w, "guardrun: note: under the landlock backend nothing can be created, removed or renamed directly in %s: it holds denied or protected names (%s); see guardrun profile\n",
-		p.Cwd, strings.Join(names, ", "))
 }

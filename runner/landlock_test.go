@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 // requireLandlock skips unless the landlock backend works here (and
 // fails instead under GUARDRUN_REQUIRE_SANDBOX=1 when the suite runs
 // against landlock).
-func requireLandlock(t *testing.T) {
+func requireLandlock(t testing.TB) {
 	t.Helper()
 	if err := landlock.Check(); err != nil {
 		if os.Getenv("GUARDRUN_REQUIRE_SANDBOX") == "1" && landlockTest() {
@@ -193,37 +194,138 @@ func TestLandlockProtectedRestored(t *testing.T) {
 	}
 }
 
-// TestLandlockFixedEntries: a writable directory holding a denied name is
-// not granted as a whole: its files stay usable, nothing can be created,
-// removed or renamed in it, and the denied file stays unreadable.
-func TestLandlockFixedEntries(t *testing.T) {
+// TestLandlockServedEntries: a writable directory holding a denied
+// name (the workspace's .env) and guardrun's read-only config is not
+// granted as a whole, but guardrun serves its entries: files and
+// directories can be created, written, read again, renamed and removed
+// there as under bwrap, while the denied file stays unreadable and
+// where it is (no rename, removal, link or write through a link), the
+// config stays read-only, and no denied or protected name can be made.
+func TestLandlockServedEntries(t *testing.T) {
 	requireLandlock(t)
 	f := newFixture(t)
 	mk := filepath.Join(f.ws, "Makefile")
 	before, _ := os.ReadFile(mk)
+	conf, _ := os.ReadFile(f.config)
 	var out bytes.Buffer
 	status, err := RunWith(context.Background(), Options{Backend: testBackendNamed(BackendLandlock)}, f.profile,
-		[]string{"/bin/sh", "-c", `echo '# appended' >> Makefile && echo appended;
-			echo x > new.txt || echo create-refused;
-			rm -f Makefile 2>/dev/null || echo remove-refused;
-			mv Makefile M 2>/dev/null || echo rename-refused;
-			cat .env 2>/dev/null || echo read-refused;
+		[]string{"/bin/sh", "-c", `echo '# appended' >> Makefile && echo appended
+			echo x > new.txt && cat new.txt >/dev/null && echo create-ok
+			gcc -o prog hello.c 2>&1 && ./prog
+			mkdir newdir && echo y > newdir/f && cat newdir/f >/dev/null && mkdir newdir/deeper && echo z > newdir/deeper/g && echo mkdir-ok
+			mv new.txt renamed.txt && cat renamed.txt >/dev/null && echo rename-ok
+			mv newdir moved && cat moved/deeper/g >/dev/null && echo rename-dir-ok
+			rm renamed.txt && rm -r moved && echo remove-ok
+			sed -i s/appended/edited/ Makefile && grep -q edited Makefile && echo sed-i-ok
+			cat .env 2>/dev/null || echo read-refused
+			mv .env x 2>/dev/null || echo rename-env-refused
+			rm -f .env; test -e .env && echo remove-env-refused
+			ln .env hard 2>/dev/null || echo link-env-refused
+			ln -s .env sym && { cat sym 2>/dev/null || echo symlink-read-refused; }
+			echo leak > sym 2>/dev/null || echo symlink-write-refused
+			mv Makefile .ENV 2>/dev/null || echo rename-over-env-refused
+			echo x > .npmrc 2>/dev/null || echo denied-name-refused
+			echo x > .bashrc 2>/dev/null || echo protected-name-refused
+			echo x >> .guardrun.yaml 2>/dev/null || echo config-refused
+			mv .guardrun.yaml y 2>/dev/null || echo config-rename-refused
+			rm -f .guardrun.yaml; test -e .guardrun.yaml && echo config-remove-refused
+			mv sub s2 2>/dev/null || echo way-to-denied-refused
+			python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+if libc.renameat2(AT_FDCWD, b"Makefile", AT_FDCWD, b".env", RENAME_EXCHANGE) != 0:
+    print("exchange-refused")
+fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600)
+os.write(fd, b"planted")
+here = os.open(".", os.O_RDONLY)
+try:
+    os.link("/proc/self/fd/%d" % fd, ".npmrc", dst_dir_fd=here, follow_symlinks=True)
+except OSError:
+    print("tmpfile-link-refused")
+os.link("/proc/self/fd/%d" % fd, "anon-named", dst_dir_fd=here, follow_symlinks=True)
+print(open("anon-named").read())
+# The denied file through a descriptor that reads nothing (O_PATH is
+# not checked), linked by another name, then opened through the name.
+env = os.open(".env", os.O_PATH)
+try:
+    os.link("/proc/self/fd/%d" % env, "innocent", dst_dir_fd=here, follow_symlinks=True)
+    print("LINKED", os.read(os.open("innocent", os.O_RDWR | os.O_CREAT), 100))
+except OSError:
+    print("link-through-fd-refused")
+'
+			ln -s sub/dir sd && mkdir sd/x && echo through-link-ok
+			mkfifo sub/dir/ff && { cat sub/dir/ff > sub/dir/ff-out & } && echo through-a-fifo > sub/dir/ff && wait && cat sub/dir/ff-out
 			echo y > sub/dir/new && echo deeper-ok`},
 		f.env, Stdio{Stdout: &out, Stderr: &out})
 	if err != nil || status != 0 {
 		t.Fatalf("status %d, %v\n%s", status, err, out.String())
 	}
-	for _, want := range []string{"appended", "create-refused", "remove-refused", "rename-refused", "read-refused", "deeper-ok"} {
+	for _, want := range []string{"appended", "create-ok", "hello from gcc", "mkdir-ok", "rename-ok", "rename-dir-ok", "remove-ok", "sed-i-ok",
+		"read-refused", "rename-env-refused", "remove-env-refused", "link-env-refused", "symlink-read-refused", "symlink-write-refused",
+		"rename-over-env-refused", "denied-name-refused", "protected-name-refused", "config-refused", "config-rename-refused",
+		"config-remove-refused", "way-to-denied-refused", "exchange-refused", "tmpfile-link-refused", "planted", "link-through-fd-refused",
+		"through-link-ok", "through-a-fifo", "deeper-ok"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
 		}
 	}
-	if _, err := os.Lstat(filepath.Join(f.ws, "new.txt")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("new.txt was created in a directory with fixed entries")
+	if b, err := os.ReadFile(f.secret); err != nil || string(b) != secretText {
+		t.Errorf(".env: %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(f.config); string(b) != string(conf) {
+		t.Errorf(".guardrun.yaml: %q", b)
+	}
+	if strings.Contains(out.String(), "LINKED") || strings.Contains(out.String(), "do-not-leak") {
+		t.Errorf("the denied file was reached:\n%s", out.String())
+	}
+	for _, gone := range []string{"new.txt", "renamed.txt", "moved", "hard", ".ENV", ".npmrc", ".bashrc", "x", "y", "innocent"} {
+		if _, err := os.Lstat(filepath.Join(f.ws, gone)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists: %v", gone, err)
+		}
 	}
 	after, _ := os.ReadFile(mk)
-	if !bytes.Equal(after, append(before, "# appended\n"...)) {
-		t.Errorf("Makefile: %q", after)
+	if want := strings.Replace(string(before)+"# appended\n", "appended", "edited", 1); string(after) != want {
+		t.Errorf("Makefile: %q, want %q", after, want)
+	}
+	if l, err := os.Readlink(filepath.Join(f.ws, "sym")); err != nil || l != ".env" {
+		t.Errorf("sym: %q, %v", l, err)
+	}
+}
+
+// TestLandlockServedPools: in a served directory the command can
+// create PoolSize new files that it can open again (past them, new
+// files there are refused, and guardrun says so after the command), and
+// DirPoolSize new directories that are as usable as any in the zone
+// (more files in them than PoolSize); a directory made past those is
+// served like its parent.
+func TestLandlockServedPools(t *testing.T) {
+	requireLandlock(t)
+	f := newFixture(t)
+	var out bytes.Buffer
+	script := fmt.Sprintf(`set -e
+		mkdir nm && i=0 && while [ $i -lt 300 ]; do echo $i > nm/$i; i=$((i+1)); done && cat nm/299
+		i=0 && while [ $i -lt %d ]; do mkdir d$i; i=$((i+1)); done
+		mkdir last && echo in-last > last/f && cat last/f
+		i=0 && while [ $i -lt %d ]; do echo $i > f$i; i=$((i+1)); done && cat f%d
+		echo x > one-too-many 2>/dev/null && echo created-past-the-pool || echo refused-past-the-pool`,
+		landlock.DirPoolSize, landlock.PoolSize-1, landlock.PoolSize-2)
+	status, err := RunWith(context.Background(), Options{Backend: testBackendNamed(BackendLandlock)}, f.profile,
+		[]string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out})
+	if err != nil || status != 0 {
+		t.Fatalf("status %d, %v\n%s", status, err, out.String())
+	}
+	for _, want := range []string{"299\n", "in-last\n", fmt.Sprintf("%d\n", landlock.PoolSize-2), "refused-past-the-pool",
+		fmt.Sprintf("guardrun: note: the command created more than %d new files directly in directories that hold denied or protected names", landlock.PoolSize)} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(f.ws, "one-too-many")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file past the pool was left: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(testState, "landlock-pool")); len(ents) != 0 {
+		t.Errorf("directory pools left in the state directory: %v", ents)
 	}
 }
 
@@ -301,7 +403,7 @@ func TestLandlockWithoutNamespaces(t *testing.T) {
 	if err := copyFile(self, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tests := "^(TestNoNamespaces|TestEscapes|TestUnixSocketsListed|TestSandboxWorks|TestSignals|TestCancel|TestExitStatus|TestNoSurvivorsAfterSIGKILL|TestProbeRefusesOnHost|TestLandlockRefuses|TestLandlockFixedEntries|TestLandlockProtectedRestored|TestEscapesAtGuardrun|TestDeniedNameRace|TestToolchains|TestToolchainEscapes|TestFileOpEscapes|TestTerminalEscapes)$"
+	tests := "^(TestNoNamespaces|TestEscapes|TestUnixSocketsListed|TestSandboxWorks|TestSignals|TestCancel|TestExitStatus|TestNoSurvivorsAfterSIGKILL|TestProbeRefusesOnHost|TestLandlockRefuses|TestLandlockProtectedRestored|TestEscapesAtGuardrun|TestDeniedNameRace|TestToolchains|TestToolchainEscapes|TestFileOpEscapes|TestTerminalEscapes|TestLandlockServedEntries|TestLandlockServedPools|TestVerify)$"
 	inner := []string{bw, "--dev-bind", "/", "/", "--unshare-user", "--disable-userns", "--",
 		"env", "GUARDRUN_TEST_NONS=1", "GUARDRUN_TEST_BACKEND=landlock", "GUARDRUN_REQUIRE_SANDBOX=1",
 		"GUARDRUN_TEST_PROBE=" + probePath, "PATH=/usr/local/bin:/usr/bin:/bin",

@@ -14,6 +14,10 @@ import (
 // Command is seatbelt.Command, started and signalled as one process
 // group.
 func (seatbeltBackend) Command(ctx context.Context, p *sandbox.Profile, argv, env []string, o Options, stdio Stdio) (Cmd, error) {
+	if o.Verify != nil {
+		// TODO(seatbelt): verified commands (Endpoint Security).
+		return nil, fmt.Errorf("seatbelt: run-time verification is not available on macOS yet")
+	}
 	cmd, err := seatbelt.Command(ctx, p, argv, env)
 	if err != nil {
 		return nil, err

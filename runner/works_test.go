@@ -29,22 +29,10 @@ func TestSandboxWorks(t *testing.T) {
 		want string
 	}{Script("/bin/sh", "echo x > /tmp/t && cat /tmp/t && echo $TMPDIR"), "x\n/tmp"}
 	if landlockTest() {
-		// The workspace's root holds a denied .env and guardrun's config:
-		// under landlock its entries are fixed (nothing can be created
-		// there; TestLandlockFixedEntries). Work one level down, with the
-		// default protect list and nothing accepted: a missing .env or
-		// protected name there is moved aside after the command if it is
-		// created (TestLandlockProtectedRestored).
-		dir = filepath.Join(f.ws, "work")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range []string{"Makefile", "hello.c"} {
-			if err := copyFile(filepath.Join(f.ws, n), filepath.Join(dir, n), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f.profile = f.derive(t, dir)
+		// The workspace's root holds a denied .env and guardrun's
+		// config: under landlock guardrun serves its entries (Landlock
+		// alone would keep them fixed; TestLandlockServedEntries), so
+		// the work happens there as under bwrap.
 		// A directory of its own as $TMPDIR; /tmp itself is not visible.
 		tmpCase.argv = Script("/bin/sh", `echo x > "$TMPDIR/t" && cat "$TMPDIR/t" && case $TMPDIR in /tmp) exit 3;; esac && ! ls /tmp >/dev/null 2>&1 && echo tmp-hidden`)
 		tmpCase.want = "x\ntmp-hidden"

@@ -261,7 +261,7 @@ func (w PathPattern) matches(p string) bool {
 // sh).
 func (h HeldCall) Line(quote func([]string) string) string {
 	if quote == nil {
-		quote = quoteSh
+		quote = QuoteSh
 	}
 	var want string
 	switch h.Kind {
@@ -297,10 +297,10 @@ func (h HeldCall) Line(quote func([]string) string) string {
 	return line
 }
 
-// quoteSh quotes each word for sh when it needs it: single quotes, with
+// QuoteSh quotes each word for sh when it needs it: single quotes, with
 // a quote inside closed, escaped and reopened. Control characters are shown escaped, as
 // Go does, so that nothing in the line can move the cursor.
-func quoteSh(argv []string) string {
+func QuoteSh(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		out[i] = quoteWord(a)

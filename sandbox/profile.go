@@ -198,4 +198,13 @@ type SeccompPolicy struct {
 	// Landlock limits TCP to the proxy's port and nothing limits UDP,
 	// ICMP, SCTP or netlink.
 	InetStreamOnly bool `json:"inet_stream_only,omitempty"`
+	// Verify is the filter of a verified request (Prediction): it also
+	// refuses what would let another task change the memory, working
+	// directory or descriptors of a process between guardrun's look at
+	// an exec and the kernel's (a clone that shares memory, the working
+	// directory or the descriptor table without being a thread or a
+	// vfork child; memfd_create; SysV shared memory), and openat2,
+	// whose flags a filter cannot read (ENOSYS: callers fall back to
+	// openat).
+	Verify bool `json:"verify,omitempty"`
 }

@@ -102,6 +102,12 @@ func vm(t *testing.T, p sandbox.SeccompPolicy) *bpf.VM {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return vmProg(t, prog)
+}
+
+// vmProg loads prog, an exported program, into x/net/bpf's interpreter.
+func vmProg(t *testing.T, prog []byte) *bpf.VM {
+	t.Helper()
 	raw := make([]bpf.RawInstruction, len(prog)/8)
 	for i := range raw {
 		b := prog[8*i:]

@@ -43,28 +43,28 @@ func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
 	return f, nil
 }
 
-// BuildNotifyCached is BuildNotify with BuildCached's cache: the
-// routed calls are part of the file's name; their numbers are looked up
-// again on a hit (cheap, and never read from the file).
-func BuildNotifyCached(p sandbox.SeccompPolicy, notify []string, dir string) (*Filter, map[int32]string, error) {
+// BuildRoutesCached is BuildRoutes with BuildCached's cache: the routes
+// are part of the file's name; their numbers are looked up again on a
+// hit (cheap, and never read from the file).
+func BuildRoutesCached(p sandbox.SeccompPolicy, routes []Route, dir string) (*Filter, map[int32]string, error) {
 	if dir == "" {
-		return BuildNotify(p, notify)
+		return BuildRoutes(p, routes)
 	}
-	path := filepath.Join(dir, "seccomp-"+cacheKey(p, notify...)+".bpf")
+	path := filepath.Join(dir, "seccomp-"+cacheKey(p, routes...)+".bpf")
 	if prog, ok := readCached(path); ok {
 		nrs := map[int32]string{}
-		for _, name := range notify {
-			nr, err := syscallNr(name)
+		for _, r := range routes {
+			nr, err := syscallNr(r.Name)
 			if err != nil {
 				return nil, nil, err
 			}
 			if nr >= 0 {
-				nrs[int32(nr)] = name
+				nrs[int32(nr)] = r.Name
 			}
 		}
 		return &Filter{prog: prog}, nrs, nil
 	}
-	f, nrs, err := BuildNotify(p, notify)
+	f, nrs, err := BuildRoutes(p, routes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,14 +72,30 @@ func BuildNotifyCached(p sandbox.SeccompPolicy, notify []string, dir string) (*F
 	return f, nrs, nil
 }
 
-func cacheKey(p sandbox.SeccompPolicy, notify ...string) string {
+func cacheKey(p sandbox.SeccompPolicy, routes ...Route) string {
 	arch, _ := libseccomp.GetNativeArch()
 	maj, mnr, mic := libseccomp.GetLibraryVersion()
 	h := sha256.New()
 	fmt.Fprintf(h, "guardrun seccomp v2\narch %v\nlibseccomp %d.%d.%d\nmax %d\n", arch, maj, mnr, mic, maxInsns)
 	h.Write(appendRules(nil, rules(p)))
-	if len(notify) > 0 {
-		fmt.Fprintf(h, "notify %q\n", notify)
+	if len(routes) > 0 {
+		names := make([]string, len(routes))
+		conds := false
+		for i, r := range routes {
+			names[i] = r.Name
+			conds = conds || len(r.Any) > 0
+		}
+		// Unconditional routes keep the key they had as names alone.
+		fmt.Fprintf(h, "notify %q\n", names)
+		if conds {
+			for _, r := range routes {
+				fmt.Fprintf(h, "route %q", r.Name)
+				for _, c := range r.Any {
+					fmt.Fprintf(h, " %d:%x:%x", c.Arg, c.Mask, c.Val)
+				}
+				h.Write([]byte{'\n'})
+			}
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }

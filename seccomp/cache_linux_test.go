@@ -97,7 +97,7 @@ func mustBPF(t *testing.T, p sandbox.SeccompPolicy) []byte {
 
 // A program with calls routed to user space is cached under its own
 // name, and a hit gives the same program and call numbers as a build.
-func TestBuildNotifyCached(t *testing.T) {
+func TestBuildRoutesCachedNames(t *testing.T) {
 	pol := sandbox.SeccompPolicy{}
 	dir := filepath.Join(t.TempDir(), "cache")
 	names := []string{"chmod", "fchmodat2"}
@@ -109,7 +109,7 @@ func TestBuildNotifyCached(t *testing.T) {
 	var progs [][]byte
 	var maps []map[int32]string
 	for range 2 {
-		f, nrs, err := BuildNotifyCached(pol, names, dir)
+		f, nrs, err := BuildRoutesCached(pol, Routes(names...), dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,12 +5,25 @@
 // the terminal guardrun reads from. Rules lists the same content as data
 // for guardrun profile.
 //
-// BuildNotify is Build with some system calls routed to user space
-// (SECCOMP_RET_USER_NOTIF) for the landlock backend, which loads it with
-// a listener and serves them (package seccomp/notify). BuildCached and
-// BuildNotifyCached keep the compiled programs between processes in a
+// BuildRoutes is Build with some system calls routed to user space
+// (SECCOMP_RET_USER_NOTIF) for whoever loads it with a listener and
+// serves them (package seccomp/notify: the landlock backend, and a
+// verified command's helper under bwrap), a call only when one of its
+// conditions on the arguments holds (an open with a write or create
+// flag), so that the rest stays in the kernel, and
+// lets a call the deny rules refuse be routed only on conditions that
+// exclude what they refuse (mknodat of no device). BuildCached and
+// BuildRoutesCached keep the compiled programs between processes in a
 // directory their caller names (guardrun's state directory): the one
 // cache both backends use.
+//
+// SeccompPolicy.Verify adds the rules of a verified command (run-time
+// verification): no clone that shares memory, the working directory or
+// the descriptor table without being a thread or a vfork child (EPERM),
+// and no memfd_create, memfd_secret, SysV shared memory or openat2
+// (ENOSYS), so that nothing but the caller can change what guardrun read
+// of an exec before the kernel reads it again, and no open's flags hide
+// in memory.
 //
 // It does not install the filter. Build returns the program and File a
 // descriptor holding it; bwrap reads that with --seccomp and loads it

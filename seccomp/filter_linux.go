@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sync"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
@@ -35,20 +34,48 @@ func Build(p sandbox.SeccompPolicy) (*Filter, error) {
 	return f, err
 }
 
-// BuildNotify is Build with the system calls named in notify routed to
-// user space (SECCOMP_RET_USER_NOTIF) instead of allowed: whoever holds
-// the listener descriptor the kernel returns when the program is loaded
-// with SECCOMP_FILTER_FLAG_NEW_LISTENER answers them (package
-// seccomp/notify). Without a listener, or once it is closed, those calls
-// fail with ENOSYS. It returns the program and the system call number of
-// each routed name on this architecture (names the architecture does not
-// have, chmod on arm64, are left out). A name the deny rules already
-// refuse is an error: a call is refused or served, never both.
-func BuildNotify(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
-	if len(notify) == 0 {
+// BuildRoutes is Build with the system calls of routes sent to user
+// space (SECCOMP_RET_USER_NOTIF) instead of allowed, each when one of its
+// conditions holds (always, without any), the others left to the rest of
+// the filter: whoever holds the listener descriptor the kernel returns
+// when the program is loaded with SECCOMP_FILTER_FLAG_NEW_LISTENER
+// answers them (package seccomp/notify). Without a listener, or once it
+// is closed, those calls fail with ENOSYS. It returns the program and the
+// system call number of each routed name on this architecture (names the
+// architecture does not have, chmod on arm64, are left out). A call the
+// deny rules refuse may be routed only on conditions that compare the
+// same argument under the same mask as every one of those rules, with
+// other values (mknodat: a regular file, a FIFO or a socket routed, a
+// device refused), so that no call is both refused and served.
+func BuildRoutes(p sandbox.SeccompPolicy, routes []Route) (*Filter, map[int32]string, error) {
+	if len(routes) == 0 {
 		return nil, nil, errors.New("seccomp: no system calls to route to user space")
 	}
-	return build(p, notify)
+	return build(p, routes)
+}
+
+// disjoint reports whether route r can never match a call that one of
+// the deny rules rs refuses (see BuildRoutes).
+func disjoint(r Route, rs []rule) bool {
+	for _, d := range rs {
+		if d.name != r.Name {
+			continue
+		}
+		if len(r.Any) == 0 || len(d.any) == 0 || len(d.with) > 0 {
+			return false
+		}
+		for _, m := range d.any {
+			if m.op != opMaskedEq {
+				return false
+			}
+			for _, c := range r.Any {
+				if c.Arg != m.arg || c.Mask != m.mask || c.Val == m.val {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // lateCalls are system calls added to Linux after libseccomp 2.5 (the
@@ -62,7 +89,7 @@ var lateCalls = map[string]int{
 	"removexattrat": 466,
 }
 
-func build(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
+func build(p sandbox.SeccompPolicy, routes []Route) (*Filter, map[int32]string, error) {
 	arch, err := libseccomp.GetNativeArch()
 	if err != nil {
 		return nil, nil, fmt.Errorf("seccomp: native architecture: %w", err)
@@ -93,23 +120,23 @@ func build(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string,
 		}
 	}
 	var nrs map[int32]string
-	if notify != nil {
+	if routes != nil {
 		nrs = map[int32]string{}
-		for _, name := range notify {
-			if slices.ContainsFunc(rs, func(r rule) bool { return r.name == name }) {
-				return nil, nil, fmt.Errorf("seccomp: %s is refused by the filter and cannot also be routed to user space", name)
+		for _, r := range routes {
+			if !disjoint(r, rs) {
+				return nil, nil, fmt.Errorf("seccomp: %s is refused by the filter and cannot also be routed to user space", r.Name)
 			}
-			nr, err := syscallNr(name)
+			nr, err := syscallNr(r.Name)
 			if err != nil {
 				return nil, nil, err
 			}
 			if nr < 0 {
 				continue // not on this architecture
 			}
-			if err := sf.AddRuleExact(nr, libseccomp.ActNotify); err != nil {
-				return nil, nil, fmt.Errorf("seccomp: route %s to user space (it needs Linux 5.0 and libseccomp 2.5 or later): %w", name, err)
+			if err := addRoute(sf, nr, r); err != nil {
+				return nil, nil, err
 			}
-			nrs[int32(nr)] = name
+			nrs[int32(nr)] = r.Name
 		}
 	}
 	prog, err := export(sf)
@@ -117,6 +144,26 @@ func build(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string,
 		return nil, nil, err
 	}
 	return &Filter{prog: prog}, nrs, nil
+}
+
+// addRoute adds r, the system call nr, routed to user space.
+func addRoute(sf *libseccomp.ScmpFilter, nr libseccomp.ScmpSyscall, r Route) error {
+	if len(r.Any) == 0 {
+		if err := sf.AddRuleExact(nr, libseccomp.ActNotify); err != nil {
+			return fmt.Errorf("seccomp: route %s to user space (it needs Linux 5.0 and libseccomp 2.5 or later): %w", r.Name, err)
+		}
+		return nil
+	}
+	for _, c := range r.Any {
+		cond, err := libseccomp.MakeCondition(c.Arg, libseccomp.CompareMaskedEqual, c.Mask, c.Val)
+		if err == nil {
+			err = sf.AddRuleConditionalExact(nr, libseccomp.ActNotify, []libseccomp.ScmpCondition{cond})
+		}
+		if err != nil {
+			return fmt.Errorf("seccomp: route %s to user space when argument %d & %#x is %#x: %w", r.Name, c.Arg, c.Mask, c.Val, err)
+		}
+	}
+	return nil
 }
 
 func addRule(sf *libseccomp.ScmpFilter, r rule) error {

@@ -31,12 +31,12 @@ func BuildCached(p sandbox.SeccompPolicy, dir string) (*Filter, error) {
 	return nil, errUnsupported
 }
 
-// BuildNotify fails: see Build.
-func BuildNotify(p sandbox.SeccompPolicy, notify []string) (*Filter, map[int32]string, error) {
+// BuildRoutes fails: see Build.
+func BuildRoutes(p sandbox.SeccompPolicy, routes []Route) (*Filter, map[int32]string, error) {
 	return nil, nil, errUnsupported
 }
 
-// BuildNotifyCached fails: see Build.
-func BuildNotifyCached(p sandbox.SeccompPolicy, notify []string, dir string) (*Filter, map[int32]string, error) {
+// BuildRoutesCached fails: see Build.
+func BuildRoutesCached(p sandbox.SeccompPolicy, routes []Route, dir string) (*Filter, map[int32]string, error) {
 	return nil, nil, errUnsupported
 }

@@ -446,6 +446,7 @@ func rules(p sandbox.SeccompPolicy) []rule {
 	}
 	rs = append(rs, rule{name: "socketpair", errno: errnoEAFNOSUPPORT,
 		cond: "domain is not AF_UNIX", any: notUnix})
+	rs = append(rs, verifyRules(p)...)
 	return rs
 }
 

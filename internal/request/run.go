@@ -46,6 +46,13 @@ type Job struct {
 	// Signals, when not nil, are relayed to the command instead of the
 	// signals this process receives (runner.Options.Signals).
 	Signals <-chan os.Signal
+	// Prediction, when set, runs the command verified (SPEC §3,
+	// "Run-time verification"): what the analysis predicted it may run
+	// and change, for a request pre-approved because of it. A call
+	// outside it is held and asked about as the request would be; one
+	// refused ends the request refused (77) with its line. Nil runs the
+	// command unverified.
+	Prediction *sandbox.Prediction
 	// Commit, when set, is called once before Run does anything that
 	// cannot be taken back (an audit record, a prompt's answer acted
 	// on, the command): `guardrun serve` tells its client there that
@@ -474,6 +481,9 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		}
 		rec.Sandbox = s.Backend.Name()
 		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept, Signals: j.Signals}
+		if j.Prediction != nil {
+			opts.Verify = s.verify(j, cwd, d, io)
+		}
 		if p.Proxy && s.Backend.ProxyMode() != runner.ProxyNone {
 			end = trace.Phase("proxy")
 			jp, err := s.proxyFor(j, cwd, io)
@@ -497,6 +507,14 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 			return fmt.Errorf("sandbox: %w", err)
 		}
 		warnCreatedProtected(p, io)
+		if opts.Verify != nil {
+			if h, refused := opts.Verify.Refused(); refused {
+				line := h.Line(s.quote)
+				rec.Outcome, rec.Exit, rec.Reason = "refused", &status, line
+				s.audit(j, cwd, rec, start, io)
+				return &Refusal{line}
+			}
+		}
 	} else {
 		rec.Sandbox = "none"
 		s.auditStart(j, cwd, rec, start, d, io)
@@ -719,4 +737,35 @@ func envValue(env []string, name string) string {
 		}
 	}
 	return v
+}
+
+// verify is the verification of a job with a prediction: a call outside
+// it is asked about through the gate as a request that asks (a prompt
+// in interactive mode, a refusal in strict mode, no one to ask: a
+// refusal), never remembered for the session.
+func (s *Session) verify(j *Job, cwd string, d *rules.Decision, io IO) *runner.Verify {
+	return &runner.Verify{
+		Prediction: j.Prediction,
+		Quote:      s.quote,
+		Hold: func(ctx context.Context, h sandbox.HeldCall) (bool, error) {
+			line := strings.TrimPrefix(h.Line(s.quote), "guardrun: refused at run time: ")
+			req := &approval.Request{
+				Display:  line,
+				Decision: &rules.Decision{Decision: rules.Ask, Reason: "at run time: " + line},
+				Cwd:      cwd,
+				Sandbox:  sandboxSummary(s.Loaded, d),
+				Summary:  OneLineDisplay(line),
+			}
+			out, err := s.Ask(ctx, req, io, nil)
+			if err != nil {
+				return false, err
+			}
+			return out.Run, nil
+		},
+	}
+}
+
+// quote shows an argv as the config's shell would read it back.
+func (s *Session) quote(argv []string) string {
+	return shellparse.QuoteArgv(argv, s.Loaded.Engine.Dialect())
 }

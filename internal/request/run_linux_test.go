@@ -13,6 +13,7 @@ import (
 	"github.com/guardrun/guardrun/internal/testing/testenv"
 	"github.com/guardrun/guardrun/rules"
 	"github.com/guardrun/guardrun/runner"
+	"github.com/guardrun/guardrun/sandbox"
 )
 
 // openSandboxed opens a session that runs commands under bwrap, or ends
@@ -125,5 +126,43 @@ func TestRunApproveAll(t *testing.T) {
 	recs := w.records(t)
 	if len(recs) != 2 || recs[1].Outcome != "ran" || recs[1].DecidedBy != "mode" || recs[1].Verdict != "ask" || recs[1].Cwd != sub {
 		t.Fatalf("audit %+v, want started and ran, decided by the mode, in %s", recs, sub)
+	}
+}
+
+// TestRunVerified: a job with a prediction runs verified: what the
+// prediction allows is made, a write outside it is held, refused in
+// strict mode, and the request ends refused with the line that says
+// what wanted what, audited as refused.
+func TestRunVerified(t *testing.T) {
+	w := newWorld(t, testConfig)
+	s, io := openSandboxed(t, w, rules.ModeStrict)
+	script := "echo in > inside; echo out > other; true"
+	j := &Job{Script: script, Prediction: &sandbox.Prediction{
+		Exec:  []sandbox.Exec{{Program: "sh", Args: []sandbox.Word{{Text: "-c"}, {Text: script}}, Part: "the script"}},
+		Write: []sandbox.PathPattern{{Path: filepath.Join(w.work, "inside")}},
+	}}
+	err := s.Run(context.Background(), j, io)
+	var ref *Refusal
+	want := "guardrun: refused at run time: the script wants to create " + filepath.Join(w.work, "other") + ", which the analysis did not predict"
+	if !errors.As(err, &ref) || !strings.HasPrefix(ref.Line, want) {
+		t.Fatalf("Run = %v, want a refusal %q", err, want)
+	}
+	if data, err := os.ReadFile(filepath.Join(w.work, "inside")); err != nil || string(data) != "in\n" {
+		t.Errorf("the predicted write: %q, %v", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(w.work, "other")); err == nil {
+		t.Errorf("the held write was made")
+	}
+	recs := w.records(t)
+	if last := recs[len(recs)-1]; last.Outcome != "refused" || !strings.HasPrefix(last.Reason, want) {
+		t.Errorf("audit %+v, want refused with the line", last)
+	}
+	// Everything predicted: it runs.
+	j = &Job{Script: "echo in > inside", Prediction: &sandbox.Prediction{
+		Exec:  []sandbox.Exec{{Program: "sh", Args: []sandbox.Word{{Text: "-c"}, {Text: "echo in > inside"}}}},
+		Write: []sandbox.PathPattern{{Path: filepath.Join(w.work, "inside")}},
+	}}
+	if err := s.Run(context.Background(), j, io); err != nil {
+		t.Errorf("a predicted job: %v", err)
 	}
 }

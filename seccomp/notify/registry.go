@@ -2,10 +2,12 @@ package notify
 
 import (
 	"fmt"
-	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/guardrun/guardrun/seccomp"
 )
 
 // Handler serves one system call of the sandboxed command: it does what
@@ -24,6 +26,24 @@ type Handler func(r *Request) Response
 type Response struct {
 	Val   int64
 	Errno syscall.Errno
+
+	// fd, when set (fdSet), is a descriptor of guardrun's that the
+	// answer installs in the caller (SECCOMP_IOCTL_NOTIF_ADDFD) and
+	// returns the number of; the answer closes guardrun's copy.
+	fd      int
+	fdSet   bool
+	cloexec bool
+	// cont lets the kernel carry on with the call: only ever for an
+	// exec (Request.ContinueExec), which guardrun cannot make itself.
+	cont bool
+}
+
+// FD is a successful return of a new descriptor: fd, guardrun's own,
+// installed in the caller (close-on-exec if cloexec) and its number
+// returned in one step (SECCOMP_ADDFD_FLAG_SEND, Linux 5.14), as open
+// returns one. Sending the answer closes fd.
+func FD(fd int, cloexec bool) Response {
+	return Response{fd: fd, fdSet: true, cloexec: cloexec}
 }
 
 // Value is a successful return of v.
@@ -41,7 +61,7 @@ func Fail(e syscall.Errno) Response {
 // Registry is the notification registry: the system calls the sandboxed
 // command makes that guardrun serves in user space, and the Handler for
 // each. One Registry is made per command; whatever it names is routed to
-// user space by the command's seccomp filter (seccomp.BuildNotify with
+// user space by the command's seccomp filter (seccomp.BuildRoutes with
 // Names), and the Server started on the filter's listener calls the
 // handler for each notification. A task can have only one filter with a
 // listener (the kernel answers EBUSY to a second), so every user-space
@@ -54,11 +74,43 @@ func Fail(e syscall.Errno) Response {
 type Registry struct {
 	mu       sync.Mutex
 	handlers map[string]Handler
+	// when are the conditions of a name routed only on some calls
+	// (HandleWhen); a name without is routed on every call.
+	when map[string][]seccomp.Cond
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{handlers: map[string]Handler{}}
+	return &Registry{handlers: map[string]Handler{}, when: map[string][]seccomp.Cond{}}
+}
+
+// HandleWhen is Handle for the calls of name that meet one of when
+// (seccomp.Route): the others stay in the kernel and never reach h. An
+// empty when routes every call, as Handle does.
+func (g *Registry) HandleWhen(name string, when []seccomp.Cond, h Handler) error {
+	if err := g.Handle(name, h); err != nil {
+		return err
+	}
+	if len(when) > 0 {
+		g.mu.Lock()
+		g.when[name] = append([]seccomp.Cond(nil), when...)
+		g.mu.Unlock()
+	}
+	return nil
+}
+
+// Routes are the system calls routed to user space with their
+// conditions, sorted by name: what the command's filter is built with
+// (seccomp.BuildRoutes).
+func (g *Registry) Routes() []seccomp.Route {
+	names := g.Names()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]seccomp.Route, len(names))
+	for i, n := range names {
+		out[i] = seccomp.Route{Name: n, Any: g.when[n]}
+	}
+	return out
 }
 
 // Handle routes the system call name to h. A name can have only one
@@ -88,10 +140,13 @@ func (g *Registry) Names() []string {
 	return out
 }
 
-// Key identifies the set of names (for caching a compiled filter).
+// Key identifies the routes (for caching a compiled filter).
 func (g *Registry) Key() string {
-	names := g.Names()
-	return fmt.Sprint(slices.Clip(names))
+	var b strings.Builder
+	for _, r := range g.Routes() {
+		fmt.Fprintf(&b, "%s%v;", r.Name, r.Any)
+	}
+	return b.String()
 }
 
 func (g *Registry) handler(name string) Handler {

@@ -43,8 +43,9 @@ const MaxWorkers = 16
 
 // Server answers the notifications of one listener descriptor with the
 // handlers of a Registry, until Stop. Each handler runs on a worker: an
-// OS thread of guardrun locked to its goroutine that has dropped every
-// capability (effective, permitted, inheritable), as the sandboxed
+// OS thread of guardrun locked to its goroutine, with a working
+// directory and umask of its own (CLONE_FS unshared), that has dropped
+// every capability (effective, permitted, inheritable), as the sandboxed
 // command has, so that a handler acting for the command never has more
 // privilege than the command: root's CAP_CHOWN, CAP_FOWNER,
 // CAP_DAC_OVERRIDE and the rest are gone for it, and the kernel's
@@ -77,7 +78,7 @@ type Server struct {
 // Serve starts answering the notifications of listener (the descriptor
 // seccomp returned for SECCOMP_FILTER_FLAG_NEW_LISTENER), which it now
 // owns. nrs maps the system call numbers the filter routes to their
-// names (as seccomp.BuildNotify returns them); a number without a name
+// names (as seccomp.BuildRoutes returns them); a number without a name
 // or a name without a handler in reg fails with ENOSYS.
 func Serve(listener int, reg *Registry, nrs map[int32]string) (*Server, error) {
 	if listener < 0 || reg == nil {
@@ -143,6 +144,13 @@ func (s *Server) worker() {
 	capless := true
 	if err := dropThreadCaps(); err != nil {
 		s.fail(err)
+		capless = false
+	}
+	// A working directory and umask of the thread's own: a handler that
+	// creates a file for the caller sets the caller's umask here
+	// (SetUmask), which must not become every thread's.
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		s.fail(fmt.Errorf("notify: unshare the worker's file system attributes: %w", err))
 		capless = false
 	}
 	for {
@@ -275,13 +283,82 @@ func (r *Request) Valid() error {
 	return nil
 }
 
+// struct seccomp_notif_addfd.
+type notifAddFD struct {
+	ID         uint64
+	Flags      uint32
+	SrcFD      uint32
+	NewFD      uint32
+	NewFDFlags uint32
+}
+
+// seccompUserNotifFlagContinue is SECCOMP_USER_NOTIF_FLAG_CONTINUE.
+const seccompUserNotifFlagContinue = 1
+
 func (r *Request) respond(resp Response) {
+	if resp.fdSet {
+		r.respondFD(resp)
+		return
+	}
 	out := notifResp{ID: r.ID, Val: resp.Val}
-	if resp.Errno != 0 {
+	switch {
+	case resp.cont:
+		if r.Syscall != "execve" && r.Syscall != "execveat" {
+			// Never for a call guardrun can make itself (see
+			// Response): fail closed.
+			out.Error = -int32(syscall.EPERM)
+			break
+		}
+		out.Val, out.Flags = 0, seccompUserNotifFlagContinue
+	case resp.Errno != 0:
 		out.Val, out.Error = 0, -int32(resp.Errno)
 	}
 	// ENOENT: the caller is gone; nothing to answer.
 	_ = ioctl(r.s.fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&out))
+}
+
+// respondFD installs resp's descriptor in the caller and answers with
+// its number, in one step where the kernel can (SECCOMP_ADDFD_FLAG_SEND,
+// Linux 5.14: the caller cannot be left holding a descriptor it was
+// never told of); before that, installs it and then answers. guardrun's
+// copy is closed either way.
+func (r *Request) respondFD(resp Response) {
+	defer unix.Close(resp.fd)
+	add := notifAddFD{ID: r.ID, Flags: unix.SECCOMP_ADDFD_FLAG_SEND, SrcFD: uint32(resp.fd)}
+	if resp.cloexec {
+		add.NewFDFlags = unix.O_CLOEXEC
+	}
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(r.s.fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
+	switch e {
+	case 0, unix.ENOENT:
+		return // answered, or the caller is gone
+	case unix.EINVAL:
+		add.Flags = 0
+		var n uintptr
+		n, _, e = unix.Syscall(unix.SYS_IOCTL, uintptr(r.s.fd), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
+		if e == 0 {
+			r.respond(Value(int64(n)))
+			return
+		}
+	}
+	if e == unix.ENOENT {
+		return
+	}
+	// The descriptor could not be installed (EMFILE: the caller's
+	// table is full): the call fails as open would.
+	r.respond(Fail(e))
+}
+
+// ContinueExec is the answer that lets an exec go on in the kernel
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE), the one call guardrun cannot make
+// for the caller. The kernel reads the path and argv again from the
+// caller's memory: answer it only when nothing can have changed them
+// since they were read (ExecSafe). For any other call it is EPERM.
+func (r *Request) ContinueExec() Response {
+	if r.Syscall != "execve" && r.Syscall != "execveat" {
+		return Fail(syscall.EPERM)
+	}
+	return Response{cont: true}
 }
 
 // PathMax is the kernel's PATH_MAX, the NUL included.
@@ -535,65 +612,36 @@ func splitLines(b []byte) []string {
 // directory or dirfd (Dir). With nofollow the last component is not
 // followed (a symbolic link is opened itself). Paths that name the
 // caller's own process files (/proc/self, /proc/thread-self, /dev/fd/N,
-// /dev/stdin, /dev/stdout, /dev/stderr) are rewritten to the caller's
-// /proc/PID: resolved here as they are, they would reach guardrun's own.
-// An empty path is ENOENT. What it looked up through /proc/PID is
-// checked to be the caller's (the call still waiting) afterwards.
+// /dev/stdin, /dev/stdout, /dev/stderr) are opened through the caller's
+// /proc/PID: resolved here as they are, they would reach guardrun's
+// own. No other magic link is followed (/proc/PID/fd/N of another
+// process, guardrun's own included, in any spelling): see Locate. An
+// empty path is ENOENT. What it looked up through /proc/PID is checked
+// to be the caller's (the call still waiting) afterwards.
 func (r *Request) Open(dirfd int32, path string, nofollow bool) (int, error) {
 	if path == "" {
 		return -1, syscall.ENOENT
 	}
-	flags := unix.O_PATH | unix.O_CLOEXEC
-	if nofollow {
-		flags |= unix.O_NOFOLLOW
-	}
-	dir := AtFDCWD
-	// Only what is looked up through /proc/PID depends on the pid still
-	// being the caller's: Dir has checked that for a relative path.
-	check := false
-	if path[0] == '/' {
-		own := r.ownFiles(path)
-		check = own != path
-		path = own
-	} else {
-		d, err := r.Dir(dirfd)
-		if err != nil {
-			return -1, err
-		}
-		defer unix.Close(d)
-		dir = d
-	}
-	fd, err := unix.Openat(dir, path, flags, 0)
+	l, err := r.Locate(View{}, Target{Dirfd: dirfd, Path: path, Follow: !nofollow}, false)
 	if err != nil {
-		if verr := r.Valid(); verr != nil {
-			return -1, verr
-		}
 		return -1, err
 	}
-	if check {
-		if err := r.Valid(); err != nil {
-			unix.Close(fd)
-			return -1, err
-		}
+	defer l.Close()
+	if l.Parent < 0 {
+		return dupFD(l.Obj)
+	}
+	flags := unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW
+	name := l.Name
+	if l.Slash {
+		// A trailing slash: the kernel follows a link there, and
+		// wants a directory.
+		flags = unix.O_PATH | unix.O_CLOEXEC | unix.O_DIRECTORY
+		how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_MAGICLINKS}
+		return unix.Openat2(l.Parent, name, &how)
+	}
+	fd, err := unix.Openat(l.Parent, name, flags, 0)
+	if err != nil {
+		return -1, err
 	}
 	return fd, nil
-}
-
-// ownFiles rewrites an absolute path that starts with the names of "this
-// process's files" to the caller's /proc/PID.
-func (r *Request) ownFiles(path string) string {
-	own := fmt.Sprintf("/proc/%d", r.Pid)
-	for _, m := range []struct{ from, to string }{
-		{"/proc/self", own},
-		{"/proc/thread-self", own},
-		{"/dev/fd", own + "/fd"},
-		{"/dev/stdin", own + "/fd/0"},
-		{"/dev/stdout", own + "/fd/1"},
-		{"/dev/stderr", own + "/fd/2"},
-	} {
-		if path == m.from || len(path) > len(m.from) && path[:len(m.from)] == m.from && path[len(m.from)] == '/' {
-			return m.to + path[len(m.from):]
-		}
-	}
-	return path
 }

@@ -149,7 +149,7 @@ func (c *child) ask(t *testing.T, what string) string {
 // with a listener and starts the child, which inherits the filter.
 func startFiltered(t *testing.T, reg *Registry) *child {
 	t.Helper()
-	f, nrs, err := seccomp.BuildNotify(sandbox.SeccompPolicy{AllowNetwork: true, AllowUnix: true}, reg.Names())
+	f, nrs, err := seccomp.BuildRoutes(sandbox.SeccompPolicy{AllowNetwork: true, AllowUnix: true}, reg.Routes())
 	if err != nil {
 		t.Skipf("seccomp: %v", err)
 	}
@@ -364,27 +364,6 @@ func TestValidAfterExit(t *testing.T) {
 		t.Error("Dir after the caller was killed succeeded")
 	}
 	close(release)
-}
-
-// TestOwnFiles: paths naming "this process's" files are the caller's,
-// not guardrun's.
-func TestOwnFiles(t *testing.T) {
-	r := &Request{Pid: 1234}
-	for in, want := range map[string]string{
-		"/proc/self/fd/3":        "/proc/1234/fd/3",
-		"/proc/self":             "/proc/1234",
-		"/proc/thread-self/cwd":  "/proc/1234/cwd",
-		"/dev/fd/5":              "/proc/1234/fd/5",
-		"/dev/stdin":             "/proc/1234/fd/0",
-		"/dev/stderr":            "/proc/1234/fd/2",
-		"/proc/selfish":          "/proc/selfish",
-		"/dev/fdx":               "/dev/fdx",
-		"/home/u/proc/self/fd/3": "/home/u/proc/self/fd/3",
-	} {
-		if got := r.ownFiles(in); got != want {
-			t.Errorf("ownFiles(%q) = %q, want %q", in, got, want)
-		}
-	}
 }
 
 func dropAllCaps() error {

@@ -1,0 +1,274 @@
+//go:build linux
+
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/guardrun/guardrun/sandbox"
+)
+
+func words(ws ...string) []sandbox.Word {
+	out := make([]sandbox.Word, len(ws))
+	for i, w := range ws {
+		out[i] = sandbox.Word{Text: w}
+	}
+	return out
+}
+
+// shell is the prediction's entry for the request's own shell.
+func shell(script string) sandbox.Exec {
+	return sandbox.Exec{Program: "sh", Args: words("-c", script), Part: script}
+}
+
+// held is what a test checks of a held call.
+type held struct {
+	Kind, By, What string
+	Allowed        bool
+	Why            string // a part of Reason
+}
+
+func heldOf(hs []sandbox.HeldCall) []held {
+	var out []held
+	for _, h := range hs {
+		what := h.Path
+		if h.Kind == sandbox.HeldExec {
+			what = sandbox.QuoteSh(h.Argv)
+		}
+		why := ""
+		for _, w := range []string{"threads", "shared memory", "no one can be asked"} {
+			if strings.Contains(h.Reason, w) {
+				why = w
+			}
+		}
+		out = append(out, held{Kind: h.Kind, By: h.By, What: what, Allowed: h.Allowed, Why: why})
+	}
+	return out
+}
+
+// TestVerify: a verified command runs what its prediction allows without
+// a held call; an exec or a write outside it is held, and refused (EPERM,
+// nothing done, the call recorded with a line the agent can act on)
+// when no one allows it, or made when the answer allows it; an exec goes
+// on only for a single-threaded caller whose argv lies in its own memory
+// (a vfork child of one, as posix_spawn makes, included); memfd_create
+// is refused and /proc/PID/mem is never written.
+func TestVerify(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("sed"); err != nil {
+		t.Skip(err)
+	}
+	py, _ := exec.LookPath("python3")
+	f := newFixture(t)
+	file := filepath.Join(f.ws, "file")
+	if err := os.WriteFile(file, []byte("line one\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	allowAll := func(context.Context, sandbox.HeldCall) (bool, error) { return true, nil }
+	ws := func(n string) string { return filepath.Join(f.ws, n) }
+	type tc struct {
+		name    string
+		script  string
+		exec    []sandbox.Exec
+		write   []sandbox.PathPattern
+		hold    func(context.Context, sandbox.HeldCall) (bool, error)
+		status  int // -1: any
+		out     string
+		held    []held
+		exist   []string
+		missing []string
+	}
+	cases := []tc{
+		{name: "a predicted command runs with no held call", script: `sed -n p file`,
+			exec: []sandbox.Exec{{Program: "sed", Args: words("-n", "p", "file"), Part: "sed -n p file"}},
+			out:  "line one\nline two\n"},
+		{name: "sed's e command runs sh, held and refused", script: `sed -n '1e touch M' file`,
+			exec:    []sandbox.Exec{{Program: "sed", Args: words("-n", "1e touch M", "file"), Part: "sed -n '1e touch M'"}},
+			status:  -1,
+			held:    []held{{Kind: "exec", By: "sed -n '1e touch M'", What: "sh -c 'touch M'", Why: "no one can be asked"}},
+			missing: []string{ws("M")}},
+		{name: "sed's e command held and allowed: posix_spawn's child execs", script: `sed -n '1e touch M' file`,
+			exec: []sandbox.Exec{{Program: "sed", Args: words("-n", "1e touch M", "file"), Part: "sed -n '1e touch M'"}},
+			hold: allowAll, status: -1,
+			held: []held{{Kind: "exec", By: "sed -n '1e touch M'", What: "sh -c 'touch M'", Allowed: true},
+				{Kind: "exec", By: "sh -c 'touch M'", What: "touch M", Allowed: true},
+				{Kind: "create", By: "touch M", What: ws("M"), Allowed: true},
+				{Kind: "metadata", By: "touch M", What: ws("M"), Allowed: true}},
+			exist: []string{ws("M")}},
+		{name: "a vfork child of a predicted program execs a predicted program", script: `sed -n '1e touch M' file`,
+			exec: []sandbox.Exec{{Program: "sed", Args: words("-n", "1e touch M", "file"), Part: "sed e"},
+				{Program: "sh", Args: words("-c", "touch M"), Part: "sed's sh"}, {Program: "touch", Args: words("M"), Part: "touch M"}},
+			write:  []sandbox.PathPattern{{Path: ws("M")}},
+			status: -1, exist: []string{ws("M")}},
+		{name: "a predicted write is made, another held and refused", script: `echo a > out.txt; echo b > other.txt; cat out.txt`,
+			exec:   []sandbox.Exec{{Program: "cat", Args: words("out.txt"), Part: "cat out.txt"}},
+			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+			status: -1, out: "a\n",
+			held:    []held{{Kind: "create", By: "echo a > out.txt; echo b > other.txt; cat out.txt", What: ws("other.txt"), Why: "no one can be asked"}},
+			exist:   []string{ws("out.txt")},
+			missing: []string{ws("other.txt")}},
+		{name: "a write held and allowed", script: `echo b > other.txt && cat other.txt`,
+			exec: []sandbox.Exec{{Program: "cat", Args: words("other.txt"), Part: "cat other.txt"}},
+			hold: allowAll, out: "b\n",
+			held:  []held{{Kind: "create", By: "echo b > other.txt && cat other.txt", What: ws("other.txt"), Allowed: true}},
+			exist: []string{ws("other.txt")}},
+		{name: "removing and renaming are writes", script: `rm -f file; mv Makefile M2`,
+			exec:   []sandbox.Exec{{Program: "rm", Args: words("-f", "file"), Part: "rm -f file"}, {Program: "mv", Args: words("Makefile", "M2"), Part: "mv Makefile M2"}},
+			write:  []sandbox.PathPattern{{Path: ws("M2")}},
+			status: -1,
+			held: []held{{Kind: "remove", By: "rm -f file", What: ws("file"), Why: "no one can be asked"},
+				{Kind: "rename", By: "mv Makefile M2", What: ws("M2"), Why: "no one can be asked"}},
+			exist: []string{ws("file"), ws("Makefile")}, missing: []string{ws("M2")}},
+		{name: "the temporary directory, /dev/null and pipes need no prediction", script: `echo x > "${TMPDIR:-/tmp}/t" && cat "${TMPDIR:-/tmp}/t" >/dev/null && echo y > /dev/null && echo z > /dev/stdout`,
+			exec: []sandbox.Exec{{Program: "cat", Args: []sandbox.Word{{Any: true}}, Part: "cat $TMPDIR/t"}},
+			out:  "z\n"},
+		{name: "the metadata of a predicted path changes, another's is held", script: `echo a > out.txt; chmod 600 out.txt; chmod 600 Makefile`,
+			exec:   []sandbox.Exec{{Program: "chmod", Args: []sandbox.Word{{Text: "600"}, {Any: true}}, Part: "chmod 600"}},
+			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+			status: -1,
+			held:   []held{{Kind: "metadata", By: "chmod 600", What: ws("Makefile"), Why: "no one can be asked"}}},
+		{name: "a link planted at a predicted path leads nowhere else", script: `ln -s Makefile out.txt; echo x > out.txt`,
+			exec:   []sandbox.Exec{{Program: "ln", Args: words("-s", "Makefile", "out.txt"), Part: "ln -s"}},
+			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+			status: -1,
+			held:   []held{{Kind: "write", By: "ln -s Makefile out.txt; echo x > out.txt", What: ws("Makefile"), Why: "no one can be asked"}},
+			exist:  []string{ws("out.txt")}},
+		{name: "a hard link or a rename of another file to a predicted path is held", script: `ln Makefile out.txt; mv Makefile out.txt`,
+			exec:   []sandbox.Exec{{Program: "ln", Args: words("Makefile", "out.txt"), Part: "ln"}, {Program: "mv", Args: words("Makefile", "out.txt"), Part: "mv"}},
+			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+			status: -1,
+			held: []held{{Kind: "link", By: "ln", What: ws("out.txt"), Why: "no one can be asked"},
+				{Kind: "rename", By: "mv", What: ws("out.txt"), Why: "no one can be asked"}},
+			exist: []string{ws("Makefile")}, missing: []string{ws("out.txt")}},
+		{name: "a descriptor opened for reading is not reopened for writing", script: `exec 3<Makefile; echo x > /proc/self/fd/3`,
+			status: -1,
+			held:   []held{{Kind: "write", By: "exec 3<Makefile; echo x > /proc/self/fd/3", What: ws("Makefile"), Why: "no one can be asked"}}},
+		{name: "a program outside the prediction is held", script: `touch N`,
+			status:  -1,
+			held:    []held{{Kind: "exec", By: "touch N", What: "touch N", Why: "no one can be asked"}},
+			missing: []string{ws("N")}},
+	}
+	if py != "" {
+		cases = append(cases,
+			tc{name: "a multi-threaded caller's exec is refused, predicted or not",
+				script: `python3 -c 'import threading, time, os; threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); os.execv("/bin/true", ["true"])'`,
+				exec:   []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", Part: "true"}},
+				hold:   allowAll, status: -1,
+				held: []held{{Kind: "exec", By: "python3", What: "true", Why: "threads"}}},
+			tc{name: "an argv in shared memory is refused",
+				script: `python3 -c '
+import ctypes, mmap
+m = mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED)
+m.write(b"/bin/true\0")
+buf = ctypes.c_char.from_buffer(m)
+path = ctypes.addressof(buf)
+argv = (ctypes.c_char_p * 2)(ctypes.c_char_p(path), None)
+ctypes.CDLL(None, use_errno=True).execv(ctypes.c_char_p(path), argv)
+print("refused", ctypes.get_errno())
+'`,
+				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", Part: "true"}},
+				hold: allowAll, status: -1, out: "refused 1\n",
+				held: []held{{Kind: "exec", By: "python3", What: "/bin/true", Why: "shared memory"}}},
+			tc{name: "memfd_create is refused, and /proc/self/mem is never written",
+				script: `python3 -c '
+import os
+try:
+    os.memfd_create("x")
+except OSError as e:
+    print("memfd", e.errno)
+try:
+    open("/proc/self/mem", "r+b")
+except OSError as e:
+    print("mem", e.errno)
+'`,
+				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				hold: allowAll, out: "memfd 38\nmem 13\n"},
+		)
+	}
+	makefile, err := os.ReadFile(ws("Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				// No case may change a file outside its prediction.
+				if b, err := os.ReadFile(ws("Makefile")); err != nil || !bytes.Equal(b, makefile) {
+					t.Errorf("Makefile changed: %q, %v", b, err)
+					os.WriteFile(ws("Makefile"), makefile, 0o644)
+				}
+				if fi, err := os.Stat(ws("Makefile")); err == nil && fi.Mode().Perm() != 0o644 {
+					t.Errorf("Makefile's mode changed: %v", fi.Mode())
+					os.Chmod(ws("Makefile"), 0o644)
+				}
+			}()
+			for _, p := range append(c.missing, ws("out.txt"), ws("other.txt"), ws("M"), ws("N"), ws("M2")) {
+				os.Remove(p)
+			}
+			if err := os.WriteFile(file, []byte("line one\nline two\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			pred := &sandbox.Prediction{Exec: append([]sandbox.Exec{shell(c.script)}, c.exec...), Write: c.write}
+			v := &Verify{Prediction: pred, Hold: c.hold}
+			var out, errb bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			o := f.opts()
+			o.Verify = v
+			status, err := RunWith(ctx, o, f.profile, []string{"/bin/sh", "-c", c.script}, f.env, Stdio{Stdout: &out, Stderr: &errb})
+			if err != nil {
+				t.Fatalf("the sandbox did not start: %v\n%s%s", err, out.String(), errb.String())
+			}
+			if c.status >= 0 && status != c.status {
+				t.Errorf("status %d, want %d\nstdout: %s\nstderr: %s", status, c.status, out.String(), errb.String())
+			}
+			if c.out != "" && out.String() != c.out {
+				t.Errorf("stdout %q, want %q\nstderr: %s", out.String(), c.out, errb.String())
+			}
+			if d := cmp.Diff(heldOf(v.Held()), c.held); d != "" {
+				t.Errorf("held calls (-got +want):\n%s\nstderr: %s", d, errb.String())
+			}
+			_, refused := v.Refused()
+			wantRefused := false
+			for _, h := range c.held {
+				wantRefused = wantRefused || !h.Allowed
+			}
+			if refused != wantRefused {
+				t.Errorf("Refused: %v, want %v", refused, wantRefused)
+			}
+			for _, p := range c.exist {
+				if _, err := os.Lstat(p); err != nil {
+					t.Errorf("%s: %v", p, err)
+				}
+			}
+			for _, p := range c.missing {
+				if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s exists: %v", p, err)
+				}
+			}
+		})
+	}
+	// The line the request ends with.
+	v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(`sed -n '1e touch M' file`),
+		{Program: "sed", Args: words("-n", "1e touch M", "file"), Part: "sed -n ':a;e touch M'"}}}}
+	o := f.opts()
+	o.Verify = v
+	if _, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", `sed -n '1e touch M' file`}, f.env, Stdio{}); err != nil {
+		t.Fatal(err)
+	}
+	h, ok := v.Refused()
+	want := "guardrun: refused at run time: sed -n ':a;e touch M' wants to run sh -c 'touch M', which the analysis did not predict (no one can be asked)"
+	if !ok || h.Line(nil) != want {
+		t.Errorf("line %q, want %q", h.Line(nil), want)
+	}
+}

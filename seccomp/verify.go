@@ -1,0 +1,53 @@
+package seccomp
+
+import "github.com/guardrun/guardrun/sandbox"
+
+// Clone flags the verified filter looks at (linux/sched.h).
+const (
+	cloneVM     = 0x00000100
+	cloneFS     = 0x00000200
+	cloneFiles  = 0x00000400
+	cloneVfork  = 0x00004000
+	cloneParent = 0x00008000
+	cloneThread = 0x00010000
+)
+
+// verifyRules are the rules a verified request's filter adds
+// (SeccompPolicy.Verify). guardrun lets an exec the prediction allows go
+// on (SECCOMP_USER_NOTIF_FLAG_CONTINUE) only when nothing can change
+// what it looked at before the kernel reads it again: the caller's
+// memory (its path and argv), its working directory (a relative path)
+// and its descriptors (execveat's dirfd). Threads and vfork parents are
+// counted at the exec; the rest of what could share them is refused
+// here. clone3 is already ENOSYS (its flags are in memory), so libc
+// uses clone, whose flags are in a register.
+func verifyRules(p sandbox.SeccompPolicy) []rule {
+	if !p.Verify {
+		return nil
+	}
+	rs := []rule{
+		{name: "clone", errno: errnoEPERM,
+			cond: "verified: flags share memory (CLONE_VM) with neither CLONE_THREAD nor CLONE_VFORK",
+			any:  []match{{arg: 0, op: opMaskedEq, mask: cloneVM | cloneThread | cloneVfork, val: cloneVM}}},
+		{name: "clone", errno: errnoEPERM,
+			cond: "verified: flags share memory (CLONE_VM) with the caller's parent as the child's (CLONE_PARENT) without CLONE_THREAD",
+			// The memory's other user would then not be among the
+			// child's parents, where the exec check looks for it.
+			any: []match{{arg: 0, op: opMaskedEq, mask: cloneVM | cloneParent | cloneThread, val: cloneVM | cloneParent}}},
+		{name: "clone", errno: errnoEPERM,
+			cond: "verified: flags share the working directory (CLONE_FS) without CLONE_THREAD",
+			any:  []match{{arg: 0, op: opMaskedEq, mask: cloneFS | cloneThread, val: cloneFS}}},
+		{name: "clone", errno: errnoEPERM,
+			cond: "verified: flags share the descriptor table (CLONE_FILES) without CLONE_THREAD",
+			any:  []match{{arg: 0, op: opMaskedEq, mask: cloneFiles | cloneThread, val: cloneFiles}}},
+	}
+	// Memory another process can write while the exec is looked at:
+	// ENOSYS, as a kernel without them says, so that programs take the
+	// way they have for that.
+	rs = append(rs, always(errnoENOSYS, "memfd_create", "memfd_secret", "openat2")...)
+	if !p.HostShared {
+		// Under HostShared they are refused already.
+		rs = append(rs, always(errnoENOSYS, "shmget", "shmat", "shmctl", "shmdt")...)
+	}
+	return rs
+}
