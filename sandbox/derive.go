@@ -537,8 +537,24 @@ func (p *deriving) protectIn(dir string, names []string, missing bool) {
 }
 
 // unmaskable are protected names that must stay missing rather than be
-// masked while missing (see Profile.MoveAfter).
-var unmaskable = map[string]bool{".git/commondir": true}
+// masked while missing (see Profile.MoveAfter): files a program reads
+// whenever they exist, so that the placeholder (an empty directory)
+// would break it. Git reads .git/commondir; pre-commit, lefthook and
+// mise read their configs (mise and lefthook on every run in the
+// directory), and the ones without a leading dot would show in every
+// listing and glob.
+var unmaskable = map[string]bool{
+	".git/commondir":          true,
+	".pre-commit-config.yaml": true,
+	"lefthook.yml":            true,
+	".lefthook.yml":           true,
+	"lefthook-local.yml":      true,
+	"mise.toml":               true,
+	".mise.toml":              true,
+	"mise.local.toml":         true,
+	".mise.local.toml":        true,
+	".config/mise.toml":       true,
+}
 
 // protectAt makes path read-only (or, missing, uncreatable) if a writable
 // tree covers it. It is resolved like a denied path, since a bind follows

@@ -743,3 +743,32 @@ func TestMoveAsideCreated(t *testing.T) {
 		t.Fatalf("%s still there: %v", cd, err)
 	}
 }
+
+// TestConfigNamesMovedNotMasked: a missing config that a tool reads
+// whenever it exists (mise.toml, lefthook.yml, .pre-commit-config.yaml)
+// gets no placeholder, which would show in `ls` and globs and make mise
+// and lefthook fail on a directory where they expect a file: it is moved
+// aside after the command instead. One that exists is read-only.
+func TestConfigNamesMovedNotMasked(t *testing.T) {
+	d := tree(t, "ws/.git/HEAD", "ws/.git/config", "ws/.git/objects/", "ws/.git/refs/", "ws/.config/", "ws/lefthook.yml")
+	ws := d + "/ws"
+	p, err := Derive(Spec{Zones: []Zone{{Name: "ws", Root: ws, Writable: true}}, ProtectNames: DefaultProtect, Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"mise.toml", "mise.local.toml", ".mise.toml", "lefthook-local.yml", ".pre-commit-config.yaml", ".config/mise.toml"} {
+		path := filepath.Join(ws, n)
+		if !slices.Contains(p.MoveAfter, path) {
+			t.Errorf("MoveAfter = %q, want the missing %s", p.MoveAfter, n)
+		}
+		if slices.Contains(p.ReadOnlyOver, path) {
+			t.Errorf("missing %s is a placeholder (ReadOnlyOver)", n)
+		}
+	}
+	if !slices.Contains(p.ReadOnlyOver, ws+"/lefthook.yml") {
+		t.Errorf("ReadOnlyOver = %q, want the existing lefthook.yml", p.ReadOnlyOver)
+	}
+	if !slices.Contains(p.ReadOnlyOver, ws+"/.husky") {
+		t.Errorf("ReadOnlyOver = %q, want the missing .husky directory made uncreatable", p.ReadOnlyOver)
+	}
+}

@@ -95,7 +95,8 @@ type Profile struct {
 	// MoveAfter are protected names missing when the sandbox started
 	// that no placeholder can stand for: git reads .git/commondir
 	// whenever it exists, so even an empty one would break every git
-	// command. Whatever the command creates there is moved aside after
+	// command, and mise, lefthook and pre-commit read their configs
+	// (see unmaskable). Whatever the command creates there is moved aside after
 	// it (MoveAsideCreated).
 	MoveAfter []string `json:"move_after,omitempty"`
 	// Network allows sockets beyond AF_UNIX and keeps the host network
