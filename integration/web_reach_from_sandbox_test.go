@@ -203,3 +203,130 @@ func startWebOpen(t *testing.T, w *world) *webProc {
 	p.addr, p.port, p.token = u.Host, u.Port(), u.Query().Get("token")
 	return p
 }
+
+// reachProbe runs inside the sandbox and tries every way to the page's
+// port and the broker's socket it can think of; each that works prints
+// LEAK.
+const reachProbe = `
+import ctypes, os, socket, sys
+port, sock = int(sys.argv[1]), sys.argv[2]
+print("inside")
+for host in ("127.0.0.1", "127.0.0.2", "127.1", "0.0.0.0", "localhost", "::1", "::ffff:127.0.0.1", "0", "2130706433"):
+    try:
+        c = socket.create_connection((host, port), timeout=2)
+        c.sendall(b"GET /static/app.js HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
+        print("LEAK tcp", host, c.recv(64))
+    except Exception as e:
+        print("tcp", host, "refused:", type(e).__name__)
+for name in (sock, "\0" + sock, "\0guardrun-broker", os.path.dirname(sock) + "/lock"):
+    try:
+        u = socket.socket(socket.AF_UNIX); u.connect(name); print("LEAK unix connected", repr(name))
+    except Exception as e:
+        print("unix", repr(name)[:40], "refused:", type(e).__name__)
+for fd in range(3, 256):
+    try:
+        if os.readlink("/proc/self/fd/%d" % fd).startswith("socket:"):
+            print("LEAK an inherited socket, fd", fd)
+    except OSError:
+        pass
+libc = ctypes.CDLL(None, use_errno=True)
+opened = taken = 0
+errs = set()
+for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+    pidfd = libc.syscall(434, int(pid), 0)  # pidfd_open
+    if pidfd < 0:
+        errs.add("pidfd_open " + os.strerror(ctypes.get_errno()))
+        continue
+    opened += 1
+    for fd in range(0, 64):
+        got = libc.syscall(438, pidfd, fd, 0)  # pidfd_getfd
+        if got < 0:
+            errs.add("pidfd_getfd " + os.strerror(ctypes.get_errno()))
+        else:
+            taken += 1
+            try:
+                if os.readlink("/proc/self/fd/%d" % got).startswith("socket:"):
+                    print("LEAK took a socket from pid", pid, "fd", fd)
+            finally:
+                os.close(got)
+    os.close(pidfd)
+    if libc.ptrace(16, int(pid), 0, 0) == 0:  # PTRACE_ATTACH
+        print("LEAK attached to pid", pid)
+        libc.ptrace(17, int(pid), 0, 0)
+    else:
+        errs.add("ptrace " + os.strerror(ctypes.get_errno()))
+print("other processes: %d pidfds, %d descriptors taken; %s" % (opened, taken, ", ".join(sorted(errs))))
+try:
+    with open("/proc/net/tcp") as f:
+        listening = [l for l in f if ":%04X " % port in l]
+    print("the port is", "listed" if listening else "not listed", "in /proc/net/tcp")
+except Exception as e:
+    print("/proc/net/tcp closed:", type(e).__name__)
+`
+
+// A command in the sandbox reaches neither the page's port, by any
+// spelling of loopback, nor the broker's socket, by its path, as an
+// abstract name or through a descriptor it inherits or takes from
+// another process; through the proxy, no spelling of loopback is
+// forwarded.
+func TestSandboxReachesNoApprovalSurface(t *testing.T) {
+	requireSandbox(t)
+	testenvPython(t)
+	const off = "shell:\n  default: {allowed: true, approval: false}\nsandbox:\n  paths:\n    work: {root: ., mode: rw}\n"
+	const proxy = "shell:\n  default: {allowed: true, approval: false}\nsandbox:\n  network: proxy\n  domains: {allow: [example.test]}\n  paths:\n    work: {root: ., mode: rw}\n"
+	for _, row := range []struct {
+		name, config string
+		extra        []string
+	}{
+		{"network off", off, nil},
+		{"network off under landlock", off, []string{"GUARDRUN_BACKEND=landlock"}},
+		{"network through the proxy", proxy, nil},
+		{"network through the proxy under landlock", proxy, []string{"GUARDRUN_BACKEND=landlock"}},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			w := runWorld(t, row.config, row.extra...)
+			if len(row.extra) > 0 {
+				landlockWorks(t, w, w.work)
+			}
+			web := startWebProc(t, w)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// The person approves whatever asks (the proxy asks about
+			// each host).
+			front, err := broker.Attach(ctx, web.socket, "test", web.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer front.Close()
+			go func() {
+				for ev := range front.Events {
+					if ev.Pending != nil {
+						front.Answer(ctx, ev.Pending.ID, broker.Answer{Approve: true})
+					}
+				}
+			}()
+			os.WriteFile(filepath.Join(w.work, "probe.py"), []byte(reachProbe), 0o644)
+			stdout, stderr, code := runPlain(t, w, "", nil, "-c", "/usr/bin/python3 probe.py "+web.port+" "+web.socket)
+			if !strings.HasPrefix(stdout, "inside\n") {
+				t.Fatalf("the probe did not run in the sandbox (exit %d): %s%s", code, stdout, stderr)
+			}
+			t.Logf("from the sandbox:\n%s", stdout)
+			if strings.Contains(stdout, "LEAK") {
+				t.Errorf("from the sandbox:\n%s%s", stdout, stderr)
+			}
+			if !strings.Contains(row.name, "proxy") {
+				return
+			}
+			for _, host := range []string{"127.0.0.1", "127.1", "0.0.0.0", "0", "localhost", "[::1]", "[::ffff:127.0.0.1]", "2130706433", "0x7f000001", "localhost."} {
+				u := "http://" + host + ":" + web.port + "/static/app.js"
+				out, errOut, _ := runPlain(t, w, "", nil, "-c", "echo inside; curl -s --max-time 20 '"+u+"'; curl -s --max-time 20 -p -x \"$HTTPS_PROXY\" '"+u+"'")
+				if !strings.HasPrefix(out, "inside\n") {
+					t.Fatalf("curl did not run in the sandbox: %s%s", out, errOut)
+				}
+				if strings.Contains(out, "sessionStorage") {
+					t.Errorf("through the proxy %s reached the page:\n%.300s", u, out)
+				}
+			}
+		})
+	}
+}
