@@ -3,6 +3,7 @@ package broker
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -258,4 +259,77 @@ func halfAnswerForTest(path, id string) {
 	ipc.WriteFrame(c, f[:len(f)-10], nil)
 	fmt.Println("sent half")
 	os.Exit(0)
+}
+
+// Brokers started at once on one socket: exactly one serves it, the
+// others are told one runs. One killed leaves its socket behind; the
+// next takes it over and is the one askers reach.
+func TestBrokersRacingForTheSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "broker", "socket")
+	const n = 8
+	var wg sync.WaitGroup
+	servers := make([]*Server, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			servers[i], errs[i] = Listen(path, New())
+		}()
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i := range n {
+		var running *AlreadyRunningError
+		switch {
+		case errs[i] == nil:
+			won++
+			servers[i].Close()
+		case !errors.As(errs[i], &running):
+			t.Errorf("broker %d: %v, want told one runs", i, errs[i])
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d brokers took the socket, want 1", won)
+	}
+
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "BROKER_TEST_ROLE=broker", "BROKER_TEST_SOCKET="+path)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := bufio.NewReader(out).ReadString('\n'); l != "ready\n" {
+		t.Fatalf("the broker said %q", l)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Lstat(path); err != nil {
+		t.Fatalf("the killed broker left no socket: %v", err)
+	}
+	ctx := context.Background()
+	if c, err := Dial(ctx, path); err == nil {
+		c.Close()
+		t.Fatal("dialled a dead broker's socket")
+	}
+	srv, err := Listen(path, New())
+	if err != nil {
+		t.Fatalf("Listen over a dead broker's socket: %v", err)
+	}
+	go srv.Serve()
+	defer srv.Close()
+	c, err := Dial(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := ask(c, ctx, "make")
+	waitPending(t, srv, 1)
+	srv.Broker.Answer(srv.Broker.Pending()[0].ID, Answer{Note: "no"}, "web")
+	if r := <-got; r.err != nil || r.a.Approve {
+		t.Errorf("the asker got %+v", r)
+	}
 }
