@@ -49,7 +49,24 @@
     const t = document.createElement('template');
     t.innerHTML = ev.html;
     const card = t.content.firstElementChild;
-    if (card) pending.appendChild(card);
+    if (!card) return;
+    pending.appendChild(card);
+    markClipped(card);
+  }
+
+  // A script or diff longer than its box scrolls inside it, and a
+  // browser may draw no scroll bar: the box then says that it holds more
+  // than it shows, as the terminal prompt says how many lines it left out.
+  function markClipped(card) {
+    for (const pre of card.querySelectorAll('pre.script, pre.detail')) {
+      if (pre.scrollHeight <= pre.clientHeight + 1) continue;
+      const lines = pre.classList.contains('detail') ? pre.querySelectorAll('.dl').length : pre.textContent.split('\n').length;
+      const note = document.createElement('p');
+      note.className = 'clipped';
+      note.textContent = '\u2193 ' + lines + ' lines in all, more than the box shows: scroll it to read them';
+      pre.after(note);
+      pre.classList.add('clipped');
+    }
   }
 
   function post(url, fields) {
