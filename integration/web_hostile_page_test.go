@@ -138,7 +138,7 @@ func TestWebHostilePageOnAnotherPort(t *testing.T) {
 	})
 
 	if code := func() int {
-		do(t, ww.ctx, chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+		ww.press(t, id, "deny")
 		return a.wait(t)
 	}(); code != 77 {
 		t.Errorf("exit %d after the person denied", code)

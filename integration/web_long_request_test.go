@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 )
 
 // A request longer than its card's box (a file of 300 lines whose 251st
@@ -45,7 +43,7 @@ func TestWebLongRequestSaysItIsLonger(t *testing.T) {
 			if want := strings.TrimSpace("\u2193 " + r.want); r.want == "" && got != "" || r.want != "" && got != want {
 				t.Errorf("the card says %q under its boxes, want %q", got, r.want)
 			}
-			do(t, ww.ctx, chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+			ww.press(t, id, "deny")
 			if code := a.wait(t); code != 77 {
 				t.Errorf("exit %d after deny", code)
 			}
