@@ -52,6 +52,9 @@ func cmdWeb(g *global, args []string, io IO) error {
 	if err != nil {
 		return err
 	}
+	if err := holdSecrets(); err != nil {
+		return err
+	}
 	b := broker.New()
 	bs, err := broker.Listen(broker.SocketPath(e), b)
 	if err != nil {
