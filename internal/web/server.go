@@ -50,7 +50,7 @@ type Server struct {
 	srv  *http.Server
 
 	mu       sync.Mutex
-	sessions map[string]*session // by cookie value
+	sessions map[string]*session  // by cookie value
 	once     map[string]time.Time // one-time login tokens, by when they expire
 }
 
