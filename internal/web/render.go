@@ -8,9 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/broker"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 // What the page shows of a request is what the terminal prompt shows,
@@ -73,7 +76,7 @@ func renderCard(p *broker.Pending) cardEvent {
 		Detail: detailLines(approval.SanitizeSGR(p.Detail)),
 	}
 	if p.Via != "" && p.PID != 0 && p.PID != p.AskerPID {
-		d.For = "for pid " + strconv.Itoa(p.PID) + ": " + strings.Join(p.Command, " ") + " (as " + p.Via + " says)"
+		d.For = "for pid " + strconv.Itoa(p.PID) + ": " + shellparse.QuoteArgv(p.Command, syntax.LangBash) + " (as " + p.Via + " says)"
 	}
 	for _, part := range p.Parts {
 		if part.Decision == rules.Ask {

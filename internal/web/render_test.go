@@ -56,3 +56,16 @@ func TestCardDetailSplitLookalike(t *testing.T) {
 		t.Errorf("the card holds the look-alike letter raw:\n%s", html)
 	}
 }
+
+// A relayed request names the process it is for with its words quoted,
+// so that words with spaces in them do not read as other words.
+func TestCardNamesTheRelayedProcessQuoted(t *testing.T) {
+	p := &broker.Pending{ID: "id-1", AskerPID: 10, Request: broker.Request{
+		Display: "touch x", Via: "supervisor", PID: 11, Command: []string{"bash", "-c", "make test; rm -rf ~"},
+		Parts: []rules.Part{{Kind: "command", Text: "touch x", Decision: rules.Ask, Pos: "1:1"}},
+	}}
+	html := renderCard(p).HTML
+	if want := "for pid 11: bash -c &#39;make test; rm -rf ~&#39; (as supervisor says)"; !strings.Contains(html, want) {
+		t.Errorf("the card lacks %q:\n%s", want, html)
+	}
+}
