@@ -95,8 +95,10 @@ func renderLines(r *Request, st Style) []string {
 	}
 	var detail []string
 	if r.Detail != "" {
-		// Detail is rendered (and sanitized) by its producer.
-		for _, l := range strings.Split(strings.TrimRight(r.Detail, "\n"), "\n") {
+		// Detail is rendered (and sanitized) by its producer, which
+		// may be any process that reached the prompt's socket: only
+		// guardrun's own colours are drawn, the rest shows as text.
+		for _, l := range strings.Split(strings.TrimRight(SanitizeSGR(r.Detail), "\n"), "\n") {
 			detail = append(detail, fit(l))
 		}
 	}
@@ -432,7 +434,7 @@ func FullText(r *Request) string {
 	}
 	if r.Detail != "" {
 		b.WriteString("\n")
-		b.WriteString(stripANSI(r.Detail))
+		b.WriteString(stripANSI(SanitizeSGR(r.Detail)))
 		b.WriteString("\n")
 	}
 	return b.String()

@@ -144,3 +144,83 @@ func Plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// SanitizeSGR is Sanitize for text that carries guardrun's own colours
+// (a file operation's Detail, drawn by DiffDetail and NewFileDetail):
+// each SGR sequence of the few it draws (bold, dim, the colours red to
+// cyan, reset) is kept, and everything else is shown as Sanitize shows
+// it within the whole text, colours left out, so that a sequence cannot
+// split a word to hide a look-alike letter. Any other escape (cursor
+// movement, clearing, a title, the clipboard, a link, concealed or
+// black text) shows as text, however the detail got here: a process
+// that reaches a prompt's socket writes its own. A line that set a
+// colour ends with a reset, so no colour carries past it.
+func SanitizeSGR(s string) string {
+	type seq struct {
+		off  int // in the text without the sequences
+		text string
+	}
+	var plain strings.Builder
+	var seqs []seq
+	for i := 0; i < len(s); {
+		if n := keptSGR(s[i:]); n > 0 {
+			seqs = append(seqs, seq{plain.Len(), s[i : i+n]})
+			i += n
+			continue
+		}
+		plain.WriteByte(s[i])
+		i++
+	}
+	p := plain.String()
+	rs := []rune(p)
+	mixed := mixedTokens(rs)
+	var b strings.Builder
+	k, ri := 0, 0
+	open := false
+	for off := range p {
+		for ; k < len(seqs) && seqs[k].off <= off; k++ {
+			b.WriteString(seqs[k].text)
+			open = !resetSGR(seqs[k].text)
+		}
+		if rs[ri] == '\n' && open {
+			b.WriteString("\x1b[0m")
+			open = false
+		}
+		sanitizeRune(&b, rs, mixed, ri)
+		ri++
+	}
+	for ; k < len(seqs); k++ {
+		b.WriteString(seqs[k].text)
+		open = !resetSGR(seqs[k].text)
+	}
+	if open {
+		b.WriteString("\x1b[0m")
+	}
+	return b.String()
+}
+
+// keptSGR is the length of the SGR sequence SanitizeSGR keeps at the
+// start of s, or 0: ESC [ then parameters among 0 1 2 22 31-36 39
+// separated by semicolons, then m.
+func keptSGR(s string) int {
+	if !strings.HasPrefix(s, "\x1b[") {
+		return 0
+	}
+	end := strings.IndexByte(s, 'm')
+	if end < 0 || end > 24 {
+		return 0
+	}
+	for _, p := range strings.Split(s[2:end], ";") {
+		switch p {
+		case "", "0", "1", "2", "22", "31", "32", "33", "34", "35", "36", "39":
+		default:
+			return 0
+		}
+	}
+	return end + 1
+}
+
+// resetSGR reports whether the kept SGR sequence seq only resets.
+func resetSGR(seq string) bool {
+	return strings.Trim(seq[2:len(seq)-1], "0;") == ""
+}

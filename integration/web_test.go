@@ -198,6 +198,22 @@ func (ww *webWorld) card(t *testing.T, text string) string {
 	return ""
 }
 
+// press clicks a card's button as a person does: once the card has
+// stayed where it is past the page's settle time (a click on a card that
+// has just appeared or moved answers nothing).
+func (ww *webWorld) press(t *testing.T, id, choice string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !eval[bool](t, ww.ctx, `(() => { const c = document.getElementById('req-`+id+`');
+		return !!c && performance.now() - Number(c.dataset.placed) >= 450; })()`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the card %s never settled", id)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	do(t, ww.ctx, chromedp.Click(sel(id, `button[data-choice="`+choice+`"]`)))
+}
+
 func sel(id, rest string) chromedp.CSS { return chromedp.CSS(`#req-` + id + ` ` + rest) }
 
 // do runs browser steps, ending the test on an error.
@@ -242,7 +258,7 @@ func TestWebPage(t *testing.T) {
 		if !strings.Contains(asker, "pid "+strconv.Itoa(a.cmd.Process.Pid)) {
 			t.Errorf("the card names the asker as %q, want pid %d", asker, a.cmd.Process.Pid)
 		}
-		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="once"]`)))
+		ww.press(t, id, "once")
 		if code := a.wait(t); code != 0 {
 			t.Fatalf("exit %d, stderr %s", code, a.stderr.String())
 		}
@@ -259,9 +275,8 @@ func TestWebPage(t *testing.T) {
 	t.Run("deny with a note hands the note back", func(t *testing.T) {
 		a := ww.ask(t, "", "-c", "touch denied-from-web")
 		id := ww.card(t, "touch denied-from-web")
-		do(t, ctx,
-			chromedp.SendKeys(sel(id, "input.note"), "use the Makefile target"),
-			chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+		do(t, ctx, chromedp.SendKeys(sel(id, "input.note"), "use the Makefile target"))
+		ww.press(t, id, "deny")
 		if code := a.wait(t); code != 77 {
 			t.Fatalf("exit %d, want 77", code)
 		}
@@ -291,7 +306,7 @@ func TestWebPage(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#req-`+id+`:not(.sent)').length`); n != 1 {
 			t.Fatal("a key typed before the card settled answered it")
 		}
-		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+		ww.press(t, id, "deny")
 		if code := a.wait(t); code != 77 {
 			t.Errorf("exit %d", code)
 		}
@@ -315,7 +330,7 @@ func TestWebPage(t *testing.T) {
 		if imgs != 0 || pwned {
 			t.Errorf("markup from the request became elements (%d) or ran (%v)", imgs, pwned)
 		}
-		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+		ww.press(t, id, "deny")
 		a.wait(t)
 	})
 
@@ -336,7 +351,7 @@ func TestWebPage(t *testing.T) {
 			t.Errorf("notifications %q", shown)
 		}
 		eval[bool](t, ctx, `delete document.hidden`)
-		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+		ww.press(t, id, "deny")
 		a.wait(t)
 	})
 
@@ -372,7 +387,7 @@ func TestWebPage(t *testing.T) {
 		if n := eval[int](t, ctx, `document.querySelectorAll('#req-`+id+`').length`); n != 1 || exists(filepath.Join(ww.work, "forged")) {
 			t.Fatal("a forged answer took the request")
 		}
-		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+		ww.press(t, id, "deny")
 		if code := a.wait(t); code != 77 {
 			t.Errorf("exit %d", code)
 		}
@@ -384,7 +399,7 @@ func TestWebPage(t *testing.T) {
 		if p := text(t, ctx, sel(id, ".always code.pattern")); p != "touch keep-me" {
 			t.Errorf("the card shows the rule as %q", p)
 		}
-		do(t, ctx, chromedp.Click(sel(id, `button[data-choice="always"]`)))
+		ww.press(t, id, "always")
 		if code := a.wait(t); code != 0 {
 			t.Fatalf("exit %d: %s", code, a.stderr.String())
 		}
@@ -483,12 +498,13 @@ func TestWebHundredRequests(t *testing.T) {
 		what := strings.TrimPrefix(script, "$ make ")
 		i, _ := strconv.Atoi(what[strings.IndexByte(what, '-')+1:])
 		if i%2 == 0 {
-			do(t, ctx, chromedp.Click(sel(id, `button[data-choice="once"]`)))
+			ww.press(t, id, "once")
 		} else {
-			do(t, ctx,
-				chromedp.SetValue(sel(id, "input.note"), "note "+what),
-				chromedp.Click(sel(id, `button[data-choice="deny"]`)))
+			do(t, ctx, chromedp.SetValue(sel(id, "input.note"), "note "+what))
+			ww.press(t, id, "deny")
 		}
+		// The card goes, and those below it move up.
+		do(t, ctx, chromedp.WaitNotPresent(chromedp.CSS(`#req-`+id)))
 	}
 	type line struct {
 		What    string `json:"what"`

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	case "asker":
 		askForTest(os.Getenv("BROKER_TEST_SOCKET"), os.Getenv("BROKER_TEST_NAME"))
 		return
+	case "half-answer":
+		halfAnswerForTest(os.Getenv("BROKER_TEST_SOCKET"), os.Getenv("BROKER_TEST_ID"))
+		return
 	}
 	os.Exit(m.Run())
 }

@@ -28,7 +28,8 @@ from the audit log, session grants and project rules (each revocable).
 
   --listen ADDR   where the page listens (default 127.0.0.1 on a random port;
                   loopback addresses only)
-  --open          open the page in the browser (xdg-open, or open on macOS)
+  --open          open the page in the browser (xdg-open, or open on macOS),
+                  with a URL that logs in once
 
 The URL printed carries a secret token: whoever has it can answer. The
 page exchanges it for a cookie and a key of the tab's own. Stop with ^C:
@@ -49,6 +50,9 @@ func cmdWeb(g *global, args []string, io IO) error {
 	}
 	e, l, err := config.LoadProcess(g.ConfigFlags())
 	if err != nil {
+		return err
+	}
+	if err := holdSecrets(); err != nil {
 		return err
 	}
 	b := broker.New()
@@ -85,7 +89,13 @@ func cmdWeb(g *global, args []string, io IO) error {
 		f.Sync()
 	}
 	if vf.bools["--open"] {
-		if err := openBrowser(ws.URL()); err != nil {
+		// The browser gets a URL good for one login: a browser that
+		// xdg-open starts keeps it in its command line.
+		u, err := ws.OneTimeURL()
+		if err == nil {
+			err = openBrowser(u)
+		}
+		if err != nil {
 			fmt.Fprintf(io.Stderr, "guardrun: warning: could not open a browser (%v); open the URL above\n", err)
 		}
 	}

@@ -8,9 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/broker"
 	"github.com/guardrun/guardrun/rules"
+	"github.com/guardrun/guardrun/shellparse"
 )
 
 // What the page shows of a request is what the terminal prompt shows,
@@ -70,10 +73,10 @@ func renderCard(p *broker.Pending) cardEvent {
 		ID: p.ID, Received: p.Received, Asker: p.Asker, Cwd: p.Cwd, Sandbox: p.Sandbox,
 		CanRemember: p.CanRemember, Always: p.Always, Project: p.Project,
 		Script: approval.SanitizeMarked(p.Display, marks(p.Display, p.Parts)),
-		Detail: detailLines(p.Detail),
+		Detail: detailLines(approval.SanitizeSGR(p.Detail)),
 	}
 	if p.Via != "" && p.PID != 0 && p.PID != p.AskerPID {
-		d.For = "for pid " + strconv.Itoa(p.PID) + ": " + strings.Join(p.Command, " ") + " (as " + p.Via + " says)"
+		d.For = "for pid " + strconv.Itoa(p.PID) + ": " + shellparse.QuoteArgv(p.Command, syntax.LangBash) + " (as " + p.Via + " says)"
 	}
 	for _, part := range p.Parts {
 		if part.Decision == rules.Ask {
@@ -159,10 +162,10 @@ type detailRun struct {
 	Class string
 }
 
-// detailLines turns a detail (approval.DiffDetail, NewFileDetail) into
-// styled lines: SGR sequences (ESC [ digits ; m) become classes, and
-// the text between them is sanitized, so any other escape, however it
-// got there, shows as text.
+// detailLines turns a detail (approval.DiffDetail, NewFileDetail), as
+// approval.SanitizeSGR leaves it, into styled lines: SGR sequences
+// (ESC [ digits ; m) become classes, and the text between them is
+// sanitized, so any other escape, however it got there, shows as text.
 func detailLines(detail string) []detailLine {
 	if detail == "" {
 		return nil

@@ -38,3 +38,34 @@ func TestCardEscapesHostileText(t *testing.T) {
 		t.Error("an allowed part is marked")
 	}
 }
+
+// A colour in a forged detail cannot split a word to hide a look-alike
+// letter, nor conceal text.
+func TestCardDetailSplitLookalike(t *testing.T) {
+	p := &broker.Pending{ID: "id-1", Request: broker.Request{
+		Display: "touch x", Detail: "\x1b[32m+p\x1b[1m\u0430ypal.com\x1b[0m\n\x1b[8mhidden\x1b[0m\n",
+		Parts: []rules.Part{{Kind: "command", Text: "touch x", Decision: rules.Ask, Pos: "1:1"}},
+	}}
+	html := renderCard(p).HTML
+	for _, want := range []string{`\u0430ypal.com`, `\x1b[8mhidden`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the card lacks %q:\n%s", want, html)
+		}
+	}
+	if strings.Contains(html, "\u0430") {
+		t.Errorf("the card holds the look-alike letter raw:\n%s", html)
+	}
+}
+
+// A relayed request names the process it is for with its words quoted,
+// so that words with spaces in them do not read as other words.
+func TestCardNamesTheRelayedProcessQuoted(t *testing.T) {
+	p := &broker.Pending{ID: "id-1", AskerPID: 10, Request: broker.Request{
+		Display: "touch x", Via: "supervisor", PID: 11, Command: []string{"bash", "-c", "make test; rm -rf ~"},
+		Parts: []rules.Part{{Kind: "command", Text: "touch x", Decision: rules.Ask, Pos: "1:1"}},
+	}}
+	html := renderCard(p).HTML
+	if want := "for pid 11: bash -c &#39;make test; rm -rf ~&#39; (as supervisor says)"; !strings.Contains(html, want) {
+		t.Errorf("the card lacks %q:\n%s", want, html)
+	}
+}

@@ -50,7 +50,8 @@ type Server struct {
 	srv  *http.Server
 
 	mu       sync.Mutex
-	sessions map[string]*session // by cookie value
+	sessions map[string]*session  // by cookie value
+	once     map[string]time.Time // one-time login tokens, by when they expire
 }
 
 // session is one browser tab's login: its cookie and the key (CSRF
@@ -88,7 +89,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	s := &Server{cfg: cfg, ln: ln, host: ln.Addr().String(), sessions: map[string]*session{}}
+	s := &Server{cfg: cfg, ln: ln, host: ln.Addr().String(), sessions: map[string]*session{}, once: map[string]time.Time{}}
 	s.srv = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
 }
@@ -99,6 +100,51 @@ func (s *Server) Addr() string { return s.host }
 // URL opens the page: it carries the token, which the page exchanges
 // for a cookie.
 func (s *Server) URL() string { return "http://" + s.host + "/?token=" + s.cfg.Token }
+
+// OneTimeURL opens the page once, within oneTimeTTL: it carries a
+// token of its own, good for one login. It is the URL to hand another
+// program (a browser started on it keeps it in its command line, which
+// other processes can read, a landlock sandbox's included): once the
+// browser has opened it, it opens nothing.
+func (s *Server) OneTimeURL() (string, error) {
+	tok, err := randomHex(32)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for t, exp := range s.once {
+		if now.After(exp) {
+			delete(s.once, t)
+		}
+	}
+	if len(s.once) >= maxOnce {
+		return "", errors.New("web: too many one-time URLs not yet opened")
+	}
+	s.once[tok] = now.Add(oneTimeTTL)
+	return "http://" + s.host + "/?once=" + tok, nil
+}
+
+// oneTimeTTL is how long a one-time URL waits to be opened, and maxOnce
+// how many may wait.
+var oneTimeTTL = 2 * time.Minute
+
+const maxOnce = 16
+
+// takeOnce reports whether tok is a one-time token not yet used nor
+// expired, and uses it.
+func (s *Server) takeOnce(tok string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, exp := range s.once {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			delete(s.once, t)
+			return time.Now().Before(exp)
+		}
+	}
+	return false
+}
 
 // Token is the page's secret, which also lets a front attach to the
 // broker's socket.
@@ -255,16 +301,21 @@ func (s *Server) changes(h func(http.ResponseWriter, *http.Request, *session)) h
 	}
 }
 
-// page is the page. Opened with ?token=, it logs the tab in: a cookie
+// page is the page. Opened with ?token= (or a one-time ?once=), it logs
+// the tab in: a cookie
 // (HttpOnly, SameSite=Strict) and a redirect to the page without the
 // token, whose fragment hands the tab its key (never sent to a server;
 // the page moves it to this tab's sessionStorage, which no other origin
 // and no other port can read).
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
-	if tok := r.URL.Query().Get("token"); tok != "" {
-		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+	q := r.URL.Query()
+	if tok, once := q.Get("token"), q.Get("once"); tok != "" || once != "" {
+		switch {
+		case tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1:
+		case tok == "" && s.takeOnce(once):
+		default:
 			time.Sleep(100 * time.Millisecond)
-			forbid(w, "wrong token: open the URL guardrun web printed")
+			forbid(w, "wrong token, or a one-time URL opened already: open the URL guardrun web printed")
 			return
 		}
 		cookie, err := randomHex(32)

@@ -31,6 +31,21 @@
 
   function cards() { return Array.from(pending.querySelectorAll('article.card')); }
 
+  // Where each card is on the page (data-top), and since when
+  // (data-placed): a click on a card that has just appeared or moved (a
+  // request above it went, and it slid up under the pointer) answers
+  // nothing, as a key typed as a card appears does not.
+  function notePlaces() {
+    const now = performance.now();
+    for (const c of cards()) {
+      const top = Math.round(c.getBoundingClientRect().top + window.scrollY);
+      if (c.dataset.top !== String(top)) {
+        c.dataset.top = String(top);
+        c.dataset.placed = String(Math.round(now));
+      }
+    }
+  }
+
   function refresh() {
     const cs = cards();
     $('#count').textContent = String(cs.length);
@@ -42,6 +57,7 @@
       firstSince = performance.now();
       cs.forEach((c, i) => c.classList.toggle('first', i === 0));
     }
+    notePlaces();
   }
 
   function addCard(ev) {
@@ -49,7 +65,24 @@
     const t = document.createElement('template');
     t.innerHTML = ev.html;
     const card = t.content.firstElementChild;
-    if (card) pending.appendChild(card);
+    if (!card) return;
+    pending.appendChild(card);
+    markClipped(card);
+  }
+
+  // A script or diff longer than its box scrolls inside it, and a
+  // browser may draw no scroll bar: the box then says that it holds more
+  // than it shows, as the terminal prompt says how many lines it left out.
+  function markClipped(card) {
+    for (const pre of card.querySelectorAll('pre.script, pre.detail')) {
+      if (pre.scrollHeight <= pre.clientHeight + 1) continue;
+      const lines = pre.classList.contains('detail') ? pre.querySelectorAll('.dl').length : pre.textContent.split('\n').length;
+      const note = document.createElement('p');
+      note.className = 'clipped';
+      note.textContent = '\u2193 ' + lines + ' lines in all, more than the box shows: scroll it to read them';
+      pre.after(note);
+      pre.classList.add('clipped');
+    }
   }
 
   function post(url, fields) {
@@ -78,7 +111,15 @@
 
   pending.addEventListener('click', (e) => {
     const b = e.target.closest('button[data-choice]');
-    if (b && !b.disabled) answer(b.closest('article.card'), b.dataset.choice);
+    if (!b || b.disabled) return;
+    const card = b.closest('article.card');
+    if (!(performance.now() - Number(card.dataset.placed) >= SETTLE_MS)) {
+      const hint = card.querySelector('.error');
+      hint.textContent = 'This request has just moved here: click again if it is the one you mean.';
+      hint.hidden = false;
+      return;
+    }
+    answer(card, b.dataset.choice);
   });
   pending.addEventListener('keydown', (e) => {
     if (e.target.matches('input.note')) {
