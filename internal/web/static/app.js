@@ -113,10 +113,14 @@
     const b = e.target.closest('button[data-choice]');
     if (!b || b.disabled) return;
     const card = b.closest('article.card');
+    // Moves refresh did not see (a message shown on a card above, the
+    // window resized) count as well.
+    notePlaces();
     if (!(performance.now() - Number(card.dataset.placed) >= SETTLE_MS)) {
       const hint = card.querySelector('.error');
       hint.textContent = 'This request has just moved here: click again if it is the one you mean.';
       hint.hidden = false;
+      notePlaces(); // the hint moved the cards below
       return;
     }
     answer(card, b.dataset.choice);
