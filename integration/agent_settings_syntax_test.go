@@ -4,12 +4,15 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/guardrun/guardrun/internal/testing/fakemodel"
+	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
 // TestAgentsRunTheHookIntegrateWrote: guardrun integrate writes its hook
@@ -30,6 +33,8 @@ func TestAgentsRunTheHookIntegrateWrote(t *testing.T) {
 		{"claude-code empty settings", fakemodel.Claude, ".claude/settings.json", ""},
 		{"claude-code settings with a key of the wrong type", fakemodel.Claude, ".claude/settings.json", `{"model": 5}`},
 		{"claude-code settings with a bad permission mode", fakemodel.Claude, ".claude/settings.json", `{"permissions": {"defaultMode": "bogus"}}`},
+		{"claude-code settings with a switch given as text", fakemodel.Claude, ".claude/settings.json", `{"verbose": "yes"}`},
+		{"claude-code settings with an allow rule not a string", fakemodel.Claude, ".claude/settings.json", `{"permissions": {"allow": [3]}}`},
 		{"claude-code settings with an unknown key", fakemodel.Claude, ".claude/settings.json", `{"guardrunTestUnknown": {"x": 1}}`},
 		{"claude-code settings with a bad hook elsewhere", fakemodel.Claude, ".claude/settings.json", `{"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "bogus"}]}]}}`},
 		// Before the settings the rig wrote (Gemini CLI's key and all).
@@ -65,5 +70,34 @@ func TestAgentsRunTheHookIntegrateWrote(t *testing.T) {
 				t.Errorf("integrate wired guardrun in %s, but the agent ran the command without it (-got +want):\n%s", tt.file, diff)
 			}
 		})
+	}
+}
+
+// TestAgentsClaudeKindsAreThePinnedOnes: the settings kinds integrate
+// checks Claude Code's settings against (internal/agents/claude_kinds.go)
+// are the ones the pinned Claude Code's own schema holds: regenerating
+// them from the binary gives the file as committed.
+func TestAgentsClaudeKindsAreThePinnedOnes(t *testing.T) {
+	bin := fakemodel.AgentBinary(t, "claude")
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"python3", "strings"} {
+		testenv.LookPath(t, p)
+	}
+	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(strings.Split(real, "/node_modules/")[0]), "@anthropic-ai+claude-code@"), "/")
+	gen := exec.Command("sh", "-c", `python3 "$0" "$1" "$2" | gofmt`, filepath.Join("..", "scripts", "claude-settings-kinds.py"), real, version)
+	gen.Stderr = os.Stderr
+	got, err := gen.Output()
+	if err != nil {
+		t.Fatalf("regenerating: %v", err)
+	}
+	want, err := os.ReadFile(filepath.Join("..", "internal", "agents", "claude_kinds.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("internal/agents/claude_kinds.go is not what Claude Code %s's schema gives; regenerate it:\n  scripts/claude-settings-kinds.py %s %s | gofmt > internal/agents/claude_kinds.go", version, real, version)
 	}
 }

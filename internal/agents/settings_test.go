@@ -262,3 +262,40 @@ func TestParseHookCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeSettingsItWouldSkip: a settings file Claude Code would skip
+// whole (a setting it checks has a value of the wrong kind, or one its
+// enumeration does not hold) is refused, saying where and why; settings
+// it does not check, and Gemini CLI's files, are left alone.
+func TestClaudeSettingsItWouldSkip(t *testing.T) {
+	tests := []struct {
+		name string
+		a    *Agent
+		in   string
+		want string // "" for accepted
+	}{
+		{"model a number", Claude, `{"model": 5}`, `s.json:1:11: model is a number; Claude Code ` + claudeKindsVersion + ` wants a string`},
+		{"model null", Claude, "{\n  \"model\": null\n}", `s.json:2:12: model is null; Claude Code ` + claudeKindsVersion + ` wants a string`},
+		{"a bad permission mode", Claude, `{"permissions": {"defaultMode": "bogus"}}`, `s.json:1:33: permissions.defaultMode is "bogus"; Claude Code ` + claudeKindsVersion + ` takes acceptEdits, auto, bypassPermissions, default, dontAsk, manual, plan`},
+		{"an allow rule not a string", Claude, `{"permissions": {"allow": ["Bash(ls)", 3]}}`, `s.json:1:40: permissions.allow entry is a number; Claude Code ` + claudeKindsVersion + ` wants a string`},
+		{"permissions a list", Claude, `{"permissions": []}`, `s.json:1:17: permissions is a list; Claude Code ` + claudeKindsVersion + ` wants an object`},
+		{"a boolean as a string", Claude, `{"verbose": "yes"}`, `s.json:1:13: verbose is a string; Claude Code ` + claudeKindsVersion + ` wants true or false`},
+		{"an enumeration", Claude, `{"defaultShell": "fish"}`, `s.json:1:18: defaultShell is "fish"; Claude Code ` + claudeKindsVersion + ` takes bash, powershell`},
+		{"the alias manual", Claude, `{"permissions": {"defaultMode": "manual"}}`, ""},
+		{"good settings", Claude, `{"model": "opus", "verbose": true, "cleanupPeriodDays": 9, "statusLine": {"type": "command", "command": "x"}}`, ""},
+		{"an unknown key", Claude, `{"guardrunTestUnknown": 5}`, ""},
+		{"gemini keeps its own", Gemini, `{"model": 5}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := AddJSONHook("s.json", []byte(tt.in), tt.a, exe)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if tt.want == "" && got != "" || tt.want != "" && !strings.HasPrefix(got, tt.want+"; Claude Code skips") {
+				t.Errorf("error = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -271,6 +271,17 @@ func plainJSON(a *Agent, file string, src []byte) error {
 	return e
 }
 
+// readable refuses a settings file of a that the agent would not load.
+func readable(a *Agent, file string, src []byte, doc *jsonValue) error {
+	if err := plainJSON(a, file, src); err != nil {
+		return err
+	}
+	if a == Claude {
+		return claudeValid(file, src, doc)
+	}
+	return nil
+}
+
 // FindJSONHooks returns the guardrun hooks for a in the JSON settings
 // src (of file, for errors), exe being the guardrun that would write
 // them now. A file the agent does not read holds none.
@@ -279,7 +290,7 @@ func FindJSONHooks(file string, src []byte, a *Agent, exe string) ([]Wired, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := plainJSON(a, file, src); err != nil {
+	if err := readable(a, file, src, doc); err != nil {
 		return nil, err
 	}
 	_, refs, err := findJSON(src, doc, a, exe)
@@ -304,7 +315,7 @@ func AddJSONHook(file string, src []byte, a *Agent, exe string) ([]byte, bool, e
 	if err != nil {
 		return nil, false, err
 	}
-	if err := plainJSON(a, file, src); err != nil {
+	if err := readable(a, file, src, doc); err != nil {
 		return nil, false, err
 	}
 	_, refs, err := findJSON(src, doc, a, exe)
