@@ -6,94 +6,136 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/guardrun/guardrun/internal/testing/fakemodel"
 )
 
-// TestAgentsClaudeWriteRacesALinkSwap: the hook judges a file tool's
-// path as it resolves when the hook runs; Claude Code then opens it
-// itself. A command the model left running in the background (in the
-// sandbox, where making links in the project is allowed) swaps a link
-// on the path between a directory of the project and one outside every
-// zone; a Write the hook allowed must not land outside. docs/agents.md
-// ("What is not checked") says why it can: guardrun does not perform
-// the write, so it cannot hold the path as guardrun fs does.
-func TestAgentsClaudeWriteRacesALinkSwap(t *testing.T) {
-	a := fakemodel.Claude
-	var out string
-	const tries = 30
-	r := newRigWith(t, a, openRules, func(r *rig) []fakemodel.Step {
-		out = filepath.Join(filepath.Dir(r.w.Home), "outside")
-		if err := os.Mkdir(out, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		steps := []fakemodel.Step{
-			fakemodel.Call("Bash", map[string]any{
-				"command":           "mkdir -p real && for i in $(seq 1500); do ln -sfn real d; ln -sfn " + out + " d; done",
-				"description":       "swap",
-				"run_in_background": true,
-			}),
-		}
-		for i := range tries {
-			steps = append(steps, fakemodel.Call("Write", map[string]any{"file_path": filepath.Join(r.w.Project, "d", fmt.Sprintf("made-%d", i)), "content": "x\n"}))
-		}
-		return append(steps, fakemodel.Say("done"))
-	})
-	if o, code := r.guardrun("integrate", "claude-code"); code != 0 {
-		t.Fatalf("integrate: %d %s", code, o)
+// TestAgentsFileToolsRaceALinkSwap: the hook judges a file tool's path
+// as it resolves when the hook runs. A command the model left running in
+// the background (in the sandbox, where making links in the project is
+// allowed) swaps a link on the path, atomically, between a directory of
+// the project and one outside every zone, as fast as it can; the model
+// meanwhile writes and edits files through the link. No write may land
+// outside, and the audit log must hold a record of every one, made
+// through the agent. Claude Code resolves the path again itself before
+// it writes and refuses one that changed; Codex's patches guardrun
+// applies itself, following no link. (Gemini CLI refuses a path that
+// resolves outside its workspace before the hook runs, and follows none
+// of these writes through the link there.)
+func TestAgentsFileToolsRaceALinkSwap(t *testing.T) {
+	const tries = 24
+	tests := []struct {
+		name  string
+		agent fakemodel.Agent
+		// background starts cmd and returns while it runs.
+		background func(cmd string) fakemodel.Step
+		// change is the steps of try i: a new file d/made-I, or an edit
+		// of d/edit-I from "old" to "new".
+		change func(r *rig, i int) []fakemodel.Step
+	}{
+		{
+			"claude-code Write of a new file", fakemodel.Claude, claudeBackground,
+			func(r *rig, i int) []fakemodel.Step {
+				return []fakemodel.Step{fakemodel.Call("Write", map[string]any{"file_path": filepath.Join(r.w.Project, "d", fmt.Sprintf("made-%d", i)), "content": "new\n"})}
+			},
+		},
+		{
+			"codex apply_patch adding a file", fakemodel.Codex, codexBackground,
+			func(r *rig, i int) []fakemodel.Step {
+				return []fakemodel.Step{fakemodel.Call("apply_patch", map[string]any{"input": fmt.Sprintf("*** Begin Patch\n*** Add File: d/made-%d\n+new\n*** End Patch\n", i)})}
+			},
+		},
+		{
+			"codex apply_patch updating a file", fakemodel.Codex, codexBackground,
+			func(r *rig, i int) []fakemodel.Step {
+				return []fakemodel.Step{fakemodel.Call("apply_patch", map[string]any{"input": fmt.Sprintf("*** Begin Patch\n*** Update File: d/edit-%d\n@@\n-old\n+new\n*** End Patch\n", i)})}
+			},
+		},
 	}
-	r.run()
-	allowed := 0
-	for i := 1; i <= tries; i++ {
-		if res := r.result(i); len(res) > 4 && res[:4] == "File" {
-			allowed++
-		}
-	}
-	entries, _ := os.ReadDir(out)
-	t.Logf("%d of %d writes allowed; outside every zone now: %d files", allowed, tries, len(entries))
-	if len(entries) > 0 {
-		t.Errorf("a Write the hook allowed landed outside every zone, through a link swapped after the check (%d of %d)", len(entries), tries)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, real string
+			r := newRigWith(t, tt.agent, openRules, func(r *rig) []fakemodel.Step {
+				out = filepath.Join(filepath.Dir(r.w.Home), "outside")
+				real = filepath.Join(r.w.Project, "real")
+				for i := range tries {
+					fakemodel.WriteFile(t, filepath.Join(out, fmt.Sprintf("edit-%d", i)), "old\n")
+					fakemodel.WriteFile(t, filepath.Join(real, fmt.Sprintf("edit-%d", i)), "old\n")
+				}
+				swap := "n=0; while [ ! -e stop ] && [ $SECONDS -lt 100 ]; do n=$((n+1)); echo $n $SECONDS > count; ln -sfn real d.new && mv -T d.new d; ln -sfn " + out + " d.new && mv -T d.new d; done"
+				steps := []fakemodel.Step{
+					tt.background(swap),
+					tt.agent.Shell("for i in $(seq 200); do [ -L d ] && exit 0; sleep 0.05; done; exit 1"),
+				}
+				for i := range tries {
+					steps = append(steps, tt.change(r, i)...)
+				}
+				return append(steps, tt.agent.Shell("touch stop"), fakemodel.Say("done"))
+			})
+			if o, code := r.guardrun("integrate", r.agentName()); code != 0 {
+				t.Fatalf("integrate: %d %s", code, o)
+			}
+			r.run()
+
+			// Outside every zone: the seeded files, unchanged, and nothing
+			// else.
+			var landed []string
+			entries, err := os.ReadDir(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				b, _ := os.ReadFile(filepath.Join(out, e.Name()))
+				if !strings.HasPrefix(e.Name(), "edit-") || string(b) != "old\n" {
+					landed = append(landed, e.Name())
+				}
+			}
+			inside := 0
+			for i := range tries {
+				for _, name := range []string{fmt.Sprintf("made-%d", i), fmt.Sprintf("edit-%d", i)} {
+					if b, err := os.ReadFile(filepath.Join(real, name)); err == nil && string(b) == "new\n" {
+						inside++
+					}
+				}
+			}
+			sort.Strings(landed)
+			t.Logf("%d of %d changes made inside the project, %d outside every zone", inside, tries, len(landed))
+			if len(landed) > 0 {
+				t.Errorf("changes the hook judged landed outside every zone, through a link swapped after the check: %v", landed)
+			}
+			if inside == 0 {
+				t.Errorf("no change was made inside the project either: the test raced nothing")
+			}
+
+			// Every change is in the audit log, made through the agent.
+			var missing []string
+			recs := r.records()
+			for i := range tries {
+				found := false
+				for _, rec := range recs {
+					base := filepath.Base(rec.Path)
+					found = found || rec.Via == r.agentName() && rec.Op != "" && rec.Op != "read" &&
+						(base == fmt.Sprintf("made-%d", i) || base == fmt.Sprintf("edit-%d", i))
+				}
+				if !found {
+					missing = append(missing, fmt.Sprint(i))
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("the audit log has no record, via %s, of the changes of tries %s", r.agentName(), strings.Join(missing, ", "))
+			}
+		})
 	}
 }
 
-// TestAgentsCodexPatchRacesALinkSwap is the same for Codex's apply_patch,
-// which Codex applies itself, with no check of its own in
-// danger-full-access.
-func TestAgentsCodexPatchRacesALinkSwap(t *testing.T) {
-	a := fakemodel.Codex
-	var out string
-	const tries = 30
-	r := newRigWith(t, a, openRules, func(r *rig) []fakemodel.Step {
-		out = filepath.Join(filepath.Dir(r.w.Home), "outside")
-		if err := os.Mkdir(out, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		steps := []fakemodel.Step{
-			fakemodel.Call("exec_command", map[string]any{
-				"cmd":           "mkdir -p real && for i in $(seq 4000); do ln -sfn real d; ln -sfn " + out + " d; done",
-				"yield_time_ms": 250,
-			}),
-		}
-		for i := range tries {
-			steps = append(steps, fakemodel.Call("apply_patch", map[string]any{"input": fmt.Sprintf("*** Begin Patch\n*** Add File: d/made-%d\n+x\n*** End Patch\n", i)}))
-		}
-		return append(steps, fakemodel.Say("done"))
-	})
-	if o, code := r.guardrun("integrate", "codex"); code != 0 {
-		t.Fatalf("integrate: %d %s", code, o)
-	}
-	r.run()
-	allowed := 0
-	for i := 1; i <= tries; i++ {
-		if res := r.result(i); strings.Contains(res, "Success") {
-			allowed++
-		}
-	}
-	entries, _ := os.ReadDir(out)
-	t.Logf("%d of %d patches allowed; outside every zone now: %d files", allowed, tries, len(entries))
-	if len(entries) > 0 {
-		t.Errorf("a patch the hook allowed landed outside every zone, through a link swapped after the check (%d of %d)", len(entries), tries)
-	}
+func claudeBackground(cmd string) fakemodel.Step {
+	return fakemodel.Call("Bash", map[string]any{"command": cmd, "description": "swap", "run_in_background": true})
+}
+
+// codexBackground returns after yield_time_ms while the command runs.
+func codexBackground(cmd string) fakemodel.Step {
+	return fakemodel.Call("exec_command", map[string]any{"cmd": cmd, "yield_time_ms": 250})
 }

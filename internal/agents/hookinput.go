@@ -39,6 +39,9 @@ type Call struct {
 
 	// Files are the file operations of a file tool, in order.
 	Files []FileOp
+	// Patch is Codex's apply_patch document, for a caller that applies
+	// it itself.
+	Patch *Patch
 }
 
 // Shell reports whether c is a shell command.
@@ -501,7 +504,7 @@ func readPatch(c *Call, in input) error {
 	if err != nil {
 		return refusef("guardrun: apply_patch: %v", err)
 	}
-	c.Files = p.Ops()
+	c.Files, c.Patch = p.Ops(), p
 	return nil
 }
 

@@ -170,12 +170,12 @@ func (p *Patch) Ops() []FileOp {
 	for _, f := range p.Files {
 		switch f.Kind {
 		case "add":
-			content := []byte(strings.Join(f.Lines, "\n") + "\n")
+			content := f.Content()
 			ops = append(ops, FileOp{Op: OpWrite, Path: f.Path, Apply: func([]byte) ([]byte, error) { return content, nil }})
 		case "delete":
 			ops = append(ops, FileOp{Op: OpDelete, Path: f.Path})
 		case "update":
-			apply := func(old []byte) ([]byte, error) { return applyChunks(old, f.Chunks) }
+			apply := f.Apply
 			if f.MoveTo == "" {
 				ops = append(ops, FileOp{Op: OpEdit, Path: f.Path, Apply: apply})
 				continue
@@ -188,6 +188,12 @@ func (p *Patch) Ops() []FileOp {
 	}
 	return ops
 }
+
+// Content is an added file's content.
+func (f *PatchFile) Content() []byte { return []byte(strings.Join(f.Lines, "\n") + "\n") }
+
+// Apply is an update's change of the file's content.
+func (f *PatchFile) Apply(old []byte) ([]byte, error) { return applyChunks(old, f.Chunks) }
 
 // applyChunks applies an update's chunks to a file's content, finding
 // each chunk's old lines after the previous one (exactly, then ignoring

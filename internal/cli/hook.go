@@ -336,7 +336,11 @@ func (h *hookRun) files() (agents.Answer, error) {
 		}
 		return agents.Answer{Verdict: agents.Deny, Reason: reason}, nil
 	}
+	applies := c.Patch != nil && c.Agent == agents.Codex
 	if worst == rules.Allow {
+		if applies {
+			return h.applyPatch(approval.Outcome{Run: true, By: "rule"}), nil
+		}
 		for _, j := range all {
 			h.auditFile(j.op, j.path, j.d, "allowed", "rule", "")
 		}
@@ -385,6 +389,12 @@ func (h *hookRun) files() (agents.Answer, error) {
 		}
 		return agents.Answer{}, err
 	}
+	if out.Run && out.Warning != "" {
+		fmt.Fprintln(h.io.Stderr, out.Warning)
+	}
+	if out.Run && applies {
+		return h.applyPatch(out), nil
+	}
 	outcome := "allowed"
 	if !out.Run {
 		outcome = "refused"
@@ -395,10 +405,60 @@ func (h *hookRun) files() (agents.Answer, error) {
 	if !out.Run {
 		return agents.Answer{Verdict: agents.Deny, Reason: out.Refusal}, nil
 	}
-	if out.Warning != "" {
-		fmt.Fprintln(h.io.Stderr, out.Warning)
-	}
 	return agents.Answer{Verdict: agents.Allow}, nil
+}
+
+// applyPatch applies Codex's apply_patch itself, decided as out, and
+// answers Codex not to. Codex would open each path after the hook, in its
+// own process, following whatever links are on it by then: a command
+// left running in the sandbox that swaps a link on the path between a
+// directory of the project and one outside every zone landed about a
+// third of the patches the hook allowed outside (measured). guardrun
+// writes on the paths it judged instead, following no link (package
+// files, as guardrun fs and guardrun mcp do), each operation audited. The
+// model reads what was done, as Codex would have told it, in the denial.
+func (h *hookRun) applyPatch(out approval.Outcome) agents.Answer {
+	c := h.call
+	f := &files.Files{S: h.s, Stderr: h.io.Stderr, Via: c.Agent.Name, Decided: &out}
+	ctx := context.Background()
+	var done []string
+	var err error
+	for _, pf := range c.Patch.Files {
+		path := h.abs(pf.Path)
+		switch pf.Kind {
+		case "add":
+			_, err = f.Write(ctx, path, pf.Content())
+			done = append(done, "A "+pf.Path)
+		case "delete":
+			_, err = f.Remove(ctx, path)
+			done = append(done, "D "+pf.Path)
+		case "update":
+			if pf.MoveTo == "" {
+				_, err = f.Change(ctx, path, "", pf.Apply)
+				done = append(done, "M "+pf.Path)
+				break
+			}
+			if _, err = f.Change(ctx, h.abs(pf.MoveTo), path, pf.Apply); err == nil {
+				_, err = f.Remove(ctx, path)
+			}
+			done = append(done, "M "+pf.MoveTo)
+		}
+		if err != nil {
+			done = done[:len(done)-1]
+			break
+		}
+	}
+	const applied = "guardrun applied this patch itself, on the paths it checked (Codex did not apply it again)"
+	if err != nil {
+		msg := applied + " up to an error: " + approval.OneLine(err.Error())
+		if len(done) > 0 {
+			msg += "\nChanged before the error:\n" + strings.Join(done, "\n")
+		} else {
+			msg += "\nNothing was changed."
+		}
+		return agents.Answer{Verdict: agents.Deny, Reason: msg}
+	}
+	return agents.Answer{Verdict: agents.Deny, Reason: applied + ". Success. Updated the following files:\n" + strings.Join(done, "\n")}
 }
 
 // abs is a tool's path made absolute from the call's directory.

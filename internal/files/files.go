@@ -38,6 +38,11 @@ type Files struct {
 	// the operation and the path as the caller gave it; nil shows it as
 	// the guardrun fs command that does it.
 	Show func(op, path string) string
+	// Decided, when set, is the answer already given for every
+	// operation these Files do (one prompt for a whole tool call, which
+	// showed them all): an operation that would ask takes it instead of
+	// asking again. One that blocks is still refused.
+	Decided *approval.Outcome
 }
 
 // Result is what an operation did.
@@ -154,6 +159,9 @@ func (o *op) blocked() error {
 // when a person will be asked.
 func (o *op) gate(ctx context.Context, detail func(approval.Style) string) (approval.Outcome, error) {
 	s, d := o.f.S, o.d
+	if o.f.Decided != nil && d.Decision == rules.Ask {
+		return *o.f.Decided, nil
+	}
 	summary := fmt.Sprintf("%s %s", o.verb, o.path)
 	if len(d.Parts) > 0 && d.Parts[0].Zone != "" {
 		summary += fmt.Sprintf(" (zone %s)", d.Parts[0].Zone)
@@ -340,6 +348,60 @@ func (f *Files) Edit(ctx context.Context, path string, e Edit) (*Result, error) 
 		r.Replaced = n
 	}
 	return r, err
+}
+
+// Change replaces the content of the file at path with what change
+// computes from the content of from (path itself when from is ""): an
+// update of the file, or, with from, its content moved to path. Judged
+// as a read of from and a write of path, asked about where either asks
+// (showing the diff, or the new file); from must exist, path must not
+// when it differs. The file written must still be what change was given.
+func (f *Files) Change(ctx context.Context, path, from string, change func(old []byte) ([]byte, error)) (*Result, error) {
+	o := f.newOp("edit", path)
+	if err := o.refuseWithoutSandbox(); err != nil {
+		return nil, err
+	}
+	src := o
+	if from != "" && from != path {
+		src = f.newOp("read", from)
+		rd := src.judge(rules.OpRead)
+		o.decide(rd, o.judge(rules.OpWrite))
+	} else {
+		o.decide(o.judge(rules.OpRead), o.judge(rules.OpWrite))
+	}
+	if err := o.blocked(); err != nil {
+		return nil, err
+	}
+	snap, err := fsop.Load(src.path, MaxEditBytes)
+	switch {
+	case err != nil:
+		return nil, o.failEarly(err)
+	case !snap.Exists:
+		return nil, o.failEarly(fmt.Errorf("%s does not exist", src.path))
+	case snap.TooLarge:
+		return nil, o.failEarly(fmt.Errorf("%s is larger than %d MiB, too large to edit", src.path, MaxEditBytes>>20))
+	case snap.Info.Kind != fsop.File:
+		return nil, o.failEarly(fmt.Errorf("%s is not a regular file", src.path))
+	}
+	data, err := change(snap.Data)
+	if err != nil {
+		return nil, o.failEarly(fmt.Errorf("%s: %w", src.path, err))
+	}
+	if src == o {
+		return o.replace(ctx, snap, data, true)
+	}
+	to, err := o.snapshot(MaxSnapshotBytes)
+	if err != nil {
+		dirs, ok := o.parentsToCreate(err)
+		if !ok {
+			return nil, o.failEarly(err)
+		}
+		o.mkdirs, to = dirs, &fsop.Snapshot{}
+	}
+	if to.Exists {
+		return nil, o.failEarly(fmt.Errorf("%s exists already", o.path))
+	}
+	return o.replace(ctx, to, data, true)
 }
 
 // snapshot loads the file as it is now, for the prompt and for the
