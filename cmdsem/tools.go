@@ -157,14 +157,8 @@ func newMakeSpec() *spec {
 			"", "eval", ex("evaluates the text as Makefile rules, which run commands"),
 			"f", "file", rd("reads the Makefile"), "", "makefile", rd("reads the Makefile"),
 			"I", "include-dir", rd("reads included Makefiles from the directory")),
-		operands: func(r *result, ops []opnd) {
-			for _, o := range ops {
-				if name, _, ok := strings.Cut(o.Value, "="); ok && !strings.ContainsAny(name, " /") {
-					r.exec(o.idx, name, "overrides a variable of the Makefile, which can change the commands its recipes run")
-				}
-			}
-		},
-		env: []string{"MAKEFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "MAKESHELL", "MAKELEVEL", "CC", "CXX", "LD", "AR"},
+		operands: makeOperands,
+		env:      []string{"MAKEFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "MAKESHELL", "MAKELEVEL", "CC", "CXX", "LD", "AR"},
 	}
 }
 
@@ -199,15 +193,15 @@ func newGoSpec() *spec {
 		Options: Options{GoFlags: true, Long: "h help", StrictLong: true},
 		env:     []string{"GO*", "CGO_*", "CC", "CXX", "FC", "AR", "PKG_CONFIG"},
 		sub: map[string]*spec{
-			"build":   goSub(goBuildFlags, nil, nil),
+			"build":   goSub(goBuildFlags, nil, goCode("build")),
 			"install": goSub(goBuildFlags, nil, nil),
-			"vet":     goSub(goBuildFlags+" vettool=", map[string]act{"vettool": ex("runs the program as the analysis tool")}, nil),
+			"vet":     goSub(goBuildFlags+" vettool=", map[string]act{"vettool": ex("runs the program as the analysis tool")}, goCode("vet")),
 			"test": func() *spec {
-				s := goSub(goBuildFlags+goTestFlags, nil, nil)
+				s := goSub(goBuildFlags+goTestFlags, nil, goCode("test"))
 				s.Permute = true // go test takes flags after the packages too
 				return s
 			}(),
-			"run":     goSub(goBuildFlags+" exec=", nil, func(r *result, ops []opnd) {}),
+			"run":     goSub(goBuildFlags+" exec=", nil, goCode("run")),
 			"list":    goSub(goBuildFlags+" compiled deps e export f= find m retracted reuse= test u versions", nil, nil),
 			"fmt":     {Options: Options{GoFlags: true, Long: "n x mod= h help", StrictLong: true}},
 			"version": {Options: Options{GoFlags: true, Long: "m v json h help", StrictLong: true}},
@@ -242,17 +236,21 @@ func newNpmSpec() *spec {
 		}}
 	}
 	scripts := runs("runs the package's scripts, which are shell commands")
+	// run, test and start run the project's own scripts; install and
+	// the rest also fetch packages and run theirs.
+	projectScripts := npmRunSpec(opts)
 	program := runs("runs a package's program")
+	exec := npmExecSpec(opts)
 	safe := &spec{Options: Options{Long: npmLong, StrictLong: true, Permute: true}, do: npmDo}
 	return &spec{
 		Options: Options{Long: npmLong, StrictLong: true}, do: npmDo, anySub: true,
 		env: []string{"npm_config_*", "NPM_CONFIG_*", "NODE_OPTIONS", "NODE_PATH"},
 		sub: map[string]*spec{
-			"run": scripts, "run-script": scripts, "rum": scripts, "urn": scripts, "test": scripts, "t": scripts, "tst": scripts,
-			"start": scripts, "stop": scripts, "restart": scripts, "install": scripts, "i": scripts, "ci": scripts, "add": scripts,
+			"run": projectScripts, "run-script": projectScripts, "rum": projectScripts, "urn": projectScripts, "test": projectScripts, "t": projectScripts, "tst": projectScripts,
+			"start": projectScripts, "stop": projectScripts, "restart": projectScripts, "install": scripts, "i": scripts, "ci": scripts, "add": scripts,
 			"update": scripts, "up": scripts, "upgrade": scripts, "rebuild": scripts, "publish": scripts, "pack": scripts,
 			"install-test": scripts, "it": scripts, "install-ci-test": scripts, "cit": scripts,
-			"exec": program, "x": program, "init": program, "create": program, "explore": program, "edit": program,
+			"exec": exec, "x": exec, "init": program, "create": program, "explore": program, "edit": program,
 			"ls": safe, "list": safe, "view": safe, "info": safe, "show": safe, "outdated": safe, "help": safe, "search": safe,
 			"why": safe, "explain": safe, "root": safe, "prefix": safe, "bin": safe, "version": safe, "audit": safe, "doctor": safe,
 		},
@@ -311,10 +309,13 @@ func newPythonSpec() *spec {
 }
 
 func pythonCmd(s *spec, r *result, i int) {
+	// -I and -P keep the working directory off the module path, so
+	// python -m finds no module of the project there.
+	cwdFirst := true
 	for ; i < len(r.argv); i++ {
 		a := r.argv[i]
 		if !a.Static {
-			r.exec(i, "", "python runs code named only at run time")
+			r.runCode(i, "", "python runs code named only at run time", CodeFile, a.Value, false)
 			return
 		}
 		v := a.Value
@@ -322,17 +323,16 @@ func pythonCmd(s *spec, r *result, i int) {
 		case v == "--":
 			i++
 			if i < len(r.argv) {
-				r.exec(i, "", "python runs the script")
+				r.runCode(i, "", "python runs the script", CodeFile, r.argv[i].Value, r.argv[i].Static)
 			}
 			return
 		case v == "-V" || v == "--version" || v == "-h" || v == "--help" || v == "-VV":
 			return
-		case v == "-" || !strings.HasPrefix(v, "-"):
-			why := "python runs the script"
-			if v == "-" {
-				why = "python runs code read from its input"
-			}
-			r.exec(i, "", why)
+		case v == "-":
+			r.exec(i, "", "python runs code read from its input")
+			return
+		case !strings.HasPrefix(v, "-"):
+			r.runCode(i, "", "python runs the script", CodeFile, v, true)
 			return
 		case v == "-W" || v == "-X" || v == "--check-hash-based-pycs":
 			i++
@@ -344,7 +344,23 @@ func pythonCmd(s *spec, r *result, i int) {
 		for j := 1; j < len(v); j++ {
 			switch c := v[j]; c {
 			case 'c', 'm':
-				r.exec(i, "-"+string(c), "python runs the code or module given")
+				val, vi, ok := r.valueOf(i, j+1)
+				if !ok {
+					r.exec(i, "-"+string(c), "python runs the code or module given")
+					return
+				}
+				if c == 'c' {
+					r.runCode(i, "-c", "python runs the code or module given", CodeInline, val.Value, val.Static)
+					return
+				}
+				if !val.Static || !cwdFirst {
+					r.exec(i, "-m", "python runs the code or module given")
+				} else {
+					r.runCode(i, "-m", "python runs the code or module given", CodeModule, val.Value, true)
+				}
+				if val.Static {
+					pythonModule(r, val.Value, vi+1)
+				}
 				return
 			case 'W', 'X':
 				if j+1 == len(v) {
@@ -353,7 +369,9 @@ func pythonCmd(s *spec, r *result, i int) {
 				j = len(v)
 			case 'i':
 				r.exec(i, "-i", "python starts an interactive interpreter")
-			case 'b', 'B', 'd', 'E', 'I', 'O', 'P', 'q', 's', 'S', 'u', 'v', 'x', 'R':
+			case 'I', 'P':
+				cwdFirst = false
+			case 'b', 'B', 'd', 'E', 'O', 'q', 's', 'S', 'u', 'v', 'x', 'R':
 			default:
 				r.unknown(i, "-"+string(c), fmt.Sprintf("python -%c is not an option guardrun knows", c))
 				return
