@@ -412,6 +412,10 @@ func denoCmd(r *result, i int, verb string) {
 		r.exec(i, "", "deno runs code read from its input")
 		return
 	}
+	if v := r.argv[i].Value; remoteSpecifier(v) {
+		r.exec(i, "", "deno fetches the code from "+v+" and runs it")
+		return
+	}
 	r.runCode(i, "", "deno runs the script", CodeFile, r.argv[i].Value, r.argv[i].Static)
 }
 
@@ -465,6 +469,13 @@ func denoOptions(r *result, i int) int {
 		}
 	}
 	return i
+}
+
+// remoteSpecifier reports a module deno fetches rather than reads from
+// a file: a URL, or a package of a registry (npm:, jsr:).
+func remoteSpecifier(v string) bool {
+	scheme, _, ok := strings.Cut(v, ":")
+	return ok && scheme != "" && !strings.Contains(scheme, "/")
 }
 
 // bunScriptExts are the file types bun runs as a script.
@@ -640,7 +651,7 @@ func npxRuns(r *result, i int, who string) {
 	case strings.ContainsAny(w.Value, "/:") || strings.Contains(w.Value[1:], "@") || strings.HasPrefix(w.Value, "@"):
 		r.exec(i, "", who+" downloads the package named ("+w.Value+") and runs its program")
 	default:
-		r.runCode(i, "", who+" runs the program "+w.Value+" of the project's node_modules/.bin, or downloads a package of that name when the project has none", CodeBin, w.Value, true)
+		r.runCode(i, "", who+" runs the program "+w.Value+" of the project's node_modules/.bin", CodeBin, w.Value, true)
 	}
 }
 

@@ -80,7 +80,8 @@ func TestProjectCode(t *testing.T) {
 		{"ruby stdin", "ruby", "exec"},
 		// deno and bun.
 		{"deno run", "deno run -A --watch main.ts arg", "exec[file] main.ts"},
-		{"deno run a URL", "deno run https://example.com/x.ts", "exec[file] https://example.com/x.ts"},
+		{"deno run a URL", "deno run https://example.com/x.ts", "exec"},
+		{"deno run a package", "deno run npm:cowsay", "exec"},
 		{"deno run config", "deno run --config deno.json main.ts", "exec[file] main.ts"},
 		{"deno inspect", "deno run --inspect main.ts", "unknown --inspect; exec[file] main.ts"},
 		{"deno test", "deno test", "code[file] ."},

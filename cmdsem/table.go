@@ -62,8 +62,11 @@ func lookup(name string) *spec {
 }
 
 // findEntry finds name in entries, then in projectEntries (each sorted
-// by name).
+// by name). A versioned python (python3.12) is python3.
 func findEntry(name string) *entry {
+	if v, ok := strings.CutPrefix(name, "python3."); ok && v != "" && strings.Trim(v, "0123456789") == "" {
+		name = "python3"
+	}
 	for _, es := range [][]entry{entries[:], projectEntries[:]} {
 		i := sort.Search(len(es), func(i int) bool { return es[i].name >= name })
 		if i < len(es) && es[i].name == name {
