@@ -371,6 +371,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) (*Decision, *predictio
 		}
 		d.Parts = append(d.Parts, p)
 		d.Parts = append(d.Parts, e.effects(c, p, r, cwd)...)
+		d.Parts = append(d.Parts, e.scriptParts(c, p, r, cwd)...)
 	}
 	for _, f := range s.Files {
 		p := e.redirect(f, cwd)
@@ -538,6 +539,9 @@ func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Comman
 			if ok, _ := e.pathsInside(c, len(rs[i].words), rs[i].SandboxPaths, cwd); !ok {
 				continue
 			}
+		}
+		if m == match && len(rs[i].CodeIn) > 0 && !e.codeInside(c, rs[i].CodeIn, cwd) {
+			continue
 		}
 		if m == maybeMatch {
 			maybe = true

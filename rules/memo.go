@@ -148,6 +148,7 @@ func cloneRules(rs []Rule) []Rule {
 	out := slices.Clone(rs)
 	for i := range out {
 		out[i].SandboxPaths = slices.Clone(out[i].SandboxPaths)
+		out[i].CodeIn = slices.Clone(out[i].CodeIn)
 		out[i].Words = slices.Clone(out[i].Words)
 	}
 	return out

@@ -86,6 +86,11 @@ type Command struct {
 	// Fds are the descriptors the script bound for this command (its own
 	// redirections, enclosing ones, pipes), innermost first.
 	Fds []Binding `json:"fds,omitempty"`
+	// Script is the file a shell runs as its script (bash x.sh): code
+	// guardrun does not read, which policy judges by where it lies and
+	// never pre-approves as a command's mere argument. Nil for a shell
+	// given -c or -s or reading its input, and for other commands.
+	Script *Word `json:"script,omitempty"`
 }
 
 // Name returns the command name with any directory stripped ("/bin/rm" ->
