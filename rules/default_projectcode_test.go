@@ -102,7 +102,7 @@ var projectCodeRows = []projectCodeRow{
 	{script: "./cat README.md", want: Ask, why: "matches no rule"},
 	{script: "./ls", want: Ask, why: "matches no rule"},
 	// What is not the project's: downloads, installed modules, input.
-	{script: "npx cowsay hello", want: Ask, why: "would be downloaded"},
+	{script: "npx cowsay hello", want: Ask, why: "cowsay is not in the project's node_modules/.bin, so npx would download"},
 	{script: "npx eslint@9 .", want: Ask, why: "downloads the package"},
 	{script: "npx -p cowsay cowsay", want: Ask, why: "installs the package"},
 	{script: "npx badlink", want: Ask, why: "matches no rule"},

@@ -231,15 +231,15 @@ func (e *Engine) codeCovered(r *compiledRule, c shellparse.Command, ef cmdsem.Ef
 }
 
 // notFoundWhy says why code a lookup did not find is not the
-// project's, for the question it becomes.
-func notFoundWhy(ef cmdsem.Effect) string {
+// project's, for the question it becomes; prog is the program.
+func notFoundWhy(ef cmdsem.Effect, prog string) string {
 	switch ef.Code {
 	case cmdsem.CodeBin:
-		return fmt.Sprintf("the project's node_modules/.bin has no %s, so a package of that name would be downloaded and run", ef.Path)
+		return fmt.Sprintf("%s is not in the project's node_modules/.bin, so %s would download a package of that name and run it", ef.Path, prog)
 	case cmdsem.CodeModule:
-		return fmt.Sprintf("%s is not a module of the project (none in the working directory): an installed one would run", ef.Path)
+		return fmt.Sprintf("%s is not a module of the project (none in the working directory), so %s would run an installed one", ef.Path, prog)
 	}
-	return "it is not the project's"
+	return ef.Why + ", which is not the project's"
 }
 
 // scriptParts are the questions of a shell's script (bash x.sh): it

@@ -65,7 +65,7 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 			p.Decision = Ask
 			p.Reason = fmt.Sprintf("%s: %s; a rule's pre-approval does not cover running programs", display, naming(ef.Why, what))
 			if _, found, _ := e.codeWhere(c, ef, nil, cwd); ef.Code != "" && !found {
-				p.Reason = fmt.Sprintf("%s: %s, but %s", display, naming(ef.Why, what), notFoundWhy(ef))
+				p.Reason = fmt.Sprintf("%s: %s", display, notFoundWhy(ef, c.Name()))
 			}
 		case cmdsem.Unknown:
 			if cmd.Decision != Allow || covered(r, c, ef.Word) {
