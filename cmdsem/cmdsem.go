@@ -437,6 +437,10 @@ func (s *spec) apply(r *result, name string, o opnd, written string, hasVal bool
 		}
 	case Exec:
 		r.exec(o.idx, written, a.why)
+	case Connect:
+		if hasVal {
+			r.add(Effect{Kind: Connect, Word: o.idx, Option: written, Path: o.Value, Dynamic: !o.Static, Why: a.why})
+		}
 	case Unknown:
 		r.unknown(o.idx, written, a.why)
 	case chdir:

@@ -91,7 +91,7 @@ func newCurlSpec() *spec {
 		Options: Options{Short: "aA:b:c:C:d:D:e:E:fF:gGhH:iIjJkK:lLm:M:nNo:OpP:qQ:r:RsSt:T:u:U:vVw:x:X:y:Y:z:Z0123456#", AllShort: true,
 			Long:       "abstract-unix-socket= alt-svc= anyauth append aws-sigv4= basic cacert= capath= cert= cert-status cert-type= ciphers= compressed compressed-ssh config= connect-timeout= connect-to= continue-at= cookie= cookie-jar= create-dirs create-file-mode= crlf crlfile= curves= data= data-ascii= data-binary= data-raw= data-urlencode= delegation= digest disable disable-eprt disable-epsv disallow-username-in-url dns-interface= dns-ipv4-addr= dns-ipv6-addr= dns-servers= doh-cert-status doh-insecure doh-url= dump-header= egd-file= engine= etag-compare= etag-save= expect100-timeout= fail fail-early fail-with-body false-start form= form-escape form-string= ftp-account= ftp-alternative-to-user= ftp-create-dirs ftp-method= ftp-pasv ftp-port= ftp-pret ftp-skip-pasv-ip ftp-ssl-ccc ftp-ssl-ccc-mode= ftp-ssl-control get globoff happy-eyeballs-timeout-ms= haproxy-protocol head header= hostpubmd5= hostpubsha256= hsts= http0.9 http1.0 http1.1 http2 http2-prior-knowledge http3 http3-only ignore-content-length include insecure interface= ipv4 ipv6 json= junk-session-cookies keepalive-time= key= key-type= krb= libcurl= limit-rate= list-only local-port= location location-trusted login-options= mail-auth= mail-from= mail-rcpt= mail-rcpt-allowfails manual max-filesize= max-redirs= max-time= metalink negotiate netrc netrc-file= netrc-optional next no-alpn no-buffer no-clobber no-keepalive no-npn no-progress-meter no-sessionid noproxy= ntlm ntlm-wb oauth2-bearer= output= output-dir= parallel parallel-immediate parallel-max= pass= path-as-is pinnedpubkey= post301 post302 post303 preproxy= progress-bar proto= proto-default= proto-redir= proxy= proxy-anyauth proxy-basic proxy-cacert= proxy-capath= proxy-cert= proxy-cert-type= proxy-ciphers= proxy-crlfile= proxy-digest proxy-header= proxy-insecure proxy-key= proxy-key-type= proxy-negotiate proxy-ntlm proxy-pass= proxy-pinnedpubkey= proxy-service-name= proxy-ssl-allow-beast proxy-ssl-auto-client-cert proxy-tls13-ciphers= proxy-tlsauthtype= proxy-tlspassword= proxy-tlsuser= proxy-tlsv1 proxy-user= proxy1.0= proxytunnel pubkey= quote= random-file= range= rate= raw referer= remote-header-name remote-name remote-name-all remote-time remove-on-error request= request-target= resolve= retry= retry-all-errors retry-connrefused retry-delay= retry-max-time= sasl-authzid= sasl-ir service-name= show-error silent socks4= socks4a= socks5= socks5-basic socks5-gssapi socks5-gssapi-nec socks5-gssapi-service= socks5-hostname= speed-limit= speed-time= ssl ssl-allow-beast ssl-auto-client-cert ssl-no-revoke ssl-reqd ssl-revoke-best-effort sslv2 sslv3 stderr= styled-output suppress-connect-headers tcp-fastopen tcp-nodelay telnet-option= tftp-blksize= tftp-no-options time-cond= tls-max= tls13-ciphers= tlsauthtype= tlspassword= tlsuser= tlsv1 tlsv1.0 tlsv1.1 tlsv1.2 tlsv1.3 tr-encoding trace= trace-ascii= trace-time unix-socket= upload-file= url= url-query= use-ascii user= user-agent= verbose write-out= xattr help[=] version",
 			StrictLong: true, Permute: true},
-		do: acts("o", "output", wr("writes the response to the file"),
+		do: withConnects(acts("o", "output", wr("writes the response to the file"),
 			"O", "remote-name", wr("saves the response in the working directory under the URL's name"),
 			"", "remote-name-all", wr("saves responses in the working directory under the URLs' names"),
 			"", "output-dir", wr("saves responses into the directory"),
@@ -116,8 +116,9 @@ func newCurlSpec() *spec {
 			"", "cacert", rd("reads CA certificates"),
 			"w", "write-out", act{atFile, "reads the format from the file"},
 			"", "unix-socket", act{Unknown, "connects to a local socket"},
-			"", "abstract-unix-socket", act{Unknown, "connects to a local socket"}),
-		env: []string{"CURL_HOME", "SSLKEYLOGFILE", "CURL_CA_BUNDLE"},
+			"", "abstract-unix-socket", act{Unknown, "connects to a local socket"}), curlHosts, "url"),
+		operands: connectOps,
+		env:      []string{"CURL_HOME", "SSLKEYLOGFILE", "CURL_CA_BUNDLE"},
 	}
 }
 
@@ -141,6 +142,12 @@ func newWgetSpec() *spec {
 		operands: func(r *result, ops []opnd) {
 			if len(ops) > 0 && !r.hasAny("O", "output-document", "P", "directory-prefix", "spider") {
 				r.file(Write, opnd{Arg{Value: ".", Static: true}, ops[0].idx}, "", "saves downloads in the working directory")
+			}
+			connectOps(r, ops)
+			if v, ok := r.vals["i"]; ok {
+				r.add(Effect{Kind: Connect, Word: v.idx, Option: "-i", Path: "(the URLs the file lists)", Dynamic: true, Why: "connects to the URLs the file lists"})
+			} else if v, ok := r.vals["input-file"]; ok {
+				r.add(Effect{Kind: Connect, Word: v.idx, Option: "--input-file", Path: "(the URLs the file lists)", Dynamic: true, Why: "connects to the URLs the file lists"})
 			}
 		},
 		env: []string{"WGETRC", "SYSTEM_WGETRC"},

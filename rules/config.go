@@ -138,6 +138,11 @@ type Rule struct {
 	// pre-approval then covers running that code (projectcode.go).
 	CodeIn  []string // zone names
 	Network bool
+	// Loopback (network: loopback) narrows the rule to commands whose
+	// every destination (curl's and wget's URLs) is a port of the
+	// host's loopback that sandbox.domains.loopback lists, under
+	// sandbox.network: proxy (loopback.go).
+	Loopback bool
 	// Words is Pattern split by the shell parser; each is a glob.
 	Words []string
 	// At is where the rule was written, "file:line:col".

@@ -513,8 +513,9 @@ func (e *Engine) matchRule(r compiledRule, c shellparse.Command) matchResult {
 
 // firstRule finds the first rule that definitely matches c. maybe is set
 // when an earlier rule might have matched, had the dynamic words been
-// known.
-func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Command, cwd string) (r *compiledRule, maybe bool) {
+// known. near says why the first rule whose words matched but whose
+// code_in or network: loopback did not hold passed c by.
+func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Command, cwd string) (r *compiledRule, maybe bool, near string) {
 	order := func(yield func(int) bool) {
 		if len(c.Argv) > 0 && c.Argv[0].Static() {
 			for _, i := range ix.candidates(c.Name(), c.Argv[0].Value) {
@@ -540,16 +541,29 @@ func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Comman
 				continue
 			}
 		}
-		if m == match && len(rs[i].CodeIn) > 0 && !e.codeInside(c, rs[i].CodeIn, cwd) {
-			continue
+		if m == match && len(rs[i].CodeIn) > 0 {
+			if ok, why := e.codeInside(c, rs[i].CodeIn, cwd); !ok {
+				if near == "" {
+					near = fmt.Sprintf("rule %q covers only code in %s: %s", rs[i].Pattern, strings.Join(rs[i].CodeIn, ", "), why)
+				}
+				continue
+			}
+		}
+		if m == match && rs[i].Loopback {
+			if ok, why := e.loopbackOnly(c); !ok {
+				if near == "" {
+					near = fmt.Sprintf("rule %q covers only requests to the project's servers on loopback ports sandbox.domains.loopback lists: %s", rs[i].Pattern, why)
+				}
+				continue
+			}
 		}
 		if m == maybeMatch {
 			maybe = true
 			continue
 		}
-		return &rs[i], maybe
+		return &rs[i], maybe, near
 	}
-	return nil, maybe
+	return nil, maybe, near
 }
 
 // judge fills p's verdict from rule r.
@@ -587,7 +601,7 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 	if p.Text == "" {
 		p.Text = display
 	}
-	r, maybe := e.firstRule(e.rules, &e.ruleIx, c, cwd)
+	r, maybe, near := e.firstRule(e.rules, &e.ruleIx, c, cwd)
 	switch {
 	case r != nil:
 		judge(&p, r, display)
@@ -621,6 +635,9 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 		case def.Approval:
 			p.Decision = Ask
 			p.Reason = fmt.Sprintf("%s matches no rule; unknown commands need approval", display)
+			if near != "" {
+				p.Reason += " (" + near + ")"
+			}
 		default:
 			p.Decision = Allow
 			p.Reason = fmt.Sprintf("%s matches no rule; shell.default allows unknown commands", display)
@@ -636,7 +653,7 @@ func (e *Engine) tightened(p *Part, c shellparse.Command, cwd, display string) b
 	if len(e.tightening) == 0 {
 		return false
 	}
-	r, maybe := e.firstRule(e.tightening, &e.tightIx, c, cwd)
+	r, maybe, _ := e.firstRule(e.tightening, &e.tightIx, c, cwd)
 	if r == nil {
 		if maybe && p.Decision == Allow {
 			p.Decision, p.Dynamic = Ask, true

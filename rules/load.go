@@ -354,6 +354,14 @@ func (d *decoder) config(data []byte) *Config {
 			})
 		},
 	})
+	if dm := c.Sandbox.Domains; len(dm.Loopback) > 0 && !c.Sandbox.Proxy {
+		e := &ConfigError{File: d.file, Path: "sandbox.domains.loopback",
+			Msg: "has no effect unless sandbox.network is proxy: commands reach the host's loopback only through guardrun's proxy"}
+		if at, ok := parseAt(dm.LoopbackAt); ok {
+			e.Line, e.Col = at[0], at[1]
+		}
+		d.errs = append(d.errs, e)
+	}
 	// Rules name zones, which may be written after them: check at the end.
 	for i, r := range c.Shell.Rules {
 		for key, names := range map[string][]string{"sandbox_paths": r.SandboxPaths, "code_in": r.CodeIn} {
@@ -809,6 +817,14 @@ func (d *decoder) rule(n *yaml.Node, path string, c *Config) (Rule, bool) {
 			r.CodeIn = d.strList(n, p)
 		},
 		"network": func(n *yaml.Node, p string) {
+			if m := deref(n); m.Kind == yaml.ScalarNode && m.Tag == "!!str" && m.Value == "loopback" {
+				r.Loopback = true
+				return
+			}
+			if m := deref(n); m.Kind != yaml.ScalarNode || m.Tag != "!!bool" {
+				d.errAt(n, p, "want true, false or loopback, got %s", kindName(m))
+				return
+			}
 			if b, ok := d.boolean(n, p); ok {
 				r.Network = b
 			}
@@ -1126,5 +1142,27 @@ func (d *decoder) domains(n *yaml.Node, path string, s *Sandbox) {
 	d.mapping(n, path, map[string]func(*yaml.Node, string){
 		"allow": entries(&s.Domains.Allow),
 		"deny":  entries(&s.Domains.Deny),
+		"loopback": func(n *yaml.Node, p string) {
+			s.Domains.LoopbackAt = d.at(n)
+			seen := map[int]bool{}
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				item = deref(item)
+				port, err := strconv.Atoi(item.Value)
+				switch {
+				case item.Kind != yaml.ScalarNode || item.Tag != "!!int" || err != nil && port == 0:
+					d.errAt(item, ip, "want a port number (a server on 127.0.0.1 or ::1), got %s", kindName(item))
+					return
+				case err != nil || port < 1 || port > 65535:
+					d.errAt(item, ip, "port %s is not from 1 to 65535", clip(item.Value, maxQuoted))
+					return
+				}
+				if seen[port] {
+					d.errAt(item, ip, "port %d listed twice", port)
+					return
+				}
+				seen[port] = true
+				s.Domains.Loopback = append(s.Domains.Loopback, port)
+			})
+		},
 	})
 }

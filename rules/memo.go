@@ -137,6 +137,7 @@ func (c *Config) clone() *Config {
 	s.Deny = slices.Clone(c.Sandbox.Deny)
 	s.Domains.Allow = slices.Clone(c.Sandbox.Domains.Allow)
 	s.Domains.Deny = slices.Clone(c.Sandbox.Domains.Deny)
+	s.Domains.Loopback = slices.Clone(c.Sandbox.Domains.Loopback)
 	s.LandlockAccept = slices.Clone(c.Sandbox.LandlockAccept)
 	s.EnvDeny = slices.Clone(c.Sandbox.EnvDeny)
 	s.Protect = slices.Clone(c.Sandbox.Protect)

@@ -36,6 +36,7 @@ sandbox:
   domains:
     allow: [github.com]
     deny: ["*.pastebin.com"]
+    loopback: [8081]
   landlock_accept: [deny_create]
 `
 

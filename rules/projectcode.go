@@ -190,23 +190,23 @@ func (e *Engine) codeWhere(c shellparse.Command, ef cmdsem.Effect, zones []strin
 // zones (code_in): code a lookup does not find (npx's download, an
 // installed module) does not keep the rule from applying, but is not
 // covered by it (codeCovered), so it asks.
-func (e *Engine) codeInside(c shellparse.Command, zones []string, cwd string) bool {
+func (e *Engine) codeInside(c shellparse.Command, zones []string, cwd string) (bool, string) {
 	codes := e.codeOf(c)
 	if len(codes) == 0 {
-		return false
+		return false, "it runs no code of a file guardrun can find"
 	}
 	if v := c.Argv[0].Value; strings.Contains(v, "/") && !e.systemProgram(v) && systemHas(c.Name()) {
 		// ./cat, bin/ls: a program of the project named like a system
 		// one reads, to a person, as that program.
-		return false
+		return false, fmt.Sprintf("%s is named like the system's %s", v, c.Name())
 	}
 	for _, ef := range codes {
-		inside, found, _ := e.codeWhere(c, ef, zones, cwd)
+		inside, found, why := e.codeWhere(c, ef, zones, cwd)
 		if found && !inside {
-			return false
+			return false, why
 		}
 	}
-	return true
+	return true, ""
 }
 
 // codeCovered reports whether rule r's pre-approval covers running the
