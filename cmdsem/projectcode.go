@@ -848,8 +848,18 @@ func goCode(verb string) func(r *result, ops []opnd) {
 			if !o.Static {
 				continue
 			}
-			if strings.Contains(o.Value, "@") {
-				r.exec(o.idx, "", fmt.Sprintf("go %s fetches %s and builds it", verb, o.Value))
+			v := o.Value
+			switch {
+			case strings.Contains(v, "@"):
+				r.exec(o.idx, "", fmt.Sprintf("go %s fetches %s and builds it", verb, v))
+			case strings.HasSuffix(v, ".go") || v == "." || v == ".." || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "/"):
+				// A package directory (./cmd/x, ../lib/...) or a file:
+				// code of its own, wherever it lies.
+				dir := strings.TrimSuffix(strings.TrimSuffix(v, "..."), "/")
+				if dir == "" {
+					dir = "."
+				}
+				r.add(Effect{Kind: Code, Word: o.idx, Code: CodeFile, Path: dir, Why: "go " + verb + " builds the package"})
 			}
 		}
 		why := "go " + verb + " compiles the module's packages"
@@ -869,7 +879,14 @@ func goCode(verb string) func(r *result, ops []opnd) {
 // is the code make runs.
 func makeOperands(r *result, ops []opnd) {
 	for _, o := range ops {
-		if name, _, ok := strings.Cut(o.Value, "="); ok && !strings.ContainsAny(name, " /") {
+		name, _, ok := strings.Cut(o.Value, "=")
+		switch {
+		case !ok || strings.ContainsAny(name, " /"):
+		case name == "SHELL" || name == "MAKESHELL" || name == "MAKEFILES":
+			// The program every recipe line runs in, or Makefiles of
+			// its own choosing: not code on the command line.
+			r.exec(o.idx, name, "overrides a variable of the Makefile that names the shell its recipes run in or the Makefiles it reads")
+		default:
 			r.runCode(o.idx, name, "overrides a variable of the Makefile, which can change the commands its recipes run", CodeInline, o.Value, o.Static)
 		}
 	}

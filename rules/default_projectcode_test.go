@@ -113,6 +113,9 @@ var projectCodeRows = []projectCodeRow{
 	{script: "python3 -i x.py", want: Ask, why: "interactive"},
 	{script: "node", want: Ask, why: "reads code from its input"},
 	{script: "go run example.com/tool@latest", want: Ask, why: "fetches"},
+	{script: "go run ELSEWHERE/main.go", want: Ask, why: "matches no rule"},
+	{script: "go test ./... ELSEWHERE/...", want: Ask, why: "matches no rule"},
+	{script: "make SHELL=/bin/sh", want: Ask, why: "names the shell its recipes run in"},
 	// Installs and publishing.
 	{script: "npm install", want: Ask, why: "matches no rule"},
 	{script: "npm install left-pad", want: Ask, why: "matches no rule"},
