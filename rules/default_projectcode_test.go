@@ -90,6 +90,8 @@ var projectCodeRows = []projectCodeRow{
 	{script: "bash ELSEWHERE/x.sh", want: Ask, why: "bash runs the script"},
 	{script: "ELSEWHERE/x.sh", want: Ask, why: "matches no rule"},
 	{script: "bash -- -c ls", want: Ask, why: "bash runs the script"},
+	{script: "find / -name '*.sh' -exec bash {} \\;", want: Ask, why: "bash runs the script"},
+	{script: "ls scripts | xargs -I{} sh scripts/{}", want: Ask, why: "sh runs the script"},
 	{script: "make -f ELSEWHERE/Makefile", want: Ask, why: "matches no rule"},
 	{script: "make -C ELSEWHERE", want: Ask, why: "matches no rule"},
 	{script: "npm run build --prefix ELSEWHERE", want: Ask, why: "matches no rule"},

@@ -37,6 +37,8 @@ func (e *Engine) codeOf(c shellparse.Command) []cmdsem.Effect {
 	if cmdsem.Known(c.Name()) {
 		for _, ef := range cmdsem.Analyze(cmdArgs(c), nil) {
 			if ef.Code != "" {
+				// xargs -I and find -exec replace words with input.
+				ef.Dynamic = ef.Dynamic || c.ArgsFromInput
 				out = append(out, ef)
 			}
 		}

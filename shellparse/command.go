@@ -1098,8 +1098,10 @@ func shellCmd(f *frame, c call) bool {
 		f.code(code, name+" -c", lang)
 		return true
 	case len(ops) > 0 && !has(opts, "s"):
-		if !ops[0].Static() || strings.HasPrefix(ops[0].Value, "-") {
-			// Named at run time, or named like an option (bash -- -c).
+		if !ops[0].Static() || strings.HasPrefix(ops[0].Value, "-") || c.fromInput {
+			// Named at run time, named like an option (bash -- -c), or
+			// run by xargs or find -exec, which may put their input
+			// in its place.
 			f.find(Ask, fmt.Sprintf("%s runs the script %s, which guardrun cannot read", name, ops[0].Source), f.callText(c), ops[0].Pos)
 			return false
 		}

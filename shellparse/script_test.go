@@ -23,6 +23,8 @@ func TestShellScript(t *testing.T) {
 		{"-s reads its input", "bash -s x", []string{""}},
 		{"its input", "bash < x.sh", []string{""}},
 		{"version", "bash --version", []string{""}},
+		{"find -exec", `find . -exec bash {} \;`, []string{"", ""}},
+		{"xargs", "xargs bash x.sh", []string{"", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
