@@ -15,16 +15,16 @@ FUZZ_TARGETS := \
 	./internal/sys/ipc:FuzzMessage \
 	./internal/testing/bashoracle:FuzzBashOracle
 
-.PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo clean e2e-agents
+.PHONY: all deps build test unit vet cross fuzz fuzz-list bench demo screenshots conformance clean e2e-agents
 
 all: build
 
 # System packages the sandbox and the seccomp filter need (libseccomp-dev
 # and libc6-dev also hold the static libraries of the static build), and
 # those the tests drive (zsh as a shell program, locales for a charset
-# in which bash reads bytes differently). Idempotent: nothing is installed
+# in which bash reads bytes differently, chromium for guardrun web's page). Idempotent: nothing is installed
 # when everything is present.
-APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux curl python3-pip zsh locales
+APT_PKGS := bubblewrap libseccomp-dev libc6-dev pkg-config gcc make git python3 strace tmux util-linux curl python3-pip zsh locales chromium
 deps:
 	@missing=""; for p in $(APT_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -99,6 +99,18 @@ e2e-agents:
 	    echo "e2e-agents: the npm registry cannot be reached; the agent tests are skipped"; exit 0; fi; exit $$st; }
 	GUARDRUN_E2E_AGENTS=1 $(GO) test -count=1 -timeout 8m -run '^TestAgents' ./internal/testing/fakemodel ./integration
 
+# guardrun mcp against MCP clients others wrote: the conformance suite's
+# server scenarios and the inspector's CLI, at the versions
+# scripts/mcp-tools-install.sh pins (with Node.js 22 from npm, installed
+# once into ~/.cache/guardrun/mcp-tools; docs/mcp.md has the results).
+# Without the npm registry the tests say so and skip;
+# GUARDRUN_REQUIRE_AGENTS=1 (CI) makes that a failure.
+conformance:
+	@./scripts/mcp-tools-install.sh >/dev/null || { st=$$?; \
+	  if [ $$st -eq 3 ] && [ "$${GUARDRUN_REQUIRE_AGENTS:-}" != 1 ]; then \
+	    echo "conformance: the npm registry cannot be reached; the MCP client tests are skipped"; exit 0; fi; exit $$st; }
+	GUARDRUN_E2E_MCP=1 $(GO) test -count=1 -timeout 8m -run '^TestMCP(Conformance|Inspector)$$' ./integration
+
 # Mutation fuzzing: every target in FUZZ_TARGETS for FUZZTIME each. A
 # failing input is written to the package's testdata/fuzz/<Target>/;
 # fix the bug and commit the input with the fix.
@@ -125,6 +137,11 @@ bench:
 # embedded default config, in a throwaway directory.
 demo: deps build
 	@./scripts/demo.sh $(abspath $(BIN))
+
+# The pictures of guardrun web's page in docs/ (linked from the README),
+# taken by the browser test at desktop and phone width.
+screenshots:
+	GUARDRUN_SCREENSHOTS=$(abspath docs) $(GO) test -count=1 -run '^TestWebScreenshots$$' ./integration
 
 clean:
 	rm -rf bin

@@ -41,14 +41,16 @@ type Record struct {
 	// Outcome is ran, refused or failed; started on the record written
 	// as a command starts, before its end (with the same Run) is known.
 	Outcome string `json:"outcome"`
-	// DecidedBy is rule, person, session, mode, policy or sandbox.
+	// DecidedBy is rule, project-rule, person, session, mode, policy,
+	// sandbox or broker (the broker holding the request went away).
 	DecidedBy string `json:"decided_by"`
 	Rule      string `json:"rule,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	// Note is what the person typed with a denial or an approval.
 	Note string `json:"note,omitempty"`
 	// Via is "server" for a command `guardrun serve` ran for a client
-	// guardrun (PID is then the client's); empty otherwise.
+	// guardrun (PID is then the client's), "mcp" for a request that came
+	// through a tool of `guardrun mcp`; empty otherwise.
 	Via string `json:"via,omitempty"`
 	// Sandbox is bwrap, seatbelt or none.
 	Sandbox    string  `json:"sandbox,omitempty"`
@@ -66,6 +68,15 @@ type Record struct {
 	NoCheckpoint string `json:"no_checkpoint,omitempty"`
 	// Undo is the checkpoint an undo (Op "undo") restored.
 	Undo int `json:"undo,omitempty"`
+	// Front is where the person answered when an approval broker
+	// offered the request in several places: web, terminal, supervisor.
+	Front string `json:"front,omitempty"`
+	// ProjectRule is an "always in this project" rule: the one the
+	// person added with this answer (DecidedBy person), or the one that
+	// pre-approved the request (DecidedBy project-rule). Project is the
+	// project it is kept for.
+	ProjectRule string `json:"project_rule,omitempty"`
+	Project     string `json:"project,omitempty"`
 }
 
 // Audit appends records to a JSON-lines log that any number of guardrun

@@ -46,9 +46,9 @@ func Converse(ctx context.Context, in io.Reader, out io.Writer, r *Request, st S
 	return d.Run(ctx, r)
 }
 
-// KeyLine is the key line of a prompt.
-func KeyLine(canRemember bool, waiting int) string {
-	k := Keys(canRemember)
+// keyLine is the key line of a prompt: k, and N when requests wait
+// behind it.
+func keyLine(k string, waiting int) string {
 	if waiting > 0 {
 		k = strings.TrimSuffix(k, " > ") + fmt.Sprintf("  [N] deny all %d > ", waiting+1)
 	}
@@ -59,7 +59,16 @@ func KeyLine(canRemember bool, waiting int) string {
 func (d *Dialog) Lines(r *Request) []string {
 	lines := append([]string{}, d.Heading...)
 	lines = append(lines, renderLines(r, d.Style)...)
-	return append(lines, KeyLine(r.Key != "", d.waiting()))
+	if r.Always != "" {
+		lines = append(lines, clip(AlwaysLine(r), d.Style.Cols))
+	}
+	return append(lines, keyLine(keysFor(r), d.waiting()))
+}
+
+// AlwaysLine says what [a] keeps: the exact pattern, and where.
+func AlwaysLine(r *Request) string {
+	return fmt.Sprintf("[a] keeps the rule %s for %s (that command, also with more words after it, runs without asking there)",
+		Sanitize(oneLineOf(r.Always)), Sanitize(oneLineOf(r.Project)))
 }
 
 func (d *Dialog) waiting() int {
@@ -96,10 +105,16 @@ func (d *Dialog) Run(ctx context.Context, r *Request) (Answer, error) {
 			return Answer{}, err
 		}
 		switch key {
-		case 'y', 'Y', 's', 'S':
+		case 'y', 'Y', 's', 'S', 'a', 'A':
 			session := key == 's' || key == 'S'
+			always := key == 'a' || key == 'A'
 			if session && !canRemember {
 				io.WriteString(out, "s: not available for this request\r\n")
+				redraw = d.Draw == nil
+				continue
+			}
+			if always && r.Always == "" {
+				io.WriteString(out, "a: not available for this request\r\n")
 				redraw = d.Draw == nil
 				continue
 			}
@@ -113,7 +128,7 @@ func (d *Dialog) Run(ctx context.Context, r *Request) (Answer, error) {
 					return Answer{Note: "the approval code was not typed"}, nil
 				}
 			}
-			return Answer{Approve: true, Session: session}, nil
+			return Answer{Approve: true, Session: session, Always: always}, nil
 		case 'N':
 			if n := d.waiting(); n > 0 {
 				fmt.Fprintf(out, "N: deny this and the %d waiting\r\nnote for the agent (optional, Enter to skip): ", n)
@@ -156,10 +171,10 @@ func (d *Dialog) Run(ctx context.Context, r *Request) (Answer, error) {
 	}
 }
 
-// codeLetters are what approval codes are made of: no y, s, n or v, so a
-// key pressed twice is never part of a code, and no letters that look
-// alike.
-const codeLetters = "acdefghjkmpqrtuwxz"
+// codeLetters are what approval codes are made of: no y, s, a, n or v,
+// so a key pressed twice is never part of a code, and no letters that
+// look alike.
+const codeLetters = "cdefghjkmpqrtuwxz"
 
 // confirm asks for a fresh random code and reads it back.
 func (d *Dialog) confirm(br *bufio.Reader) (bool, error) {

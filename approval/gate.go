@@ -27,6 +27,11 @@ type Request struct {
 	Key string
 	// Summary is how a session grant for it is listed.
 	Summary string
+	// Always is the rule pattern "always in this project" would add
+	// (the asking command's words, rules.Engine.Propose); empty when the
+	// key is not offered. Project is the project it would be kept for.
+	Always  string
+	Project string
 }
 
 // Answer is a person's reply to a prompt.
@@ -42,6 +47,12 @@ type Answer struct {
 	// DenyAll denies this request and every one waiting behind it, with
 	// the same note.
 	DenyAll bool
+	// Always approves and keeps Request.Always as a rule of the
+	// project ("always in this project").
+	Always bool
+	// Front is where the person answered, when a broker asked several
+	// places: "web", "terminal", "supervisor"; empty for this terminal.
+	Front string
 }
 
 // Prompter asks a person. ErrNoPerson means nobody can be asked.
@@ -80,6 +91,10 @@ type Outcome struct {
 	// Warning is something the person should know that did not stop the
 	// run (a session grant that could not be stored).
 	Warning string
+	// Front is where the person answered (Answer.Front).
+	Front string
+	// Always is the project rule the person added with this answer.
+	Always string
 }
 
 // Gate applies the verdict × mode table of the contract: allow runs,
@@ -94,6 +109,15 @@ type Gate struct {
 	Store *Store
 	// ConfigFile names the config in the hint of a strict refusal.
 	ConfigFile string
+	// Rules keeps "always in this project" answers; nil: an Always
+	// answer approves once.
+	Rules ProjectRules
+}
+
+// ProjectRules keeps the rules a person gave "always in this project",
+// in their own state.
+type ProjectRules interface {
+	AddProjectRule(project, pattern, front string) error
 }
 
 // Decide resolves one request.
@@ -124,6 +148,10 @@ func (g *Gate) Decide(ctx context.Context, r *Request) (Outcome, error) {
 	if errors.Is(err, ErrNoPerson) {
 		return g.noPerson(what, err), nil
 	}
+	var na *NoAnswerError
+	if errors.As(err, &na) {
+		return Outcome{By: na.By, Refusal: fmt.Sprintf("guardrun: refused: %s: %s needs approval", oneLine(na.Why), what)}, nil
+	}
 	if err != nil {
 		return Outcome{}, fmt.Errorf("prompt: %w", err)
 	}
@@ -132,11 +160,18 @@ func (g *Gate) Decide(ctx context.Context, r *Request) (Outcome, error) {
 		if note == "" {
 			note = what + " was not approved"
 		}
-		return Outcome{By: "person", Note: a.Note, Refusal: "guardrun: denied by user: " + note}, nil
+		return Outcome{By: "person", Note: a.Note, Front: a.Front, Refusal: "guardrun: denied by user: " + note}, nil
 	}
-	out := Outcome{Run: true, By: "person", Note: a.Note}
+	out := Outcome{Run: true, By: "person", Note: a.Note, Front: a.Front}
 	if a.By == "session" {
 		out.By = "session"
+	}
+	if a.Always && r.Always != "" && g.Rules != nil && out.By == "person" {
+		if err := g.Rules.AddProjectRule(r.Project, r.Always, a.Front); err != nil {
+			out.Warning = fmt.Sprintf("guardrun: warning: the rule for this project was not stored (%v); it will ask again", err)
+		} else {
+			out.Always = r.Always
+		}
 	}
 	if a.Session && g.Store != nil && r.Key != "" {
 		if err := g.Store.Add(Grant{Key: r.Key, Kind: grantKind(r), Summary: r.Summary, Rule: ruleOf(r), Where: r.Cwd}); err != nil {

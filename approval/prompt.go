@@ -276,6 +276,17 @@ func RuneWidth(r rune) int {
 	return 1
 }
 
+// keysFor is the key line of a prompt for r.
+func keysFor(r *Request) string {
+	switch {
+	case r.Always != "" && r.Key != "":
+		return "[y] approve once  [s] approve for session  [a] always in this project  [n] deny  [v] view > "
+	case r.Always != "":
+		return "[y] approve once  [a] always in this project  [n] deny  [v] view > "
+	}
+	return Keys(r.Key != "")
+}
+
 // Keys is the key line of a prompt.
 func Keys(canRemember bool) string {
 	if canRemember {

@@ -27,23 +27,30 @@ func Sanitize(s string) string {
 	var b strings.Builder
 	rs := []rune(s) // invalid UTF-8 decodes to U+FFFD, as with range
 	mixed := mixedTokens(rs)
-	for i, r := range rs {
-		prev := rune(-1)
-		if i > 0 {
-			prev = rs[i-1]
-		}
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case escaped(r, prev), mixed[i] && lookalikeScript(r):
-			writeEscape(&b, r)
-		default:
-			b.WriteRune(r)
-		}
+	for i := range rs {
+		sanitizeRune(&b, rs, mixed, i)
 	}
 	return b.String()
+}
+
+// sanitizeRune writes rs[i] as Sanitize shows it, in its context (the
+// rune before it, the token it is in).
+func sanitizeRune(b *strings.Builder, rs []rune, mixed []bool, i int) {
+	r := rs[i]
+	prev := rune(-1)
+	if i > 0 {
+		prev = rs[i-1]
+	}
+	switch {
+	case r == '\n' || r == '\t':
+		b.WriteRune(r)
+	case r < 0x20 || r == 0x7f:
+		fmt.Fprintf(b, `\x%02x`, r)
+	case escaped(r, prev), mixed[i] && lookalikeScript(r):
+		writeEscape(b, r)
+	default:
+		b.WriteRune(r)
+	}
 }
 
 // lookalikeScript reports a letter of a script with letters that look
@@ -122,4 +129,18 @@ func isInvisible(r rune) bool {
 		return true
 	}
 	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
+}
+
+// OneLine is s as one line of a message: sanitized, its newlines shown
+// as ⏎, trimmed.
+func OneLine(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(Sanitize(s), "\n", " ⏎ "))
+}
+
+// Plural is one when n is 1, else many.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

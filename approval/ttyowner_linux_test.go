@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -40,10 +39,8 @@ func TestTerminalOwnerHelper(t *testing.T) {
 		os.Exit(holdPty("report"))
 	case "hold-nested":
 		os.Exit(holdPty("hold"))
-	case "hold-hidden-sshd":
-		os.Exit(holdHidden("sshd"))
-	case "hold-hidden-other":
-		os.Exit(holdHidden("agent"))
+	case "hold-hidden":
+		os.Exit(holdHidden())
 	}
 }
 
@@ -72,13 +69,11 @@ func holdPty(next string) int {
 }
 
 // holdHidden is holdPty for a holder that hides its open files from the
-// reporting user, as sshd's session process does: it runs as root under
-// the name comm, undumpable, and the report runs as nobody.
-func holdHidden(comm string) int {
-	name := append([]byte(comm), 0)
-	if err := unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0); err != nil {
-		return 6
-	}
+// reporting user, as sshd's session process does: it runs as root (a
+// copy of the test binary named as the holder should be named: the
+// process's name is its program's), undumpable, and the report runs as
+// nobody.
+func holdHidden() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return 7
 	}
@@ -122,22 +117,22 @@ func TestTerminalOwnerHidden(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
-	holderBin, reportCopy := dir+"/holder.test", dir+"/report.test"
-	for _, p := range []string{holderBin, reportCopy} {
+	reportCopy := dir + "/report.test"
+	for _, p := range []string{dir + "/sshd", dir + "/agent", reportCopy} {
 		if err := os.WriteFile(p, self, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, tc := range []struct {
-		name, helper string
+		name, holder string
 		person       bool
 	}{
-		{"held by sshd, hidden", "hold-hidden-sshd", true},
-		{"held by another program, hidden", "hold-hidden-other", false},
+		{"held by sshd, hidden", "sshd", true},
+		{"held by another program, hidden", "agent", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(holderBin, "-test.run=^TestTerminalOwnerHelper$")
-			cmd.Env = append(os.Environ(), ownerHelper+"="+tc.helper, reportBin+"="+reportCopy)
+			cmd := exec.Command(dir+"/"+tc.holder, "-test.run=^TestTerminalOwnerHelper$")
+			cmd.Env = append(os.Environ(), ownerHelper+"=hold-hidden", reportBin+"="+reportCopy)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			out, err := cmd.Output()
 			if err != nil {

@@ -187,20 +187,27 @@ func awkCmd(s *spec, r *result, i int) {
 					r.unknown(i, "-W", "awk -W: the option is not known until run time")
 					break letters
 				}
-				name, _, _ := strings.Cut(val.Value, "=")
-				switch {
-				case awkHarmlessW[name] || strings.HasPrefix(val.Value, "sprintf=") || strings.HasPrefix(val.Value, "random="):
-				case strings.HasPrefix("exec", name) && name != "":
-					// mawk -W exec FILE (any prefix), gawk -W exec=FILE.
-					if _, f, ok := strings.Cut(val.Value, "="); ok {
-						file(i, Arg{Value: f, Static: true}, "-W exec")
-					} else if next := i + 1; next < len(r.argv) {
-						i++
-						file(i, r.argv[i], "-W exec")
+				// mawk takes several -W options in one, separated by
+				// commas: -Wrandom=1,exec FILE.
+				for _, w := range strings.Split(val.Value, ",") {
+					name, _, _ := strings.Cut(w, "=")
+					switch {
+					case awkHarmlessW[name] || strings.HasPrefix(w, "sprintf=") || strings.HasPrefix(w, "random="):
+					case strings.HasPrefix("exec", name) && name != "":
+						// mawk -W exec FILE (any prefix), gawk -W exec=FILE.
+						if _, f, ok := strings.Cut(w, "="); ok {
+							file(i, Arg{Value: f, Static: true}, "-W exec")
+						} else if next := i + 1; next < len(r.argv) {
+							i++
+							file(i, r.argv[i], "-W exec")
+						}
+						stop = true
+					default:
+						r.unknown(i, "-W "+w, "awk -W "+w+" is not an option guardrun knows to be harmless (mawk reads any prefix: -W e is -W exec)")
 					}
-					stop = true
-				default:
-					r.unknown(i, "-W "+val.Value, "awk -W "+val.Value+" is not an option guardrun knows to be harmless (mawk reads any prefix: -W e is -W exec)")
+					if stop {
+						break
+					}
 				}
 				break letters
 			default:
@@ -213,7 +220,10 @@ func awkCmd(s *spec, r *result, i int) {
 		programs = append(programs, opnd{r.argv[i], i})
 		i++
 	}
-	if !sandbox {
+	// Only gawk has --sandbox: mawk refuses it, and the one true awk
+	// (nawk, macOS's awk) warns and runs the program in full. awk may be
+	// any of them.
+	if !sandbox || r.name != "gawk" {
 		for _, p := range programs {
 			awkProgram(r, p)
 		}
@@ -323,11 +333,21 @@ func awkProgram(r *result, p opnd) {
 			st.depth++
 		case t.kind == tOp && (t.text == ")" || t.text == "]"):
 			st.depth--
+		case t.kind == tNewline && k > 0 && awkContinues(toks[k-1]):
+			// print 1,<newline>2 > "f" is one statement: awk reads on
+			// after a comma, && and || (gawk also after ? and :).
 		case t.kind == tNewline || t.kind == tOp && (t.text == ";" || t.text == "}" || t.text == "{"):
 			st = state{}
 		case st.depth <= 0 && t.kind == tOp && (t.text == ">" || t.text == ">>"):
-			if next.kind == tString {
-				if next.text != "/dev/stdout" && next.text != "/dev/stderr" && next.text != "-" {
+			// The file is the whole expression after > up to the end of
+			// the statement: "a" "b" is the file ab, so only a string
+			// that ends the statement is the file's name.
+			end := awkTok{kind: tNewline}
+			if k+2 < len(toks) {
+				end = toks[k+2]
+			}
+			if next.kind == tString && (end.kind == tNewline || end.kind == tOp && (end.text == ";" || end.text == "}")) {
+				if next.text != "/dev/stdout" && next.text != "/dev/stderr" {
 					r.file(Write, opnd{Arg{Value: next.text, Static: true}, p.idx}, t.text, "the awk program prints into the file")
 				}
 			} else {
@@ -337,6 +357,12 @@ func awkProgram(r *result, p opnd) {
 			st = state{}
 		}
 	}
+}
+
+// awkContinues reports whether a newline after t continues the statement
+// rather than ending it.
+func awkContinues(t awkTok) bool {
+	return t.kind == tOp && (t.text == "," || t.text == "&&" || t.text == "||" || t.text == "?" || t.text == ":")
 }
 
 type awkKind int

@@ -55,6 +55,21 @@ func TestAwkProgramsAsAwkReadsThem(t *testing.T) {
 		{`BEGIN { x = 10; x /= 2; print x }`, ""},
 		{`NR > 1 && /x/ { print }`, ""},
 		{`BEGIN { printf "%d\n", 1 / 2 }`, ""},
+		// The file is the whole expression after >: "a" "b" is ab.
+		{`BEGIN { print "x" > "a" "/../.git/commondir" }`, "write > (named by the awk program)"},
+		{`BEGIN { printf "x" > "o" 3 }`, "write > (named by the awk program)"},
+		{`BEGIN { print "x" >> "o" (3) }`, "write >> (named by the awk program)"},
+		{`BEGIN { print "x" > "o" $0 }`, "write > (named by the awk program)"},
+		{`BEGIN { print "x" > "o"; print "y" }`, "write > o"},
+		{"BEGIN { print \"x\" > \"o\"\nprint \"y\" }", "write > o"},
+		// A statement goes on after a newline that follows a comma, &&
+		// or ||.
+		{"BEGIN { print 1,\n2 > \"o\" }", "write > o"},
+		{"BEGIN { print 1 &&\n2 > \"o\" }", "write > o"},
+		{"BEGIN { print 1 ||\n2 > \"o\" }", "write > o"},
+		{"BEGIN { print 1\nx = 2 > 1 }", ""},
+		// mawk writes a file named - (only /dev/stdout is its output).
+		{`BEGIN { print "x" > "-" }`, "write > -"},
 	} {
 		got := summary(Analyze(argv("awk", tc.prog), nil))
 		if len(got) > len(tc.want) && tc.want == "unknown" && got[:7] == "unknown" {
@@ -97,6 +112,16 @@ func TestAwkOptions(t *testing.T) {
 		{[]string{"gawk", "-D", "{print}"}, "unknown -D"},
 		{[]string{"gawk", "--sandbox", "BEGIN{system(\"id\")}"}, ""},
 		{[]string{"gawk", "-S", "BEGIN{system(\"id\")}"}, ""},
+		// Only gawk has a sandbox: the one true awk ignores the option
+		// it does not know and runs the program.
+		{[]string{"awk", "--sandbox", "BEGIN{system(\"id\")}"}, "exec system()"},
+		{[]string{"nawk", "-S", "BEGIN{system(\"id\")}"}, "exec system()"},
+		{[]string{"mawk", "--sandbox", "BEGIN{system(\"id\")}"}, "exec system()"},
+		// mawk reads -W options joined by commas.
+		{[]string{"mawk", "-Wrandom=1,exec", "p"}, "read -W exec p; unknown -W exec"},
+		{[]string{"awk", "-W", "sprintf=2000,e", "p"}, "read -W exec p; unknown -W exec"},
+		{[]string{"mawk", "-W", "sprintf=2000,posix_space", "{print}"}, ""},
+		{[]string{"mawk", "-W", "random=1,dump", "{print}"}, "unknown -W dump"},
 		{[]string{"mawk", "-W", "exec", "prog.awk", "f"}, "read -W exec prog.awk; unknown -W exec; read f"},
 		{[]string{"mawk", "-We", "prog.awk"}, "read -W exec prog.awk; unknown -W exec"},
 		{[]string{"mawk", "-W", "ex", "prog.awk"}, "read -W exec prog.awk; unknown -W exec"},

@@ -107,6 +107,11 @@ func TestAnalyze(t *testing.T) {
 		{"tar -x -f a.tar --to-command=sh", nil, "exec --to-command; read -f a.tar"},
 		{"tar -cf host:/x src", nil, "exec -f; read src"},
 		{"tar -cI sh -f a src", nil, "exec -I; write -f a; read src"},
+		// Every -f is an archive: tar -M reads them in turn.
+		{"tar -tM -f host:/x -f a.tar", nil, "exec -f; read -f a.tar"},
+		{"tar -tM -f a.tar -f host:/x", nil, "read -f a.tar; exec -f"},
+		{"tar tfMf a.tar host:/x", nil, "read -f a.tar; exec -f"},
+		{"tar -t", []string{"TAPE"}, "env TAPE"},
 		// git.
 		{"git diff --output=x", nil, "write --output x"},
 		{"git diff --output x", nil, "write --output x"},

@@ -160,6 +160,11 @@ func TestGitLocal(t *testing.T) {
 		{"git branch --sort=-committerdate --format=%(refname)", ""},
 		{"git branch new", "unknown"},
 		{"git branch x/objects/a", "unknown"},
+		{"git branch -v new", "unknown"},
+		{"git branch --verbose new", "unknown"},
+		{"git branch -vv new HEAD~1", "unknown"},
+		{"git branch -v --list new", ""},
+		{"git branch -v --merged main", ""},
 		{"git branch -D old", "unknown -D"},
 		{"git branch -d old", "unknown -d"},
 		{"git branch --delete old", "unknown --delete"},
@@ -198,8 +203,9 @@ func TestGitLocal(t *testing.T) {
 // TestSedAsGNUSedReadsIt: GNU sed 4.9 ends a label at a blank, ;, }, #
 // or a newline and reads on (:a;e cmd runs cmd), reads a delimiter
 // inside brackets as a character (s/[/]/x/;e cmd runs cmd), joins its
-// -e scripts with newlines, and keeps -i's backup at FILE+SUFFIX or at
-// SUFFIX with * replaced by FILE.
+// -e scripts with newlines, keeps -i's backup at FILE+SUFFIX or at
+// SUFFIX with * replaced by FILE, and takes a w or r file name to the
+// end of its line, trailing blanks included.
 func TestSedAsGNUSedReadsIt(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -240,6 +246,11 @@ func TestSedAsGNUSedReadsIt(t *testing.T) {
 		{[]string{"sed", "-i", "--follow-symlinks", "s/a/b/", "link"}, "write -i link"},
 		{[]string{"sed", "-Ei", "s/a/b/", "f"}, "write -i f"},
 		{[]string{"sed", "-iE", "s/a/b/", "f"}, "write -i f; write -iE fE"},
+		// A file name keeps its trailing blanks: w out␣ writes "out ".
+		{[]string{"sed", "-n", "w out ", "f"}, "write w out ; read f"},
+		{[]string{"sed", "-n", "s/a/b/w  out\t", "f"}, "write s///w out\t; read f"},
+		{[]string{"sed", "r in ", "f"}, "read r in ; read f"},
+		{[]string{"sed", "w /dev/stdout ", "f"}, "write w /dev/stdout ; read f"},
 	} {
 		got := summary(Analyze(argv(tc.args...), nil))
 		if got != tc.want {

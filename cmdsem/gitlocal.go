@@ -23,8 +23,10 @@ func gitBranchSpec() *spec {
 			"", "recurse-submodules", changes("creates branches in the submodules")),
 		operands: func(r *result, ops []opnd) {
 			// Operands are patterns in list mode, which these imply;
-			// otherwise the first names a branch to create.
-			if len(ops) == 0 || r.hasAny("l", "list", "v", "verbose", "contains", "no-contains", "merged", "no-merged", "points-at",
+			// otherwise the first names a branch to create (git
+			// branch -v NAME creates NAME: -v only lists when
+			// nothing else is asked for).
+			if len(ops) == 0 || r.hasAny("l", "list", "contains", "no-contains", "merged", "no-merged", "points-at",
 				"d", "delete", "D", "m", "move", "M", "c", "copy", "C", "edit-description", "u", "set-upstream-to", "unset-upstream") {
 				return
 			}

@@ -438,7 +438,10 @@ var runRows = map[string]runRow{
 	"cut": plain, "nl": plain, "tr": plain, "cmp": plain, "stat": plain, "du": plain, "df": plain,
 	"date": plain, "basename": plain, "dirname": plain, "realpath": plain, "readlink": plain,
 	"which": plain, "ps": plain, "pgrep": plain, "sleep": plain,
-	"file": {whenUnbounded: []unboundedRule{{cond{any: "z uncompress Z uncompress-noreport"}, "file -z runs decompressors"}}},
+	// file -C writes NAME.mgc in the working directory for each -m
+	// NAME (magic.mgc without one).
+	"file": {whenUnbounded: []unboundedRule{{cond{any: "z uncompress Z uncompress-noreport"}, "file -z runs decompressors"}},
+		ops: []opsRule{{kind: Write, options: "C compile", ops: opsWrite, suffix: "/*.mgc"}}},
 	"rg": {helpers: func() []helperRule {
 		var out []helperRule
 		for _, p := range []string{"gzip", "bzip2", "xz", "lz4", "zstd", "brotli", "uncompress"} {
@@ -454,16 +457,17 @@ var runRows = map[string]runRow{
 		{beside: "-i", cond: cond{any: "in-place"}, suffixOf: "in-place", ops: opsWrite, why: "sed -i SUFFIX keeps the file under the name with the suffix"},
 	}, ops: []opsRule{{kind: Write, options: "i", ops: []Op{OpWrite, OpDelete}}}},
 	"tar": {helpers: tarHelpers(), ops: []opsRule{{kind: Write, options: "x", ops: opsExtract, tree: true}}},
-	"cp": {whenUnbounded: []unboundedRule{{cond{any: "b backup"}, "cp --backup keeps the files it replaces under names guardrun does not predict"}},
+	"cp": {whenUnbounded: []unboundedRule{{cond{any: "b backup S suffix"}, "cp --backup (and -S, which implies it) keeps the files it replaces under names guardrun does not predict"},
+		{cond{any: "l link s symbolic-link"}, "cp -l and -s make names through which later writes reach the files copied"}},
 		ops: []opsRule{
 			{cond: cond{any: "r R recursive a archive"}, kind: Write, ops: opsCopy, tree: true},
 			{kind: Write, ops: opsCopy},
 		}},
-	"mv": {whenUnbounded: []unboundedRule{{cond{any: "b backup"}, "mv --backup keeps the files it replaces under names guardrun does not predict"}},
+	"mv": {whenUnbounded: []unboundedRule{{cond{any: "b backup S suffix"}, "mv --backup (and -S, which implies it) keeps the files it replaces under names guardrun does not predict"}},
 		ops: []opsRule{{kind: Write, ops: opsMove, tree: true}, {kind: Delete, ops: opsDelete, tree: true}}},
-	"ln": {whenUnbounded: []unboundedRule{{cond{any: "b backup"}, "ln --backup keeps the files it replaces under names guardrun does not predict"}},
+	"ln": {whenUnbounded: []unboundedRule{{cond{any: "b backup S suffix"}, "ln --backup (and -S, which implies it) keeps the files it replaces under names guardrun does not predict"}},
 		own: []ownRule{{beside: "-", cond: cond{any: "f force"}, path: "Cu*", glob: true, ops: opsTemp, why: "ln -f makes the link under a temporary name beside it and renames it over the old one"}}},
-	"install": {whenUnbounded: []unboundedRule{{cond{any: "b backup"}, "install --backup keeps the files it replaces under names guardrun does not predict"}},
+	"install": {whenUnbounded: []unboundedRule{{cond{any: "b backup S suffix"}, "install --backup (and -S, which implies it) keeps the files it replaces under names guardrun does not predict"}},
 		helpers: []helperRule{{cond{any: "s strip"}, Helper{Program: "strip", AnyArgs: true, Why: "install -s strips the binaries with strip"}}},
 		ops: []opsRule{
 			{cond: cond{any: "d directory"}, kind: Write, ops: []Op{OpMkdir, OpMetadata}, parents: true},

@@ -117,9 +117,9 @@ func sedScript(r *result, sc opnd) {
 			p.skip(" \t")
 			p.skip("0123456789")
 		case 'r', 'R':
-			r.file(Read, opnd{Arg{Value: strings.TrimSpace(p.line()), Static: true}, sc.idx}, string(c), "sed reads the file into its output")
+			r.file(Read, opnd{Arg{Value: sedFileName(p.line()), Static: true}, sc.idx}, string(c), "sed reads the file into its output")
 		case 'w', 'W':
-			if !sedWrite(r, sc, string(c), strings.TrimSpace(p.line())) {
+			if !sedWrite(r, sc, string(c), sedFileName(p.line())) {
 				return
 			}
 		case 'e':
@@ -134,7 +134,7 @@ func sedScript(r *result, sc opnd) {
 			if strings.ContainsRune(flags, 'e') {
 				r.exec(sc.idx, "s///e", "sed's s///e runs the pattern space as a shell command")
 			}
-			if k := strings.IndexByte(flags, 'w'); k >= 0 && !sedWrite(r, sc, "s///w", strings.TrimSpace(p.line())) {
+			if k := strings.IndexByte(flags, 'w'); k >= 0 && !sedWrite(r, sc, "s///w", sedFileName(p.line())) {
 				return
 			}
 		case 'y':
@@ -367,4 +367,11 @@ func (p *sedParser) subst() (string, bool) {
 		return p.s[start:p.i], true
 	}
 	return p.s[start:p.i], true
+}
+
+// sedFileName is the file name of an r, R, w or W command (and s///w):
+// GNU sed skips the blanks before it and keeps the rest of the line, so
+// `w out ` writes a file whose name ends in a space.
+func sedFileName(rest string) string {
+	return strings.TrimLeft(rest, " \t")
 }

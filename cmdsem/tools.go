@@ -2,6 +2,7 @@ package cmdsem
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -25,6 +26,9 @@ func newTarSpec() *spec {
 			"", "volno-file", wr("writes the volume number to the file"),
 			"", "remove-files", act{Unknown, "removes the files after archiving them"}),
 		custom: tarCmd,
+		// TAPE is the archive when no -f names one; host:file there is
+		// a remote archive, reached through rsh.
+		env: []string{"TAPE"},
 	}
 }
 
@@ -57,11 +61,14 @@ func tarCmd(s *spec, r *result, i int) {
 	}
 	ops, _ := s.scan(r, i)
 	create := r.hasAny("c", "create", "r", "append", "u", "update", "A", "catenate", "concatenate", "delete")
-	archive, ok := r.vals["f"]
-	if a, ok2 := r.vals["file"]; ok2 {
-		archive, ok = a, true
-	}
-	if ok && archive.Value != "-" {
+	// Every -f names an archive (a multi-volume one is several, tar -M
+	// -f a -f b), and each may be remote.
+	archives := append(append([]opnd(nil), r.all["f"]...), r.all["file"]...)
+	slices.SortFunc(archives, func(a, b opnd) int { return a.idx - b.idx })
+	for _, archive := range archives {
+		if archive.Value == "-" {
+			continue
+		}
 		if host, _, remote := strings.Cut(archive.Value, ":"); remote && !strings.Contains(host, "/") && !r.hasAny("force-local") {
 			r.exec(archive.idx, "-f", "reaches a remote archive through rsh/ssh")
 		} else if create {

@@ -70,6 +70,13 @@ type rig struct {
 // makes for it.
 func newRig(t *testing.T, a fakemodel.Agent, script func(r *rig) []fakemodel.Step) *rig {
 	t.Helper()
+	return newRigWith(t, a, agentRules, script)
+}
+
+// newRigWith is newRig with rules (PROJECT standing for the project) in
+// place of agentRules.
+func newRigWith(t *testing.T, a fakemodel.Agent, rules string, script func(r *rig) []fakemodel.Step) *rig {
+	t.Helper()
 	bin := fakemodel.AgentBinary(t, a.Name)
 	requireSandbox(t)
 	w := fakemodel.NewWorld(t)
@@ -91,9 +98,9 @@ func newRig(t *testing.T, a fakemodel.Agent, script func(r *rig) []fakemodel.Ste
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(filepath.Dir(w.Home), "guardrun.yaml")
-	fakemodel.WriteFile(t, cfg, strings.ReplaceAll(agentRules, "PROJECT", w.Project))
+	fakemodel.WriteFile(t, cfg, strings.ReplaceAll(rules, "PROJECT", w.Project))
 	// The same config where a sandboxed guardrun can read it.
-	fakemodel.WriteFile(t, filepath.Join(w.Project, "bin", "guardrun.yaml"), strings.ReplaceAll(agentRules, "PROJECT", w.Project))
+	fakemodel.WriteFile(t, filepath.Join(w.Project, "bin", "guardrun.yaml"), strings.ReplaceAll(rules, "PROJECT", w.Project))
 	r := &rig{t: t, a: a, w: w}
 	r.srv = fakemodel.Start(t, script(r)...)
 	argv, env := a.Command(t, bin, w, r.srv.URL, "")

@@ -27,8 +27,8 @@ func integrate(t *testing.T, w *world, args ...string) (string, int) {
 
 func TestIntegrateKeepsThePersonsSettings(t *testing.T) {
 	w := newWorld(t, superviseConfig)
-	settings := filepath.Join(w.getenv("HOME"), ".claude", "settings.json")
-	mine := "{\n    // not JSON's, but Claude Code's own files have none; Gemini's may\n    \"model\": \"opus\",\n    \"permissions\": {\"allow\": [\"Bash(ls:*)\"]}\n}\n"
+	settings := filepath.Join(w.getenv("HOME"), ".gemini", "settings.json")
+	mine := "{\n    // not JSON's, but Gemini CLI's files may hold comments\n    \"model\": {\"name\": \"gemini-2.5-pro\"},\n    \"tools\": {\"allowed\": [\"run_shell_command(ls)\"]}\n}\n"
 	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -52,16 +52,16 @@ func TestIntegrateKeepsThePersonsSettings(t *testing.T) {
 		got = append(got, step{code, strings.Contains(out, says), read(settings) != before})
 		return out
 	}
-	do("+    \"hooks\": {", "claude-code", "--dry-run")
-	do("guardrun's hook written to "+settings, "claude-code")
+	do("+    \"hooks\": {", "gemini", "--dry-run")
+	do("guardrun's hook written to "+settings, "gemini")
 	wired := read(settings)
-	do("already wired", "claude-code")
-	do("guardrun's hook removed", "claude-code", "--remove")
+	do("already wired", "gemini")
+	do("guardrun's hook removed", "gemini", "--remove")
 	want := []step{{0, true, false}, {0, true, true}, {0, true, false}, {0, true, true}}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("integrate, step by step (-got +want):\n%s", diff)
 	}
-	if !strings.HasPrefix(wired, "{\n    // not JSON's") || !strings.Contains(wired, "\"permissions\": {\"allow\": [\"Bash(ls:*)\"]},\n    \"hooks\": {\n        \"PreToolUse\": [") {
+	if !strings.HasPrefix(wired, "{\n    // not JSON's") || !strings.Contains(wired, "\"tools\": {\"allowed\": [\"run_shell_command(ls)\"]},\n    \"hooks\": {\n        \"BeforeTool\": [") {
 		t.Errorf("the wired file does not keep the person's text and indentation:\n%s", wired)
 	}
 	if diff := cmp.Diff(read(settings), mine); diff != "" {
@@ -72,6 +72,27 @@ func TestIntegrateKeepsThePersonsSettings(t *testing.T) {
 	}
 	if b := read(settings + ".guardrun.bak"); b != wired {
 		t.Errorf("the backup is not the file before the last change:\n%s", b)
+	}
+}
+
+// TestIntegrateRefusesAClaudeSettingsFileWithComments: Claude Code
+// reads its settings as plain JSON and ignores a file with a comment
+// whole; guardrun's hook would be in a file no one reads, and --status
+// would call it wired.
+func TestIntegrateRefusesAClaudeSettingsFileWithComments(t *testing.T) {
+	w := newWorld(t, superviseConfig)
+	settings := filepath.Join(w.getenv("HOME"), ".claude", "settings.json")
+	mine := "{\n  // mine\n  \"model\": \"opus\"\n}\n"
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	os.WriteFile(settings, []byte(mine), 0o644)
+	out, code := integrate(t, w, "claude-code")
+	b, _ := os.ReadFile(settings)
+	if code != 125 || !strings.Contains(out, settings+":2:3: Claude Code reads its settings as plain JSON and ignores this file whole") || string(b) != mine {
+		t.Errorf("exit %d, output %q; the file now %q", code, out, b)
+	}
+	status, _ := integrate(t, w, "--status")
+	if !strings.Contains(status, settings+": unreadable: "+settings+":2:3: Claude Code reads its settings as plain JSON") {
+		t.Errorf("--status:\n%s", status)
 	}
 }
 

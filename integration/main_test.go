@@ -21,6 +21,10 @@ import (
 var guardrunBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv("GUARDRUN_IT_ROLE") == "broker-asker" {
+		// The test binary as a process that asks the broker (web_test.go).
+		os.Exit(brokerAsker())
+	}
 	os.Exit(run(m))
 }
 

@@ -47,12 +47,13 @@ func (r *ptyRun) waitFor(s string, n int) {
 	}
 }
 
-// send types s. An answer key (y, s, n, v) is typed as a person would:
-// after the prompt's quiet time, and y and s followed by the approval
-// code the prompt shows where programs can type into the terminal.
+// send types s. An answer key (y, s, a, n, v) is typed as a person
+// would: after the prompt's quiet time, and y, s and a followed by the
+// approval code the prompt shows where programs can type into the
+// terminal.
 func (r *ptyRun) send(s string) {
 	r.t.Helper()
-	answer := s == "y" || s == "s" || s == "n" || s == "v"
+	answer := s == "y" || s == "s" || s == "a" || s == "n" || s == "v"
 	if answer {
 		time.Sleep(450 * time.Millisecond) // the prompt discards keys until the keyboard was quiet 300 ms
 	}
@@ -60,7 +61,7 @@ func (r *ptyRun) send(s string) {
 	if _, err := r.pm.Write([]byte(s)); err != nil {
 		r.t.Fatal(err)
 	}
-	if (s == "y" || s == "s") && approval.InjectionPossible() {
+	if (s == "y" || s == "s" || s == "a") && approval.InjectionPossible() {
 		r.waitFor("to confirm, type", confirms+1)
 		m := regexp.MustCompile(`to confirm, type (?:\x1b\[1m)?([a-z]+)`).FindAllStringSubmatch(r.screen(), -1)
 		if len(m) <= confirms {

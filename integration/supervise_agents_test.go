@@ -24,26 +24,41 @@ func TestSuperviseSaysHowAnAgentIsChecked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	claudeRun := []string{
+		"guardrun: Claude Code: its shell and file tools go through guardrun (hook added for this run with --settings)",
+		`agent args: --settings {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Glob|Grep","hooks":[{"type":"command","command":"` + guardrunBin + ` hook claude-code","timeout":600}]}]}} -p hi`,
+	}
 	tests := []struct {
 		name string
 		argv []string
+		// settings, when set, is the person's ~/.claude/settings.json,
+		// into which guardrun integrate wires the hook first.
+		settings string
 		// says is what the terminal shows, in order.
 		says []string
 	}{
-		{"claude gets the hook for the run", []string{"claude", "-p", "hi"}, []string{
-			"guardrun: Claude Code: its shell and file tools go through guardrun (hook added for this run with --settings)",
-			`agent args: --settings {"hooks":{"PreToolUse":[{"matcher":"Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Glob|Grep","hooks":[{"type":"command","command":"` + guardrunBin + ` hook claude-code","timeout":600}]}]}} -p hi`,
-		}},
-		{"an unknown agent is warned about", []string{"my-agent"}, []string{
+		{"claude gets the hook for the run", []string{"claude", "-p", "hi"}, "", claudeRun},
+		// Claude Code ignores a settings file that fails its validation
+		// whole, guardrun's hook in it with it.
+		{"claude gets the hook for the run where its settings hold it", []string{"claude", "-p", "hi"}, `{"model": 5}`, claudeRun},
+		{"an unknown agent is warned about", []string{"my-agent"}, "", []string{
 			"guardrun: warning: my-agent is not an agent guardrun knows (Claude Code, Codex, Gemini CLI): only the commands it runs through $SHELL are checked; --trust-shell if that is all it runs",
 			"agent args:",
 		}},
-		{"--trust-shell says it runs all through $SHELL", []string{"--trust-shell", "--", "my-agent"}, []string{"agent args:"}},
+		{"--trust-shell says it runs all through $SHELL", []string{"--trust-shell", "--", "my-agent"}, "", []string{"agent args:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t, superviseConfig)
 			w.env = append(unsetEnv(w.env, "PATH"), "PATH="+bin+":"+os.Getenv("PATH"))
+			if tt.settings != "" {
+				settings := filepath.Join(w.getenv("HOME"), ".claude", "settings.json")
+				os.MkdirAll(filepath.Dir(settings), 0o755)
+				os.WriteFile(settings, []byte(tt.settings), 0o644)
+				if out, code := integrate(t, w, "claude-code"); code != 0 {
+					t.Fatalf("integrate: %d %s", code, out)
+				}
+			}
 			argv := append([]string{guardrunBin, "supervise"}, tt.argv...)
 			if tt.argv[0] != "--trust-shell" {
 				argv = append([]string{guardrunBin, "supervise", "--"}, tt.argv...)

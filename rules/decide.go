@@ -51,6 +51,9 @@ type Part struct {
 	// Checkpoint is what the matched rule (or shell.default) says of
 	// the checkpoint taken before the command runs.
 	Checkpoint Checkpoint `json:"checkpoint,omitempty"`
+	// Project is set when a project rule the person gave ("always in
+	// this project") pre-approved the part: the project's root.
+	Project string `json:"project,omitempty"`
 }
 
 // Decision is the verdict for a whole request.
@@ -160,6 +163,11 @@ type Engine struct {
 	protectPaths []string
 	// run is the environment commands run with (SetCommandEnv).
 	run commandEnv
+	// project are the person's rules for the project at projectRoot
+	// (WithProject).
+	project     []compiledRule
+	projectIx   ruleIndex
+	projectRoot string
 }
 
 type compiledRule struct {
@@ -643,6 +651,16 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 			p.Reason = fmt.Sprintf("%s matches no rule; shell.default allows unknown commands", display)
 		}
 	}
+	if pr := e.projectRule(&p, c, cwd, display); pr != nil {
+		e.tightened(&p, c, cwd, display)
+		if p.Decision != Allow {
+			// An untrusted project file's rule asks: the project rule
+			// did not decide it.
+			p.Project = ""
+			return p, r, true
+		}
+		return p, pr, true
+	}
 	e.tightened(&p, c, cwd, display)
 	return p, r, true
 }
@@ -917,6 +935,16 @@ func (e *Engine) file(op Op, path, cwd string, sandboxed bool) Part {
 			p.Reason = fmt.Sprintf("%s %s: %s is protected (sandbox.protect)", op, path, what)
 			return p
 		}
+		if op == OpWrite {
+			if d := e.onPath(resolved, false); d != "" {
+				// An activated virtualenv's .venv/bin: a file put
+				// there runs in place of the program a later
+				// command names (ls, git).
+				p.Decision = Ask
+				p.Reason = fmt.Sprintf("write %s: %s is on PATH, so a program written there runs in place of the one a command names", path, d)
+				return p
+			}
+		}
 		if op == OpWrite && z.WriteApproval || op == OpDelete && z.DeleteApproval {
 			p.Decision = Ask
 			p.Reason = fmt.Sprintf("%s %s: zone %q needs approval to %s", op, path, z.Name, op)
@@ -952,6 +980,24 @@ func (e *Engine) protected(resolved, lexical, root string) string {
 		}
 		if what := gitCode(rel); what != "" {
 			return what
+		}
+	}
+	return ""
+}
+
+// onPath returns the absolute PATH directory (of the commands' PATH) that
+// a write to the resolved path puts a file in, or, with tree (a copy or
+// move, which lands a whole tree there), that lies inside the path; ""
+// when there is none. Relative entries are the working directory's at
+// run time, which predict.go's plantable accounts for.
+func (e *Engine) onPath(resolved string, tree bool) string {
+	for _, d := range e.run.path {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		r := Resolve(d, "/")
+		if Within(resolved, r) && resolved != r || tree && Within(r, resolved) {
+			return d
 		}
 	}
 	return ""

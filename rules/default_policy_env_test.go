@@ -109,8 +109,12 @@ var envAttacks = []attackRow{
 	{"exec -a -bash bash -c ls", Ask},
 	{"exec -a -zsh zsh -c ls", Ask},
 	{"exec -a \"$N\" bash -c ls", Ask},
-	{"exec -a -x ls", Allow},
-	{"exec -a sh bash -c ls", Allow},
+	// Under another name a program may act otherwise (bash named sh
+	// runs in posix mode, git-NAME runs git NAME): it asks.
+	{"exec -a -x ls", Ask},
+	{"exec -a sh bash -c ls", Ask},
+	{"exec -a ls ls", Allow},
+	{"exec -a bash /bin/bash -c ls", Allow},
 	{"zsh -c 'ARGV0=-bash bash -c ls'", Ask},
 	{"bash -c ls", Allow},
 	{"READNULLCMD=./x; < y", Ask},

@@ -28,8 +28,8 @@ var variantRows = []attackRow{
 	{"exec -a-bash bash -c ls", Ask},
 	{"exec -la x bash -c ls", Ask},
 	{"exec -l bash -c ls", Ask},
-	{"exec -a -bash nice bash -c ls", Allow},
-	{"exec -a -bash env bash -c ls", Allow},
+	{"exec -a -bash nice bash -c ls", Ask}, // nice under another name
+	{"exec -a -bash env bash -c ls", Ask},
 	{"env -i sudo bash -c ls", Block},
 	{"env -i chroot / bash -c ls", Ask},
 	{"env -i ionice bash -c ls", Ask},

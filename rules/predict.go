@@ -179,9 +179,13 @@ func (e *Engine) predictCommand(c shellparse.Command, cwd string, pr *prediction
 		q.unbound(display + ": arguments supplied at run time may be options that write files or run programs")
 	}
 	for _, h := range cp.Helpers {
-		for _, x := range pr.helpers(e, h, dirs) {
+		xs, why := pr.helpers(e, h, dirs)
+		for _, x := range xs {
 			x.Part = display
 			q.exec = append(q.exec, x)
+		}
+		if why != "" {
+			q.unbound(display + ": " + why)
 		}
 	}
 	for _, f := range cp.Files {
@@ -357,8 +361,14 @@ func (e *Engine) program(name string, dirs []string, dirWhy string) ([]sandbox.E
 		if why != "" {
 			return unresolved, why
 		}
+		if d := e.plantable(found, dirs); d != "" {
+			// The request may put a program named name there before
+			// this command runs (cp, a redirection, chmod +x), which
+			// then runs instead.
+			return unresolved, fmt.Sprintf("%s is looked up in PATH, which holds %s, a directory the request can write, before it reaches the program: a program the request puts there runs instead", name, d)
+		}
 		if len(found) == 0 {
-			return unresolved, name + " is not found in PATH"
+			return unresolved, name + notInPath
 		}
 	}
 	var out []sandbox.Exec
@@ -402,6 +412,43 @@ func (e *Engine) lookPath(name string, dirs []string, dirWhy string) ([]string, 
 	return out, ""
 }
 
+// notInPath ends the reason program gives for a name PATH does not hold.
+const notInPath = " is not found in PATH"
+
+// plantable returns the first PATH directory that lies in a writable
+// zone (or the private /tmp) and that the lookup of a name searches
+// before the directory the name was found in (found; every directory
+// when it was not found): "" when there is none. A relative entry is
+// relative to each directory the command may run in.
+func (e *Engine) plantable(found []string, dirs []string) string {
+	stop := ""
+	if len(found) > 0 {
+		stop = filepath.Dir(found[0])
+	}
+	for _, d := range e.run.path {
+		if d == "" {
+			d = "."
+		}
+		cands := []string{d}
+		if !filepath.IsAbs(d) {
+			cands = nil
+			for _, wd := range dirs {
+				cands = append(cands, filepath.Join(wd, d))
+			}
+		}
+		for _, c := range cands {
+			if c == stop {
+				return ""
+			}
+			r := Resolve(c, "/")
+			if z := e.zoneFor(r); z != nil && z.Mode == ReadWrite || e.inPrivateTmp(r) {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
 // executable reports an executable regular file (symlinks followed).
 func executable(p string) bool {
 	fi, err := os.Stat(p)
@@ -414,7 +461,7 @@ var gitExecPaths = []string{"/usr/lib/git-core", "/usr/libexec/git-core", "/usr/
 
 // helpers resolves the programs a command may start by itself. A helper
 // not found is left out: it cannot run.
-func (pr *prediction) helpers(e *Engine, h cmdsem.Helper, dirs []string) []sandbox.Exec {
+func (pr *prediction) helpers(e *Engine, h cmdsem.Helper, dirs []string) ([]sandbox.Exec, string) {
 	with := func(xs []sandbox.Exec) []sandbox.Exec {
 		for i := range xs {
 			xs[i].AnyArgs = h.AnyArgs
@@ -441,16 +488,19 @@ func (pr *prediction) helpers(e *Engine, h cmdsem.Helper, dirs []string) []sandb
 				continue
 			}
 			if f := filepath.Join(d, h.Program); executable(f) {
-				return with([]sandbox.Exec{{Program: f}})
+				return with([]sandbox.Exec{{Program: f}}), ""
 			}
 			break
 		}
 	}
 	xs, why := pr.program(e, h.Program, dirs, "")
-	if why != "" {
-		return nil
+	if strings.HasSuffix(why, notInPath) {
+		return nil, "" // it cannot run
 	}
-	return with(xs)
+	if why != "" {
+		return nil, "it may start " + h.Program + ": " + why
+	}
+	return with(xs), ""
 }
 
 // pagerSpecial are the characters for which git runs a pager command
@@ -459,14 +509,22 @@ const pagerSpecial = "|&;<>()$`\\\"' \t\n*?[#~=%"
 
 // pagers are the execs of the pager git may start: the command named,
 // directly, or through /bin/sh -c and what that runs.
-func (pr *prediction) pagers(e *Engine, dirs []string) []sandbox.Exec {
+func (pr *prediction) pagers(e *Engine, dirs []string) ([]sandbox.Exec, string) {
 	var out []sandbox.Exec
+	why := ""
+	lookUp := func(name string) ([]sandbox.Exec, bool) {
+		xs, bad := pr.program(e, name, dirs, "")
+		if bad != "" && !strings.HasSuffix(bad, notInPath) && why == "" {
+			why = "its pager may start " + name + ": " + bad
+		}
+		return xs, bad == ""
+	}
 	for _, v := range e.run.pagers {
 		if v == "" || v == "cat" {
 			continue
 		}
 		if !strings.ContainsAny(v, pagerSpecial) {
-			if xs, bad := pr.program(e, v, dirs, ""); bad == "" {
+			if xs, ok := lookUp(v); ok {
 				out = append(out, xs...)
 			}
 			continue
@@ -484,8 +542,8 @@ func (pr *prediction) pagers(e *Engine, dirs []string) []sandbox.Exec {
 			if !c.Execs() || !c.Argv[0].Static() {
 				continue
 			}
-			xs, bad := pr.program(e, c.Argv[0].Value, dirs, "")
-			if bad != "" {
+			xs, ok := lookUp(c.Argv[0].Value)
+			if !ok {
 				continue
 			}
 			for _, x := range xs {
@@ -494,7 +552,7 @@ func (pr *prediction) pagers(e *Engine, dirs []string) []sandbox.Exec {
 			}
 		}
 	}
-	return out
+	return out, why
 }
 
 // predictFile turns a file a command writes into the paths it may act

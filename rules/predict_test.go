@@ -287,3 +287,50 @@ func describe(p *sandbox.Prediction) string {
 	}
 	return b.String()
 }
+
+// TestPredictionPathThroughAZone: a PATH directory inside a writable zone
+// (an activated virtualenv's .venv/bin, node_modules/.bin, ".") that is
+// searched before the program a name runs is a place the request itself
+// can put a program of that name (cp, a redirection, then chmod +x), which
+// would run instead of the one the analysis found. Such a name, and a
+// helper looked up so (tar's gzip, git's pager), is not bounded; one found
+// before that directory is.
+func TestPredictionPathThroughAZone(t *testing.T) {
+	e, work, bin := predictEngine(t)
+	venv := filepath.Join(work, ".venv", "bin")
+	if err := os.MkdirAll(venv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, script string
+		// unbounded is the start of the reason, "" when bounded.
+		unbounded string
+	}{
+		{"a program found after a writable directory", venv + ":" + bin, "ls -la",
+			"ls -la: ls is looked up in PATH, which holds " + venv + ", a directory the request can write"},
+		{"the same after the script plants one there", venv + ":" + bin, "cp " + bin + "/echo .venv/bin/ls; chmod +x .venv/bin/ls; ls",
+			"cp " + bin + "/echo .venv/bin/ls: cp is looked up in PATH"},
+		{"a helper found after a writable directory", venv + ":" + bin, "/bin/tar -tf x.tar",
+			"/bin/tar -tf x.tar: it may start gzip: gzip is looked up in PATH, which holds " + venv},
+		{"a helper that is nowhere yet may be put there", bin + ":" + venv, "tar -tf x.tar",
+			"tar -tf x.tar: it may start xz: xz is looked up in PATH, which holds " + venv},
+		{"git's pager", venv + ":" + bin, "/bin/git log",
+			"/bin/git log: its pager may start less: less is looked up in PATH"},
+		{"a relative PATH entry is the working directory's", ".:" + bin, "ls", "ls: ls is looked up in PATH, which holds " + work},
+		{"a program found before the writable directory", bin + ":" + venv, "ls -la", ""},
+		{"PATH without a writable directory", bin, "tar -tf x.tar", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vars := map[string]string{"PATH": tt.path, "PAGER": "less"}
+			e.SetCommandEnv(func(k string) string { return vars[k] })
+			d := e.Script(tt.script, work)
+			switch {
+			case tt.unbounded == "" && !d.Bounded:
+				t.Errorf("not bounded: %s", d.Unbounded)
+			case tt.unbounded != "" && (d.Bounded || !strings.HasPrefix(d.Unbounded, tt.unbounded)):
+				t.Errorf("bounded %v, unbounded %q; want not bounded, because %q...", d.Bounded, d.Unbounded, tt.unbounded)
+			}
+		})
+	}
+}

@@ -192,9 +192,20 @@ func (e *Engine) effectFile(c shellparse.Command, ef cmdsem.Effect, display, cwd
 		})
 	}
 	p := mk(judge(path))
+	if op == OpWrite && p.Decision == Allow && treeWriters[c.Name()] {
+		// cp -rT stage .venv: the tree lands over a PATH directory.
+		if d := e.onPath(p.Path, true); d != "" {
+			p.Decision = Ask
+			p.Reason = fmt.Sprintf("write %s: it may hold %s, which is on PATH, so a program copied there runs in place of the one a command names", ef.Path, d)
+		}
+	}
 	p.Reason = fmt.Sprintf("%s: %s %s: %s", display, label, ef.Why, p.Reason)
 	return []Part{p}
 }
+
+// treeWriters are the commands whose destination may receive a whole
+// tree (a directory copied, moved or linked there).
+var treeWriters = map[string]bool{"cp": true, "mv": true, "ln": true, "install": true, "git": true}
 
 // readByDeny judges a read a command's argument names: only deny refuses
 // it (zones bound what the sandbox shows, and reads outside them simply

@@ -142,6 +142,11 @@ func (e *Engine) inPrivateTmp(resolved string) bool {
 // processPath reports a resolved path that reaches a process's own files
 // (through a symlink to /dev/stdin or /proc/self/fd/N): what it names
 // depends on the process that opens it.
+// ProcessPath reports whether the resolved path p leads through a
+// process's own view (/proc/self, /proc/PID, /dev/fd, /dev/stdin ...),
+// so that what it names depends on the process that opens it.
+func ProcessPath(p string) bool { return processPath(p) }
+
 func processPath(p string) bool {
 	if _, ok := shellparse.FdPath(p); ok {
 		return true

@@ -292,6 +292,13 @@ func TestEscapesAtGuardrun(t *testing.T) {
 		{escape: escape{name: "squat a 13-byte host abstract socket name (the length of an IPv4 address), network on", args: []string{"bind-abstract", squat13, "stream"},
 			host: abstractFree(squat13)}, network: true,
 			onlyLL: "under bwrap with the network on a name of exactly 9, 13, 21 or 25 bytes can still be taken (docs/limitations.md)"},
+		// The lengths next to the four the filter lets through under
+		// bwrap, and the longest; the four themselves only under
+		// landlock, which reads the address.
+		squatLen(squat13, 8, false), squatLen(squat13, 10, false), squatLen(squat13, 12, false), squatLen(squat13, 14, false),
+		squatLen(squat13, 20, false), squatLen(squat13, 22, false), squatLen(squat13, 24, false), squatLen(squat13, 26, false),
+		squatLen(squat13, 106, false),
+		squatLen(squat13, 9, true), squatLen(squat13, 21, true), squatLen(squat13, 25, true),
 		{escape: escape{name: "bind a socketpair end to a path outside every zone, network on", args: []string{"bind-path", filepath.Join(f.outside, "net.sock"), "stream"},
 			host: absent(filepath.Join(f.outside, "net.sock"))}, network: true},
 		{escape: escape{name: "take a read lease on guardrun's config (its writers on the host would wait)", args: []string{"lease", f.config}}},
@@ -568,6 +575,19 @@ func ttyOfSession(t *testing.T) *os.File {
 		t.Fatal("the pty never became the session leader's controlling terminal")
 	}
 	return pts
+}
+
+// squatLen is the row that squats a host abstract name of n bytes (the
+// leading NUL not counted) made from base, with the network on; gap: one
+// of the lengths the bwrap filter lets through.
+func squatLen(base string, n int, gap bool) attack {
+	name := (base + strings.Repeat("x", n))[:n]
+	a := attack{escape: escape{name: fmt.Sprintf("squat a %d-byte host abstract socket name, network on", n),
+		args: []string{"bind-abstract", name, "stream"}, host: abstractFree(name)}, network: true}
+	if gap {
+		a.onlyLL = "under bwrap with the network on a name of exactly 9, 13, 21 or 25 bytes can still be taken (docs/limitations.md)"
+	}
+	return a
 }
 
 // abstractFree checks, after an attempt, that the abstract socket name is

@@ -83,7 +83,7 @@ func TestToolchains(t *testing.T) {
 			ProtectNames: sandbox.DefaultProtect, DenyNames: []string{".env"},
 			Deny:    []string{filepath.Join(home, ".ssh")},
 			Protect: []sandbox.Protected{{Path: f.config}, {Path: f.state, Hide: true}},
-			Cwd:     f.ws, Home: home,
+			Cwd:     f.ws, Home: home, AccountHome: home,
 		})
 		if err != nil {
 			t.Fatal(err)

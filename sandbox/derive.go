@@ -197,7 +197,7 @@ func Derive(s Spec) (*Profile, error) {
 		}
 	}
 	if s.Toolchains {
-		d.toolchains(p.Home, s.Path)
+		d.toolchains(p.Home, s.AccountHome, s.Path)
 	}
 	if err := p.unixSockets(s.UnixSockets); err != nil {
 		return nil, err
@@ -274,7 +274,10 @@ func Derive(s Spec) (*Profile, error) {
 // program outside the sandbox later runs or obeys when the person works
 // in the same tree. Git runs hooks and obeys its config (core.fsmonitor,
 // core.hooksPath, diff.external, filter drivers) and .gitmodules; shells
-// source their startup files; direnv loads .envrc on cd; editors and
+// source their startup files; direnv loads .envrc on cd; Gemini CLI
+// loads the .env of its project (and of each directory above it) into
+// its own environment, which every command it starts then gets before
+// guardrun does (BASH_ENV, LD_PRELOAD, GUARDRUN_SOCKET); editors and
 // agents load their workspace settings (.vscode, .idea, .zed, .mcp.json,
 // and the agents' own .claude, .codex, .cursor and .gemini, whose hooks
 // and MCP servers run in the agent's process, outside every sandbox); VS Code
@@ -298,6 +301,7 @@ var DefaultProtect = []string{
 	".zprofile",
 	".zlogin",
 	".envrc",
+	".env",
 	".vscode",
 	".idea",
 	".mcp.json",

@@ -280,7 +280,7 @@ func TestDeriveTooManyProtected(t *testing.T) {
 	if err == nil {
 		t.Fatal("three repositories with more than 40 protected paths: want a refusal")
 	}
-	for _, want := range []string{"more than 40 protected paths", d + "/ws/a (23)", "run guardrun in one project"} {
+	for _, want := range []string{"more than 40 protected paths", d + "/ws/a (24)", "run guardrun in one project"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

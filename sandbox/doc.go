@@ -68,5 +68,6 @@
 //     by its variable (PYENV_ROOT, NVM_DIR, CARGO_HOME) is not found:
 //     the environment can be shaped by what ran before, so only the
 //     fixed layouts under the home directory count, and PATH only picks
-//     among them.
+//     among them. Links are followed only at a layout's own name, once,
+//     and only under Spec.AccountHome.
 package sandbox

@@ -37,6 +37,12 @@ type Spec struct {
 	Cwd string
 	// Home is the user's home directory (set as $HOME inside).
 	Home string
+	// AccountHome is the home directory of the user database's entry
+	// for the user guardrun runs as ("" when unknown), which the
+	// environment cannot change. $HOME can be set by what ran before (a
+	// Makefile's `export HOME := $(CURDIR)/h`): when Home is not
+	// AccountHome, Toolchains follows no symbolic link under it.
+	AccountHome string
 	// EnvDeny are globs of environment variable names dropped before the
 	// command starts (secrets).
 	EnvDeny []string

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // HomeRead is a path under the home directory that the profile shows
@@ -92,13 +93,26 @@ const maxToolLinks = 64
 // would show everything), and a warning says so. PATH only chooses
 // among the known layouts: a directory it names elsewhere in the home
 // directory is never shown because of it.
-func (d *deriving) toolchains(home, path string) {
+//
+// Links are followed only where an earlier command cannot have made
+// them: a layout's own name in the account's home directory (~/.pyenv
+// -> /opt/pyenv, ~/.local/bin/black -> ../share/pipx/...), one link
+// and no further (resolveShown). A home directory that is not the
+// account's ($HOME exported by a Makefile into the project) may be the
+// command's own making, so nothing under it is followed at all.
+func (d *deriving) toolchains(home, accountHome, path string) {
 	if home == "" || home == "/" || path == "" {
 		return
 	}
 	realHome, err := d.res.resolve(home)
 	if err != nil {
 		return
+	}
+	h := homeSearch{home: home, realHome: realHome}
+	if accountHome != "" {
+		if ra, err := d.res.resolve(accountHome); err == nil && ra == realHome {
+			h.follow = true
+		}
 	}
 	var dirs []string // PATH's directories, as named and as resolved
 	for _, e := range filepath.SplitList(path) {
@@ -125,13 +139,13 @@ func (d *deriving) toolchains(home, path string) {
 			return
 		}
 		shown[t.name] = true
-		if !d.showHome(home, realHome, filepath.Join(home, t.root), t.name+": "+why) {
+		if !d.showHome(h, filepath.Join(home, t.root), t.name+": "+why) {
 			return
 		}
 		for _, g := range t.also {
 			matches, _ := filepath.Glob(filepath.Join(home, g))
 			for _, m := range matches {
-				d.showHome(home, realHome, m, fmt.Sprintf("%s: used by its programs (%s)", t.name, why))
+				d.showHome(h, m, fmt.Sprintf("%s: used by its programs (%s)", t.name, why))
 			}
 		}
 		for _, w := range t.with {
@@ -145,8 +159,8 @@ func (d *deriving) toolchains(home, path string) {
 				}
 			}
 		}
-		if t.links {
-			d.showLinkTargets(home, realHome, filepath.Join(home, t.root))
+		if t.links && h.follow {
+			d.showLinkTargets(h, filepath.Join(home, t.root))
 		}
 	}
 	for _, t := range homeToolchains {
@@ -185,19 +199,27 @@ func (d *deriving) toolchains(home, path string) {
 	}
 }
 
+// homeSearch is the home directory the toolchains are looked for in: as
+// $HOME names it, resolved, and whether links under it are followed
+// (it is the account's).
+type homeSearch struct {
+	home, realHome string
+	follow         bool
+}
+
 // showHome shows path (under home, resolved through links) read-only
 // for why, unless it does not exist, is visible or denied already, or
 // resolves to the home directory or one above it. It reports whether
 // path is visible now.
-func (d *deriving) showHome(home, realHome, path, why string) bool {
+func (d *deriving) showHome(h homeSearch, path, why string) bool {
 	if _, err := os.Stat(path); err != nil {
 		return false
 	}
-	r, err := d.res.resolve(path)
-	if err != nil {
+	r, ok := d.resolveShown(h, path, why)
+	if !ok {
 		return false
 	}
-	if Within(home, r) || Within(realHome, r) {
+	if Within(h.home, r) || Within(h.realHome, r) {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("%s resolves to %s, which holds the home directory: not shown (%s)", path, r, why))
 		return false
 	}
@@ -218,10 +240,12 @@ func (d *deriving) showHome(home, realHome, path, why string) bool {
 }
 
 // showLinkTargets shows the file each symbolic link in dir leads to,
-// where that is a regular file in the home directory that nothing shows
-// yet: a tool that installs its binary elsewhere and links it into a
-// bin directory on PATH.
-func (d *deriving) showLinkTargets(home, realHome, dir string) {
+// where that is a program (a regular file with an execute bit) in the
+// home directory that nothing shows yet: a tool that installs its binary
+// elsewhere and links it into a bin directory on PATH. A credential is
+// no program: ~/.kube/config, a key, an npmrc are not shown whatever
+// links to them.
+func (d *deriving) showLinkTargets(h homeSearch, dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -236,20 +260,86 @@ func (d *deriving) showLinkTargets(home, realHome, dir string) {
 			return
 		}
 		link := filepath.Join(dir, e.Name())
-		r, err := d.res.resolve(link)
-		if err != nil || !(Within(r, home) || Within(r, realHome)) {
+		r, ok := d.resolveShown(h, link, "the program "+link+" leads to")
+		if !ok || !(Within(r, h.home) || Within(r, h.realHome)) {
 			continue
 		}
-		if fi, err := os.Stat(r); err != nil || !fi.Mode().IsRegular() {
+		if fi, err := os.Stat(r); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 			continue
 		}
 		if read, _ := d.Access(r); read || withinAny(r, d.Deny) {
 			continue
 		}
-		if slices.ContainsFunc(HomeCredentials, func(c string) bool { return r == filepath.Join(home, c) || r == filepath.Join(realHome, c) }) {
+		if slices.ContainsFunc(HomeCredentials, func(c string) bool {
+			return r == filepath.Join(h.home, c) || r == filepath.Join(h.realHome, c)
+		}) {
 			continue
 		}
 		d.ReadOnly = append(d.ReadOnly, r)
 		d.HomeRead = append(d.HomeRead, HomeRead{Path: r, Why: "the program " + link + " leads to"})
 	}
+}
+
+// resolveShown resolves path, a name under the home directory that the
+// toolchain search would show, and reports whether it may be shown. A
+// symbolic link on the way is followed only where an earlier command
+// cannot have made it: under the account's home directory, at path
+// itself or a directory above it (the layout's own name: ~/.pyenv,
+// ~/.local/bin/black), once, and not in a writable zone. So a link in
+// ~/.local/bin to a project's script, which a command in that project
+// replaced by a link to ~/.kube/config, is not followed past the
+// project; nor is ~/.tool-versions linked into a dotfiles repository
+// that a command there made a link. Links at or above the home
+// directory itself (/home -> /usr/home) are the system's. What leads
+// into /proc, /dev or /sys (names that mean another thing to each
+// process) is not shown either. Every refusal is a warning.
+func (d *deriving) resolveShown(h homeSearch, path, why string) (string, bool) {
+	r, err := d.res.resolve(path)
+	if err != nil {
+		return "", false
+	}
+	for _, k := range kernelFS {
+		if Within(r, k) || Within(path, k) {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("%s leads into %s: not shown (%s)", path, k, why))
+			return "", false
+		}
+	}
+	if r == path {
+		return r, true // no link on the way
+	}
+	r, links, err := ResolveLinks(path)
+	if err != nil {
+		return "", false
+	}
+	// The names at and above path under the home directory, as the
+	// resolution names a link: by its resolved directory.
+	own := map[string]bool{}
+	if rel, ok := strings.CutPrefix(path, h.home+"/"); ok {
+		at := h.realHome
+		for _, c := range strings.Split(rel, "/") {
+			at = filepath.Join(at, c)
+			own[at] = true
+		}
+	}
+	followed := 0
+	for _, l := range links {
+		if Within(h.home, l) || Within(h.realHome, l) {
+			continue // the home directory's own
+		}
+		because := ""
+		switch _, w := listAccess(d.Profile, l); {
+		case w:
+			because = "in a writable zone"
+		case !h.follow:
+			because = "under a home directory that is not the account's"
+		case !own[l] || followed > 0:
+			because = "past the layout's own name"
+		}
+		if because != "" {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("%s leads through the link %s, %s: not shown (%s)", path, l, because, why))
+			return "", false
+		}
+		followed++
+	}
+	return r, true
 }

@@ -34,6 +34,10 @@ func TestToolchainsShown(t *testing.T) {
 	d := tree(t, homeLayout...)
 	home := filepath.Join(d, "home")
 	h := func(rel string) string { return filepath.Join(home, rel) }
+	// The program ~/.local/bin/claude leads to.
+	if err := os.Chmod(h(".local/share/claude/versions/1.0.0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
 		path     string
@@ -76,7 +80,7 @@ func TestToolchainsShown(t *testing.T) {
 			p, err := Derive(Spec{
 				Zones:      []Zone{{Name: "ws", Root: filepath.Join(d, "ws"), Writable: true}},
 				SystemRead: DefaultSystemPaths, Toolchains: true, Path: tc.path,
-				Home: home, Cwd: filepath.Join(d, "ws"), Deny: []string{h(".ssh")},
+				Home: home, AccountHome: home, Cwd: filepath.Join(d, "ws"), Deny: []string{h(".ssh")},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -121,6 +125,7 @@ func TestToolchainsNotShown(t *testing.T) {
 		if s.Home == "" {
 			s.Home = home
 		}
+		s.AccountHome = s.Home
 		s.Cwd = filepath.Join(d, "ws")
 		s.Zones = append(s.Zones, Zone{Name: "ws", Root: filepath.Join(d, "ws"), Writable: true})
 		p, err := Derive(s)
@@ -163,7 +168,7 @@ func TestToolchainsThroughLinks(t *testing.T) {
 	p, err := Derive(Spec{
 		Zones:      []Zone{{Name: "ws", Root: filepath.Join(d, "ws"), Writable: true}},
 		SystemRead: DefaultSystemPaths, Toolchains: true, Path: filepath.Join(d, "links/shims"),
-		Home: home, Cwd: filepath.Join(d, "ws"),
+		Home: home, AccountHome: home, Cwd: filepath.Join(d, "ws"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +231,7 @@ func BenchmarkDeriveToolchains(b *testing.B) {
 				if _, err := Derive(Spec{
 					Zones:      []Zone{{Name: "ws", Root: filepath.Join(d, "ws"), Writable: true}},
 					SystemRead: DefaultSystemPaths, Toolchains: tc.on, Path: tc.path,
-					Home: home, Cwd: filepath.Join(d, "ws"),
+					Home: home, AccountHome: home, Cwd: filepath.Join(d, "ws"),
 				}); err != nil {
 					b.Fatal(err)
 				}

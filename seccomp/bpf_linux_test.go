@@ -209,6 +209,9 @@ func TestProgram(t *testing.T) {
 		same("ioctl TIOCLINUX refused", "ioctl", eperm, 0, unix.TIOCLINUX),
 		same("ioctl TIOCLINUX with junk in the high 32 bits refused", "ioctl", eperm, 0, 0xffffffff0000541c),
 		same("ioctl TIOCSTI in the high 32 bits only allowed", "ioctl", allow, 0, 0x0000541200000000),
+		same("ioctl TIOCSETD refused", "ioctl", eperm, 0, unix.TIOCSETD),
+		same("ioctl TIOCSETD with junk in the high 32 bits refused", "ioctl", eperm, 0, 0xdeadbeef00005423),
+		same("ioctl TIOCGETD allowed", "ioctl", allow, 0, unix.TIOCGETD),
 
 		same("clone CLONE_NEWUSER refused", "clone", eperm, unix.CLONE_NEWUSER),
 		same("clone fork flags plus CLONE_NEWUSER refused", "clone", eperm, 0x1200011|unix.CLONE_NEWUSER),
@@ -413,7 +416,7 @@ func TestArguments(t *testing.T) {
 				return allow
 			}},
 		{"ioctl", 1,
-			func() uint64 { return value(unix.TIOCSTI, unix.TIOCLINUX, unix.TCGETS, 0x5413) },
+			func() uint64 { return value(unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD, unix.TCGETS, 0x5413) },
 			func(x uint64, _ bool) uint32 { return wantIoctl(x) }},
 		{"mknodat", 2,
 			func() uint64 { return value(unix.S_IFCHR|0o600, unix.S_IFBLK, unix.S_IFIFO, unix.S_IFREG|0o644) },

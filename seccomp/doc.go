@@ -100,7 +100,8 @@
 //   - System calls libseccomp does not know by name are an error, so an
 //     old libseccomp makes Build fail rather than leave a call out; the
 //     one exception is open_tree_attr (Linux 6.15), added by number.
-//   - Only input injection is refused (TIOCSTI, TIOCLINUX). A command that
+//   - Only input injection (TIOCSTI, TIOCLINUX) and line disciplines
+//     (TIOCSETD, which outlive the command) are refused. A command that
 //     holds the terminal can still write to it, escape sequences included,
 //     and change its modes; the supervisor, not this filter, has to cope
 //     with that.

@@ -198,7 +198,7 @@ var changingIoctls = []uint32{unix.FS_IOC_SETFLAGS, ext4IocSetversion, 0x4008660
 func wantIoctl(x uint64) uint32 {
 	c := uint32(x)
 	switch {
-	case c == unix.TIOCSTI || c == unix.TIOCLINUX:
+	case c == unix.TIOCSTI || c == unix.TIOCLINUX || c == unix.TIOCSETD:
 		return eperm
 	case slices.ContainsFunc(changingIoctls, func(r uint32) bool { return r&0xc000ffff == c&0xc000ffff }):
 		return eperm

@@ -131,6 +131,7 @@ func child(mode string) int {
 		{"ioctl TIOCSTI", sys(unix.SYS_IOCTL, fdNull, unix.TIOCSTI, uintptr(unsafe.Pointer(&b)))},
 		{"ioctl TIOCSTI with junk", sys(unix.SYS_IOCTL, fdNull, uintptr(junkTIOCSTI), uintptr(unsafe.Pointer(&b)))},
 		{"ioctl TIOCLINUX", sys(unix.SYS_IOCTL, fdNull, unix.TIOCLINUX, uintptr(unsafe.Pointer(&b)))},
+		{"ioctl TIOCSETD", sys(unix.SYS_IOCTL, fdNull, unix.TIOCSETD, uintptr(unsafe.Pointer(&b)))},
 		{"ioctl TCGETS", sys(unix.SYS_IOCTL, fdNull, unix.TCGETS, uintptr(unsafe.Pointer(&termios)))},
 		{"socket AF_UNIX", closing(sys(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0))},
 		{"socket AF_INET", closing(sys(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0))},
@@ -283,6 +284,7 @@ func TestKernel(t *testing.T) {
 		"ioctl TIOCSTI":                "EPERM",
 		"ioctl TIOCSTI with junk":      "EPERM",
 		"ioctl TIOCLINUX":              "EPERM",
+		"ioctl TIOCSETD":               "EPERM",
 		"ioctl TCGETS":                 "ENOTTY", // reached the kernel
 		"socket AF_UNIX":               "EPERM",  // no unix_sockets listed
 		"socketpair AF_UNIX":           "ok",

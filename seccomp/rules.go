@@ -71,6 +71,7 @@ const (
 
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
+	tiocsetd  = 0x5423
 
 	// ioctl request encoding (asm-generic, the same on amd64, arm64 and
 	// riscv64): number in bits 0-7, type in 8-15, argument size in
@@ -299,6 +300,13 @@ func rules(p sandbox.SeccompPolicy) []rule {
 			cond: "request (low 32 bits) is TIOCSTI (0x5412)", any: []match{lowEq(1, tiocsti)}},
 		rule{name: "ioctl", errno: errnoEPERM,
 			cond: "request (low 32 bits) is TIOCLINUX (0x541c)", any: []match{lowEq(1, tioclinux)}},
+		// A terminal's line discipline outlives the command: N_NULL
+		// (built into the kernel) leaves the person's shell on that
+		// terminal neither input nor output, and the other disciplines
+		// (PPP, HDLC, serial CAN) run their own kernel code on it.
+		// Only ldattach, slattach and pppd set one.
+		rule{name: "ioctl", errno: errnoEPERM,
+			cond: "request (low 32 bits) is TIOCSETD (0x5423)", any: []match{lowEq(1, tiocsetd)}},
 	)
 	rs = append(rs, fileIoctls()...)
 	// Inode flags, project ids and extent hints by path or descriptor

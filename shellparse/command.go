@@ -402,6 +402,11 @@ func execCmd(f *frame, c call) bool {
 		// puts that - before the name itself.
 		if o.name == "a" && o.hasVal && (!o.val.Static() || strings.HasPrefix(o.val.Value, "-")) && toShell {
 			f.find(Ask, fmt.Sprintf("exec -a %s starts %s as a login shell, which runs startup files (~/.profile, ~/.zprofile) that guardrun cannot read", o.val.Source, c.args[i].Source), f.callText(c), o.val.Pos)
+		} else if o.name == "a" && o.hasVal && i < len(c.args) && (!o.val.Static() || !c.args[i].Static() || baseName(o.val.Value) != baseName(c.args[i].Value)) {
+			// A program may do something else under another name: git
+			// named git-difftool runs git difftool, pgrep named pkill
+			// signals the processes it finds.
+			f.find(Ask, fmt.Sprintf("exec -a %s runs %s under another name, and some programs act on the name they are started under (git-NAME runs git NAME, pgrep named pkill signals processes)", o.val.Source, c.args[i].Source), f.callText(c), o.val.Pos)
 		}
 		if o.name == "l" && toShell {
 			f.find(Ask, fmt.Sprintf("exec -l starts %s as a login shell, which runs startup files (~/.profile, ~/.zprofile) that guardrun cannot read", c.args[i].Source), f.callText(c), c.args[i].Pos)
@@ -605,6 +610,18 @@ func xargsCmd(f *frame, c call) bool {
 			if o.hasVal {
 				f.argFileOp(OpRead, o.val, c)
 			}
+		case "process-slot-var":
+			// xargs sets the variable to a slot number in the
+			// environment of each command it runs (and of its own
+			// lookup of that command): PATH=0 runs ./0/cat.
+			if !o.hasVal {
+				break
+			}
+			if !o.val.Static() {
+				f.find(Ask, fmt.Sprintf("xargs --process-slot-var %s names a variable not known until run time, which it sets for the command it runs", o.val.Source), f.callText(c), o.val.Pos)
+				break
+			}
+			f.checkAssign(o.val.Value, &Word{Value: "0", Source: "0", Pos: o.val.Pos}, f.callText(c), o.val.Pos)
 		}
 	}
 	if i >= len(c.args) {

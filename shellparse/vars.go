@@ -45,6 +45,9 @@ var DangerousVariables = []string{
 	"MAKEFLAGS", "MAKEFILES", "npm_config_*", "NPM_CONFIG_*",
 	// Configuration that names programs to run (credential helpers).
 	"KUBECONFIG", "DOCKER_CONFIG", "AWS_CONFIG_FILE",
+	// tar's archive when no -f names one: host:file there is a remote
+	// archive, which tar reaches by running rsh.
+	"TAPE",
 	// gpg, which git log --show-signature runs, reads gpg.conf there
 	// (dirmngr-program, agent-program name programs it starts).
 	"GNUPGHOME",

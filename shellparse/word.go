@@ -122,11 +122,18 @@ func (f *frame) words(w *syntax.Word, ctx wordCtx) []wval {
 			var ok bool
 			// A word that does not expand always fits.
 			limit := min(maxBraceWords, f.a.braceBudget+1)
-			alts, ok = expandBraces(cp.Parts, limit)
+			var reread bool
+			alts, ok, reread = expandBraces(cp.Parts, limit)
 			if ok && len(alts) > 1 {
 				f.a.braceBudget = max(0, f.a.braceBudget-len(alts))
 			} else if !ok {
-				f.find(Ask, fmt.Sprintf("brace expansion of %s is too large to follow (more than %d words)", src, limit), src, pos)
+				why := fmt.Sprintf("brace expansion of %s is too large to follow (more than %d words)", src, limit)
+				if reread {
+					// {a..Z..5} makes a \ that quotes what follows it,
+					// {Z..a} a ` that starts a command substitution.
+					why = fmt.Sprintf("brace expansion of %s makes a \\ or a ` that bash reads again as quoting or a command substitution", src)
+				}
+				f.find(Ask, why, src, pos)
 				alts = [][]syntax.WordPart{w.Parts}
 				out := f.evalParts(alts[0], ctx)
 				out.Source, out.Pos, out.start, out.end = src, pos, start, end
@@ -446,14 +453,14 @@ func isHex(c byte) bool {
 
 // expandBraces performs bash brace expansion on parts prepared by
 // syntax.SplitBraces. It reports false when the result would exceed
-// limit words.
-func expandBraces(parts []syntax.WordPart, limit int) ([][]syntax.WordPart, bool) {
-	var out [][]syntax.WordPart
-	ok := braceRec(nil, parts, limit, &out)
-	return out, ok
+// limit words, or (reread) when a character sequence makes a character
+// bash reads again rather than as itself.
+func expandBraces(parts []syntax.WordPart, limit int) (out [][]syntax.WordPart, ok, reread bool) {
+	ok = braceRec(nil, parts, limit, &out, &reread)
+	return out, ok, reread
 }
 
-func braceRec(left, parts []syntax.WordPart, limit int, out *[][]syntax.WordPart) bool {
+func braceRec(left, parts []syntax.WordPart, limit int, out *[][]syntax.WordPart, reread *bool) bool {
 	for i, p := range parts {
 		br, isBrace := p.(*syntax.BraceExp)
 		if !isBrace {
@@ -461,12 +468,12 @@ func braceRec(left, parts []syntax.WordPart, limit int, out *[][]syntax.WordPart
 		}
 		head := slices.Concat(left, parts[:i])
 		rest := parts[i+1:]
-		alts, ok := braceAlternatives(br, limit)
+		alts, ok := braceAlternatives(br, limit, reread)
 		if !ok {
 			return false
 		}
 		for _, alt := range alts {
-			if !braceRec(head, slices.Concat(alt, rest), limit, out) {
+			if !braceRec(head, slices.Concat(alt, rest), limit, out, reread) {
 				return false
 			}
 		}
@@ -479,7 +486,12 @@ func braceRec(left, parts []syntax.WordPart, limit int, out *[][]syntax.WordPart
 	return true
 }
 
-func braceAlternatives(br *syntax.BraceExp, limit int) ([][]syntax.WordPart, bool) {
+// braceAlternatives are the words one brace makes. A character sequence
+// spanning Z to a makes the characters between, of which bash reads a
+// backslash as quoting the character after it and a backquote as the
+// start of a command substitution (x{a..Z..5}y is xay xy): such a
+// sequence is not followed (reread).
+func braceAlternatives(br *syntax.BraceExp, limit int, reread *bool) ([][]syntax.WordPart, bool) {
 	if !br.Sequence {
 		alts := make([][]syntax.WordPart, 0, len(br.Elems))
 		for _, e := range br.Elems {
@@ -526,6 +538,9 @@ func braceAlternatives(br *syntax.BraceExp, limit int) ([][]syntax.WordPart, boo
 	for n := from; (incr > 0 && n <= to) || (incr < 0 && n >= to); n += incr {
 		var v string
 		switch {
+		case chars && (n == '\\' || n == '`'):
+			*reread = true
+			return nil, false
 		case chars:
 			v = string(rune(n))
 		case width > 0:

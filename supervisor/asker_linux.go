@@ -33,3 +33,16 @@ func describePeer(pid int) string {
 	}
 	return s
 }
+
+// peerArgv is the argv /proc shows for pid, for a request relayed to
+// the person's broker; nil when unreadable.
+func peerArgv(pid int) []string {
+	if pid <= 0 {
+		return nil
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+}

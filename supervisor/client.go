@@ -76,7 +76,7 @@ func (c *Client) Prompt(ctx context.Context, r *approval.Request) (approval.Answ
 	if rep.NoPerson != "" {
 		return approval.Answer{}, &approval.NoPersonError{Why: rep.NoPerson, Hint: "start guardrun supervise on a terminal"}
 	}
-	a := approval.Answer{Approve: rep.Approve, Session: rep.Session, Note: rep.Note}
+	a := approval.Answer{Approve: rep.Approve, Session: rep.Session, Note: rep.Note, Always: rep.Always && rep.Approve, Front: rep.Front}
 	if rep.By == "session" {
 		a.By = "session"
 	}

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/sys/ipc"
@@ -14,7 +15,7 @@ import (
 //
 //	client → {"type":"ask","id":1,"body":{"display":..., "cwd":..., "sandbox":...,
 //	          "detail":..., "key":..., "summary":..., "parts":[...]}}
-//	server ← {"reply":1,"body":{"approve":true,"session":false,"note":"","by":"person"}}
+//	server ← {"reply":1,"body":{"approve":true,"session":false,"always":false,"note":"","by":"person","front":"supervisor"}}
 //	server ← {"reply":1,"error":"..."}     the request was not shown
 //	server ← {"reply":1,"body":{"approve":false,"no_person":"..."}}  nobody can be asked (why)
 //
@@ -24,7 +25,7 @@ import (
 // Keep in sync: Protocol's Version changes with any field.
 
 // Protocol is the supervisor socket's protocol.
-var Protocol = ipc.Protocol{Name: "guardrun-supervisor", Version: 3, MaxMessage: MaxMessage}
+var Protocol = ipc.Protocol{Name: "guardrun-supervisor", Version: 4, MaxMessage: MaxMessage}
 
 // MaxMessage bounds one message. Longer requests are refused unread, so
 // a client cannot make the supervisor buffer more.
@@ -43,6 +44,10 @@ type wireRequest struct {
 	Key     string       `json:"key,omitempty"`
 	Summary string       `json:"summary,omitempty"`
 	Parts   []rules.Part `json:"parts"`
+	// Always and Project are the rule "always in this project" offers
+	// (approval.Request).
+	Always  string `json:"always,omitempty"`
+	Project string `json:"project,omitempty"`
 }
 
 // reply is the supervisor's answer to one request.
@@ -56,13 +61,18 @@ type reply struct {
 	// with no terminal): the request was not shown, and interactive
 	// mode acts as strict for it.
 	NoPerson string `json:"no_person,omitempty"`
+	// Always keeps the request's project rule (the asker stores it).
+	Always bool `json:"always,omitempty"`
+	// Front is where the person answered: "supervisor" (its terminal),
+	// or the front of the broker it relayed the request to ("web").
+	Front string `json:"front,omitempty"`
 }
 
 // encodeAsk is a request's body.
 func encodeAsk(r *approval.Request) *wireRequest {
 	w := &wireRequest{
 		Display: r.Display, Cwd: r.Cwd, Sandbox: r.Sandbox, Detail: r.Detail,
-		Key: r.Key, Summary: r.Summary,
+		Key: r.Key, Summary: r.Summary, Always: r.Always, Project: r.Project,
 	}
 	if r.Decision != nil {
 		w.Parts = r.Decision.Parts
@@ -83,9 +93,12 @@ func decodeAsk(m *ipc.Message) (*approval.Request, error) {
 	if !validKey(w.Key) {
 		return nil, errors.New("malformed session key")
 	}
+	if w.Always != "" && !filepath.IsAbs(w.Project) {
+		return nil, errors.New("an always-in-this-project rule without its project")
+	}
 	return &approval.Request{
 		Display: w.Display, Cwd: w.Cwd, Sandbox: w.Sandbox, Detail: w.Detail,
-		Key: w.Key, Summary: w.Summary,
+		Key: w.Key, Summary: w.Summary, Always: w.Always, Project: w.Project,
 		// Only requests that ask reach a prompter.
 		Decision: &rules.Decision{Decision: rules.Ask, Parts: w.Parts},
 	}, nil

@@ -37,6 +37,9 @@ type Server struct {
 	// when zero. Set them before Serve.
 	ReadTimeout time.Duration
 	MaxConns    int
+	// Relay, when set, is the person's approval broker: requests are
+	// offered there too, and the first answer counts (see Relay).
+	Relay Relay
 
 	ln  *ipc.Listener
 	srv ipc.Server
@@ -171,7 +174,7 @@ func (s *Server) handle(ctx context.Context, c *ipc.Conn, readTimeout time.Durat
 		}
 		// The request ends when its client withdraws it or goes away
 		// (ctx), or the supervisor closes.
-		ctx, cancel := context.WithCancel(context.WithValue(ctx, askerKey{}, asker))
+		ctx, cancel := context.WithCancel(context.WithValue(context.WithValue(ctx, askerKey{}, asker), peerKey{}, c.Peer().PID))
 		defer cancel()
 		stop := context.AfterFunc(s.ctx, cancel)
 		defer stop()
@@ -185,7 +188,11 @@ func (s *Server) decide(ctx context.Context, req *approval.Request) (reply, erro
 	if s.granted(req.Key) {
 		return reply{Approve: true, Session: true, By: "session"}, nil
 	}
-	p := &pending{req: req, ctx: ctx, done: make(chan result, 1)}
+	// pctx ends the terminal's prompt when the relay's broker answered
+	// first, and the relay's request when the terminal did.
+	pctx, withdraw := context.WithCancelCause(ctx)
+	defer withdraw(nil)
+	p := &pending{req: req, ctx: pctx, done: make(chan result, 1)}
 	s.mu.Lock()
 	s.queue = append(s.queue, p)
 	s.mu.Unlock()
@@ -193,20 +200,62 @@ func (s *Server) decide(ctx context.Context, req *approval.Request) (reply, erro
 	case s.wake <- struct{}{}:
 	default:
 	}
-	select {
-	case res := <-p.done:
-		if res.err != nil {
-			if ctx.Err() != nil {
-				return reply{}, errors.New("withdrawn: " + s.why())
+	var relayed chan result
+	if s.Relay != nil {
+		relayed = make(chan result, 1)
+		pid, _ := ctx.Value(peerKey{}).(int)
+		go func() {
+			a, err := s.Relay.PromptFor(pctx, req, pid, peerArgv(pid))
+			relayed <- result{ans: a, by: "person", err: err}
+		}()
+	}
+	done := p.done
+	for {
+		select {
+		case res := <-done:
+			if res.err != nil {
+				if ctx.Err() != nil {
+					return reply{}, errors.New("withdrawn: " + s.why())
+				}
+				if errors.Is(res.err, approval.ErrNoPerson) {
+					if relayed != nil {
+						// Nobody at the terminal: the broker's fronts
+						// may still answer.
+						done = nil
+						continue
+					}
+					return reply{NoPerson: res.err.Error()}, nil
+				}
+				return reply{}, res.err
 			}
-			if errors.Is(res.err, approval.ErrNoPerson) {
-				return reply{NoPerson: res.err.Error()}, nil
+			front := ""
+			if res.by == "person" {
+				front = frontName
 			}
-			return reply{}, res.err
+			return reply{Approve: res.ans.Approve, Session: res.ans.Session, Always: res.ans.Always, Note: res.ans.Note, By: res.by, Front: front}, nil
+		case res := <-relayed:
+			relayed = nil
+			if res.err != nil {
+				if done == nil {
+					// Nobody at the terminal, and the broker went away
+					// or refused: nobody can be asked.
+					return reply{NoPerson: "no terminal to ask on, and the approval broker did not answer: " + res.err.Error()}, nil
+				}
+				// The broker went away or refused: the terminal still
+				// asks.
+				continue
+			}
+			withdraw(errAnsweredElsewhere)
+			a := res.ans
+			if a.Approve && a.Session && req.Key != "" {
+				s.mu.Lock()
+				s.grants[req.Key] = true
+				s.mu.Unlock()
+			}
+			return reply{Approve: a.Approve, Session: a.Session && a.Approve, Always: a.Always && a.Approve, Note: a.Note, By: "person", Front: a.Front}, nil
+		case <-ctx.Done():
+			return reply{}, errors.New("withdrawn: " + s.why())
 		}
-		return reply{Approve: res.ans.Approve, Session: res.ans.Session, Note: res.ans.Note, By: res.by}, nil
-	case <-ctx.Done():
-		return reply{}, errors.New("withdrawn: " + s.why())
 	}
 }
 

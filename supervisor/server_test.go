@@ -28,6 +28,9 @@ type fakePrompter struct {
 	overlap atomic.Bool
 	// shown is told each request as its prompt starts.
 	shown chan string
+	// nobody, when set, makes every prompt answer that nobody can be
+	// asked (a supervisor with no terminal).
+	nobody bool
 }
 
 func newFake() *fakePrompter {
@@ -43,6 +46,9 @@ func (f *fakePrompter) Prompt(ctx context.Context, r *approval.Request) (approva
 	f.asked = append(f.asked, r.Display)
 	f.mu.Unlock()
 	f.shown <- r.Display
+	if f.nobody {
+		return approval.Answer{}, &approval.NoPersonError{Why: "no terminal to ask on"}
+	}
 	select {
 	case a := <-f.answers:
 		return a, nil

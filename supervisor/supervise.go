@@ -48,6 +48,9 @@ type Supervisor struct {
 	// Started, when set, is called once the agent runs, with its process
 	// and the socket path.
 	Started func(pid int, socket string)
+	// Relay, when set, is the person's approval broker, to which every
+	// request is offered as well (Server.Relay).
+	Relay Relay
 }
 
 // Run starts cmd in a new pty (cmd's stdio and session are set here, and
@@ -107,6 +110,7 @@ func (sv *Supervisor) Run(ctx context.Context, cmd *exec.Cmd) (status int, err e
 	if err != nil {
 		return 0, err
 	}
+	srv.Relay = sv.Relay
 	defer srv.Close()
 	go srv.Serve()
 

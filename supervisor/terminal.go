@@ -470,7 +470,11 @@ func (t *Terminal) Prompt(ctx context.Context, r *approval.Request) (approval.An
 	close(stopLive)
 	<-liveDone
 	if err != nil && ctx.Err() != nil {
-		io.WriteString(out, "\r\n"+paint(t.style, "2", "(request withdrawn: the command that asked is gone)")+"\r\n")
+		why := "(request withdrawn: the command that asked is gone)"
+		if context.Cause(ctx) == errAnsweredElsewhere {
+			why = "(answered elsewhere: on another of your fronts, such as guardrun web)"
+		}
+		io.WriteString(out, "\r\n"+paint(t.style, "2", why)+"\r\n")
 		time.Sleep(replacePause)
 	}
 	return a, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -164,7 +165,7 @@ var toolTable = map[*Agent]map[string]toolSpec{
 		"MultiEdit":    {map[string]fieldSpec{"file_path": req('s'), "edits": req('a')}, readMultiEdit},
 		"NotebookEdit": {map[string]fieldSpec{"notebook_path": req('s'), "new_source": opt('s'), "cell_id": opt('s'), "cell_type": opt('s'), "edit_mode": opt('s')}, readNotebook},
 		"Read":         {map[string]fieldSpec{"file_path": req('s'), "offset": opt('n'), "limit": opt('n'), "pages": opt('s')}, readRead("file_path")},
-		"Glob":         {map[string]fieldSpec{"pattern": req('s'), "path": opt('s')}, readList("path")},
+		"Glob":         {map[string]fieldSpec{"pattern": req('s'), "path": opt('s')}, readGlob("pattern", "path")},
 		"Grep":         {grepFields, refuseSearch},
 	},
 	Codex: {
@@ -180,7 +181,7 @@ var toolTable = map[*Agent]map[string]toolSpec{
 		"replace":         {map[string]fieldSpec{"file_path": req('s'), "old_string": req('s'), "new_string": req('s'), "instruction": opt('s'), "allow_multiple": opt('b'), "expected_replacements": opt('n')}, readEdit("file_path", "allow_multiple", "expected_replacements")},
 		"read_file":       {map[string]fieldSpec{"file_path": req('s'), "start_line": opt('n'), "end_line": opt('n'), "offset": opt('n'), "limit": opt('n')}, readRead("file_path")},
 		"list_directory":  {map[string]fieldSpec{"dir_path": req('s'), "ignore": opt('a'), "file_filtering_options": opt('o')}, readList("dir_path")},
-		"glob":            {map[string]fieldSpec{"pattern": req('s'), "dir_path": opt('s'), "case_sensitive": opt('b'), "respect_git_ignore": opt('b'), "respect_gemini_ignore": opt('b')}, readList("dir_path")},
+		"glob":            {map[string]fieldSpec{"pattern": req('s'), "dir_path": opt('s'), "case_sensitive": opt('b'), "respect_git_ignore": opt('b'), "respect_gemini_ignore": opt('b')}, readGlob("pattern", "dir_path")},
 		"grep_search":     {nil, refuseSearch},
 		"read_many_files": {nil, refuseSearch},
 	},
@@ -345,15 +346,25 @@ func readEdit(pathKey, all, count string) func(c *Call, in input) error {
 	}
 }
 
+// MaxEditResult bounds the content an edit is computed to for the
+// person's diff: a short text replaced everywhere by a longer one (a
+// kilobyte for each "a" of a megabyte) would otherwise take gigabytes,
+// and a hook killed for its memory fails open.
+const MaxEditResult = 64 << 20
+
 func replace(cur []byte, old, repl string, every bool) ([]byte, error) {
 	if old == "" {
 		return nil, errors.New("the text to replace is empty")
 	}
-	switch n := bytes.Count(cur, []byte(old)); {
+	n := bytes.Count(cur, []byte(old))
+	switch {
 	case n == 0:
 		return nil, errors.New("the text to replace is not in the file")
 	case n > 1 && !every:
 		return nil, fmt.Errorf("the text to replace occurs %d times", n)
+	}
+	if size := int64(len(cur)) + int64(n)*(int64(len(repl))-int64(len(old))); size > MaxEditResult {
+		return nil, fmt.Errorf("the file would grow to %d bytes, more than %d MiB", size, MaxEditResult>>20)
 	}
 	if every {
 		return bytes.ReplaceAll(cur, []byte(old), []byte(repl)), nil
@@ -427,6 +438,52 @@ func readList(dirKey string) func(c *Call, in input) error {
 			return refusef("guardrun: %s's %s holds a NUL byte", in.tool, dirKey)
 		}
 		c.Files = []FileOp{{Op: OpList, Path: d}}
+		return nil
+	}
+}
+
+// readGlob reads a tool that lists the names a glob pattern matches
+// under a directory: the pattern reaches where its words before the
+// first wildcard lead (an absolute pattern from /, a relative one from
+// the directory), so that directory is the one listed; a pattern with no
+// wildcard names one path, whose directory it lists. A .. in the pattern
+// is refused: after a wildcard it leads anywhere.
+func readGlob(patternKey, dirKey string) func(c *Call, in input) error {
+	list := readList(dirKey)
+	return func(c *Call, in input) error {
+		if err := list(c, in); err != nil {
+			return err
+		}
+		pat := in.str(patternKey)
+		if strings.ContainsRune(pat, 0) {
+			return refusef("guardrun: %s's %s holds a NUL byte", in.tool, patternKey)
+		}
+		words := strings.Split(filepath.ToSlash(pat), "/")
+		if slices.Contains(words, "..") {
+			return refusef("guardrun: %s's pattern %q holds .., which guardrun cannot follow past a wildcard; give the directory as %s", in.tool, clip(pat), dirKey)
+		}
+		dir := c.Files[0].Path
+		if filepath.IsAbs(pat) {
+			dir = "/"
+		}
+		wild := false
+		var static []string
+		for i, w := range words {
+			if strings.ContainsAny(w, "*?[{") {
+				wild = true
+				break
+			}
+			if i < len(words)-1 || w == "" {
+				static = append(static, w)
+			}
+		}
+		if wild || len(static) > 0 {
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(c.Cwd, dir)
+			}
+			dir = filepath.Join(append([]string{dir}, static...)...)
+		}
+		c.Files[0].Path = dir
 		return nil
 	}
 }

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"regexp"
@@ -248,12 +249,37 @@ func withFile(file string, err error) error {
 	return err
 }
 
+// plainJSON refuses a settings file of a, which guardrun's own parser
+// read, that the agent does not read:
+// Claude Code parses its settings as plain JSON and ignores a file with
+// anything else in it (a comment, which guardrun's own parser keeps)
+// whole, and guardrun's hook in it with it (measured).
+func plainJSON(a *Agent, file string, src []byte) error {
+	if a != Claude || strings.TrimSpace(string(src)) == "" || json.Valid(src) {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(src, &v)
+	at := 0
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		at = int(se.Offset) - 1
+	}
+	p := &jsonParser{src: src}
+	e := p.fail(at, "Claude Code reads its settings as plain JSON and ignores this file whole (a comment is not JSON): %v", err).(*SyntaxError)
+	e.File = file
+	return e
+}
+
 // FindJSONHooks returns the guardrun hooks for a in the JSON settings
 // src (of file, for errors), exe being the guardrun that would write
-// them now.
+// them now. A file the agent does not read holds none.
 func FindJSONHooks(file string, src []byte, a *Agent, exe string) ([]Wired, error) {
 	src, doc, err := parseSettings(file, src)
 	if err != nil {
+		return nil, err
+	}
+	if err := plainJSON(a, file, src); err != nil {
 		return nil, err
 	}
 	_, refs, err := findJSON(src, doc, a, exe)
@@ -276,6 +302,9 @@ func AddJSONHook(file string, src []byte, a *Agent, exe string) ([]byte, bool, e
 	orig := src
 	src, doc, err := parseSettings(file, src)
 	if err != nil {
+		return nil, false, err
+	}
+	if err := plainJSON(a, file, src); err != nil {
 		return nil, false, err
 	}
 	_, refs, err := findJSON(src, doc, a, exe)

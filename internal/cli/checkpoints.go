@@ -315,7 +315,7 @@ func cmdUndo(g *global, args []string, io IO) error {
 			Cwd:     e.Cwd,
 			Decision: &rules.Decision{Decision: rules.Ask, Parts: []rules.Part{{
 				Kind: "finding", Text: fmt.Sprintf("undo checkpoint %d", n), Decision: rules.Ask,
-				Reason: fmt.Sprintf("restores %s as checkpoint %d recorded it: %d %s", zonesOf(plan), n, changes, plural(changes, "file changes", "files change")),
+				Reason: fmt.Sprintf("restores %s as checkpoint %d recorded it: %d %s", zonesOf(plan), n, changes, approval.Plural(changes, "file changes", "files change")),
 			}}},
 			Detail: plain,
 		}
@@ -352,7 +352,7 @@ func cmdUndo(g *global, args []string, io IO) error {
 		}
 		return fmt.Errorf("undo of checkpoint %d: %w", n, err)
 	}
-	fmt.Fprintf(io.Stdout, "undone: %s %s as checkpoint %d recorded it; guardrun undo %d undoes this\n", zonesOf(plan), plural(len(plan.Zones), "is", "are"), n, pre)
+	fmt.Fprintf(io.Stdout, "undone: %s %s as checkpoint %d recorded it; guardrun undo %d undoes this\n", zonesOf(plan), approval.Plural(len(plan.Zones), "is", "are"), n, pre)
 	return nil
 }
 
@@ -400,7 +400,7 @@ func describeUndo(st *checkpoint.Store, p *checkpoint.Plan, style approval.Style
 		}
 		c := checkpoint.CountChanges(z.Changes)
 		fmt.Fprintf(&b, "  %d %s: %d deleted since (recreated), %d modified (put back), %d created since (removed)\n",
-			len(z.Changes), plural(len(z.Changes), "file", "files"), c.Deleted, c.Modified, c.Added)
+			len(z.Changes), approval.Plural(len(z.Changes), "file", "files"), c.Deleted, c.Modified, c.Added)
 		for _, ch := range z.Changes {
 			b.WriteString(describeChange(st, z, ch, style))
 		}

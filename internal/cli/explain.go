@@ -90,7 +90,11 @@ func cmdExplain(g *global, args []string, io IO) error {
 		return err
 	}
 	l.WarnIgnored(io.Stderr)
-	d := request.DecideJob(l, j, e.Cwd)
+	// The person's "always in this project" rules count, as they do
+	// when the request runs.
+	pl := *l
+	pl.Engine = request.ProjectEngine(l, e, e.Cwd)
+	d := request.DecideJob(&pl, j, e.Cwd)
 	if g.json {
 		enc := json.NewEncoder(io.Stdout)
 		enc.SetIndent("", "  ")

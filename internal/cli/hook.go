@@ -14,6 +14,7 @@ import (
 
 	"github.com/guardrun/guardrun/approval"
 	"github.com/guardrun/guardrun/internal/agents"
+	"github.com/guardrun/guardrun/internal/files"
 	"github.com/guardrun/guardrun/internal/fsop"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/rules"
@@ -43,6 +44,9 @@ Input guardrun does not know (another tool, an unknown field, malformed
 or oversized JSON) is denied: the agents run a call whose hook fails.
 `
 
+// hookMaxStack bounds the stack of `guardrun hook`.
+const hookMaxStack = 32 << 20
+
 // hookAnswer writes one answer to the agent, once: the main path and the
 // deadline race for it.
 type hookAnswer struct {
@@ -67,6 +71,13 @@ func cmdHook(g *global, args []string, io IO) (err error) {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	// A script nested deep enough (a megabyte of "if ") takes the shell
+	// parser's recursion to a gigabyte of stack before it is refused;
+	// killed for that memory, the hook would fail open. Past this bound
+	// the runtime stops with exit status 2 instead, which every agent
+	// takes as a refusal; no script guardrun accepts (at most 100 levels
+	// deep) comes near it.
+	debug.SetMaxStack(hookMaxStack)
 	ans := &hookAnswer{out: io.Stdout}
 	deny := func(reason string) { ans.write(agents.DenyUnknown(a, reason)) }
 	defer func() {
@@ -88,18 +99,18 @@ func cmdHook(g *global, args []string, io IO) (err error) {
 
 	data, err := readBounded(io.Stdin, agents.MaxHookInput)
 	if err != nil {
-		deny(oneLine("guardrun: " + err.Error()))
+		deny(approval.OneLine("guardrun: " + err.Error()))
 		return nil
 	}
 	call, err := agents.ParseHook(a, data)
 	if err != nil {
-		deny(oneLine(err.Error()))
+		deny(approval.OneLine(err.Error()))
 		return nil
 	}
 	h := &hookRun{g: g, io: io, call: call}
 	out, err := h.run()
 	if err != nil {
-		deny(oneLine("guardrun: " + strings.TrimPrefix(err.Error(), "guardrun: ")))
+		deny(approval.OneLine("guardrun: " + strings.TrimPrefix(err.Error(), "guardrun: ")))
 		return nil
 	}
 	ans.write(agents.Render(call, out))
@@ -196,12 +207,12 @@ func (h *hookRun) shell() (agents.Answer, error) {
 	if s.NoSandbox != nil {
 		line := fmt.Sprintf("guardrun: refused: no OS sandbox is available (os_sandbox_fallback: refuse_tools): %v", s.NoSandbox)
 		h.auditShell(j, &rules.Decision{Decision: rules.Block, Reason: s.NoSandbox.Error()}, "refused", "sandbox")
-		return agents.Answer{Verdict: agents.Deny, Reason: oneLine(line)}, nil
+		return agents.Answer{Verdict: agents.Deny, Reason: approval.OneLine(line)}, nil
 	}
 	d := s.Decide(j)
 	if d.Decision == rules.Block {
 		h.auditShell(j, d, "refused", "policy")
-		return agents.Answer{Verdict: agents.Deny, Reason: "guardrun: blocked: " + oneLine(d.Reason)}, nil
+		return agents.Answer{Verdict: agents.Deny, Reason: "guardrun: blocked: " + approval.OneLine(d.Reason)}, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -219,7 +230,7 @@ func (h *hookRun) shell() (agents.Answer, error) {
 		}
 		h.auditShell(j, d, "asked", "")
 		reason := fmt.Sprintf("guardrun: %s needs approval: %s. Approving runs it once in guardrun's sandbox.",
-			request.OneLineDisplay(c.Command), oneLine(d.Reason))
+			request.OneLineDisplay(c.Command), approval.OneLine(d.Reason))
 		return agents.Answer{Verdict: agents.Ask, Reason: reason, Command: rewriteCommand(c.Agent, exe, h.workspace, id, c.Command)}, nil
 	}
 	return agents.Answer{Verdict: agents.Allow, Command: rewriteCommand(c.Agent, exe, h.workspace, "", c.Command)}, nil
@@ -246,7 +257,11 @@ func ticketDir(s *request.Session) string {
 // the audit and the project the config and zones come from. Claude Code
 // keeps the directory a command cd'd to for the next one: there the
 // script's final directory comes back on descriptor 3 and the agent's
-// shell goes there, keeping guardrun's exit status. "--" ends guardrun's
+// shell goes there, keeping guardrun's exit status. It goes there with
+// the builtin cd, quietly in zsh (-q): the person's startup files, which
+// Claude Code's shell snapshot keeps, may define a cd function or a zsh
+// chpwd hook (autoenv, rvm) that sources a file of the directory entered,
+// which the model chose and can fill, outside the sandbox. "--" ends guardrun's
 // options as it ends bash's: a command that starts with "-" is the
 // script, not more options.
 func rewriteCommand(a *agents.Agent, exe, workspace, ticket, command string) string {
@@ -259,7 +274,7 @@ func rewriteCommand(a *agents.Agent, exe, workspace, ticket, command string) str
 		return base + " -c -- " + q
 	}
 	return "{ __guardrun_dir=$(" + base + " --cwd-fd 3 -c -- " + q + " 3>&1 1>&4 4>&-); __guardrun_status=$?; } 4>&1; " +
-		`[ -z "$__guardrun_dir" ] || cd -- "$__guardrun_dir"; (exit $__guardrun_status)`
+		`[ -z "$__guardrun_dir" ] || \builtin cd ${ZSH_VERSION+-q} -- "$__guardrun_dir"; (exit $__guardrun_status)`
 }
 
 func (h *hookRun) auditShell(j *request.Job, d *rules.Decision, outcome, by string) {
@@ -293,7 +308,7 @@ func (h *hookRun) files() (agents.Answer, error) {
 		for _, op := range c.Files {
 			h.auditFile(op, h.abs(op.Path), &rules.Decision{Decision: rules.Block, Reason: err.Error()}, "refused", "sandbox", "")
 		}
-		return agents.Answer{Verdict: agents.Deny, Reason: oneLine(line)}, nil
+		return agents.Answer{Verdict: agents.Deny, Reason: approval.OneLine(line)}, nil
 	}
 	type judged struct {
 		op   agents.FileOp
@@ -316,7 +331,7 @@ func (h *hookRun) files() (agents.Answer, error) {
 			}
 			h.auditFile(j.op, j.path, j.d, "refused", by, "")
 			if j.d.Decision == rules.Block && reason == "" {
-				reason = "guardrun: blocked: " + oneLine(j.d.Reason)
+				reason = "guardrun: blocked: " + approval.OneLine(j.d.Reason)
 			}
 		}
 		return agents.Answer{Verdict: agents.Deny, Reason: reason}, nil
@@ -340,7 +355,7 @@ func (h *hookRun) files() (agents.Answer, error) {
 		for _, j := range all {
 			h.auditFile(j.op, j.path, j.d, "asked", "", "")
 		}
-		return agents.Answer{Verdict: agents.Ask, Reason: fmt.Sprintf("guardrun: %s needs approval: %s", c.Tool, oneLine(d.Reason))}, nil
+		return agents.Answer{Verdict: agents.Ask, Reason: fmt.Sprintf("guardrun: %s needs approval: %s", c.Tool, approval.OneLine(d.Reason))}, nil
 	}
 	s.NoTerminal = true
 	req := &approval.Request{
@@ -411,6 +426,17 @@ func (h *hookRun) judge(op agents.FileOp) (*rules.Decision, string) {
 	case agents.OpDelete:
 		parts = append(parts, h.s.DecideFile(rules.OpDelete, path))
 	}
+	for i := range parts {
+		// The agent opens the path itself, in its own process, which
+		// the path then names (its cwd, its root, its descriptors):
+		// not a file guardrun can judge here, nor one a person shown
+		// the path could tell (a denied file of the project, through
+		// /proc/self/cwd).
+		if rules.ProcessPath(parts[i].Path) && parts[i].Decision != rules.Block {
+			parts[i].Decision = rules.Block
+			parts[i].Reason = fmt.Sprintf("%s %s: the path leads through %s, to what the agent's own process has there, which guardrun cannot judge", op.Op, path, parts[i].Path)
+		}
+	}
 	if op.Op != agents.OpRead && op.Op != agents.OpList {
 		for i := range parts {
 			if why := agentSettings(parts[i].Path); why != "" && parts[i].Decision != rules.Block {
@@ -430,9 +456,12 @@ func (h *hookRun) judge(op agents.FileOp) (*rules.Decision, string) {
 // no agent's file tool may change ("" when it is not): the hooks that
 // guard the agent and the MCP servers it starts are configured there,
 // and all of them run outside every sandbox.
+//
+// Names are compared without case: on a case-insensitive file system
+// (macOS's default) .Claude is .claude.
 func agentSettings(path string) string {
 	for _, name := range strings.Split(filepath.ToSlash(path), "/") {
-		switch name {
+		switch strings.ToLower(name) {
 		case ".claude", ".claude.json":
 			return name + " holds Claude Code's settings and hooks, which an agent may not change"
 		case ".codex":
@@ -470,7 +499,7 @@ func (h *hookRun) detail(op agents.FileOp, path string, st approval.Style) strin
 	if op.From != "" {
 		from = h.abs(op.From)
 	}
-	snap, err := fsop.Load(from, maxSnapshotBytes)
+	snap, err := fsop.Load(from, files.MaxSnapshotBytes)
 	if err != nil {
 		return fmt.Sprintf("change %s (%v)\n", approval.Sanitize(path), err)
 	}

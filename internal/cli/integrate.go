@@ -342,6 +342,12 @@ func integrateStatus(exe string, io IO) error {
 		for _, w := range files {
 			fmt.Fprintf(io.Stdout, "%-12s %-8s %s: %s\n", a.Name, w.scope, w.path, w.status(exe))
 		}
+		if wd != "" {
+			// Wired or not, the agent runs no hook at all here.
+			if err := hooksTurnedOff(a, wd); err != nil {
+				fmt.Fprintf(io.Stdout, "%-12s %-8s %s\n", a.Name, "off", strings.TrimPrefix(err.Error(), "supervise: "))
+			}
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/guardrun/guardrun/approval"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,5 +134,5 @@ func codexListHooks(bin, home, cwd string) ([]codexHook, error) {
 	if ctx.Err() != nil {
 		msg = "no answer within 30 seconds"
 	}
-	return nil, fmt.Errorf("codex app-server ended without listing the hooks: %s", oneLine(msg))
+	return nil, fmt.Errorf("codex app-server ended without listing the hooks: %s", approval.OneLine(msg))
 }

@@ -109,6 +109,9 @@ Usage:
   guardrun hook AGENT                     the hook command an agent runs (JSON on stdin)
   guardrun checkpoints [--json] [-n N]    what commands changed in the writable zones
   guardrun undo [N] [--dry-run] [--yes]   put a zone back as it was before request N
+  guardrun rules [list|revoke PATTERN|--all]   "always in this project" rules you gave
+  guardrun web [--listen ADDR] [--open]   your approval broker, with a web page
+  guardrun mcp [--listen ADDR]            an MCP server whose tools go through guardrun
   guardrun connect HOST PORT              (inside a sandbox) a tunnel through the proxy, for ssh's ProxyCommand
   guardrun version
 
@@ -193,6 +196,10 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdFS(g, vargs, io)
 	case "trust":
 		return cmdTrust(g, vargs, io)
+	case "rules":
+		return cmdRules(g, vargs, io)
+	case "web":
+		return cmdWeb(g, vargs, io)
 	case "connect":
 		return cmdConnect(g, vargs, io)
 	case "hook":
@@ -203,6 +210,8 @@ func dispatch(argv0 string, args []string, io IO) error {
 		return cmdCheckpoints(g, vargs, io)
 	case "undo":
 		return cmdUndo(g, vargs, io)
+	case "mcp":
+		return cmdMCP(g, vargs, io)
 	}
 	if strings.HasPrefix(verb, "-") {
 		return usagef("unknown flag %s", verb)

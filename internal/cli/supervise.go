@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/broker"
 	"github.com/guardrun/guardrun/internal/request"
 	"github.com/guardrun/guardrun/internal/serve"
 	"github.com/guardrun/guardrun/netproxy"
@@ -49,9 +50,11 @@ prompt are run from here, as under guardrun serve, without starting
 guardrun anew.
 The config is checked before the agent starts.
 
-Keys at a prompt: y approve once, s approve for session, n deny (then an
+Keys at a prompt: y approve once, s approve for session, a always in this
+project (when offered: the rule it keeps is shown), n deny (then an
 optional note for the agent), v view in full. Keys typed in the first
-moment after a prompt appears still go to the agent.
+moment after a prompt appears still go to the agent. When guardrun web
+runs, every prompt is offered on its page too; the first answer counts.
 
 Exit status: the agent's own (signals as 128+N); 125 if guardrun failed;
 126 if AGENT cannot be run, 127 if it is not found.
@@ -156,6 +159,14 @@ func cmdSupervise(g *global, args []string, io IO) error {
 	sv := &supervisor.Supervisor{
 		In: in, Out: out,
 		Style: approval.Style{Color: approval.ColorWanted(os.Getenv) && term.IsTerminal(int(out.Fd()))},
+	}
+	if bc, err := broker.Dial(context.Background(), broker.SocketPath(s.Env)); err == nil {
+		// The person's broker runs (guardrun web): its fronts are
+		// offered every prompt too.
+		defer bc.Close()
+		bc.Via = "supervisor"
+		sv.Relay = bc
+		fmt.Fprintf(io.Stderr, "guardrun: prompts are offered on your approval broker (guardrun web) too\n")
 	}
 	status, err := sv.Run(context.Background(), cmd)
 	switch {

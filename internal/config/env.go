@@ -99,6 +99,11 @@ func (e *Env) For(cwd string, getenv func(string) string) *Env {
 	return &c
 }
 
+// AccountHome is the home directory of the user database's entry for
+// the account guardrun runs as, which the environment cannot change; ""
+// when unknown.
+func (e *Env) AccountHome() string { return e.pwHome }
+
 // accountHome is the home directory of the account guardrun runs as,
 // from the user database rather than the environment; "" when unknown.
 func accountHome() string {

@@ -47,6 +47,10 @@ var layerOf = map[string]int{
 	"internal/serve/client": layerPipeline,
 	"supervisor":            layerPipeline,
 	"internal/fsop":         layerPipeline,
+	"internal/broker":       layerPipeline,
+	"internal/web":          layerPipeline,
+	"internal/files":        layerPipeline,
+	"internal/mcpserver":    layerPipeline,
 
 	"approval":        layerPolicy,
 	"rules":           layerPolicy,
@@ -129,7 +133,22 @@ const (
 	whyNoSiblings = "one backend never imports another: the shared parts live in the layer below (sandbox, seccomp)"
 )
 
+// Why the broker and its page stay below the pipeline's other fronts.
+const (
+	whyBrokerHub = "the broker carries requests and answers between processes: its askers and fronts import it, never the reverse, and it runs nothing"
+	whyWebRuns   = "the page answers requests; it never runs one: a command runs in the guardrun that asked"
+)
+
 var fences = []fence{
+	{
+		pkg: "internal/broker",
+		deps: map[string]string{m + "/internal/request": whyBrokerHub, m + "/supervisor": whyBrokerHub, m + "/internal/web": whyBrokerHub,
+			m + "/runner": whyBrokerHub},
+	},
+	{
+		pkg:  "internal/web",
+		deps: map[string]string{m + "/internal/request": whyWebRuns, m + "/runner": whyWebRuns, m + "/supervisor": whyWebRuns},
+	},
 	{
 		pkg:            "shellparse",
 		deps:           map[string]string{"os/exec": whyNoExec, "golang.org/x/sys/unix": whyNoUnix, "github.com/creack/pty/...": whyNoPty, m + "/...": "shellparse is the bottom of the policy graph: it parses, and of guardrun reaches only cmdsem's option reader (standard library only)"},

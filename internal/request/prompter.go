@@ -7,8 +7,9 @@ import (
 )
 
 // prompterFor picks who is asked: the supervisor named by
-// $GUARDRUN_SOCKET when one answers there, else the person's terminal
-// (/dev/tty), else nobody. The second value closes what was opened.
+// $GUARDRUN_SOCKET when one answers there, else the person's approval
+// broker when one runs, else the person's terminal (/dev/tty), else
+// nobody. The second value closes what was opened.
 //
 // A socket that does not answer (the supervisor has exited, leaving a
 // stale variable behind) falls back to the terminal rather than failing:
@@ -22,6 +23,9 @@ func prompterFor(e *config.Env, noTerminal bool) (approval.Prompter, func()) {
 		if c, err := supervisor.Dial(sock); err == nil {
 			return c, func() { c.Close() }
 		}
+	}
+	if p, closeP := brokerPrompter(e); p != nil {
+		return p, closeP
 	}
 	if noTerminal {
 		return nil, nil

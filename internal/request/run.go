@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guardrun/guardrun/approval"
+	"github.com/guardrun/guardrun/internal/broker"
 	"github.com/guardrun/guardrun/internal/config"
 	"github.com/guardrun/guardrun/internal/sys/trace"
 	"github.com/guardrun/guardrun/netproxy"
@@ -148,6 +149,11 @@ func protected(l *config.Loaded, e *config.Env, cwd string) []sandbox.Protected 
 	if s := e.Getenv(netproxy.SharedEnvVar); s != "" {
 		add(filepath.Dir(s), true)
 	}
+	if d := broker.Dir(e); e.StateDir == "" || !rules.Within(d, e.StateDir) {
+		// The approval broker's socket (under the state directory, hidden
+		// above, unless $XDG_RUNTIME_DIR holds it).
+		add(d, true)
+	}
 	return out
 }
 
@@ -170,6 +176,7 @@ func ProfileFor(l *config.Loaded, e *config.Env, cwd string, network bool) (*san
 func profileWithPath(l *config.Loaded, e *config.Env, cwd string, network bool, path string) (*sandbox.Profile, error) {
 	spec := l.Cfg.SandboxSpec(cwd, e.Home, network, protected(l, e, cwd))
 	spec.Path = path
+	spec.AccountHome = e.AccountHome()
 	p, err := sandbox.Derive(spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -256,6 +263,9 @@ type Session struct {
 	// supervisor (or Prompter) is asked. An agent hook's command runs on
 	// the agent's terminal, never the person's.
 	NoTerminal bool
+	// Rules are the person's "always in this project" rules (nil: none
+	// are applied or offered).
+	Rules *approval.RuleStore
 }
 
 // Open starts a session for commands: it loads and trusts the config
@@ -295,7 +305,7 @@ func open(g Options, e *config.Env, io IO, checkSandbox bool) (*Session, error) 
 		return nil, err
 	}
 	l.WarnIgnored(io.Stderr)
-	s := &Session{Opts: g, Env: e, Loaded: l, Sandboxed: checkSandbox}
+	s := &Session{Opts: g, Env: e, Loaded: l, Sandboxed: checkSandbox, Rules: openRules(e)}
 	if !checkSandbox {
 		// Fail closed: this session must never run a command.
 		s.NoSandbox = errors.New("the OS sandbox was not checked for this operation")
@@ -336,7 +346,7 @@ func (s *Session) Dir(j *Job) string {
 // part), in the directory it runs in. Nothing is asked, run or audited.
 func (s *Session) Decide(j *Job) *rules.Decision {
 	defer trace.Phase("decide")()
-	return DecideJob(s.Loaded, j, s.Dir(j))
+	return s.withProjectRules(j, DecideJob(s.Loaded, j, s.Dir(j)))
 }
 
 // DecideJob is the verdict of config l on j run in cwd (Decide, and
@@ -396,6 +406,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 	if s.Store != nil {
 		req.Key = approval.RequestKey(d, cwd)
 	}
+	s.offerAlways(req, cwd)
 	end := trace.Phase("approve")
 	out, err := s.askJob(ctx, j, req, io)
 	end()
@@ -409,6 +420,7 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		Session: s.ID, Verdict: d.Decision.String(), DecidedBy: out.By,
 		Rule: firstRule(d), Reason: d.Reason, Note: out.Note,
 	}
+	recordAlways(&rec, d, req, out)
 	if !out.Run {
 		rec.Outcome = "refused"
 		s.audit(j, cwd, rec, start, io)
@@ -514,6 +526,9 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style)) (approval.Outcome, error) {
 	cfg := s.Loaded.Cfg
 	gate := &approval.Gate{Mode: cfg.Mode, Store: s.Store, ConfigFile: configHint(s.Loaded), Prompter: s.Prompter}
+	if s.Rules != nil {
+		gate.Rules = s.Rules
+	}
 	asks := req.Decision.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive
 	if asks && s.NoPerson {
 		if !s.granted(req) {
