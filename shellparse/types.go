@@ -147,7 +147,8 @@ const (
 
 // Finding is something in the script that policy must not pre-approve,
 // independent of any rule: a dynamic command name, eval of non-literal
-// text, a shell reading code from stdin or a file, an assignment to PATH,
+// text, a shell reading code from stdin (or a script file named at run
+// time; see Command.Script), an assignment to PATH,
 // LD_*, BASH_ENV, ENV, IFS and the like, nested code that does not parse.
 type Finding struct {
 	Severity Severity `json:"severity"`
