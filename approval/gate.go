@@ -235,8 +235,10 @@ func askSummary(r *Request) string {
 	if s == "" {
 		s = oneLine(r.Display)
 	}
-	if len(s) > 200 {
-		s = s[:197] + "..."
+	// Long enough for a reason and the remedy it names (a zone that
+	// cannot be checkpointed says what to put in .gitignore).
+	if len(s) > 400 {
+		s = s[:397] + "..."
 	}
 	return s
 }

@@ -25,6 +25,14 @@ const (
 	// Env: an environment variable set for the program makes it read,
 	// write or run something else.
 	Env Kind = "env"
+	// Code: the program runs the code of a file the command implies
+	// (make's Makefile, npm test's package.json, go test's module); Code
+	// and Path say where it is found (projectcode.go). Never a question
+	// by itself: policy uses it to tell the project's own code.
+	Code Kind = "code"
+	// Connect: the program connects to the URL (or host) in Path
+	// (loopback.go). Never a question by itself either.
+	Connect Kind = "connect"
 )
 
 // Arg is one argv word as policy knows it before running.
@@ -57,6 +65,11 @@ type Effect struct {
 	// Into, for a Write whose Path may be an existing directory (cp, mv,
 	// install, ln DEST), are the names written inside it.
 	Into []string
+	// Code, for an Exec or a Code effect, says how policy finds the code
+	// the program runs from Path (a script, a module, a program of the
+	// project's node_modules/.bin, text on the command line); "" when the
+	// effect names no code.
+	Code Lookup
 	// Why says what the program does, for a person.
 	Why string
 	// MovedTo, for a Delete of a file mv moves, is the destination as
@@ -424,6 +437,10 @@ func (s *spec) apply(r *result, name string, o opnd, written string, hasVal bool
 		}
 	case Exec:
 		r.exec(o.idx, written, a.why)
+	case Connect:
+		if hasVal {
+			r.add(Effect{Kind: Connect, Word: o.idx, Option: written, Path: o.Value, Dynamic: !o.Static, Why: a.why})
+		}
 	case Unknown:
 		r.unknown(o.idx, written, a.why)
 	case chdir:

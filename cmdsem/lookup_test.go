@@ -3,6 +3,7 @@ package cmdsem
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 	"testing"
 )
@@ -17,14 +18,22 @@ func forget() {
 // TestEntriesSorted: lookups search entries by halves, so a name out of
 // order or twice would make a known command unknown.
 func TestEntriesSorted(t *testing.T) {
-	for i := 1; i < len(entries); i++ {
-		if entries[i-1].name >= entries[i].name {
-			t.Errorf("entries: %q before %q", entries[i-1].name, entries[i].name)
+	for _, es := range [][]entry{entries[:], projectEntries[:]} {
+		for i := 1; i < len(es); i++ {
+			if es[i-1].name >= es[i].name {
+				t.Errorf("entries: %q before %q", es[i-1].name, es[i].name)
+			}
+		}
+		for _, e := range es {
+			if findEntry(e.name) == nil || !Known(e.name) {
+				t.Errorf("%s: not found", e.name)
+			}
 		}
 	}
-	for _, e := range entries {
-		if findEntry(e.name) == nil || !Known(e.name) {
-			t.Errorf("%s: not found", e.name)
+	// A name in both lists would be found in the first alone.
+	for _, e := range projectEntries {
+		if i := sort.Search(len(entries), func(i int) bool { return entries[i].name >= e.name }); i < len(entries) && entries[i].name == e.name {
+			t.Errorf("%s is in entries and projectEntries", e.name)
 		}
 	}
 	for _, name := range []string{"", "a", "aw", "awkk", "zz", "Cat", "cat ", "/bin/cat", "sh", "bash", "rm", "env"} {
@@ -42,8 +51,8 @@ func TestLookupAlone(t *testing.T) {
 	forget()
 	defer forget()
 	names := Commands()
-	if len(names) != len(entries) {
-		t.Fatalf("Commands lists %d names, entries %d", len(names), len(entries))
+	if len(names) != len(entries)+len(projectEntries) {
+		t.Fatalf("Commands lists %d names, entries %d", len(names), len(entries)+len(projectEntries))
 	}
 	full := specs()
 	want := map[string][]string{}

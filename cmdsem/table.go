@@ -61,20 +61,28 @@ func lookup(name string) *spec {
 	return s
 }
 
-// findEntry finds name in entries (sorted by name).
+// findEntry finds name in entries, then in projectEntries (each sorted
+// by name). A versioned python (python3.12) is python3.
 func findEntry(name string) *entry {
-	i := sort.Search(len(entries), func(i int) bool { return entries[i].name >= name })
-	if i < len(entries) && entries[i].name == name {
-		return &entries[i]
+	if v, ok := strings.CutPrefix(name, "python3."); ok && v != "" && strings.Trim(v, "0123456789") == "" {
+		name = "python3"
+	}
+	for _, es := range [][]entry{entries[:], projectEntries[:]} {
+		i := sort.Search(len(es), func(i int) bool { return es[i].name >= name })
+		if i < len(es) && es[i].name == name {
+			return &es[i]
+		}
 	}
 	return nil
 }
 
 // specs is the whole table, every command looked up (Commands, Catalog).
 func specs() map[string]*spec {
-	m := make(map[string]*spec, len(entries))
-	for i := range entries {
-		m[entries[i].name] = lookup(entries[i].name)
+	m := make(map[string]*spec, len(entries)+len(projectEntries))
+	for _, es := range [][]entry{entries[:], projectEntries[:]} {
+		for i := range es {
+			m[es[i].name] = lookup(es[i].name)
+		}
 	}
 	return m
 }
@@ -265,9 +273,6 @@ var entries = [...]entry{
 	}},
 	{"nl", newNlSpec},
 	{"npm", newNpmSpec},
-	{"npx", func() *spec {
-		return &spec{custom: func(s *spec, r *result, i int) { r.exec(0, "", "npx runs a package's program") }}
-	}},
 	{"patch", func() *spec {
 		return gnu(&spec{Options: Options{Short: "bB:cd:D:eEfF:g:i:lnNo:p:r:RstTuvVY:z:Z", AllShort: true,
 			Long: "backup backup-if-mismatch basename-prefix= batch binary context directory= dry-run ed force forward fuzz= get= ifdef= ignore-whitespace input= merge no-backup-if-mismatch normal output= posix prefix= quiet quoting-style= read-only= reject-file= reject-format= remove-empty-files reverse set-time set-utc silent strip= suffix= unified verbose version-control="},

@@ -98,7 +98,7 @@ func newCurlSpec() *spec {
 		Options: Options{Short: "aA:b:c:C:d:D:e:E:fF:gGhH:iIjJkK:lLm:M:nNo:OpP:qQ:r:RsSt:T:u:U:vVw:x:X:y:Y:z:Z0123456#", AllShort: true,
 			Long:       "abstract-unix-socket= alt-svc= anyauth append aws-sigv4= basic cacert= capath= cert= cert-status cert-type= ciphers= compressed compressed-ssh config= connect-timeout= connect-to= continue-at= cookie= cookie-jar= create-dirs create-file-mode= crlf crlfile= curves= data= data-ascii= data-binary= data-raw= data-urlencode= delegation= digest disable disable-eprt disable-epsv disallow-username-in-url dns-interface= dns-ipv4-addr= dns-ipv6-addr= dns-servers= doh-cert-status doh-insecure doh-url= dump-header= egd-file= engine= etag-compare= etag-save= expect100-timeout= fail fail-early fail-with-body false-start form= form-escape form-string= ftp-account= ftp-alternative-to-user= ftp-create-dirs ftp-method= ftp-pasv ftp-port= ftp-pret ftp-skip-pasv-ip ftp-ssl-ccc ftp-ssl-ccc-mode= ftp-ssl-control get globoff happy-eyeballs-timeout-ms= haproxy-protocol head header= hostpubmd5= hostpubsha256= hsts= http0.9 http1.0 http1.1 http2 http2-prior-knowledge http3 http3-only ignore-content-length include insecure interface= ipv4 ipv6 json= junk-session-cookies keepalive-time= key= key-type= krb= libcurl= limit-rate= list-only local-port= location location-trusted login-options= mail-auth= mail-from= mail-rcpt= mail-rcpt-allowfails manual max-filesize= max-redirs= max-time= metalink negotiate netrc netrc-file= netrc-optional next no-alpn no-buffer no-clobber no-keepalive no-npn no-progress-meter no-sessionid noproxy= ntlm ntlm-wb oauth2-bearer= output= output-dir= parallel parallel-immediate parallel-max= pass= path-as-is pinnedpubkey= post301 post302 post303 preproxy= progress-bar proto= proto-default= proto-redir= proxy= proxy-anyauth proxy-basic proxy-cacert= proxy-capath= proxy-cert= proxy-cert-type= proxy-ciphers= proxy-crlfile= proxy-digest proxy-header= proxy-insecure proxy-key= proxy-key-type= proxy-negotiate proxy-ntlm proxy-pass= proxy-pinnedpubkey= proxy-service-name= proxy-ssl-allow-beast proxy-ssl-auto-client-cert proxy-tls13-ciphers= proxy-tlsauthtype= proxy-tlspassword= proxy-tlsuser= proxy-tlsv1 proxy-user= proxy1.0= proxytunnel pubkey= quote= random-file= range= rate= raw referer= remote-header-name remote-name remote-name-all remote-time remove-on-error request= request-target= resolve= retry= retry-all-errors retry-connrefused retry-delay= retry-max-time= sasl-authzid= sasl-ir service-name= show-error silent socks4= socks4a= socks5= socks5-basic socks5-gssapi socks5-gssapi-nec socks5-gssapi-service= socks5-hostname= speed-limit= speed-time= ssl ssl-allow-beast ssl-auto-client-cert ssl-no-revoke ssl-reqd ssl-revoke-best-effort sslv2 sslv3 stderr= styled-output suppress-connect-headers tcp-fastopen tcp-nodelay telnet-option= tftp-blksize= tftp-no-options time-cond= tls-max= tls13-ciphers= tlsauthtype= tlspassword= tlsuser= tlsv1 tlsv1.0 tlsv1.1 tlsv1.2 tlsv1.3 tr-encoding trace= trace-ascii= trace-time unix-socket= upload-file= url= url-query= use-ascii user= user-agent= verbose write-out= xattr help[=] version",
 			StrictLong: true, Permute: true},
-		do: acts("o", "output", wr("writes the response to the file"),
+		do: withConnects(acts("o", "output", wr("writes the response to the file"),
 			"O", "remote-name", wr("saves the response in the working directory under the URL's name"),
 			"", "remote-name-all", wr("saves responses in the working directory under the URLs' names"),
 			"", "output-dir", wr("saves responses into the directory"),
@@ -123,8 +123,9 @@ func newCurlSpec() *spec {
 			"", "cacert", rd("reads CA certificates"),
 			"w", "write-out", act{atFile, "reads the format from the file"},
 			"", "unix-socket", act{Unknown, "connects to a local socket"},
-			"", "abstract-unix-socket", act{Unknown, "connects to a local socket"}),
-		env: []string{"CURL_HOME", "SSLKEYLOGFILE", "CURL_CA_BUNDLE"},
+			"", "abstract-unix-socket", act{Unknown, "connects to a local socket"}), curlHosts, "url"),
+		operands: connectOps,
+		env:      []string{"CURL_HOME", "SSLKEYLOGFILE", "CURL_CA_BUNDLE"},
 	}
 }
 
@@ -149,6 +150,12 @@ func newWgetSpec() *spec {
 			if len(ops) > 0 && !r.hasAny("O", "output-document", "P", "directory-prefix", "spider") {
 				r.file(Write, opnd{Arg{Value: ".", Static: true}, ops[0].idx}, "", "saves downloads in the working directory")
 			}
+			connectOps(r, ops)
+			if v, ok := r.vals["i"]; ok {
+				r.add(Effect{Kind: Connect, Word: v.idx, Option: "-i", Path: "(the URLs the file lists)", Dynamic: true, Why: "connects to the URLs the file lists"})
+			} else if v, ok := r.vals["input-file"]; ok {
+				r.add(Effect{Kind: Connect, Word: v.idx, Option: "--input-file", Path: "(the URLs the file lists)", Dynamic: true, Why: "connects to the URLs the file lists"})
+			}
 		},
 		env: []string{"WGETRC", "SYSTEM_WGETRC"},
 	}
@@ -164,14 +171,8 @@ func newMakeSpec() *spec {
 			"", "eval", ex("evaluates the text as Makefile rules, which run commands"),
 			"f", "file", rd("reads the Makefile"), "", "makefile", rd("reads the Makefile"),
 			"I", "include-dir", rd("reads included Makefiles from the directory")),
-		operands: func(r *result, ops []opnd) {
-			for _, o := range ops {
-				if name, _, ok := strings.Cut(o.Value, "="); ok && !strings.ContainsAny(name, " /") {
-					r.exec(o.idx, name, "overrides a variable of the Makefile, which can change the commands its recipes run")
-				}
-			}
-		},
-		env: []string{"MAKEFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "MAKESHELL", "MAKELEVEL", "CC", "CXX", "LD", "AR"},
+		operands: makeOperands,
+		env:      []string{"MAKEFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "MAKESHELL", "MAKELEVEL", "CC", "CXX", "LD", "AR"},
 	}
 }
 
@@ -206,15 +207,15 @@ func newGoSpec() *spec {
 		Options: Options{GoFlags: true, Long: "h help", StrictLong: true},
 		env:     []string{"GO*", "CGO_*", "CC", "CXX", "FC", "AR", "PKG_CONFIG"},
 		sub: map[string]*spec{
-			"build":   goSub(goBuildFlags, nil, nil),
+			"build":   goSub(goBuildFlags, nil, goCode("build")),
 			"install": goSub(goBuildFlags, nil, nil),
-			"vet":     goSub(goBuildFlags+" vettool=", map[string]act{"vettool": ex("runs the program as the analysis tool")}, nil),
+			"vet":     goSub(goBuildFlags+" vettool=", map[string]act{"vettool": ex("runs the program as the analysis tool")}, goCode("vet")),
 			"test": func() *spec {
-				s := goSub(goBuildFlags+goTestFlags, nil, nil)
+				s := goSub(goBuildFlags+goTestFlags, nil, goCode("test"))
 				s.Permute = true // go test takes flags after the packages too
 				return s
 			}(),
-			"run":     goSub(goBuildFlags+" exec=", nil, func(r *result, ops []opnd) {}),
+			"run":     goSub(goBuildFlags+" exec=", nil, goCode("run")),
 			"list":    goSub(goBuildFlags+" compiled deps e export f= find m retracted reuse= test u versions", nil, nil),
 			"fmt":     {Options: Options{GoFlags: true, Long: "n x mod= h help", StrictLong: true}},
 			"version": {Options: Options{GoFlags: true, Long: "m v json h help", StrictLong: true}},
@@ -249,17 +250,21 @@ func newNpmSpec() *spec {
 		}}
 	}
 	scripts := runs("runs the package's scripts, which are shell commands")
+	// run, test and start run the project's own scripts; install and
+	// the rest also fetch packages and run theirs.
+	projectScripts := npmRunSpec(opts)
 	program := runs("runs a package's program")
+	exec := npmExecSpec(opts)
 	safe := &spec{Options: Options{Long: npmLong, StrictLong: true, Permute: true}, do: npmDo}
 	return &spec{
 		Options: Options{Long: npmLong, StrictLong: true}, do: npmDo, anySub: true,
 		env: []string{"npm_config_*", "NPM_CONFIG_*", "NODE_OPTIONS", "NODE_PATH"},
 		sub: map[string]*spec{
-			"run": scripts, "run-script": scripts, "rum": scripts, "urn": scripts, "test": scripts, "t": scripts, "tst": scripts,
-			"start": scripts, "stop": scripts, "restart": scripts, "install": scripts, "i": scripts, "ci": scripts, "add": scripts,
+			"run": projectScripts, "run-script": projectScripts, "rum": projectScripts, "urn": projectScripts, "test": projectScripts, "t": projectScripts, "tst": projectScripts,
+			"start": projectScripts, "stop": projectScripts, "restart": projectScripts, "install": scripts, "i": scripts, "ci": scripts, "add": scripts,
 			"update": scripts, "up": scripts, "upgrade": scripts, "rebuild": scripts, "publish": scripts, "pack": scripts,
 			"install-test": scripts, "it": scripts, "install-ci-test": scripts, "cit": scripts,
-			"exec": program, "x": program, "init": program, "create": program, "explore": program, "edit": program,
+			"exec": exec, "x": exec, "init": program, "create": program, "explore": program, "edit": program,
 			"ls": safe, "list": safe, "view": safe, "info": safe, "show": safe, "outdated": safe, "help": safe, "search": safe,
 			"why": safe, "explain": safe, "root": safe, "prefix": safe, "bin": safe, "version": safe, "audit": safe, "doctor": safe,
 		},
@@ -318,10 +323,13 @@ func newPythonSpec() *spec {
 }
 
 func pythonCmd(s *spec, r *result, i int) {
+	// -I and -P keep the working directory off the module path, so
+	// python -m finds no module of the project there.
+	cwdFirst := true
 	for ; i < len(r.argv); i++ {
 		a := r.argv[i]
 		if !a.Static {
-			r.exec(i, "", "python runs code named only at run time")
+			r.runCode(i, "", "python runs code named only at run time", CodeFile, a.Value, false)
 			return
 		}
 		v := a.Value
@@ -329,17 +337,16 @@ func pythonCmd(s *spec, r *result, i int) {
 		case v == "--":
 			i++
 			if i < len(r.argv) {
-				r.exec(i, "", "python runs the script")
+				r.runCode(i, "", "python runs the script", CodeFile, r.argv[i].Value, r.argv[i].Static)
 			}
 			return
 		case v == "-V" || v == "--version" || v == "-h" || v == "--help" || v == "-VV":
 			return
-		case v == "-" || !strings.HasPrefix(v, "-"):
-			why := "python runs the script"
-			if v == "-" {
-				why = "python runs code read from its input"
-			}
-			r.exec(i, "", why)
+		case v == "-":
+			r.exec(i, "", "python runs code read from its input")
+			return
+		case !strings.HasPrefix(v, "-"):
+			r.runCode(i, "", "python runs the script", CodeFile, v, true)
 			return
 		case v == "-W" || v == "-X" || v == "--check-hash-based-pycs":
 			i++
@@ -351,7 +358,23 @@ func pythonCmd(s *spec, r *result, i int) {
 		for j := 1; j < len(v); j++ {
 			switch c := v[j]; c {
 			case 'c', 'm':
-				r.exec(i, "-"+string(c), "python runs the code or module given")
+				val, vi, ok := r.valueOf(i, j+1)
+				if !ok {
+					r.exec(i, "-"+string(c), "python runs the code or module given")
+					return
+				}
+				if c == 'c' {
+					r.runCode(i, "-c", "python runs the code or module given", CodeInline, val.Value, val.Static)
+					return
+				}
+				if !val.Static || !cwdFirst {
+					r.exec(i, "-m", "python runs the code or module given")
+				} else {
+					r.runCode(i, "-m", "python runs the code or module given", CodeModule, val.Value, true)
+				}
+				if val.Static {
+					pythonModule(r, val.Value, vi+1)
+				}
 				return
 			case 'W', 'X':
 				if j+1 == len(v) {
@@ -360,7 +383,9 @@ func pythonCmd(s *spec, r *result, i int) {
 				j = len(v)
 			case 'i':
 				r.exec(i, "-i", "python starts an interactive interpreter")
-			case 'b', 'B', 'd', 'E', 'I', 'O', 'P', 'q', 's', 'S', 'u', 'v', 'x', 'R':
+			case 'I', 'P':
+				cwdFirst = false
+			case 'b', 'B', 'd', 'E', 'O', 'q', 's', 'S', 'u', 'v', 'x', 'R':
 			default:
 				r.unknown(i, "-"+string(c), fmt.Sprintf("python -%c is not an option guardrun knows", c))
 				return

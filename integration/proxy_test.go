@@ -40,7 +40,7 @@ shell:
     - {pattern: "python3 tunnel.py", approval: false}
     - {pattern: "python3 escape.py", approval: false}
     - {pattern: "/usr/bin/python3 -c", approval: false}
-    - {pattern: "/usr/bin/python3 -m pip", approval: false}
+    - {pattern: "/usr/bin/python3 -m pip install", approval: false}
     - {pattern: "npm ci", approval: false}
     - {pattern: "node -e", approval: false}
 sandbox:

@@ -297,7 +297,9 @@ func TestTrustTighteningApplies(t *testing.T) {
 	tr := newTrustTree(t)
 	tr.writeProject(t)
 	v, _ := tr.verdicts(t, []string{"make deploy", "make deploy --prod", "cat < secret.txt", "make"})
-	want := map[string]string{"make deploy": "block", "make deploy --prod": "block", "cat < secret.txt": "block", "make": "ask"}
+	// make alone keeps the default's verdict: the project's Makefile,
+	// pre-approved with a checkpoint.
+	want := map[string]string{"make deploy": "block", "make deploy --prod": "block", "cat < secret.txt": "block", "make": "allow"}
 	if d := cmp.Diff(want, v); d != "" {
 		t.Errorf("verdicts under the untrusted project (-want +got):\n%s", d)
 	}

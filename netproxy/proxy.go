@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -280,6 +281,11 @@ func (p *Proxy) judge(ctx context.Context, cl *Client, rawHost string, port int,
 		rec.DecidedBy = "policy"
 		return nil, refuse(http.StatusForbidden, "guardrun: blocked: %s:%d: %s", host, port, why)
 	}
+	if addrs, ok := p.loopback(host, port); ok {
+		rec.Verdict, rec.DecidedBy = "allow", "rule"
+		rec.Reason = fmt.Sprintf("%s:%d is a loopback port sandbox.domains.loopback lists", host, port)
+		return &judged{host: host, port: port, addrs: addrs}, nil
+	}
 	var addrs []netip.Addr
 	resolve := func() *refusal {
 		var rf *refusal
@@ -289,7 +295,7 @@ func (p *Proxy) judge(ctx context.Context, cl *Client, rawHost string, port int,
 		return rf
 	}
 	_, aerr := netip.ParseAddr(host)
-	if v == rules.Allow || aerr == nil {
+	if v == rules.Allow || aerr == nil || host == "localhost" {
 		if rf := resolve(); rf != nil {
 			return nil, rf
 		}
@@ -348,6 +354,11 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a.Unmap()}
+	} else if host == "localhost" {
+		// The host's own loopback, whatever a resolver says: never
+		// looked up, and judged, as an address is, before anyone is
+		// asked.
+		addrs = []netip.Addr{loopback4, loopback6}
 	} else {
 		lookup := p.LookupNetIP
 		if lookup == nil {
@@ -392,6 +403,8 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 			why = fmt.Sprintf("%s resolves to %s, which sandbox.domains.deny lists", host, a)
 		case allowed:
 			ok = append(ok, a)
+		case a.IsLoopback() && (a == loopback4 || a == loopback6):
+			why = fmt.Sprintf("%s resolves to %s, a loopback address (a server there is reached as localhost, 127.0.0.1 or [::1] on a port sandbox.domains.loopback lists)", host, a)
 		case specialKind(a) != "":
 			why = fmt.Sprintf("%s resolves to %s, a %s address (allow it by address or CIDR in sandbox.domains.allow to reach it)", host, a, specialKind(a))
 		case local.ownAddress(a) != "":
@@ -410,6 +423,36 @@ func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, *refusa
 		return nil, refuse(http.StatusForbidden, "guardrun: blocked: %s", why)
 	}
 	return ok, nil
+}
+
+var (
+	loopback4 = netip.MustParseAddr("127.0.0.1")
+	loopback6 = netip.IPv6Loopback()
+)
+
+// loopback returns the addresses to dial for host:port when it is a
+// port of the host's loopback that sandbox.domains.loopback lists: the
+// name localhost (never looked up: 127.0.0.1, then ::1), 127.0.0.1 or
+// ::1, less what deny names. Only those: another loopback address
+// (127.0.0.2), the unspecified one and the host's other addresses stay
+// refused as this host's own.
+func (p *Proxy) loopback(host string, port int) ([]netip.Addr, bool) {
+	if !slices.Contains(p.Domains.Loopback, port) {
+		return nil, false
+	}
+	var cand []netip.Addr
+	if host == "localhost" {
+		cand = []netip.Addr{loopback4, loopback6}
+	} else if a, err := netip.ParseAddr(host); err == nil && (a.Unmap() == loopback4 || a == loopback6) {
+		cand = []netip.Addr{a.Unmap()}
+	}
+	var out []netip.Addr
+	for _, a := range cand {
+		if _, denied := p.Domains.AddrListed(a); !denied {
+			out = append(out, a)
+		}
+	}
+	return out, len(out) > 0
 }
 
 // specialKind names what makes an address off-limits by default, or "".

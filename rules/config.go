@@ -131,7 +131,18 @@ type Rule struct {
 	Action       Action
 	Description  string
 	SandboxPaths []string // zone names
-	Network      bool
+	// CodeIn (code_in) narrows the rule to commands that run code (a
+	// script, a Makefile, package.json's scripts, a program of
+	// node_modules/.bin, a program named by its path, code on the
+	// command line) whose every file lies inside these zones; the
+	// pre-approval then covers running that code (projectcode.go).
+	CodeIn  []string // zone names
+	Network bool
+	// Loopback (network: loopback) narrows the rule to commands whose
+	// every destination (curl's and wget's URLs) is a port of the
+	// host's loopback that sandbox.domains.loopback lists, under
+	// sandbox.network: proxy (loopback.go).
+	Loopback bool
 	// Words is Pattern split by the shell parser; each is a glob.
 	Words []string
 	// At is where the rule was written, "file:line:col".

@@ -379,6 +379,7 @@ func (e *Engine) decide(s *shellparse.Script, cwd string) (*Decision, *predictio
 		}
 		d.Parts = append(d.Parts, p)
 		d.Parts = append(d.Parts, e.effects(c, p, r, cwd)...)
+		d.Parts = append(d.Parts, e.scriptParts(c, p, r, cwd)...)
 	}
 	for _, f := range s.Files {
 		p := e.redirect(f, cwd)
@@ -520,8 +521,9 @@ func (e *Engine) matchRule(r compiledRule, c shellparse.Command) matchResult {
 
 // firstRule finds the first rule that definitely matches c. maybe is set
 // when an earlier rule might have matched, had the dynamic words been
-// known.
-func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Command, cwd string) (r *compiledRule, maybe bool) {
+// known. near says why the first rule whose words matched but whose
+// code_in or network: loopback did not hold passed c by.
+func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Command, cwd string) (r *compiledRule, maybe bool, near string) {
 	order := func(yield func(int) bool) {
 		if len(c.Argv) > 0 && c.Argv[0].Static() {
 			for _, i := range ix.candidates(c.Name(), c.Argv[0].Value) {
@@ -547,13 +549,29 @@ func (e *Engine) firstRule(rs []compiledRule, ix *ruleIndex, c shellparse.Comman
 				continue
 			}
 		}
+		if m == match && len(rs[i].CodeIn) > 0 {
+			if ok, why := e.codeInside(c, rs[i].CodeIn, cwd); !ok {
+				if near == "" {
+					near = fmt.Sprintf("rule %q covers only code in %s: %s", rs[i].Pattern, strings.Join(rs[i].CodeIn, ", "), why)
+				}
+				continue
+			}
+		}
+		if m == match && rs[i].Loopback {
+			if ok, why := e.loopbackOnly(c); !ok {
+				if near == "" {
+					near = fmt.Sprintf("rule %q covers only requests to the project's servers on loopback ports sandbox.domains.loopback lists: %s", rs[i].Pattern, why)
+				}
+				continue
+			}
+		}
 		if m == maybeMatch {
 			maybe = true
 			continue
 		}
-		return &rs[i], maybe
+		return &rs[i], maybe, near
 	}
-	return nil, maybe
+	return nil, maybe, near
 }
 
 // judge fills p's verdict from rule r.
@@ -591,7 +609,7 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 	if p.Text == "" {
 		p.Text = display
 	}
-	r, maybe := e.firstRule(e.rules, &e.ruleIx, c, cwd)
+	r, maybe, near := e.firstRule(e.rules, &e.ruleIx, c, cwd)
 	switch {
 	case r != nil:
 		judge(&p, r, display)
@@ -625,6 +643,9 @@ func (e *Engine) command(c shellparse.Command, cwd string) (Part, *compiledRule,
 		case def.Approval:
 			p.Decision = Ask
 			p.Reason = fmt.Sprintf("%s matches no rule; unknown commands need approval", display)
+			if near != "" {
+				p.Reason += " (" + near + ")"
+			}
 		default:
 			p.Decision = Allow
 			p.Reason = fmt.Sprintf("%s matches no rule; shell.default allows unknown commands", display)
@@ -650,7 +671,7 @@ func (e *Engine) tightened(p *Part, c shellparse.Command, cwd, display string) b
 	if len(e.tightening) == 0 {
 		return false
 	}
-	r, maybe := e.firstRule(e.tightening, &e.tightIx, c, cwd)
+	r, maybe, _ := e.firstRule(e.tightening, &e.tightIx, c, cwd)
 	if r == nil {
 		if maybe && p.Decision == Allow {
 			p.Decision, p.Dynamic = Ask, true

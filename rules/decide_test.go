@@ -327,7 +327,8 @@ func TestEmbeddedDefaultVerdicts(t *testing.T) {
 		"git log --oneline":       Allow,
 		"git show HEAD":           Allow,
 		"git commit -m x":         Ask,
-		"make":                    Ask,
+		"make":                    Allow, // the project's Makefile, with a checkpoint
+		"make -C /elsewhere":      Ask,
 		"curl https://x":          Ask,
 		"sudo ls":                 Block,
 		"su -c id":                Block,

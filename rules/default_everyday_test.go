@@ -228,7 +228,7 @@ var everydayRows = []attackRow{
 	{"curl --version", Allow},
 	{"curl --version https://example.com", Allow}, // prints the version and exits
 	{"make --version test", Allow},
-	{"make test --version", Ask},
+	{"make test --version", Allow}, // the project's Makefile runs, with a checkpoint
 	{"python3 -V", Allow},
 	{"python3 --version -c 'import os'", Allow},
 }

@@ -47,7 +47,12 @@ var variantRows = []attackRow{
 	{"env -i find . -execdir bash -c ls \\;", Ask},
 	{"env -i find . -ok bash -c ls \\;", Ask},
 	{"env -i git -c alias.x='!bash -c ls' x", Ask},
-	{"env -i make", Ask},
+	// make is pre-approved on the project's Makefile: its recipes are the
+	// project's code, run under a checkpoint, and the sandbox shows a
+	// shell they start without SHLVL no startup file of the home
+	// directory.
+	{"env -i make", Allow},
+	{"env -i make -C /elsewhere", Ask},
 	{"env -i su -c ls", Block},
 	{"env -i bash --norc -c ls", Ask},
 	{"env -i -S 'bash -c ls'", Ask},

@@ -11,8 +11,11 @@
 //
 // It decides and never acts: it does not prompt, run, or sandbox anything,
 // and imports no process or pty packages (internal/layers keeps it so). The
-// only file system access is reading the config and resolving symlinks in
-// paths, so that a zone is chosen for the path the kernel would reach.
+// only file system access is reading the config, resolving symlinks in
+// paths, so that a zone is chosen for the path the kernel would reach, and
+// looking up where the code a command runs lies (projectcode.go: the
+// nearest package.json or go.mod, a program of node_modules/.bin, a
+// Python module in the working directory).
 //
 // # Limitations
 //
@@ -44,6 +47,12 @@
 //     or diff driver, hooks and aliases are not read, so what they run is
 //     held at run time. What the rows of cmdsem's prediction column do
 //     not describe is not bounded.
+//   - code_in judges the code a command runs where it lies when the
+//     decision is made: a package.json, a node_modules/.bin program or a
+//     module created or replaced between the decision and the run is
+//     what runs (in the sandbox, and undone by a checkpoint like any
+//     other change of the zone). What that code loads from elsewhere (a
+//     Makefile's include, node --require, a pytest plugin) is only read.
 //   - A config file is refused above 128 KiB (MaxConfigBytes), or when its
 //     YAML aliases expand it past 4 MiB; at most 20 errors are reported,
 //     each value quoted in one cut at 64 bytes. A file within the limits can

@@ -11,6 +11,13 @@ import (
 type Domains struct {
 	Allow []HostPattern
 	Deny  []HostPattern
+	// Loopback are the ports of the host's loopback (127.0.0.1, ::1,
+	// localhost) a command may reach through the proxy: the project's
+	// own servers. Only these ports, only on loopback; the host's other
+	// addresses stay refused.
+	Loopback []int
+	// LoopbackAt is where sandbox.domains.loopback was written.
+	LoopbackAt string
 }
 
 // HostPattern is one entry of sandbox.domains: a host name ("github.com",

@@ -61,7 +61,7 @@ func TestDomainsErrors(t *testing.T) {
 		{"network is a number", "sandbox:\n  network: 1\n",
 			`cfg.yaml:2:12: sandbox.network: want true, false or proxy, got a number`},
 		{"unknown domains key", "sandbox:\n  domains:\n    alow: [x.org]\n",
-			`cfg.yaml:3:5: sandbox.domains.alow: unknown key (known: allow, deny)`},
+			`cfg.yaml:3:5: sandbox.domains.alow: unknown key (known: allow, deny, loopback)`},
 		{"bad host", "sandbox:\n  domains:\n    allow: [\"exa mple.com\"]\n",
 			`cfg.yaml:3:13: sandbox.domains.allow[0]: "exa mple.com": ' ' is not allowed in a host name`},
 		{"wildcard in the middle", "sandbox:\n  domains:\n    deny: [\"a.*.com\"]\n",

@@ -240,6 +240,10 @@ type decoder struct {
 	dropped int
 	// located counts the items given a position (at), for maxLocated.
 	located int
+	// zonesNamed are the zone names sandbox.paths defines, valid or
+	// not: a rule naming a zone whose definition failed is not a second
+	// error.
+	zonesNamed map[string]bool
 }
 
 func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) {
@@ -350,17 +354,27 @@ func (d *decoder) config(data []byte) *Config {
 			})
 		},
 	})
+	if dm := c.Sandbox.Domains; len(dm.Loopback) > 0 && !c.Sandbox.Proxy {
+		e := &ConfigError{File: d.file, Path: "sandbox.domains.loopback",
+			Msg: "has no effect unless sandbox.network is proxy: commands reach the host's loopback only through guardrun's proxy"}
+		if at, ok := parseAt(dm.LoopbackAt); ok {
+			e.Line, e.Col = at[0], at[1]
+		}
+		d.errs = append(d.errs, e)
+	}
 	// Rules name zones, which may be written after them: check at the end.
 	for i, r := range c.Shell.Rules {
-		for j, z := range r.SandboxPaths {
-			if _, ok := c.ZoneByName(z); !ok {
-				d.errs = append(d.errs, &ConfigError{
-					File: d.file, Path: fmt.Sprintf("shell.rules[%d].sandbox_paths[%d]", i, j),
-					Msg: fmt.Sprintf("no zone named %q in sandbox.paths", z),
-				})
-				if at, ok := parseAt(r.At); ok {
-					last := d.errs[len(d.errs)-1]
-					last.Line, last.Col = at[0], at[1]
+		for key, names := range map[string][]string{"sandbox_paths": r.SandboxPaths, "code_in": r.CodeIn} {
+			for j, z := range names {
+				if _, ok := c.ZoneByName(z); !ok && !d.zonesNamed[z] {
+					d.errs = append(d.errs, &ConfigError{
+						File: d.file, Path: fmt.Sprintf("shell.rules[%d].%s[%d]", i, key, j),
+						Msg: fmt.Sprintf("no zone named %q in sandbox.paths", z),
+					})
+					if at, ok := parseAt(r.At); ok {
+						last := d.errs[len(d.errs)-1]
+						last.Line, last.Col = at[0], at[1]
+					}
 				}
 			}
 		}
@@ -780,7 +794,7 @@ func (d *decoder) size(n *yaml.Node, path string) (int64, bool) {
 
 func (d *decoder) rule(n *yaml.Node, path string, c *Config) (Rule, bool) {
 	r := Rule{Action: Action{Allowed: true, Approval: true}, At: d.at(n)}
-	var patternNode, pathsNode *yaml.Node
+	var patternNode, pathsNode, codeNode *yaml.Node
 	before := len(d.errs)
 	d.action(n, path, &r.Action, map[string]func(*yaml.Node, string){
 		"pattern": func(n *yaml.Node, p string) {
@@ -798,7 +812,19 @@ func (d *decoder) rule(n *yaml.Node, path string, c *Config) (Rule, bool) {
 			pathsNode = n
 			r.SandboxPaths = d.strList(n, p)
 		},
+		"code_in": func(n *yaml.Node, p string) {
+			codeNode = n
+			r.CodeIn = d.strList(n, p)
+		},
 		"network": func(n *yaml.Node, p string) {
+			if m := deref(n); m.Kind == yaml.ScalarNode && m.Tag == "!!str" && m.Value == "loopback" {
+				r.Loopback = true
+				return
+			}
+			if m := deref(n); m.Kind != yaml.ScalarNode || m.Tag != "!!bool" {
+				d.errAt(n, p, "want true, false or loopback, got %s", kindName(m))
+				return
+			}
 			if b, ok := d.boolean(n, p); ok {
 				r.Network = b
 			}
@@ -823,6 +849,9 @@ func (d *decoder) rule(n *yaml.Node, path string, c *Config) (Rule, bool) {
 	r.Words = words
 	if pathsNode != nil && len(r.SandboxPaths) == 0 {
 		d.errAt(pathsNode, join(path, "sandbox_paths"), "empty list: the rule could never match; remove the key or name a zone")
+	}
+	if codeNode != nil && deref(codeNode).Kind == yaml.SequenceNode && len(r.CodeIn) == 0 {
+		d.errAt(codeNode, join(path, "code_in"), "empty list: the rule could never match; remove the key or name a zone")
 	}
 	return r, len(d.errs) == before
 }
@@ -864,6 +893,10 @@ func (d *decoder) sandbox(n *yaml.Node, path string, c *Config) {
 					continue
 				}
 				seen[k.Value] = true
+				if d.zonesNamed == nil {
+					d.zonesNamed = map[string]bool{}
+				}
+				d.zonesNamed[k.Value] = true
 				if z, ok := d.zone(k.Value, k, deref(v), zp); ok {
 					s.Zones = append(s.Zones, z)
 				}
@@ -1109,5 +1142,27 @@ func (d *decoder) domains(n *yaml.Node, path string, s *Sandbox) {
 	d.mapping(n, path, map[string]func(*yaml.Node, string){
 		"allow": entries(&s.Domains.Allow),
 		"deny":  entries(&s.Domains.Deny),
+		"loopback": func(n *yaml.Node, p string) {
+			s.Domains.LoopbackAt = d.at(n)
+			seen := map[int]bool{}
+			d.list(n, p, func(_ int, item *yaml.Node, ip string) {
+				item = deref(item)
+				port, err := strconv.Atoi(item.Value)
+				switch {
+				case item.Kind != yaml.ScalarNode || item.Tag != "!!int" || err != nil && port == 0:
+					d.errAt(item, ip, "want a port number (a server on 127.0.0.1 or ::1), got %s", kindName(item))
+					return
+				case err != nil || port < 1 || port > 65535:
+					d.errAt(item, ip, "port %s is not from 1 to 65535", clip(item.Value, maxQuoted))
+					return
+				}
+				if seen[port] {
+					d.errAt(item, ip, "port %d listed twice", port)
+					return
+				}
+				seen[port] = true
+				s.Domains.Loopback = append(s.Domains.Loopback, port)
+			})
+		},
 	})
 }

@@ -23,7 +23,7 @@ func TestBadConfigMessages(t *testing.T) {
 		{"unknown top-level key", "mdoe: strict\n",
 			`cfg.yaml:1:1: mdoe: unknown key (known: audit, checkpoints, mode, sandbox, session, shell)`},
 		{"unknown nested key", "shell:\n  rules:\n    - pattern: ls\n      aproval: false\n",
-			`cfg.yaml:4:7: shell.rules[0].aproval: unknown key (known: allowed, approval, checkpoint, description, network, pattern, sandbox_paths)`},
+			`cfg.yaml:4:7: shell.rules[0].aproval: unknown key (known: allowed, approval, checkpoint, code_in, description, network, pattern, sandbox_paths)`},
 		{"wrong type for a boolean", "sandbox:\n  network: yes please\n",
 			`cfg.yaml:2:12: sandbox.network: want true, false or proxy, got the string "yes please"`},
 		{"wrong type for a list", "sandbox:\n  deny: ~/.ssh\n",

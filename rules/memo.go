@@ -137,6 +137,7 @@ func (c *Config) clone() *Config {
 	s.Deny = slices.Clone(c.Sandbox.Deny)
 	s.Domains.Allow = slices.Clone(c.Sandbox.Domains.Allow)
 	s.Domains.Deny = slices.Clone(c.Sandbox.Domains.Deny)
+	s.Domains.Loopback = slices.Clone(c.Sandbox.Domains.Loopback)
 	s.LandlockAccept = slices.Clone(c.Sandbox.LandlockAccept)
 	s.EnvDeny = slices.Clone(c.Sandbox.EnvDeny)
 	s.Protect = slices.Clone(c.Sandbox.Protect)
@@ -148,6 +149,7 @@ func cloneRules(rs []Rule) []Rule {
 	out := slices.Clone(rs)
 	for i := range out {
 		out[i].SandboxPaths = slices.Clone(out[i].SandboxPaths)
+		out[i].CodeIn = slices.Clone(out[i].CodeIn)
 		out[i].Words = slices.Clone(out[i].Words)
 	}
 	return out

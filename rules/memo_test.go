@@ -18,7 +18,7 @@ const fullConfig = `mode: interactive
 shell:
   program: /bin/bash
   rules:
-    - {pattern: pytest, approval: false, sandbox_paths: [workspace]}
+    - {pattern: pytest, approval: false, sandbox_paths: [workspace], code_in: [workspace]}
     - {pattern: "git status", approval: false}
   examples:
     allow: ["git status -s"]
@@ -36,6 +36,7 @@ sandbox:
   domains:
     allow: [github.com]
     deny: ["*.pastebin.com"]
+    loopback: [8081]
   landlock_accept: [deny_create]
 `
 
@@ -81,7 +82,7 @@ func TestDecodedConfigsAreCopies(t *testing.T) {
 
 	// Every list of a config (Tightening after Tighten) is set here and
 	// not shared by the clone.
-	proj, err := Parse(filepath.Join(dir, "proj.yaml"), []byte("shell:\n  rules:\n    - {pattern: make, allowed: false, sandbox_paths: [workspace]}\nsandbox:\n  paths:\n    workspace: {root: ./ws, mode: rw}\n"), dir, env)
+	proj, err := Parse(filepath.Join(dir, "proj.yaml"), []byte("shell:\n  rules:\n    - {pattern: make, allowed: false, sandbox_paths: [workspace], code_in: [workspace]}\nsandbox:\n  paths:\n    workspace: {root: ./ws, mode: rw}\n"), dir, env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,6 +109,9 @@ func Tighten(base, project *Config) (*Config, []string) {
 	for _, a := range project.Sandbox.Domains.Allow {
 		ignore("sandbox.domains.allow %q at %s (an untrusted config cannot allow hosts)", a.Text, a.At)
 	}
+	if len(project.Sandbox.Domains.Loopback) > 0 {
+		ignore("sandbox.domains.loopback at %s (an untrusted config cannot open loopback ports)", project.Sandbox.Domains.LoopbackAt)
+	}
 	if project.Sandbox.RequireOSSandbox {
 		out.Sandbox.RequireOSSandbox = base.Sandbox.RequireOSSandbox || project.Sandbox.RequireOSSandbox
 	} else if base.Sandbox.RequireOSSandbox {

@@ -71,7 +71,7 @@ func (e *Engine) projectRule(p *Part, c shellparse.Command, cwd, display string)
 			return nil
 		}
 	}
-	r, maybe := e.firstRule(e.project, &e.projectIx, c, cwd)
+	r, maybe, _ := e.firstRule(e.project, &e.projectIx, c, cwd)
 	if r == nil || maybe {
 		return nil
 	}

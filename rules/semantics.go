@@ -59,11 +59,14 @@ func (e *Engine) effects(c shellparse.Command, cmd Part, r *compiledRule, cwd st
 			out = append(out, e.effectFile(c, ef, display, cwd)...)
 			continue
 		case cmdsem.Exec:
-			if covered(r, c, ef.Word) || ef.Terminal && outputAway(c.Fds) {
+			if covered(r, c, ef.Word) || ef.Terminal && outputAway(c.Fds) || e.codeCovered(r, c, ef, cwd) {
 				continue
 			}
 			p.Decision = Ask
 			p.Reason = fmt.Sprintf("%s: %s; a rule's pre-approval does not cover running programs", display, naming(ef.Why, what))
+			if _, found, _ := e.codeWhere(c, ef, nil, cwd); ef.Code != "" && !found {
+				p.Reason = fmt.Sprintf("%s: %s", display, notFoundWhy(ef, c.Name()))
+			}
 		case cmdsem.Unknown:
 			if cmd.Decision != Allow || covered(r, c, ef.Word) {
 				continue

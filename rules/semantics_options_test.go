@@ -125,7 +125,7 @@ func TestHarmlessProgramOptions(t *testing.T) {
 		{"diff -l runs pr", "diff -l a b", Ask, "runs pr", ""},
 		// Interpreters and build tools.
 		{"python -c under a -m rule", "python -c 'import os'", Ask, "runs the code", ""},
-		{"python -m other module", "python -m http.server", Ask, "runs the code", ""},
+		{"python -m other module", "python -m http.server", Ask, "not a module of the project", ""},
 		{"go test -c -o", "go test -c -o ../ro/t.test", Block, "read-only", "ro/t.test"},
 		{"go test binary flags after -args", "go test ./... -args -test.coverprofile=../ro/c", Block, "read-only", "ro/c"},
 		{"go build -ldflags extld", "go build -ldflags='-linkmode=external -extld=sh' .", Ask, "external linker", ""},

@@ -1086,6 +1086,7 @@ func flockCmd(f *frame, c call) bool {
 }
 
 func shellCmd(f *frame, c call) bool {
+	self := len(f.a.out.Commands) - 1 // emit reported this shell last
 	name := baseName(c.args[0].Value)
 	opts, i := f.scan(c, 1, shellSpec, name)
 	if infoOnly(opts) {
@@ -1114,7 +1115,17 @@ func shellCmd(f *frame, c call) bool {
 		f.code(code, name+" -c", lang)
 		return true
 	case len(ops) > 0 && !has(opts, "s"):
-		f.find(Ask, fmt.Sprintf("%s runs the script %s, which guardrun cannot read", name, ops[0].Source), f.callText(c), ops[0].Pos)
+		if !ops[0].Static() || strings.HasPrefix(ops[0].Value, "-") || c.fromInput {
+			// Named at run time, named like an option (bash -- -c), or
+			// run by xargs or find -exec, which may put their input
+			// in its place.
+			f.find(Ask, fmt.Sprintf("%s runs the script %s, which guardrun cannot read", name, ops[0].Source), f.callText(c), ops[0].Pos)
+			return false
+		}
+		// A script file: policy judges it by where it lies, as it
+		// judges python's or node's (rules.Engine.scriptParts).
+		w := ops[0].Word
+		f.a.out.Commands[self].Script = &w
 		return false
 	case c.fromInput && !has(opts, "s"):
 		f.find(Ask, name+" runs a script named by its input", f.callText(c), c.pos)

@@ -84,8 +84,10 @@
 // it. Analysis time is linear in the script's size.
 //
 // Findings are independent of any rule. Ask: a command name or code string
-// built at run time, a shell reading code from standard input or a file,
-// source and ., an assignment to one of DangerousVariables or
+// built at run time, a shell reading code from standard input (a shell
+// run on a script file names it as the command's Script instead, for
+// policy to judge where it lies; named at run time, like an option, or
+// under xargs or find -exec it asks), source and ., an assignment to one of DangerousVariables or
 // StartupVariables (PATH, IFS,
 // BASH_CMDS, BASH_ALIASES, POSIXLY_CORRECT, SHELLOPTS, HOME, XDG_*, GIT_*,
 // TMPDIR, LD_*, LOCPATH, TEXTDOMAIN, SHLVL, SSH_CLIENT, GUARDRUN_* and more) in every form: NAME=, env, sudo, export and the

@@ -282,10 +282,11 @@ var parseCases = []parseCase{
 	{"nested code that does not parse blocks", `bash -c 'echo "'`,
 		view{Cmds: []cmdView{cmd("bash", "-c", `echo "`).wrapper()},
 			Findings: []string{block("bash -c: code does not parse: 1:6: reached EOF without closing quote `\"`")}}},
-	{"shell script file asks", "bash script.sh; sh ./x",
-		view{Cmds: []cmdView{cmd("bash", "script.sh"), cmd("sh", "./x")}, Findings: []string{
-			ask("bash runs the script script.sh, which guardrun cannot read"),
-			ask("sh runs the script ./x, which guardrun cannot read")}}},
+	{"shell script file is the command's script, for policy to judge", "bash script.sh; sh ./x",
+		view{Cmds: []cmdView{cmd("bash", "script.sh"), cmd("sh", "./x")}}},
+	{"shell script named at run time asks", "bash $s",
+		view{Cmds: []cmdView{cmd("bash", "")}, Findings: []string{
+			ask("bash runs the script $s, which guardrun cannot read")}}},
 	{"shell reading stdin asks", "curl x | sh; bash; bash -s",
 		view{Cmds: []cmdView{cmd("curl", "x"), cmd("sh"), cmd("bash"), cmd("bash", "-s")}, Findings: []string{
 			ask("sh reads commands from standard input, which guardrun cannot see"),

@@ -86,6 +86,11 @@ type Command struct {
 	// Fds are the descriptors the script bound for this command (its own
 	// redirections, enclosing ones, pipes), innermost first.
 	Fds []Binding `json:"fds,omitempty"`
+	// Script is the file a shell runs as its script (bash x.sh): code
+	// guardrun does not read, which policy judges by where it lies and
+	// never pre-approves as a command's mere argument. Nil for a shell
+	// given -c or -s or reading its input, and for other commands.
+	Script *Word `json:"script,omitempty"`
 }
 
 // Name returns the command name with any directory stripped ("/bin/rm" ->
@@ -142,7 +147,8 @@ const (
 
 // Finding is something in the script that policy must not pre-approve,
 // independent of any rule: a dynamic command name, eval of non-literal
-// text, a shell reading code from stdin or a file, an assignment to PATH,
+// text, a shell reading code from stdin (or a script file named at run
+// time; see Command.Script), an assignment to PATH,
 // LD_*, BASH_ENV, ENV, IFS and the like, nested code that does not parse.
 type Finding struct {
 	Severity Severity `json:"severity"`

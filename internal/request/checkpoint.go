@@ -121,11 +121,29 @@ func (s *Session) checkpointAllowed(ctx context.Context, j *Job, d *rules.Decisi
 	asks := *d
 	asks.Parts = append(slices.Clone(d.Parts), rules.Part{
 		Kind: "finding", Text: "not checkpointed", Decision: rules.Ask, Pos: "1:1",
-		Reason: "not checkpointed: " + cp.why + " (the rule's pre-approval relies on undo)",
+		Reason: "not checkpointed: " + cp.why + " (" + reliesOnUndo(d) + " only where undo can take it back)",
 	})
 	asks.Decision = rules.Ask
 	asks.Reason = asks.Parts[len(asks.Parts)-1].Reason
 	return cp, &asks
+}
+
+// reliesOnUndo says which rules pre-approve which parts of d because
+// undo can take them back: `rule "node" lets node x.js run unasked`.
+func reliesOnUndo(d *rules.Decision) string {
+	var says []string
+	for _, p := range d.Parts {
+		if p.Decision == rules.Allow && p.Checkpoint == rules.CheckpointRequired {
+			s := fmt.Sprintf("rule %q lets %s run unasked", p.Rule, p.Text)
+			if !slices.Contains(says, s) {
+				says = append(says, s)
+			}
+		}
+	}
+	if len(says) > 2 {
+		says = append(says[:2], fmt.Sprintf("%d more", len(says)-2))
+	}
+	return strings.Join(says, ", ")
 }
 
 // checkpointBefore takes the checkpoint of a request about to run
