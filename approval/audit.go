@@ -53,7 +53,10 @@ type Record struct {
 	// through a tool of `guardrun mcp`; empty otherwise.
 	Via string `json:"via,omitempty"`
 	// Sandbox is bwrap, seatbelt or none.
-	Sandbox    string  `json:"sandbox,omitempty"`
+	Sandbox string `json:"sandbox,omitempty"`
+	// Verified is set when the command ran verified against the
+	// analysis's prediction (SPEC §3, "Run-time verification").
+	Verified   bool    `json:"verified,omitempty"`
 	Exit       *int    `json:"exit,omitempty"`
 	DurationMS float64 `json:"duration_ms"`
 	PID        int     `json:"pid"`

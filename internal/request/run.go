@@ -47,11 +47,12 @@ type Job struct {
 	// signals this process receives (runner.Options.Signals).
 	Signals <-chan os.Signal
 	// Prediction, when set, runs the command verified (SPEC §3,
-	// "Run-time verification"): what the analysis predicted it may run
-	// and change, for a request pre-approved because of it. A call
-	// outside it is held and asked about as the request would be; one
-	// refused ends the request refused (77) with its line. Nil runs the
-	// command unverified.
+	// "Run-time verification") against it: what the command may run and
+	// change. A call outside it is held and asked about as the request
+	// would be; one refused ends the request refused (77) with its line.
+	// Nil verifies a request the analysis pre-approved (a rule allowed
+	// it and every part is bounded: Decision.Verified) against the
+	// decision's own prediction, and runs any other unverified.
 	Prediction *sandbox.Prediction
 	// Commit, when set, is called once before Run does anything that
 	// cannot be taken back (an audit record, a prompt's answer acted
@@ -481,8 +482,15 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 		}
 		rec.Sandbox = s.Backend.Name()
 		opts := runner.Options{Backend: s.Backend, LandlockAccept: cfg.Sandbox.LandlockAccept, Signals: j.Signals}
-		if j.Prediction != nil {
-			opts.Verify = s.verify(j, cwd, d, io)
+		pred := j.Prediction
+		if pred == nil && d.Verified && out.By == "rule" {
+			// Pre-approved because the analysis bounded every part:
+			// the kernel checks that prediction while it runs.
+			pred = d.Prediction(argv)
+		}
+		if pred != nil {
+			opts.Verify = s.verify(pred, cwd, d, io)
+			rec.Verified = true
 		}
 		if p.Proxy && s.Backend.ProxyMode() != runner.ProxyNone {
 			end = trace.Phase("proxy")
@@ -743,9 +751,9 @@ func envValue(env []string, name string) string {
 // it is asked about through the gate as a request that asks (a prompt
 // in interactive mode, a refusal in strict mode, no one to ask: a
 // refusal), never remembered for the session.
-func (s *Session) verify(j *Job, cwd string, d *rules.Decision, io IO) *runner.Verify {
+func (s *Session) verify(pred *sandbox.Prediction, cwd string, d *rules.Decision, io IO) *runner.Verify {
 	return &runner.Verify{
-		Prediction: j.Prediction,
+		Prediction: pred,
 		Quote:      s.quote,
 		Hold: func(ctx context.Context, h sandbox.HeldCall) (bool, error) {
 			line := strings.TrimPrefix(h.Line(s.quote), "guardrun: refused at run time: ")

@@ -1,0 +1,81 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const verifyConfig = `shell:
+  program: /bin/bash
+  default: {allowed: true, approval: true}
+  rules:
+    - {pattern: "git status", approval: false}
+sandbox:
+  paths:
+    workspace: {root: ., mode: rw}
+`
+
+// TestRunVerifiesWhatTheAnalysisPreApproved: git status is pre-approved
+// because the analysis bounded it, so it runs verified against what the
+// analysis predicted, under each backend. A repository whose config
+// makes git status run a program (core.fsmonitor) is stopped at that
+// exec under --strict: the program does not run, the request ends
+// refused with the line saying what was wanted, and the audit record
+// says so.
+func TestRunVerifiesWhatTheAnalysisPreApproved(t *testing.T) {
+	requireSandbox(t)
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := runWorld(t, verifyConfig)
+			git := func(args ...string) {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = w.work
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+			}
+			git("init", "-q")
+			os.WriteFile(filepath.Join(w.work, "a.txt"), []byte("a\n"), 0o644)
+
+			stdout, stderr, code := runPlain(t, w, "", nil, "--backend", backend, "--strict", "-c", "git status --short")
+			type outcome struct {
+				Code     int
+				Stdout   string
+				Audit    string
+				Verified any
+			}
+			rec := lastAudit(t, w)
+			got := outcome{code, stdout, rec["outcome"].(string), rec["verified"]}
+			if diff := cmp.Diff(got, outcome{0, "?? a.txt\n", "ran", true}); diff != "" {
+				t.Errorf("git status in a plain repository (-got +want):\n%s\nstderr: %s", diff, stderr)
+			}
+
+			marker := filepath.Join(w.work, "fsmonitor-ran")
+			git("config", "core.fsmonitor", "touch "+marker)
+			_, stderr, code = runPlain(t, w, "", nil, "--backend", backend, "--strict", "-c", "git status --short")
+			rec = lastAudit(t, w)
+			got = outcome{Code: code, Audit: rec["outcome"].(string), Verified: rec["verified"]}
+			if diff := cmp.Diff(got, outcome{Code: 77, Audit: "refused", Verified: true}); diff != "" {
+				t.Errorf("git status running core.fsmonitor (-got +want):\n%s\nstderr: %s", diff, stderr)
+			}
+			if exists(marker) {
+				t.Error("the program git status was not predicted to run ran")
+			}
+			const want = "guardrun: refused at run time: git status --short wants to run /bin/sh -c 'touch "
+			if !strings.Contains(stderr, want) || !strings.Contains(stderr, "which the analysis did not predict") {
+				t.Errorf("stderr does not say what was refused at run time (want %q):\n%s", want, stderr)
+			}
+			if r, _ := rec["reason"].(string); !strings.HasPrefix(r, "guardrun: refused at run time:") {
+				t.Errorf("the audit record's reason is %q", r)
+			}
+		})
+	}
+}
