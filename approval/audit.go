@@ -96,9 +96,6 @@ func OpenAudit(path string) *Audit {
 	return &Audit{path: path}
 }
 
-// Path is where the log is written.
-func (a *Audit) Path() string { return a.path }
-
 // Append writes r as one line. A zero Time is set to now and a zero PID to
 // this process's.
 //

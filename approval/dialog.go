@@ -38,14 +38,6 @@ type Dialog struct {
 	Confirm int
 }
 
-// Converse runs a Dialog that draws inline: the form the tests and simple
-// callers use.
-func Converse(ctx context.Context, in io.Reader, out io.Writer, r *Request, st Style,
-	view func(string) error, raw func() (func(), error)) (Answer, error) {
-	d := &Dialog{In: in, Out: out, Style: st, View: view, Raw: raw}
-	return d.Run(ctx, r)
-}
-
 // keyLine is the key line of a prompt: k, and N when requests wait
 // behind it.
 func keyLine(k string, waiting int) string {

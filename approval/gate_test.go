@@ -193,8 +193,8 @@ func TestConverseKeys(t *testing.T) {
 		}
 		var out bytes.Buffer
 		views := 0
-		a, err := Converse(context.Background(), strings.NewReader(in), &out, &Request{Display: "make", Decision: d, Key: tt.key}, Style{},
-			func(string) error { views++; return nil }, nil)
+		dlg := &Dialog{In: strings.NewReader(in), Out: &out, View: func(string) error { views++; return nil }}
+		a, err := dlg.Run(context.Background(), &Request{Display: "make", Decision: d, Key: tt.key})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,7 +34,7 @@ func TestConverseAlways(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			var out bytes.Buffer
 			req := &Request{Display: "npm run lint", Decision: d, Key: "k", Always: r.always, Project: "/p"}
-			a, err := Converse(context.Background(), strings.NewReader(r.input), &out, req, Style{}, nil, nil)
+			a, err := (&Dialog{In: strings.NewReader(r.input), Out: &out}).Run(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -199,9 +199,6 @@ func OpenStore(dir, session string, ttl time.Duration) (*Store, error) {
 	return &Store{dir: dir, session: session, name: sessionFileName(session), ttl: ttl, now: time.Now}, nil
 }
 
-// Session is the session id the store belongs to.
-func (s *Store) Session() string { return s.session }
-
 // Path is the store's file.
 func (s *Store) Path() string { return filepath.Join(s.dir, s.name+".json") }
 
@@ -571,15 +568,6 @@ func sessionFileName(id string) string {
 // XDG_STATE_HOME and no absolute home directory).
 func DefaultStateDir() string {
 	return defaultStateDir(os.Getenv, os.UserHomeDir)
-}
-
-// DefaultAuditPath is the audit log in DefaultStateDir; empty when that is.
-func DefaultAuditPath() string {
-	d := DefaultStateDir()
-	if d == "" {
-		return ""
-	}
-	return filepath.Join(d, "audit.jsonl")
 }
 
 // DefaultStoreDir is $XDG_RUNTIME_DIR/guardrun/sessions when

@@ -629,9 +629,6 @@ func TestDefaultDirs(t *testing.T) {
 			}
 		})
 	}
-	if got, want := DefaultAuditPath(), filepath.Join(DefaultStateDir(), "audit.jsonl"); DefaultStateDir() != "" && got != want {
-		t.Errorf("DefaultAuditPath = %q, want %q", got, want)
-	}
 }
 
 func TestSessionIDPrecedence(t *testing.T) {

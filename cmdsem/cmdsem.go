@@ -80,17 +80,6 @@ type Effect struct {
 	Terminal bool
 }
 
-func (e Effect) String() string {
-	s := string(e.Kind)
-	if e.Option != "" {
-		s += " " + e.Option
-	}
-	if e.Path != "" {
-		s += " " + e.Path
-	}
-	return s
-}
-
 // Known reports whether the table describes the command (by base name).
 func Known(name string) bool { return findEntry(name) != nil }
 

@@ -85,9 +85,9 @@ func BenchmarkTrue(b *testing.B) {
 		}
 	}
 	viaRun := func() {
-		st, err := Run(context.Background(), p, []string{"/bin/true"}, env, Stdio{})
+		st, err := RunWith(context.Background(), Options{}, p, []string{"/bin/true"}, env, Stdio{})
 		if err != nil || st != 0 {
-			b.Fatalf("Run: %d, %v", st, err)
+			b.Fatalf("RunWith: %d, %v", st, err)
 		}
 	}
 	// Warm both paths (filter cache, page cache) outside the timing.

@@ -5,16 +5,17 @@
 // relays SIGINT, SIGTERM, SIGHUP and SIGQUIT to the command (those this
 // process receives, or with Options.Signals those a caller running many
 // commands at once feeds it: `guardrun serve`), and returns its exit
-// status the way sh reports it. Check says whether a
-// sandbox can be built here at all.
+// status the way sh reports it (RunWith). Choose says which sandbox can
+// be built here, if any.
 //
 // It does not decide whether to run anything (rules and approval do), it
 // does not derive or widen the profile, and it never falls back to
 // running a command outside the sandbox on its own: when the sandbox
-// cannot start, Run returns an error and the caller decides (fail_fast,
-// refuse_tools). RunUnsandboxed exists only for a config that says
-// require_os_sandbox: false, and only the caller chooses it. A script
-// reaches Run as an argv for the configured shell (Script).
+// cannot start, RunWith returns an error and the caller decides
+// (fail_fast, refuse_tools). RunUnsandboxed exists only for a config that
+// says require_os_sandbox: false, and only the caller chooses it. A
+// script reaches RunWith as an argv for the configured shell
+// (`program -c script`, built by internal/request).
 //
 // Each OS sandbox is a Backend value (bwrap, landlock, seatbelt: thin
 // adapters here over the packages of those names, which import no
@@ -31,7 +32,7 @@
 // the signals to relay) are Options, values both, never process
 // globals.
 //
-// Run's guarantees: the command's status is its own (128+N for signal N);
+// RunWith's guarantees: the command's status is its own (128+N for signal N);
 // a relayed SIGINT, SIGTERM, SIGHUP or SIGQUIT that arrives while the
 // sandbox starts is not lost: until the command's process exists it ends
 // the sandbox before the command runs (128+N), after that it reaches the

@@ -21,6 +21,12 @@ import (
 	"github.com/guardrun/guardrun/internal/testing/testenv"
 )
 
+// Script is the argv that runs script with the shell program, as
+// `program -c script [argv0 [args...]]`, like sh -c.
+func Script(program, script string, args ...string) []string {
+	return append([]string{program, "-c", script}, args...)
+}
+
 // testState is guardrun's state directory for the tests' commands
 // (Config.StateDir): the landlock backend shares the snapshots of
 // protected names there.

@@ -32,13 +32,6 @@ type Stdio struct {
 	Stdout, Stderr io.Writer
 }
 
-// Script returns the argv that runs script with the shell program, as
-// `program -c script [argv0 [args...]]`, like sh -c: the one way a script
-// reaches Run.
-func Script(program, script string, args ...string) []string {
-	return append([]string{program, "-c", script}, args...)
-}
-
 // relayed are the signals a person or a supervisor sends to guardrun that
 // belong to the command: guardrun passes them on and keeps waiting for
 // the command's own exit status. Keep in sync with the package doc.
@@ -89,22 +82,20 @@ func exitStatus(cmd *exec.Cmd, werr error, prefix string) (int, error) {
 	return 0, fmt.Errorf("%s: the command ended without an exit status", prefix)
 }
 
-// Run runs argv inside the platform's default sandbox (bwrap on Linux,
-// Seatbelt on macOS; Options.Backend nil) described by p and returns its
-// exit status (128+N when signal N ended it, as sh reports). err is set
-// only when the sandbox could not be set up or started; a command that
-// ran and failed is a status, not an error.
+// RunWith runs argv inside the sandbox described by p, under o.Backend
+// (nil: the platform's default, bwrap on Linux, Seatbelt on macOS,
+// unchecked), with what o gives the command, and returns its exit status
+// (128+N when signal N ended it, as sh reports). err is set only when
+// the sandbox could not be set up or started; a command that ran and
+// failed is a status, not an error.
 //
 // While the command runs, SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to
-// this process are relayed to the command (and only to it), and Run keeps
-// waiting for its status. Cancelling ctx sends SIGTERM, then kills the
-// sandbox after bwrap.WaitDelay. Nothing of the sandbox outlives this
-// process, even if it is killed with SIGKILL.
-func Run(ctx context.Context, p *sandbox.Profile, argv []string, env []string, stdio Stdio) (int, error) {
-	return RunWith(ctx, Options{}, p, argv, env, stdio)
-}
-
-// RunWith is Run under o.Backend, with what o gives the command.
+// this process (or, with o.Signals, those delivered there) are relayed
+// to the command (and only to it), and RunWith keeps waiting for its
+// status. Cancelling ctx sends SIGTERM, then kills the sandbox after
+// bwrap.WaitDelay. Nothing of the sandbox outlives this process, even if
+// it is killed with SIGKILL.
+//
 // Under landlock the command runs without namespaces: Landlock rules and
 // the same seccomp filter, applied to the command alone; a profile
 // landlock cannot enforce in full (and o does not accept losing) is an

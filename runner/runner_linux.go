@@ -3,19 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
-
-	"github.com/guardrun/guardrun/bwrap"
-	"github.com/guardrun/guardrun/seccomp"
 )
-
-// Check reports whether the OS sandbox works here (bubblewrap with user
-// namespaces, and seccomp), as a sentence that says how to fix it.
-func Check() error {
-	if err := bwrap.Check(); err != nil {
-		return err
-	}
-	return seccomp.Supported()
-}
 
 func choose(want string, c Config) (Backend, error) {
 	bw, ll := &bwrapBackend{c}, &landlockBackend{c}

@@ -98,9 +98,6 @@ func Listen(base string, p approval.Prompter) (*Server, error) {
 // Path is the socket, for GUARDRUN_SOCKET.
 func (s *Server) Path() string { return s.ln.Path() }
 
-// Dir is the socket's private directory, which sandboxes must hide.
-func (s *Server) Dir() string { return s.ln.Dir() }
-
 // Serve accepts connections until Close. Each connection gets its own
 // goroutine, a deadline for its request and a size limit, so no client
 // can stall another or the prompt queue.
@@ -391,12 +388,6 @@ func queueOf(ctx context.Context) queueInfo {
 func askerOf(ctx context.Context) string {
 	s, _ := ctx.Value(askerKey{}).(string)
 	return s
-}
-
-// Waiting is, inside a Server's call to its Prompter, how many more
-// requests wait behind the one being asked.
-func Waiting(ctx context.Context) int {
-	return queueOf(ctx).waiting()
 }
 
 // waitingNow counts the live requests in the queue.

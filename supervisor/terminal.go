@@ -273,7 +273,7 @@ func (k *keyboard) endPrompt(pk *promptKeys) {
 }
 
 // promptKeys reads the keys typed at a prompt, one byte per Read, so the
-// bufio.Reader inside approval.Converse never takes more than it uses.
+// bufio.Reader inside approval.Dialog.Run never takes more than it uses.
 type promptKeys struct {
 	k    *keyboard
 	ctx  context.Context

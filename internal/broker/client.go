@@ -37,16 +37,6 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 // Close ends the connection; Prompts still waiting are withdrawn.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// Ask posts one request to the broker at path and waits for the answer.
-func Ask(ctx context.Context, path string, r *approval.Request) (approval.Answer, error) {
-	c, err := Dial(ctx, path)
-	if err != nil {
-		return approval.Answer{}, err
-	}
-	defer c.Close()
-	return c.Prompt(ctx, r)
-}
-
 // Prompt posts r to the broker and waits, as long as the person takes,
 // for the first answer any front gives; cancelling ctx withdraws it.
 // A broker that goes away or refuses the request is an

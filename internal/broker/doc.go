@@ -15,7 +15,7 @@
 //     (protocol [Protocol]); [Broker] is the state behind it, which
 //     in-process fronts use directly ([Broker.Subscribe],
 //     [Broker.Answer]).
-//   - [Client] (and [Ask]) is the approval.Prompter of a process that
+//   - [Client] is the approval.Prompter of a process that
 //     asks: internal/request puts it in the prompter chain after the
 //     supervisor's socket; other fronts (an MCP server) use it as is.
 //   - [Front] is an out-of-process front: it attaches with the broker's

@@ -165,12 +165,6 @@ func protected(l *config.Loaded, e *config.Env, cwd string) []sandbox.Protected 
 	return out
 }
 
-// Profile derives the sandbox profile for a request run in cwd, with or
-// without network.
-func (s *Session) Profile(cwd string, network bool) (*sandbox.Profile, error) {
-	return ProfileFor(s.Loaded, s.Env, cwd, network)
-}
-
 // ProfileFor derives the sandbox profile for a request run in cwd under
 // config l (guardrun profile shows it without a session), for a command
 // with guardrun's own PATH.

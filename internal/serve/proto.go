@@ -83,23 +83,6 @@ func decodeRequest(b []byte) (*wireRequest, error) {
 	return r, nil
 }
 
-// encodeRequest is a whole request as the client sends it, magic and
-// length included (the C client builds the same bytes; tests use this).
-func encodeRequest(r *wireRequest) []byte {
-	var p []byte
-	u32 := func(v uint32) { p = binary.LittleEndian.AppendUint32(p, v) }
-	for _, list := range [][]string{r.Argv, r.Environ} {
-		u32(uint32(len(list)))
-		for _, s := range list {
-			u32(uint32(len(s)))
-			p = append(p, s...)
-		}
-	}
-	u32(r.Umask)
-	out := append([]byte(magic), binary.LittleEndian.AppendUint32(nil, uint32(len(p)))...)
-	return append(out, p...)
-}
-
 // exitMessage is the X message with code.
 func exitMessage(code int) []byte {
 	return binary.LittleEndian.AppendUint32([]byte{msgExit}, uint32(int32(code)))

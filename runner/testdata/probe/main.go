@@ -1,6 +1,6 @@
 // Command probe makes one escape attempt from inside guardrun's sandbox
 // and reports whether it was refused. The runner's tests start it through
-// runner.Run and check the host side.
+// runner.RunWith and check the host side.
 //
 // It refuses to attempt anything unless it can prove it is inside a
 // sandbox: its user and pid namespaces must differ from the host's (the
