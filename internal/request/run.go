@@ -254,8 +254,8 @@ type Session struct {
 	// and Store their store (nil for none).
 	ID    string
 	Store *approval.Store
-	// Prompter, when set, replaces the terminal prompter (the
-	// supervisor's own shell asks on its terminal this way).
+	// Prompter, when set, replaces the terminal prompter: guardrun mcp
+	// asks through its client's form this way.
 	Prompter approval.Prompter
 	// NoPerson, when set, makes Ask fail with ErrNeedsPerson instead
 	// of asking anyone (`guardrun serve`, which then leaves the request
