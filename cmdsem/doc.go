@@ -30,8 +30,9 @@
 // go, npm, pnpm, yarn, pip, CPython, Node.js 20 to 22, Ruby 3, Deno 2, Bun,
 // cargo, pytest and mypy as documented; a version with different options
 // can differ. Where a program finds the code it runs (Effect.Code) is said
-// as a lookup (the nearest package.json, node_modules/.bin, a module in the
-// working directory) for policy to make in the file system; what a
+// as a lookup (the nearest package.json, node_modules/.bin, a package of
+// node_modules, a module in the working directory) for policy to make in
+// the file system; what a
 // program's configuration adds (a Makefile's include, package.json's
 // pre- and post-scripts, a pytest plugin) is the project's or is read
 // only. An option the table does not list asks (for long options, and

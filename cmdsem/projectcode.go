@@ -45,6 +45,10 @@ const (
 	// CodeInline: the code is text on the command line (python -c,
 	// node -e, a Makefile variable set on make's command line).
 	CodeInline Lookup = "inline"
+	// CodeNodeModule: Path is a package name (x, @scope/x) node loads
+	// from the nearest node_modules holding it, from the working
+	// directory up; one found nowhere there is an installed one.
+	CodeNodeModule Lookup = "nodemodule"
 )
 
 // runCode records that the program runs code: an Exec at word idx (the
@@ -203,7 +207,10 @@ func nodeCmd(s *spec, r *result, i int) {
 			}
 			continue
 		case v == "-r":
-			i++ // a module loaded first: code it reads, never writes
+			if val, vi, ok := r.valueOf(i, len(v)); ok {
+				nodeLoads(r, vi, v, val)
+				i = vi
+			}
 			continue
 		case v == "-C":
 			i++
@@ -239,6 +246,16 @@ func nodeCmd(s *spec, r *result, i int) {
 			r.exec(i, "--interactive", "node starts an interactive interpreter")
 		case name == "test":
 			test = true
+		case nodeLoaded[name]:
+			if hasVal && (name != "test-reporter" || !nodeReporters[val]) {
+				nodeLoads(r, vi, "--"+name, o.Arg)
+			}
+		case nodeConfig[name]:
+			if hasVal {
+				r.file(Read, o, "--"+name, nodeReads[name])
+				r.add(Effect{Kind: Code, Word: vi, Option: "--" + name, Code: CodeFile, Path: val, Dynamic: !o.Static,
+					Why: "node takes options from the file, which can name code it loads (NODE_OPTIONS=--require ...)"})
+			}
 		case strings.HasPrefix(name, "inspect") || name == "debug-port":
 			r.unknown(i, "--"+name, "opens a debugger port through which another program can run code in node")
 		case nodeWrites[name] != "":
@@ -261,6 +278,50 @@ func nodeCmd(s *spec, r *result, i int) {
 	}
 	if test && !code && tests == 0 {
 		r.runCode(0, "--test", "node --test runs the tests it finds", CodeFile, ".", true)
+	}
+}
+
+// nodeLoaded are node's options whose value is a module node loads and
+// runs before the script (or, for --test-reporter, with the tests).
+var nodeLoaded = setOf("require import loader experimental-loader test-reporter snapshot-blob")
+
+// nodeReporters are node --test's own reporters, which are no code of
+// the project's.
+var nodeReporters = setOf("spec tap dot junit lcov")
+
+// nodeConfig are node's options whose value is a file of settings that
+// can themselves load code (an env file's NODE_OPTIONS).
+var nodeConfig = setOf("env-file env-file-if-exists experimental-config-file")
+
+// nodeLoads records the module an option makes node load (-r, --import,
+// --loader): a file named by its path, code in a data: URL, or a
+// package node looks up in node_modules; a URL of another scheme is
+// code from elsewhere.
+func nodeLoads(r *result, idx int, option string, a Arg) {
+	const why = "node loads and runs the module before the script"
+	v := a.Value
+	switch {
+	case !a.Static:
+		r.runCode(idx, option, why, CodeFile, v, false)
+	case strings.HasPrefix(v, "data:"):
+		r.runCode(idx, option, why, CodeInline, v, true)
+	case strings.HasPrefix(v, "node:"):
+		// One of node's own modules.
+	case strings.HasPrefix(v, "file://") && !strings.Contains(v, "%"):
+		r.runCode(idx, option, why, CodeFile, strings.TrimPrefix(v, "file://"), true)
+	case v == "" || strings.Contains(v, ":") || strings.Contains(v, "\\"):
+		r.exec(idx, option, "node loads the module from "+v)
+	case v == "." || v == ".." || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~"):
+		r.runCode(idx, option, why, CodeFile, v, true)
+	default:
+		// A package: its name is the first part (x of x/register), or the
+		// first two of a scoped one (@scope/x/register).
+		parts := strings.SplitN(v, "/", 3)
+		name := parts[0]
+		if strings.HasPrefix(name, "@") && len(parts) > 1 {
+			name += "/" + parts[1]
+		}
+		r.runCode(idx, option, why, CodeNodeModule, name, true)
 	}
 }
 
@@ -862,6 +923,13 @@ func goCode(verb string) func(r *result, ops []opnd) {
 				r.add(Effect{Kind: Code, Word: o.idx, Code: CodeFile, Path: dir, Why: "go " + verb + " builds the package"})
 			}
 		}
+		// An alternate go.mod and an overlay name the code go builds
+		// (replace directives, files put in place of the package's).
+		for _, f := range []string{"modfile", "overlay"} {
+			if v, ok := r.vals[f]; ok {
+				r.add(Effect{Kind: Code, Word: v.idx, Option: "-" + f, Code: CodeFile, Path: v.Value, Dynamic: !v.Static, Why: "go " + verb + " builds the code the file names"})
+			}
+		}
 		why := "go " + verb + " compiles the module's packages"
 		switch verb {
 		case "test":
@@ -888,6 +956,13 @@ func makeOperands(r *result, ops []opnd) {
 			r.exec(o.idx, name, "overrides a variable of the Makefile that names the shell its recipes run in or the Makefiles it reads")
 		default:
 			r.runCode(o.idx, name, "overrides a variable of the Makefile, which can change the commands its recipes run", CodeInline, o.Value, o.Static)
+		}
+	}
+	// An include directory is where make looks for the Makefiles the
+	// project's includes and does not hold.
+	for _, name := range []string{"I", "include-dir"} {
+		for _, d := range r.all[name] {
+			r.add(Effect{Kind: Code, Word: d.idx, Option: "-I", Code: CodeFile, Path: d.Value, Dynamic: !d.Static, Why: "make reads included Makefiles from the directory"})
 		}
 	}
 	var files []opnd

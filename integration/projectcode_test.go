@@ -162,3 +162,124 @@ func TestDefaultProjectTools(t *testing.T) {
 		t.Errorf("rm -rf build ran: %v", err)
 	}
 }
+
+// coverJS deletes and rewrites files of the project, then leaves what
+// would keep an undo from putting them back, or make it delete files it
+// must leave: argv[2] says which.
+const coverJS = `const fs = require("fs"), cp = require("child_process");
+fs.rmSync("README.md");
+fs.rmSync("docs", {recursive: true});
+fs.writeFileSync("src/main.c", "int main() { return 1; }\n");
+switch (process.argv[2]) {
+case "gitignore":
+	fs.writeFileSync(".gitignore", "");
+	break;
+case "repository":
+	cp.execFileSync("git", ["init", "-q", "vendor"]);
+	fs.writeFileSync("vendor/x.c", "int x;\n");
+	break;
+case "unreadable":
+	fs.mkdirSync("locked");
+	fs.writeFileSync("locked/f", "x\n");
+	fs.chmodSync("locked", 0);
+	fs.writeFileSync("lockedf", "x\n", {mode: 0});
+	fs.chmodSync(".gitignore", 0);
+	break;
+}
+`
+
+// TestDefaultUndoAfterProjectCode: a script of the project, run unasked
+// under the embedded default in strict mode, that deletes and rewrites
+// files and then empties the .gitignore, makes a repository of its own
+// inside the project, or (as an unprivileged user) leaves a directory,
+// a file and the .gitignore nobody can read: guardrun undo --yes puts
+// back every file it deleted or rewrote, leaves the ignored files
+// (build/out.o, debug.log) as they were, and leaves what it made and
+// cannot record as it is.
+func TestDefaultUndoAfterProjectCode(t *testing.T) {
+	requireSandbox(t)
+	testenv.LookPath(t, "node")
+	tests := []struct {
+		trick string
+		user  bool
+		// left are the entries the script made that undo leaves.
+		left []string
+	}{
+		{trick: "gitignore"},
+		{trick: "repository", left: []string{"vendor"}},
+		{trick: "unreadable", user: true, left: []string{"locked", "lockedf"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.trick, func(t *testing.T) {
+			w := defaultWorld(t)
+			run := func(args ...string) (string, string, int) { return runPlain(t, w, "", nil, args...) }
+			if tt.user {
+				run = asTestUser(t, w)
+			}
+			checkpointProject(t, w.work)
+			if err := os.WriteFile(filepath.Join(w.work, "cover.js"), []byte(coverJS), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.user {
+				chownTree(t, filepath.Dir(w.work))
+			}
+			before := treeOf(t, w.work)
+
+			script := "node cover.js " + tt.trick
+			if out, errOut, code := run("--strict", "-c", script); code != 0 {
+				t.Fatalf("%s under the default: exit %d\nstdout: %s\nstderr: %s", script, code, out, errOut)
+			}
+			if _, err := os.Stat(filepath.Join(w.work, "README.md")); err == nil {
+				t.Fatalf("%s did not run", script)
+			}
+			if out, errOut, code := run("undo", "--yes"); code != 0 {
+				t.Fatalf("guardrun undo --yes: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			for _, p := range tt.left {
+				if _, err := os.Lstat(filepath.Join(w.work, p)); err != nil {
+					t.Errorf("%s: %v; want it left as the script made it", p, err)
+				}
+				os.Chmod(filepath.Join(w.work, p), 0o755)
+				os.RemoveAll(filepath.Join(w.work, p))
+			}
+			if diff := cmp.Diff(treeOf(t, w.work), before); diff != "" {
+				t.Errorf("the project after undo, what the script made and undo leaves removed (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// asTestUser runs guardrun in w as the unprivileged test user, with w's
+// environment (its home and state directory, which it then owns).
+func asTestUser(t *testing.T, w *world) func(args ...string) (string, string, int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run guardrun as an unprivileged user")
+	}
+	testenv.LookPath(t, "runuser")
+	const user = "guardrun-test"
+	testenv.User(t, user)
+	return func(args ...string) (string, string, int) {
+		t.Helper()
+		argv := append(append([]string{"runuser", "-u", user, "--", "env", "-i"}, w.env...), append([]string{guardrunBin}, args...)...)
+		r := proc{dir: w.work}.run(argv...)
+		if r.err != nil {
+			t.Errorf("guardrun %q as %s: %v", args, user, r.err)
+		}
+		return r.stdout, r.stderr, r.code
+	}
+}
+
+// chownTree gives dir and everything below it to the test user, and
+// lets it reach dir.
+func chownTree(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := exec.Command("chown", "-R", "guardrun-test", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v\n%s", err, out)
+	}
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			os.Chmod(d, fi.Mode().Perm()|0o011)
+		}
+	}
+}

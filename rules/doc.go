@@ -15,7 +15,8 @@
 // paths, so that a zone is chosen for the path the kernel would reach, and
 // looking up where the code a command runs lies (projectcode.go: the
 // nearest package.json or go.mod, a program of node_modules/.bin, a
-// Python module in the working directory).
+// package node loads from node_modules, a Python module in the working
+// directory).
 //
 // # Limitations
 //

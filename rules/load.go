@@ -191,6 +191,20 @@ func loadDefault(env Env, zonesOnly bool) (*Config, error) {
 		return nil, fmt.Errorf("embedded default config: its workspace zone is the working directory %s, which holds the home directory %s: "+
 			"its startup files and settings (~/.gitconfig, ~/.config) would be writable; run guardrun from a project directory, or name a config whose zones say what may be written", env.Cwd, env.Home)
 	}
+	// Below it, a directory whose name starts with a dot (~/.config,
+	// ~/.local, ~/.dotfiles) holds those settings and the programs on
+	// PATH (~/.config/git/config, ~/.local/bin): a command there would
+	// write what programs outside the sandbox later obey or run.
+	if filepath.IsAbs(env.Home) && filepath.IsAbs(env.Cwd) {
+		home, cwd := Resolve(env.Home, "/"), Resolve(env.Cwd, "/")
+		if rel, err := filepath.Rel(home, cwd); err == nil && Within(cwd, home) {
+			if top, _, _ := strings.Cut(rel, string(filepath.Separator)); strings.HasPrefix(top, ".") && top != "." && top != ".." {
+				return nil, fmt.Errorf("embedded default config: its workspace zone is the working directory %s, inside %s of the home directory, "+
+					"where the person's settings and programs live (~/.config, ~/.local/bin), which programs outside the sandbox obey and run; "+
+					"run guardrun from a project directory, or name a config whose zones say what may be written", env.Cwd, filepath.Join(env.Home, top))
+			}
+		}
+	}
 	return c, nil
 }
 

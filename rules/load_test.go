@@ -259,17 +259,22 @@ sandbox:
 
 // TestLoadDefaultAtHome: the default's workspace zone is the working
 // directory, which an agent steers with cd; at the home directory or above
-// it, ~/.gitconfig and ~/.config would be writable, so there is no default.
+// it, ~/.gitconfig and ~/.config would be writable, and inside a dot
+// directory of it (~/.config/git, ~/.local/bin) the person's settings and
+// programs on PATH would, so there is no default.
 func TestLoadDefaultAtHome(t *testing.T) {
 	home := t.TempDir()
-	for _, cwd := range []string{home, filepath.Dir(home), "/"} {
+	for _, cwd := range []string{home, filepath.Dir(home), "/", filepath.Join(home, ".config"), filepath.Join(home, ".config", "git"),
+		filepath.Join(home, ".local", "bin"), filepath.Join(home, ".dotfiles")} {
 		_, err := LoadDefault(Env{Cwd: cwd, Home: home, StateDir: "/s"})
 		if err == nil || !strings.Contains(err.Error(), "working directory "+cwd) {
 			t.Errorf("LoadDefault from %s: %v; want an error naming it", cwd, err)
 		}
 	}
-	if _, err := LoadDefault(Env{Cwd: filepath.Join(home, "proj"), Home: home, StateDir: "/s"}); err != nil {
-		t.Errorf("LoadDefault from a project under home: %v", err)
+	for _, cwd := range []string{filepath.Join(home, "proj"), filepath.Join(home, "src", ".hidden")} {
+		if _, err := LoadDefault(Env{Cwd: cwd, Home: home, StateDir: "/s"}); err != nil {
+			t.Errorf("LoadDefault from a project under home (%s): %v", cwd, err)
+		}
 	}
 }
 

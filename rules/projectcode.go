@@ -116,6 +116,18 @@ func (e *Engine) locate(ef cmdsem.Effect, dir string) located {
 			}
 		}
 		return located{}
+	case cmdsem.CodeNodeModule:
+		if !validPackage(ef.Path) {
+			return located{}
+		}
+		for d := Resolve(base, "/"); ; d = filepath.Dir(d) {
+			if p := filepath.Join(d, "node_modules", ef.Path); exists(p) {
+				return located{path: Resolve(p, "/"), found: true}
+			}
+			if d == "/" {
+				return located{}
+			}
+		}
 	case cmdsem.CodeBin:
 		if strings.ContainsAny(ef.Path, "/\\") || ef.Path == "" || ef.Path == "." || ef.Path == ".." {
 			return located{}
@@ -134,6 +146,21 @@ func (e *Engine) locate(ef cmdsem.Effect, dir string) located {
 		}
 	}
 	return located{}
+}
+
+// validPackage reports whether name is a package name as node_modules
+// holds it (x, or @scope/x), naming no directory elsewhere.
+func validPackage(name string) bool {
+	parts := strings.Split(name, "/")
+	if len(parts) > 2 || len(parts) == 2 && !strings.HasPrefix(parts[0], "@") {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p == "@" || p == "." || p == ".." || strings.ContainsAny(p, "\\") {
+			return false
+		}
+	}
+	return true
 }
 
 // modulePath turns a Python module name (a.b.c) into the relative path
@@ -240,6 +267,8 @@ func notFoundWhy(ef cmdsem.Effect, prog string) string {
 		return fmt.Sprintf("%s is not in the project's node_modules/.bin, so %s would download a package of that name and run it", ef.Path, prog)
 	case cmdsem.CodeModule:
 		return fmt.Sprintf("%s is not a module of the project (none in the working directory), so %s would run an installed one", ef.Path, prog)
+	case cmdsem.CodeNodeModule:
+		return fmt.Sprintf("%s is not a package of the project's node_modules, so %s would load an installed one", ef.Path, prog)
 	}
 	return ef.Why + ", which is not the project's"
 }

@@ -190,6 +190,154 @@ func TestUndoRestoresEveryByteAndMode(t *testing.T) {
 	}
 }
 
+// TestUndoPastWhatCannotBeRecorded: a command that leaves in the zone
+// what no checkpoint can hold (a repository of its own, a directory or
+// a file git cannot read, a file beyond max_file_bytes) does not keep
+// the undo from putting back the files it deleted and rewrote; what it
+// made is left as it is, as ignored files are, and a file the target
+// holds is put back over it.
+func TestUndoPastWhatCannotBeRecorded(t *testing.T) {
+	gitInit := func(t *testing.T, dir string) {
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+	}
+	tests := []struct {
+		name       string
+		limits     func(*Limits)
+		unreadable bool // the row needs a user that permissions stop
+		trick      func(t *testing.T, root string)
+		// left are the entries the undo leaves as the trick made them.
+		left []string
+	}{
+		{name: "a repository made inside the zone", trick: func(t *testing.T, root string) {
+			gitInit(t, filepath.Join(root, "sub"))
+			write(t, filepath.Join(root, "sub", "f"), "in the new repository\n", 0o644)
+		}, left: []string{"sub", "sub/f"}},
+		{name: "a directory of the zone made a repository", trick: func(t *testing.T, root string) {
+			write(t, filepath.Join(root, "src", "main.c"), "changed\n", 0o644)
+			gitInit(t, filepath.Join(root, "src"))
+		}},
+		{name: "a file beyond max_file_bytes", limits: func(l *Limits) { l.MaxFileBytes = 1000 }, trick: func(t *testing.T, root string) {
+			write(t, filepath.Join(root, "big.bin"), strings.Repeat("x", 2000), 0o644)
+		}},
+		{name: "a directory nobody can read", unreadable: true, trick: func(t *testing.T, root string) {
+			write(t, filepath.Join(root, "locked", "f"), "x\n", 0o644)
+			os.Chmod(filepath.Join(root, "locked"), 0)
+			t.Cleanup(func() { os.Chmod(filepath.Join(root, "locked"), 0o755) })
+		}, left: []string{"locked"}},
+		{name: "a file nobody can read", unreadable: true, trick: func(t *testing.T, root string) {
+			write(t, filepath.Join(root, "lockedf"), "x\n", 0)
+		}, left: []string{"lockedf"}},
+		{name: "a recorded file rewritten and made unreadable", unreadable: true, trick: func(t *testing.T, root string) {
+			write(t, filepath.Join(root, "shared.txt"), "rewritten\n", 0)
+		}},
+		{name: "a .gitignore made unreadable", unreadable: true, trick: func(t *testing.T, root string) {
+			os.Chmod(filepath.Join(root, ".gitignore"), 0)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.unreadable && os.Geteuid() == 0 {
+				t.Skip("root reads every file")
+			}
+			s := newStore(t, tt.limits)
+			root := project(t)
+			before := tree(t, root)
+			n := take(t, s, root, "the command")
+			os.Remove(filepath.Join(root, "README"))
+			write(t, filepath.Join(root, "run.sh"), "rm -rf /\n", 0o755)
+			tt.trick(t, root)
+			left := map[string]string{}
+			for _, p := range tt.left {
+				fi, err := os.Lstat(filepath.Join(root, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				left[p] = fi.Mode().String()
+			}
+
+			undo(t, s, n)
+			for p, mode := range left {
+				if fi, err := os.Lstat(filepath.Join(root, p)); err != nil || fi.Mode().String() != mode {
+					t.Errorf("%s: %v; want it left as the command made it (%s)", p, err, mode)
+				}
+			}
+			for _, p := range tt.left {
+				os.Chmod(filepath.Join(root, p), 0o755)
+				os.RemoveAll(filepath.Join(root, p))
+			}
+			os.RemoveAll(filepath.Join(root, "src", ".git"))
+			if diff := cmp.Diff(tree(t, root), before); diff != "" {
+				t.Errorf("after undo, what the command made left out (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUndoLeavesIgnoredFiles: a command that empties, removes, relinks
+// or hides a .gitignore makes the files it ignored look like files the
+// command created; the undo puts the .gitignore back and leaves those
+// files as they are, as it leaves every ignored file. A file the
+// command did create is removed whatever its name.
+func TestUndoLeavesIgnoredFiles(t *testing.T) {
+	tests := []struct {
+		name       string
+		unreadable bool
+		trick      func(t *testing.T, root string)
+		// created are files the command made, which the undo removes.
+		created []string
+	}{
+		{name: "the .gitignore emptied", trick: func(t *testing.T, root string) {
+			write(t, filepath.Join(root, ".gitignore"), "", 0o644)
+		}},
+		{name: "the .gitignore removed", trick: func(t *testing.T, root string) {
+			os.Remove(filepath.Join(root, ".gitignore"))
+		}},
+		{name: "the .gitignore a link to an empty file", trick: func(t *testing.T, root string) {
+			os.Remove(filepath.Join(root, ".gitignore"))
+			symlink(t, "/dev/null", filepath.Join(root, ".gitignore"))
+		}},
+		{name: "the .gitignore unreadable", unreadable: true, trick: func(t *testing.T, root string) {
+			os.Chmod(filepath.Join(root, ".gitignore"), 0)
+		}},
+		{name: "a deeper .gitignore removed", trick: func(t *testing.T, root string) {
+			os.Remove(filepath.Join(root, "src", ".gitignore"))
+		}},
+		{name: "files made beside, one named like pathspec magic", trick: func(t *testing.T, root string) {
+			write(t, filepath.Join(root, ".gitignore"), "", 0o644)
+			write(t, filepath.Join(root, ":(glob)*"), "made\n", 0o644)
+			write(t, filepath.Join(root, "build2", "x.o.txt"), "made\n", 0o644)
+		}, created: []string{":(glob)*", "build2/x.o.txt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.unreadable && os.Geteuid() == 0 {
+				t.Skip("root reads every file")
+			}
+			s := newStore(t, nil)
+			root := project(t)
+			write(t, filepath.Join(root, "src", ".gitignore"), "*.tmp\n", 0o644)
+			write(t, filepath.Join(root, "src", "deep", "scratch.tmp"), "ignored below src\n", 0o644)
+			write(t, filepath.Join(root, "build", "data", "db.sqlite"), "the person's data\n", 0o600)
+			before := tree(t, root)
+			n := take(t, s, root, "the command")
+			os.Remove(filepath.Join(root, "README"))
+			tt.trick(t, root)
+			for _, p := range tt.created {
+				if _, err := os.Lstat(filepath.Join(root, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			undo(t, s, n)
+			if diff := cmp.Diff(tree(t, root), before); diff != "" {
+				t.Errorf("after undo (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestUndoOfUndo: the undo itself was checkpointed first, so undoing
 // it brings back what the command had done.
 func TestUndoOfUndo(t *testing.T) {

@@ -37,7 +37,10 @@ type snapOpts struct {
 	// it restores: files larger than max_file_bytes are left out
 	// (skipped) instead of failing it, and the zone's totals and the
 	// store's size do not stop it, since undoing is how a zone that
-	// grew beyond them is put back.
+	// grew beyond them is put back. What no checkpoint can hold (a
+	// repository inside the zone, a directory or file git cannot read)
+	// is left out too and so left as it is, as ignored files are:
+	// a command that made one cannot keep the rest from being put back.
 	forUndo bool
 }
 
@@ -95,12 +98,12 @@ func (s *Store) snapshot(ctx context.Context, sp zoneSpec, opt snapOpts) (state,
 	// and would keep status from refreshing the index.
 	os.Remove(r.index + ".lock")
 	started := s.now()
-	out, err := s.status(ctx, r, sp)
+	out, err := s.status(ctx, r, sp, opt)
 	if err != nil {
 		return state{}, err
 	}
 	changed, nested := parseStatus(out)
-	if len(nested) > 0 {
+	if len(nested) > 0 && !opt.forUndo {
 		return state{}, &Error{Zone: sp.Root, Reason: fmt.Sprintf(
 			"%s is a git repository inside the zone, whose files a checkpoint cannot hold: list it in .gitignore, or make it a zone of its own", s.rel(sp, nested[0]))}
 	}
@@ -157,6 +160,12 @@ func (s *Store) snapshot(ctx context.Context, sp zoneSpec, opt snapOpts) (state,
 			// Left out; an entry an earlier state made for it leaves the
 			// index too, or the older content would stand in its place.
 			skipped = append(skipped, s.rel(sp, p))
+			drop = append(drop, []byte(":(top,literal)"+p))
+			continue
+		}
+		if opt.forUndo && f.mode != modeSymlink && !readable(filepath.Join(sp.top, filepath.FromSlash(p))) {
+			// Not recorded and so never touched, unless the target
+			// holds a file there; its entry leaves the index.
 			drop = append(drop, []byte(":(top,literal)"+p))
 			continue
 		}
@@ -291,9 +300,19 @@ func lstatFile(top, p string) (file, bool) {
 	return file{}, false
 }
 
+// readable reports whether the file at p can be opened to be read.
+func readable(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
 // status runs git status over the zone. An index git calls corrupt is
 // a cache: it is removed, and status runs again.
-func (s *Store) status(ctx context.Context, r *repo, sp zoneSpec) ([]byte, error) {
+func (s *Store) status(ctx context.Context, r *repo, sp zoneSpec, opt snapOpts) ([]byte, error) {
 	args := []string{"status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignored=no", "--"}
 	args = append(args, pathspecs(sp)...)
 	for try := 0; ; try++ {
@@ -306,7 +325,7 @@ func (s *Store) status(ctx context.Context, r *repo, sp zoneSpec) ([]byte, error
 			return nil, s.gitFailed(sp, err)
 		}
 		for _, l := range strings.Split(stderr, "\n") {
-			if d, ok := strings.CutPrefix(l, "warning: could not open directory '"); ok {
+			if d, ok := strings.CutPrefix(l, "warning: could not open directory '"); ok && !opt.forUndo {
 				d, why, _ := strings.Cut(d, "': ")
 				return nil, &Error{Zone: sp.Root, Reason: fmt.Sprintf("cannot read %s (%s)", s.relTop(sp, strings.TrimSuffix(d, "/"))+"/", strings.ToLower(why))}
 			}

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -68,6 +71,12 @@ func (s *Store) Plan(ctx context.Context, n int) (*Plan, error) {
 		if zp.Changes, err = s.changes(sp, now, target); err != nil {
 			return nil, s.damageIf(sp, err)
 		}
+		if zp.Changes, err = s.keepIgnored(ctx, sp, target, zp.Changes); err != nil {
+			return nil, s.damageIf(sp, err)
+		}
+		zp.Skipped = slices.DeleteFunc(zp.Skipped, func(p string) bool {
+			return !slices.ContainsFunc(zp.Changes, func(c Change) bool { return c.Path == p })
+		})
 		for _, c := range cps[i+1:] {
 			if slices.ContainsFunc(c.Zones, func(z Point) bool { return z.ID == target.ID }) {
 				zp.Later = append(zp.Later, c)
@@ -114,6 +123,97 @@ func (s *Store) changes(sp zoneSpec, now state, target Point) ([]Change, error) 
 	}
 	slices.SortFunc(cs, func(x, y Change) int { return strings.Compare(x.Path, y.Path) })
 	return cs, nil
+}
+
+// keepIgnored drops from cs the files the undo would remove that the
+// target's .gitignore files ignore: ignored files are never the undo's
+// to touch, and a command that emptied or removed a .gitignore (or made
+// it unreadable) made them look like files it created. The undo puts
+// the .gitignore back and leaves them as they are. The target's
+// .gitignore files above each such file are written into an empty
+// directory of the store, where git check-ignore reads them.
+func (s *Store) keepIgnored(ctx context.Context, sp zoneSpec, target Point, cs []Change) ([]Change, error) {
+	r := newRepo(s.git, sp.dir, sp.top)
+	defer r.obj.close()
+	var removed []string
+	ignores := map[string]string{} // the target's .gitignore blobs, by directory
+	for _, c := range cs {
+		if !c.From.Exists() || c.To.Exists() {
+			continue
+		}
+		removed = append(removed, c.Path)
+		for _, d := range append(parents(c.Path), "") {
+			if _, seen := ignores[d]; seen {
+				continue
+			}
+			ignores[d] = ""
+			te, ok, err := r.obj.lookup(target.Tree, path.Join(d, ".gitignore"))
+			if err != nil {
+				return nil, err
+			}
+			if ok && te.mode != modeSymlink {
+				ignores[d] = te.oid
+			}
+		}
+	}
+	tmp := ""
+	for d, oid := range ignores {
+		if oid == "" {
+			continue
+		}
+		if tmp == "" {
+			var err error
+			if tmp, err = os.MkdirTemp(sp.dir, "ignores-"); err != nil {
+				return nil, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
+			}
+			defer os.RemoveAll(tmp)
+		}
+		b, err := r.obj.read(oid, "blob")
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(tmp, "w", filepath.FromSlash(d), ".gitignore")
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			return nil, &Error{Zone: sp.Root, Reason: fmt.Sprintf("checkpoint store: %v", err)}
+		}
+	}
+	if tmp == "" {
+		return cs, nil
+	}
+	ig := &repo{git: s.git, gitDir: filepath.Join(tmp, "git"), index: filepath.Join(tmp, "index"), top: filepath.Join(tmp, "w"), home: r.home}
+	if _, _, err := ig.run(ctx, nil, "init", "-q", "--template="); err != nil {
+		return nil, s.gitFailed(sp, err)
+	}
+	// Each path after ./, so that none reads as pathspec magic (:(glob)x).
+	var in []byte
+	for _, p := range removed {
+		in = append(append(append(in, "./"...), p...), 0)
+	}
+	out, _, err := ig.run(ctx, in, "check-ignore", "--no-index", "-z", "--stdin")
+	var ge *gitError
+	if err != nil && !(errors.As(err, &ge) && exitCode(ge.err) == 1) {
+		// 1: none is ignored.
+		return nil, s.gitFailed(sp, err)
+	}
+	ignored := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p, ok := strings.CutPrefix(p, "./"); ok {
+			ignored[p] = true
+		}
+	}
+	return slices.DeleteFunc(cs, func(c Change) bool { return ignored[c.Path] && c.From.Exists() && !c.To.Exists() }), nil
+}
+
+// exitCode is a finished program's exit status, -1 for another error.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
 }
 
 // damageIf marks the store damaged when err is a damaged object.
