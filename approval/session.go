@@ -64,6 +64,7 @@ type Grant struct {
 const (
 	commandKeyTag = "guardrun/command/v1"
 	fileKeyTag    = "guardrun/file/v1"
+	filesKeyTag   = "guardrun/files/v1"
 )
 
 // CommandKey is the session key of a request: the argv and matched rule
@@ -87,6 +88,17 @@ func CommandKey(argv [][]string, rule []string) string {
 func FileKey(zone, op, path string) string {
 	h := newKeyHash(fileKeyTag)
 	h.strings([]string{zone, op, path})
+	return h.sum()
+}
+
+// FilesKey is the session key of file operations on several paths (a
+// move, a patch): each operation's zone, op and path, in order, so that
+// a grant covers those operations and no others.
+func FilesKey(zones, ops, paths []string) string {
+	h := newKeyHash(filesKeyTag)
+	h.strings(zones)
+	h.strings(ops)
+	h.strings(paths)
 	return h.sum()
 }
 

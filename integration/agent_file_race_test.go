@@ -35,24 +35,39 @@ func TestAgentsFileToolsRaceALinkSwap(t *testing.T) {
 		// change is the steps of try i: a new file d/made-I, or an edit
 		// of d/edit-I from "old" to "new".
 		change func(r *rig, i int) []fakemodel.Step
+		// into is where the link swaps to, in the project ("": a
+		// directory outside every zone).
+		into string
 	}{
 		{
 			"claude-code Write of a new file", fakemodel.Claude, claudeBackground,
 			func(r *rig, i int) []fakemodel.Step {
 				return []fakemodel.Step{fakemodel.Call("Write", map[string]any{"file_path": filepath.Join(r.w.Project, "d", fmt.Sprintf("made-%d", i)), "content": "new\n"})}
 			},
+			"",
 		},
 		{
 			"codex apply_patch adding a file", fakemodel.Codex, codexBackground,
 			func(r *rig, i int) []fakemodel.Step {
 				return []fakemodel.Step{fakemodel.Call("apply_patch", map[string]any{"input": fmt.Sprintf("*** Begin Patch\n*** Add File: d/made-%d\n+new\n*** End Patch\n", i)})}
 			},
+			"",
 		},
 		{
 			"codex apply_patch updating a file", fakemodel.Codex, codexBackground,
 			func(r *rig, i int) []fakemodel.Step {
 				return []fakemodel.Step{fakemodel.Call("apply_patch", map[string]any{"input": fmt.Sprintf("*** Begin Patch\n*** Update File: d/edit-%d\n@@\n-old\n+new\n*** End Patch\n", i)})}
 			},
+			"",
+		},
+		{
+			// .codex is in the project's rw zone, where a write asks
+			// (protected) and the hook refuses it (Codex's settings).
+			"codex apply_patch adding a file, the link swapped onto .codex", fakemodel.Codex, codexBackground,
+			func(r *rig, i int) []fakemodel.Step {
+				return []fakemodel.Step{fakemodel.Call("apply_patch", map[string]any{"input": fmt.Sprintf("*** Begin Patch\n*** Add File: d/made-%d\n+new\n*** End Patch\n", i)})}
+			},
+			".codex",
 		},
 	}
 	for _, tt := range tests {
@@ -60,6 +75,9 @@ func TestAgentsFileToolsRaceALinkSwap(t *testing.T) {
 			var out, real string
 			r := newRigWith(t, tt.agent, openRules, func(r *rig) []fakemodel.Step {
 				out = filepath.Join(filepath.Dir(r.w.Home), "outside")
+				if tt.into != "" {
+					out = filepath.Join(r.w.Project, tt.into)
+				}
 				real = filepath.Join(r.w.Project, "real")
 				for i := range tries {
 					fakemodel.WriteFile(t, filepath.Join(out, fmt.Sprintf("edit-%d", i)), "old\n")
@@ -102,9 +120,9 @@ func TestAgentsFileToolsRaceALinkSwap(t *testing.T) {
 				}
 			}
 			sort.Strings(landed)
-			t.Logf("%d of %d changes made inside the project, %d outside every zone", inside, tries, len(landed))
+			t.Logf("%d of %d changes made in %s, %d in %s", inside, tries, real, len(landed), out)
 			if len(landed) > 0 {
-				t.Errorf("changes the hook judged landed outside every zone, through a link swapped after the check: %v", landed)
+				t.Errorf("changes the hook judged landed in %s, through a link swapped after the check: %v", out, landed)
 			}
 			if inside == 0 {
 				t.Errorf("no change was made inside the project either: the test raced nothing")

@@ -7,8 +7,10 @@ integrate refuses such a file rather than call guardrun wired where the
 hook would not run. This reads the settings schema out of the binary
 (the object of KEY:()=>ZOD members that holds cleanupPeriodDays) and
 keeps, for each top-level key that Claude does not forgive on its own
-(no .catch), the JSON kind its validator starts from, and for an enum of
-literal strings its values.
+(no .catch), the JSON kind its validator starts from, for an enum of
+literal strings its values, for a number the bounds its validator sets
+(int, min, max, positive, ...), and for a list of plain values the kind
+of its entries.
 
 usage: scripts/claude-settings-kinds.py PATH-TO-claude VERSION | gofmt > internal/agents/claude_kinds.go
 """
@@ -58,14 +60,18 @@ def members(s, i):
     sys.exit('the settings object does not end')
 
 
-def top_chain(expr):
-    """The calls chained at the top level of expr: n().optional().describe(...) -> n, optional, describe."""
-    names = []
+def top_calls(expr):
+    """The calls chained at the top level of expr, with their arguments'
+    text: v().min(0).optional() -> (v, ''), (min, '0'), (optional, '')."""
+    calls = []
     depth = 0
     quote = None
     word = ''
+    arg = None
     for c in expr:
         if quote:
+            if arg is not None:
+                arg += c
             if c == '\\':
                 continue
             if c == quote:
@@ -73,22 +79,127 @@ def top_chain(expr):
             continue
         if c in '"\'`':
             quote = c
+            if arg is not None:
+                arg += c
             continue
         if c in '([{':
-            if depth == 0 and word:
-                names.append(word)
-            word = ''
+            if depth == 0:
+                calls.append([word, ''] if word else None)
+                arg = '' if word else None
+                word = ''
+            elif arg is not None:
+                arg += c
             depth += 1
             continue
         if c in ')]}':
             depth -= 1
+            if depth == 0:
+                if arg is not None and calls and calls[-1] is not None:
+                    calls[-1][1] = arg
+                arg = None
+            elif arg is not None:
+                arg += c
             continue
         if depth == 0:
             if c.isalnum() or c in '_$':
                 word += c
             else:
                 word = ''
-    return names
+        elif arg is not None:
+            arg += c
+    return [tuple(c) for c in calls if c is not None]
+
+
+def top_chain(expr):
+    """The calls chained at the top level of expr: n().optional().describe(...) -> n, optional, describe."""
+    return [name for name, _ in top_calls(expr)]
+
+
+# The bounds a number's validator chain sets: zod's int, positive,
+# nonnegative, negative, nonpositive, min/gte, max/lte, gt, lt.
+def bounds(calls):
+    b = {}
+    for name, arg in calls[1:]:
+        x = None
+        if name in ('min', 'gte', 'gt', 'max', 'lte', 'lt'):
+            try:
+                x = float(arg)
+            except ValueError:
+                return None  # a bound named elsewhere: leave the number be
+        if name == 'int':
+            b['integer'] = True
+        elif name == 'positive':
+            b['min'], b['minOpen'] = 0, True
+        elif name == 'nonnegative':
+            b['min'] = 0
+        elif name == 'negative':
+            b['max'], b['maxOpen'] = 0, True
+        elif name == 'nonpositive':
+            b['max'] = 0
+        elif name in ('min', 'gte') and x is not None:
+            b['min'] = x
+        elif name == 'gt' and x is not None:
+            b['min'], b['minOpen'] = x, True
+        elif name in ('max', 'lte') and x is not None:
+            b['max'] = x
+        elif name == 'lt' and x is not None:
+            b['max'], b['maxOpen'] = x, True
+    return b
+
+
+def go_num(x):
+    return repr(int(x)) if float(x).is_integer() else repr(x)
+
+
+def go_bounds(b):
+    parts = []
+    if b.get('integer'):
+        parts.append('integer: true')
+    if 'min' in b:
+        parts.append('hasMin: true, min: %s' % go_num(b['min']))
+        if b.get('minOpen'):
+            parts.append('minOpen: true')
+    if 'max' in b:
+        parts.append('hasMax: true, max: %s' % go_num(b['max']))
+        if b.get('maxOpen'):
+            parts.append('maxOpen: true')
+    return '&numBounds{%s}' % ', '.join(parts)
+
+
+KINDS = {'n': 'str', 'I': 'bool', 'v': 'num', 'T': 'arr', 'c': 'obj', 'he': 'obj', 'U': 'str', 'E': 'str'}
+
+
+def setting_rows(ms, pattern):
+    """(key, kind, enum values, more Go fields) of each member KEY:ZOD of
+    ms whose validator Claude does not forgive (no .catch)."""
+    kinds = KINDS
+    rows = []
+    for m in ms:
+        mm = re.match(pattern, m, re.S)
+        if not mm:
+            continue
+        key, expr = mm.group(1), mm.group(2)
+        calls = top_calls(expr)
+        chain = [name for name, _ in calls]
+        if not chain or 'catch' in chain or chain[0] not in kinds:
+            continue
+        enum, extra = [], ''
+        if chain[0] == 'U':
+            lit = re.match(r'U\(\[((?:"[^"]*",?)+)\]\)', expr)
+            if not lit:
+                continue  # values named elsewhere: only the kind is known
+            enum = re.findall(r'"([^"]*)"', lit.group(1))
+        if chain[0] == 'v':
+            b = bounds(calls)
+            if b:
+                extra = ', num: ' + go_bounds(b)
+        if chain[0] == 'T':
+            # A list of plain values: each entry is checked too.
+            elem = top_chain(calls[0][1])
+            if elem and 'catch' not in elem and elem[0] in ('n', 'I', 'v', 'U', 'E'):
+                extra = ', elem: k' + KINDS[elem[0]].capitalize()
+        rows.append((key, kinds[chain[0]], enum, extra))
+    return rows
 
 
 def main():
@@ -97,23 +208,15 @@ def main():
     i = s.find('cleanupPeriodDays:()=>')
     if i < 0:
         sys.exit('no settings schema found in ' + binary)
-    kinds = {'n': 'str', 'I': 'bool', 'v': 'num', 'T': 'arr', 'c': 'obj', 'he': 'obj', 'U': 'str', 'E': 'str'}
-    rows = []
-    for m in members(s, i):
-        mm = re.match(r'\s*"?([\w$]+)"?:\(\)=>(.*)', m, re.S)
-        if not mm:
-            continue
-        key, expr = mm.group(1), mm.group(2)
-        chain = top_chain(expr)
-        if not chain or 'catch' in chain or chain[0] not in kinds:
-            continue
-        enum = []
-        if chain[0] == 'U':
-            lit = re.match(r'U\(\[((?:"[^"]*",?)+)\]\)', expr)
-            if not lit:
-                continue  # values named elsewhere: only the kind is known
-            enum = re.findall(r'"([^"]*)"', lit.group(1))
-        rows.append((key, kinds[chain[0]], enum))
+    rows = setting_rows(members(s, i), r'\s*"?([\w$]+)"?:\(\)=>(.*)')
+    # The permissions object, built by a function of the modes: its
+    # members are KEY:ZOD.
+    j = re.search(r'function [\w$]+\(e\)\{return c\(\{allow:', s)
+    if not j:
+        sys.exit('no permissions schema found')
+    perm_rows = setting_rows(members(s, j.end() - 1), r'\s*"?([\w$]+)"?:(.*)')
+    if not any(k == 'disableBypassPermissionsMode' for k, _, _, _ in perm_rows):
+        sys.exit('the permissions schema changed shape')
     # permissions is built lazily; its defaultMode takes the modes list
     # (the first literal list naming bypassPermissions and dontAsk) or
     # the alias "manual".
@@ -136,18 +239,28 @@ def main():
     print('const claudeKindsVersion = "%s"' % version)
     print()
     print('// claudeKinds are the top-level settings whose value Claude Code checks')
-    print('// (a wrong one makes it skip the whole file), by JSON kind, and the')
-    print('// values of those that are enumerations.')
+    print('// (a wrong one makes it skip the whole file), by JSON kind, with the')
+    print('// values of enumerations, the bounds of numbers and the kind of the')
+    print('// entries of plain lists.')
     print('var claudeKinds = map[string]settingKind{')
-    for key, kind, enum in sorted(rows):
-        if enum:
-            print('\t%s: {kind: k%s, values: []string{%s}},' % (go_str(key), kind.capitalize(), ', '.join(go_str(e) for e in enum)))
-        else:
-            print('\t%s: {kind: k%s},' % (go_str(key), kind.capitalize()))
+    print_rows(rows)
+    print('}')
+    print()
+    print('// claudePermissionKinds are the same for the members of permissions.')
+    print('var claudePermissionKinds = map[string]settingKind{')
+    print_rows(perm_rows)
     print('}')
     print()
     print('// claudePermissionModes are the values permissions.defaultMode takes.')
     print('var claudePermissionModes = []string{%s}' % ', '.join(go_str(m) for m in modes))
+
+
+def print_rows(rows):
+    for key, kind, enum, extra in sorted(rows):
+        if enum:
+            print('\t%s: {kind: k%s, values: []string{%s}%s},' % (go_str(key), kind.capitalize(), ', '.join(go_str(e) for e in enum), extra))
+        else:
+            print('\t%s: {kind: k%s%s},' % (go_str(key), kind.capitalize(), extra))
 
 
 def go_str(s):

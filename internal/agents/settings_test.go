@@ -281,6 +281,15 @@ func TestClaudeSettingsItWouldSkip(t *testing.T) {
 		{"permissions a list", Claude, `{"permissions": []}`, `s.json:1:17: permissions is a list; Claude Code ` + claudeKindsVersion + ` wants an object`},
 		{"a boolean as a string", Claude, `{"verbose": "yes"}`, `s.json:1:13: verbose is a string; Claude Code ` + claudeKindsVersion + ` wants true or false`},
 		{"an enumeration", Claude, `{"defaultShell": "fish"}`, `s.json:1:18: defaultShell is "fish"; Claude Code ` + claudeKindsVersion + ` takes bash, powershell`},
+		{"a period below its minimum", Claude, `{"cleanupPeriodDays": -1}`, `s.json:1:23: cleanupPeriodDays is -1; Claude Code ` + claudeKindsVersion + ` wants a whole number, above 0`},
+		{"a fractional period", Claude, `{"cleanupPeriodDays": 1.5}`, `s.json:1:23: cleanupPeriodDays is 1.5; Claude Code ` + claudeKindsVersion + ` wants a whole number, above 0`},
+		{"a rate above its maximum", Claude, `{"feedbackSurveyRate": 2}`, `s.json:1:24: feedbackSurveyRate is 2; Claude Code ` + claudeKindsVersion + ` wants at least 0, at most 1`},
+		{"a rate at its maximum", Claude, `{"feedbackSurveyRate": 1, "skillListingBudgetFraction": 0.5}`, ""},
+		{"a fraction at its open bound", Claude, `{"skillListingBudgetFraction": 0}`, `s.json:1:32: skillListingBudgetFraction is 0; Claude Code ` + claudeKindsVersion + ` wants above 0, at most 1`},
+		{"a model list entry not a string", Claude, `{"availableModels": ["opus", 5]}`, `s.json:1:30: availableModels entry is a number; Claude Code ` + claudeKindsVersion + ` wants a string`},
+		{"a permission switch given as text", Claude, `{"permissions": {"disableBypassPermissionsMode": "yes"}}`, `s.json:1:50: permissions.disableBypassPermissionsMode is "yes"; Claude Code ` + claudeKindsVersion + ` takes disable`},
+		{"a permission switch", Claude, `{"permissions": {"disableBypassPermissionsMode": "disable", "denyInsteadOfPrompting": true}}`, ""},
+		{"a hook matcher not a string", Claude, `{"hooks": {"PreToolUse": [{"matcher": 5, "hooks": []}]}}`, `s.json:1:39: hooks.PreToolUse[0].matcher is a number; Claude Code ` + claudeKindsVersion + ` wants a string`},
 		{"the alias manual", Claude, `{"permissions": {"defaultMode": "manual"}}`, ""},
 		{"good settings", Claude, `{"model": "opus", "verbose": true, "cleanupPeriodDays": 9, "statusLine": {"type": "command", "command": "x"}}`, ""},
 		{"an unknown key", Claude, `{"guardrunTestUnknown": 5}`, ""},
@@ -297,5 +306,25 @@ func TestClaudeSettingsItWouldSkip(t *testing.T) {
 				t.Errorf("error = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestClaudeSettingsWithEveryHookOff: a settings file that turns every
+// hook off is refused; one that says so false is taken.
+func TestClaudeSettingsWithEveryHookOff(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"disableAllHooks": true}`:          `s.json:1:21: disableAllHooks is true: Claude Code runs no hook of any settings file, guardrun's included`,
+		`{"disableAllHook\u0073": true}`:     `s.json:1:26: disableAllHooks is true: Claude Code runs no hook of any settings file, guardrun's included`,
+		`{"disableAllHooks": false}`:         "",
+		`{"env": {"disableAllHooks": true}}`: "",
+	} {
+		_, _, err := AddJSONHook("s.json", []byte(in), Claude, exe)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if want == "" && got != "" || want != "" && !strings.HasPrefix(got, want) {
+			t.Errorf("%s: error = %q, want %q", in, got, want)
+		}
 	}
 }

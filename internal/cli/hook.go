@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -142,6 +144,20 @@ type hookRun struct {
 	// the config and the zones are those of the project whichever
 	// directory the call runs in.
 	workspace string
+	// resolved is what each path of the call (made absolute) resolved
+	// to when it was judged; "" where two judgments of it disagreed.
+	resolved map[string]string
+	// shown is the content each change of a file was shown against in
+	// the prompt, by the path of the file changed (made absolute).
+	shown map[string]shownContent
+}
+
+// shownContent is a file's content as a prompt showed a change of it;
+// not ok when the prompt showed no content of it, or more than one
+// change of the file.
+type shownContent struct {
+	data []byte
+	ok   bool
 }
 
 func (h *hookRun) run() (agents.Answer, error) {
@@ -339,7 +355,10 @@ func (h *hookRun) files() (agents.Answer, error) {
 	applies := c.Patch != nil && c.Agent == agents.Codex
 	if worst == rules.Allow {
 		if applies {
-			return h.applyPatch(approval.Outcome{Run: true, By: "rule"}), nil
+			// Nobody was asked: an operation that asks when it is done
+			// (which the paths judged here never do) asks then.
+			s.NoTerminal = true
+			return h.applyPatch(nil), nil
 		}
 		for _, j := range all {
 			h.auditFile(j.op, j.path, j.d, "allowed", "rule", "")
@@ -393,7 +412,7 @@ func (h *hookRun) files() (agents.Answer, error) {
 		fmt.Fprintln(h.io.Stderr, out.Warning)
 	}
 	if out.Run && applies {
-		return h.applyPatch(out), nil
+		return h.applyPatch(&out), nil
 	}
 	outcome := "allowed"
 	if !out.Run {
@@ -417,14 +436,18 @@ func (h *hookRun) files() (agents.Answer, error) {
 // writes on the paths it judged instead, following no link (package
 // files, as guardrun fs and guardrun mcp do), each operation audited. The
 // model reads what was done, as Codex would have told it, in the denial.
-func (h *hookRun) applyPatch(out approval.Outcome) agents.Answer {
+func (h *hookRun) applyPatch(out *approval.Outcome) agents.Answer {
 	c := h.call
-	f := &files.Files{S: h.s, Stderr: h.io.Stderr, Via: c.Agent.Name, Decided: &out}
+	f := &files.Files{S: h.s, Stderr: h.io.Stderr, Via: c.Agent.Name, Decided: out, Check: h.recheck}
 	ctx := context.Background()
 	var done []string
 	var err error
 	for _, pf := range c.Patch.Files {
 		path := h.abs(pf.Path)
+		apply := pf.Apply
+		if out != nil && out.By == "person" {
+			apply = h.asShown(path, pf.Apply)
+		}
 		switch pf.Kind {
 		case "add":
 			_, err = f.Write(ctx, path, pf.Content())
@@ -433,12 +456,14 @@ func (h *hookRun) applyPatch(out approval.Outcome) agents.Answer {
 			_, err = f.Remove(ctx, path)
 			done = append(done, "D "+pf.Path)
 		case "update":
-			if pf.MoveTo == "" {
-				_, err = f.Change(ctx, path, "", pf.Apply)
+			if pf.MoveTo == "" || h.abs(pf.MoveTo) == path {
+				// A move to its own path is an update: writing the new
+				// path and removing the old would remove the file.
+				_, err = f.Change(ctx, path, "", apply)
 				done = append(done, "M "+pf.Path)
 				break
 			}
-			if _, err = f.Change(ctx, h.abs(pf.MoveTo), path, pf.Apply); err == nil {
+			if _, err = f.Change(ctx, h.abs(pf.MoveTo), path, apply); err == nil {
 				_, err = f.Remove(ctx, path)
 			}
 			done = append(done, "M "+pf.MoveTo)
@@ -459,6 +484,42 @@ func (h *hookRun) applyPatch(out approval.Outcome) agents.Answer {
 		return agents.Answer{Verdict: agents.Deny, Reason: msg}
 	}
 	return agents.Answer{Verdict: agents.Deny, Reason: applied + ". Success. Updated the following files:\n" + strings.Join(done, "\n")}
+}
+
+// recheck is the hook's own judgment added to policy's on a path that
+// guardrun is about to touch for the agent (files.Files.Check): what
+// judge refuses is refused, and so is a path that resolves elsewhere
+// than when the call was judged (a link on it made or swapped since, by
+// a command still running in the sandbox), whose verdict, and whose
+// approval, were for another file.
+func (h *hookRun) recheck(op rules.Op, arg string, p rules.Part) rules.Part {
+	if p.Decision == rules.Block {
+		return p
+	}
+	aop := map[rules.Op]agents.Op{rules.OpRead: agents.OpRead, rules.OpWrite: agents.OpWrite, rules.OpDelete: agents.OpDelete}[op]
+	p = h.tighten(aop, arg, p)
+	if was, ok := h.resolved[arg]; p.Decision != rules.Block && (!ok || was != p.Path) {
+		p.Decision = rules.Block
+		p.Reason = fmt.Sprintf("%s %s: the path resolves to %s now, not to %s as it did when it was checked: a link on it changed since", op, arg, p.Path, was)
+		if !ok || was == "" {
+			p.Reason = fmt.Sprintf("%s %s: the path was not checked as it resolves now (%s)", op, arg, p.Path)
+		}
+	}
+	return p
+}
+
+// asShown is change, for a file whose change a person approved seeing
+// it: the content it is applied to must be the content shown, else a
+// command that rewrote the file (or the file a move takes) while the
+// prompt waited would have guardrun write what nobody saw.
+func (h *hookRun) asShown(path string, change func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
+	return func(old []byte) ([]byte, error) {
+		sc := h.shown[path]
+		if !sc.ok || !bytes.Equal(old, sc.data) {
+			return nil, errors.New("the file is not what the approval showed (it changed since, or the prompt showed no content of it); nothing of it was written")
+		}
+		return change(old)
+	}
 }
 
 // abs is a tool's path made absolute from the call's directory.
@@ -486,23 +547,15 @@ func (h *hookRun) judge(op agents.FileOp) (*rules.Decision, string) {
 	case agents.OpDelete:
 		parts = append(parts, h.s.DecideFile(rules.OpDelete, path))
 	}
-	for i := range parts {
-		// The agent opens the path itself, in its own process, which
-		// the path then names (its cwd, its root, its descriptors):
-		// not a file guardrun can judge here, nor one a person shown
-		// the path could tell (a denied file of the project, through
-		// /proc/self/cwd).
-		if rules.ProcessPath(parts[i].Path) && parts[i].Decision != rules.Block {
-			parts[i].Decision = rules.Block
-			parts[i].Reason = fmt.Sprintf("%s %s: the path leads through %s, to what the agent's own process has there, which guardrun cannot judge", op.Op, path, parts[i].Path)
-		}
+	if h.resolved == nil {
+		h.resolved = map[string]string{}
 	}
-	if op.Op != agents.OpRead && op.Op != agents.OpList {
-		for i := range parts {
-			if why := agentSettings(parts[i].Path); why != "" && parts[i].Decision != rules.Block {
-				parts[i].Decision = rules.Block
-				parts[i].Reason = fmt.Sprintf("%s %s: %s", op.Op, path, why)
-			}
+	for i := range parts {
+		parts[i] = h.tighten(op.Op, path, parts[i])
+		if was, ok := h.resolved[path]; ok && was != parts[i].Path {
+			h.resolved[path] = ""
+		} else {
+			h.resolved[path] = parts[i].Path
 		}
 	}
 	d := request.Combine(parts...)
@@ -510,6 +563,32 @@ func (h *hookRun) judge(op agents.FileOp) (*rules.Decision, string) {
 		path = parts[len(parts)-1].Path
 	}
 	return d, path
+}
+
+// tighten is the hook's own verdict on part, policy's on one path of
+// operation op on path: blocked where the agent's own process would be
+// what the path names, or where the operation changes an agent's
+// settings.
+func (h *hookRun) tighten(op agents.Op, path string, p rules.Part) rules.Part {
+	if p.Decision == rules.Block {
+		return p
+	}
+	// The agent opens the path itself, in its own process, which the
+	// path then names (its cwd, its root, its descriptors): not a file
+	// guardrun can judge here, nor one a person shown the path could
+	// tell (a denied file of the project, through /proc/self/cwd).
+	if rules.ProcessPath(p.Path) {
+		p.Decision = rules.Block
+		p.Reason = fmt.Sprintf("%s %s: the path leads through %s, to what the agent's own process has there, which guardrun cannot judge", op, path, p.Path)
+		return p
+	}
+	if op != agents.OpRead && op != agents.OpList {
+		if why := agentSettings(p.Path); why != "" {
+			p.Decision = rules.Block
+			p.Reason = fmt.Sprintf("%s %s: %s", op, path, why)
+		}
+	}
+	return p
 }
 
 // agentSettings says why path, resolved, is an agent's own settings that
@@ -570,6 +649,9 @@ func (h *hookRun) detail(op agents.FileOp, path string, st approval.Style) strin
 	if snap.Exists && !snap.TooLarge {
 		old = snap.Data
 	}
+	if op.Op == agents.OpEdit || op.From != "" {
+		h.noteShown(h.abs(cmp.Or(op.From, op.Path)), snap)
+	}
 	data, err := op.Apply(old)
 	switch {
 	case err != nil:
@@ -580,6 +662,16 @@ func (h *hookRun) detail(op agents.FileOp, path string, st approval.Style) strin
 		return approval.NewFileDetail(path, data, st)
 	}
 	return approval.DiffDetail(path, old, data, st)
+}
+
+// noteShown records snap as the content a change of the file at path
+// (the path given, made absolute) was shown against.
+func (h *hookRun) noteShown(path string, snap *fsop.Snapshot) {
+	if h.shown == nil {
+		h.shown = map[string]shownContent{}
+	}
+	_, twice := h.shown[path]
+	h.shown[path] = shownContent{data: snap.Data, ok: !twice && snap.Exists && !snap.TooLarge}
 }
 
 func (h *hookRun) auditFile(op agents.FileOp, path string, d *rules.Decision, outcome, by, note string) {

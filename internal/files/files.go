@@ -43,6 +43,12 @@ type Files struct {
 	// showed them all): an operation that would ask takes it instead of
 	// asking again. One that blocks is still refused.
 	Decided *approval.Outcome
+	// Check, when set, may tighten policy's verdict on each path an
+	// operation judges, given the operation, the path as given and the
+	// part as judged now: a caller that judged the paths itself before
+	// (the hook, for a whole tool call) refuses one that resolves
+	// elsewhere now, through a link made or changed since.
+	Check func(op rules.Op, arg string, p rules.Part) rules.Part
 }
 
 // Result is what an operation did.
@@ -134,6 +140,9 @@ func (o *op) refuseWithoutSandbox() error {
 // judge decides one operation on the path (request.DecideFile).
 func (o *op) judge(r rules.Op) rules.Part {
 	p := o.f.S.DecideFile(r, o.arg)
+	if o.f.Check != nil {
+		p = o.f.Check(r, o.arg, p)
+	}
 	o.path = p.Path
 	return p
 }

@@ -3,6 +3,7 @@ package request
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/guardrun/guardrun/approval"
@@ -62,7 +63,10 @@ func Combine(parts ...rules.Part) *rules.Decision {
 // FileGrantKey is the session grant key of a file operation's asking
 // parts: zone, operation and path, never content. An edit asking for both
 // its read and its write gets one key for the pair, so a grant for either
-// alone never covers it. "" when nothing asks.
+// alone never covers it. Parts on more than one path or zone (a move, a
+// patch of several files) get a key of every zone, operation and path,
+// so a grant for some of them never covers others beside them. "" when
+// nothing asks.
 func FileGrantKey(d *rules.Decision) string {
 	asking := d.Asking()
 	switch len(asking) {
@@ -71,11 +75,16 @@ func FileGrantKey(d *rules.Decision) string {
 	case 1:
 		return approval.FileKey(asking[0].Zone, asking[0].Op, asking[0].Path)
 	}
+	zones := make([]string, len(asking))
 	ops := make([]string, len(asking))
+	paths := make([]string, len(asking))
 	for i, p := range asking {
-		ops[i] = p.Op
+		zones[i], ops[i], paths[i] = p.Zone, p.Op, p.Path
 	}
-	return approval.FileKey(asking[0].Zone, strings.Join(ops, "+"), asking[0].Path)
+	if !slices.ContainsFunc(asking, func(p rules.Part) bool { return p.Zone != zones[0] || p.Path != paths[0] }) {
+		return approval.FileKey(zones[0], strings.Join(ops, "+"), paths[0])
+	}
+	return approval.FilesKey(zones, ops, paths)
 }
 
 // ToolsRefused says why every operation must be refused when the config

@@ -66,6 +66,14 @@ func TestDecideFile(t *testing.T) {
 	if edit.Decision != rules.Ask || FileGrantKey(edit) == "" || FileGrantKey(edit) == FileGrantKey(write) {
 		t.Errorf("edit %s key %q, write key %q: want an asking edit with its own key", edit.Decision, FileGrantKey(edit), FileGrantKey(write))
 	}
+	// Writes of two files (a patch) share a key only with writes of the
+	// same two files: not with the first beside another file.
+	two := FileGrantKey(Combine(s.DecideFile(rules.OpWrite, "review/a.txt"), s.DecideFile(rules.OpWrite, "review/b.txt")))
+	other := FileGrantKey(Combine(s.DecideFile(rules.OpWrite, "review/a.txt"), s.DecideFile(rules.OpWrite, "review/c.txt")))
+	again := FileGrantKey(Combine(s.DecideFile(rules.OpWrite, "review/a.txt"), s.DecideFile(rules.OpWrite, "review/b.txt")))
+	if two == other || two != again {
+		t.Errorf("writes of a and b key %q, of a and c %q, of a and b again %q: want a key per pair of files", two, other, again)
+	}
 	if k := FileGrantKey(Combine(s.DecideFile(rules.OpWrite, "notes.txt"))); k != "" {
 		t.Errorf("an allowed write has the grant key %q", k)
 	}
