@@ -45,9 +45,9 @@
 //
 // A verified command (Config.Verify, run-time verification of a
 // pre-approved request) starts behind a helper: guardrun's own binary,
-// bound read-only at the same place, started as "EXE verifyArg
-// FILTER-FD SOCKET-FD ARGV..." (verify_cgo_linux.go, an ELF constructor
-// that runs before the Go runtime): it loads the verified filter (fd 6)
+// bound read-only at the same place, started as "EXE notify.HelperArg
+// FILTER-FD SOCKET-FD ARGV..." (seccomp/notify's helper, an ELF
+// constructor that runs before the Go runtime): it loads the verified filter (fd 6)
 // with a listener, stacked on bwrap's, sends the listener over an
 // inherited socketpair (fd 7), waits for guardrun to serve it and execs
 // the command, holding nothing after. guardrun serves every exec and

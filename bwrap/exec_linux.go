@@ -137,7 +137,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 			return nil, err
 		}
 		helper = cfg.HelperExe
-		argv = helperArgv(argv)
+		argv = c.verify.helperArgv(argv)
 	}
 	if p.Proxy {
 		if route == nil {
@@ -192,7 +192,7 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 	}
 	if c.verify != nil {
 		// The same: the helper reads the filter and closes both.
-		cmd.ExtraFiles = append(cmd.ExtraFiles, c.verify.filter, c.verify.theirs)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, c.verify.helper.Filter, c.verify.helper.Theirs)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Out of the caller's process group: a ^C on the terminal
@@ -256,8 +256,6 @@ func (c *Cmd) Start() error {
 	dec := json.NewDecoder(bufio.NewReader(c.statusR))
 	c.readStatus(dec, true)
 	if c.verify != nil {
-		c.verify.filter.Close()
-		c.verify.filter = nil
 		if err := c.verify.handshake(); err != nil {
 			_ = c.Cmd.Process.Kill()
 			_ = c.Cmd.Wait()

@@ -1,11 +1,8 @@
 package bwrap
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -15,11 +12,6 @@ import (
 	"github.com/guardrun/guardrun/seccomp"
 	"github.com/guardrun/guardrun/seccomp/notify"
 )
-
-// verifyArg is argv[1] of guardrun's own executable started inside the
-// sandbox as the helper of a verified command (verify_cgo_linux.go):
-// "EXE verifyArg FILTER-FD SOCKET-FD ARGV...".
-const verifyArg = "\x01guardrun-verify-init"
 
 // The descriptors a verified command's helper finds, inside: the
 // filter it loads with a listener and its end of the socket it hands
@@ -34,12 +26,11 @@ const (
 // helper to hand over its listener.
 var HandshakeTimeout = 30 * time.Second
 
-// verified is what a verified command adds to a Cmd: the helper's filter
-// and socket, and, from Start on, the server of the listener.
+// verified is what a verified command adds to a Cmd: its helper, the
+// registry that serves the listener the helper hands over, and, from
+// Start on, the server of the listener.
 type verified struct {
-	filter *os.File // the helper's filter (ExtraFiles)
-	theirs *os.File // the helper's end of the socket (ExtraFiles)
-	ours   *os.File
+	helper *notify.Helper
 	reg    *notify.Registry
 	nrs    map[int32]string
 	srv    *notify.Server
@@ -70,9 +61,6 @@ func verifyRoutes() []seccomp.Route {
 // prepareVerify builds what a verified command under p needs: the
 // helper's filter and the registry that serves it, and the socket.
 func prepareVerify(p *sandbox.Profile, v *notify.Verify, cacheDir string) (*verified, error) {
-	if !verifyAvailable {
-		return nil, errors.New("bwrap: this guardrun was built without cgo and has no helper for verified commands")
-	}
 	pol := p.Seccomp
 	pol.Verify = true
 	f, nrs, err := seccomp.BuildRoutesCached(pol, verifyRoutes(), cacheDir)
@@ -84,21 +72,11 @@ func prepareVerify(p *sandbox.Profile, v *notify.Verify, cacheDir string) (*veri
 	if err != nil {
 		return nil, fmt.Errorf("bwrap: verified command's filter: %w", err)
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	h, err := notify.NewHelper(file)
 	if err != nil {
-		file.Close()
-		return nil, fmt.Errorf("bwrap: verified command's socket: %w", err)
+		return nil, fmt.Errorf("bwrap: %w", err)
 	}
-	// Ours non-blocking, so that the handshake can time out; theirs
-	// as it is, for the helper's plain reads.
-	if err := unix.SetNonblock(fds[0], true); err != nil {
-		file.Close()
-		unix.Close(fds[0])
-		unix.Close(fds[1])
-		return nil, err
-	}
-	vf := &verified{filter: file, ours: os.NewFile(uintptr(fds[0]), "verify"), theirs: os.NewFile(uintptr(fds[1]), "verify-helper"),
-		reg: notify.NewRegistry(), nrs: nrs}
+	vf := &verified{helper: h, reg: notify.NewRegistry(), nrs: nrs}
 	view := notify.View{InRoot: true}
 	vr := notify.NewVerifier(v, notify.VerifierConfig{
 		View: view,
@@ -154,70 +132,17 @@ func prepareVerify(p *sandbox.Profile, v *notify.Verify, cacheDir string) (*veri
 }
 
 // helperArgv is argv run behind the helper.
-func helperArgv(argv []string) []string {
-	return append([]string{BridgeExe, verifyArg, strconv.Itoa(VerifyFilterFD), strconv.Itoa(VerifySocketFD)}, argv...)
+func (vf *verified) helperArgv(argv []string) []string {
+	return vf.helper.Argv(BridgeExe, VerifyFilterFD, VerifySocketFD, argv)
 }
 
-// handshake takes the helper's listener, starts serving it and tells the
-// helper to go on. It gives up when the helper does not hand it over in
-// HandshakeTimeout, or the sandbox ended (the socket's end of file).
+// handshake takes the helper's listener and starts serving it.
 func (vf *verified) handshake() error {
-	vf.theirs.Close()
-	vf.theirs = nil
-	if err := vf.ours.SetReadDeadline(time.Now().Add(HandshakeTimeout)); err != nil {
-		return fmt.Errorf("bwrap: the verified command's socket: %w", err)
-	}
-	rc, err := vf.ours.SyscallConn()
+	srv, err := vf.helper.Handshake(vf.reg, vf.nrs, HandshakeTimeout)
 	if err != nil {
-		return err
-	}
-	var listener int = -1
-	var rerr error
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4))
-	err = rc.Read(func(fd uintptr) bool {
-		n, oobn, _, _, err := unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EAGAIN {
-			return false
-		}
-		if err != nil {
-			rerr = err
-			return true
-		}
-		if n != 1 || buf[0] != 'L' {
-			rerr = errors.New("the helper said nothing")
-			return true
-		}
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil || len(msgs) != 1 {
-			rerr = errors.New("the helper sent no listener")
-			return true
-		}
-		fds, err := unix.ParseUnixRights(&msgs[0])
-		if err != nil || len(fds) != 1 {
-			rerr = errors.New("the helper sent no listener")
-			return true
-		}
-		listener = fds[0]
-		return true
-	})
-	if err == nil {
-		err = rerr
-	}
-	if err != nil {
-		return fmt.Errorf("bwrap: the verified command's helper: %w", err)
-	}
-	srv, err := notify.Serve(listener, vf.reg, vf.nrs)
-	if err != nil {
-		unix.Close(listener)
-		return err
+		return fmt.Errorf("bwrap: %w", err)
 	}
 	vf.srv = srv
-	if _, err := vf.ours.Write([]byte{'K'}); err != nil {
-		return fmt.Errorf("bwrap: the verified command's helper: %w", err)
-	}
-	vf.ours.Close()
-	vf.ours = nil
 	return nil
 }
 
@@ -225,12 +150,7 @@ func (vf *verified) close() {
 	if vf == nil {
 		return
 	}
-	for _, f := range []*os.File{vf.filter, vf.theirs, vf.ours} {
-		if f != nil {
-			f.Close()
-		}
-	}
-	vf.filter, vf.theirs, vf.ours = nil, nil, nil
+	vf.helper.Close()
 	if vf.srv != nil {
 		_ = vf.srv.Stop()
 		vf.srv = nil

@@ -3,11 +3,13 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -75,6 +77,46 @@ func TestRunVerifiesWhatTheAnalysisPreApproved(t *testing.T) {
 			}
 			if r, _ := rec["reason"].(string); !strings.HasPrefix(r, "guardrun: refused at run time:") {
 				t.Errorf("the audit record's reason is %q", r)
+			}
+		})
+	}
+}
+
+// TestServeRunsVerifiedRequestsAtOnce: six pre-approved requests that
+// come to one guardrun serve at once all run verified and end, under
+// each backend. (Under landlock a verified command's start used to
+// route its own exec while Go's fork of it held the runtime: with a few
+// starting together, a collection stopped the world and nothing went
+// on again.)
+func TestServeRunsVerifiedRequestsAtOnce(t *testing.T) {
+	requireSandbox(t)
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := runWorld(t, strings.Replace(verifyConfig, `"git status"`, "echo", 1), "GUARDRUN_BACKEND="+backend)
+			script := `for i in 1 2 3 4 5 6; do "$GUARDRUN" -c "echo $i > f$i" & done; wait`
+			done := make(chan struct{})
+			var code int
+			var stderr string
+			go func() {
+				defer close(done)
+				_, stderr, code = runPlain(t, w, "", []string{"GUARDRUN=" + guardrunBin}, "serve", "--", "sh", "-c", script)
+			}()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("guardrun serve still runs six echo requests after two minutes")
+			}
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for i := 1; i <= 6; i++ {
+				if b, err := os.ReadFile(filepath.Join(w.work, fmt.Sprintf("f%d", i))); err != nil || string(b) != fmt.Sprintf("%d\n", i) {
+					t.Errorf("f%d: %q %v", i, b, err)
+				}
+			}
+			data, _ := os.ReadFile(filepath.Join(w.getenv("XDG_STATE_HOME"), "guardrun", "audit.jsonl"))
+			if n := strings.Count(string(data), `"verified":true`); n < 6 {
+				t.Errorf("%d audit records say verified, want 6 (one per echo):\n%s", n, data)
 			}
 		})
 	}

@@ -113,6 +113,9 @@ type Cmd struct {
 	// filterCache is where compiled filters are kept (Config.FilterCache).
 	filterCache string
 	server      *notify.Server
+	// verified: the command is verified (Config.Verify), and starts
+	// behind notify's helper, which loads the routed filter.
+	verified bool
 	// dirs serves the entries of Ruleset.Served (nil: none).
 	dirs *dirs
 	// Notes say, one line each, what the command met that the landlock
@@ -228,18 +231,17 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 		finish: make(chan struct{}), ended: make(chan struct{}), share: share}
 	var vr *notify.Verifier
 	if cfg.Verify != nil {
-		if rs.Scoped&ScopeSignal == 0 || !nestAvailable {
+		if !notify.HelperAvailable || selfExe() == "" {
 			removeTmp(tmp)
-			return nil, errors.New("landlock: a verified command needs Landlock's signal scope (ABI 6) and a guardrun built with cgo: it is started through guardrun's own trampoline, whose exec is the one let through unread")
+			return nil, errors.New("landlock: a verified command needs a guardrun built with cgo: it is started behind guardrun's own helper, which loads the verified filter")
 		}
-		c.policy.Verify = true
+		c.policy.Verify, c.verified = true, true
 		jr := judgeRuleset(rs)
 		vr = notify.NewVerifier(cfg.Verify, notify.VerifierConfig{
 			Writable: func(path string) bool { return jr.MetadataWritable(p, path) },
 			Always: func(path string) bool {
 				return jr.TmpDir != "" && sandbox.Within(path, jr.TmpDir)
 			},
-			StartParent: os.Getpid(),
 		})
 	}
 	// File metadata: Landlock has no rights for it, so guardrun makes
@@ -373,6 +375,27 @@ func (c *Cmd) Start() error {
 		removeTmp(c.Ruleset.TmpDir)
 		return err
 	}
+	var helper *notify.Helper
+	if c.verified {
+		// The routed filter (execs among its calls) is loaded by the
+		// helper, after its exec: routed on this thread, the start's own
+		// exec would wait for an answer while Go's fork of it holds a
+		// processor of the runtime that a collection stopping the world
+		// waits for (measured: two verified commands starting at once
+		// in guardrun serve never went on). This thread gets the policy
+		// alone, which lets every routed call through to the helper's.
+		if helper, err = c.newHelper(filter); err != nil {
+			removeTmp(c.Ruleset.TmpDir)
+			return err
+		}
+		thread := c.policy
+		thread.Verify = false
+		if filter, _, err = filterProgram(thread, nil, c.filterCache); err != nil {
+			helper.Close()
+			removeTmp(c.Ruleset.TmpDir)
+			return err
+		}
+	}
 	if c.dirs != nil {
 		if err := c.dirs.prepare(); err != nil {
 			c.dirs.close()
@@ -390,8 +413,9 @@ func (c *Cmd) Start() error {
 	// Never unlocked: the thread dies with this goroutine.
 	goOffMain(func() {
 		defer close(c.ended)
-		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0, c.dirs)
+		listener, err := restrictThread(c.Ruleset, filter, len(nrs) > 0 && helper == nil, c.dirs)
 		if err != nil {
+			helper.Close()
 			errc <- err
 			return
 		}
@@ -408,8 +432,19 @@ func (c *Cmd) Start() error {
 			c.server = srv
 		}
 		if err := c.startCmd(); err != nil {
+			helper.Close()
 			errc <- fmt.Errorf("landlock: start %s: %w", c.Cmd.Args[0], err)
 			return
+		}
+		if helper != nil {
+			srv, err := helper.Handshake(c.Notify, nrs, HandshakeTimeout)
+			if err != nil {
+				_ = c.Cmd.Process.Kill()
+				_ = c.Cmd.Wait()
+				errc <- fmt.Errorf("landlock: %w", err)
+				return
+			}
+			c.server = srv
 		}
 		errc <- nil
 		<-c.finish
@@ -436,6 +471,30 @@ func (c *Cmd) Start() error {
 		sweepTmp()
 	}()
 	return nil
+}
+
+// HandshakeTimeout bounds how long Start waits for a verified command's
+// helper to hand over its listener.
+var HandshakeTimeout = 30 * time.Second
+
+// newHelper readies notify's helper for a verified command: the routed
+// filter prog for it to load, and c.Cmd started behind it ("EXE
+// notify.HelperArg FILTER-FD SOCKET-FD ARGV...", with guardrun's own
+// executable as EXE, which the ruleset lets the command execute).
+func (c *Cmd) newHelper(prog []byte) (*notify.Helper, error) {
+	file, err := seccomp.ProgramFile(prog)
+	if err != nil {
+		return nil, fmt.Errorf("landlock: the verified command's filter: %w", err)
+	}
+	h, err := notify.NewHelper(file)
+	if err != nil {
+		return nil, fmt.Errorf("landlock: %w", err)
+	}
+	fd := 3 + len(c.Cmd.ExtraFiles)
+	c.Cmd.ExtraFiles = append(c.Cmd.ExtraFiles, h.Filter, h.Theirs)
+	c.Cmd.Args = h.Argv("guardrun", fd, fd+1, c.Cmd.Args)
+	c.Cmd.Path = nestExe
+	return h, nil
 }
 
 // stopServer stops serving notifications: from then on a routed call

@@ -254,6 +254,11 @@ func (f *Filter) File() (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ProgramFile(prog)
+}
+
+// ProgramFile is a program (BPF's bytes) in a file as File makes it.
+func ProgramFile(prog []byte) (*os.File, error) {
 	file, sealable, err := scratchFile()
 	if err != nil {
 		return nil, err

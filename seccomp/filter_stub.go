@@ -21,6 +21,11 @@ func (f *Filter) File() (*os.File, error) {
 	return nil, errUnsupported
 }
 
+// ProgramFile fails: see Build.
+func ProgramFile(prog []byte) (*os.File, error) {
+	return nil, errUnsupported
+}
+
 // Supported reports why no filter can be built here.
 func Supported() error {
 	return errUnsupported

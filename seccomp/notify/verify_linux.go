@@ -65,12 +65,6 @@ type VerifierConfig struct {
 	// /dev/zero, /dev/full, /dev/tty, the terminals in /dev/pts and
 	// objects that are not on a path (pipes, sockets) always are.
 	Always func(path string) bool
-	// StartParent, when not 0, is guardrun's own pid under the landlock
-	// backend: the first exec of a child of it is guardrun starting the
-	// command (in guardrun's own memory, which no one in the sandbox
-	// can write, nor, not dumpable, read): guardrun's own trampoline,
-	// which is let through as it is.
-	StartParent int
 }
 
 // Verifier serves the execs and judges the writes of one verified
@@ -80,7 +74,6 @@ type Verifier struct {
 	cfg VerifierConfig
 
 	mu     sync.Mutex
-	first  bool            // the start's exec was seen
 	labels map[int]string  // pid: the part the program it runs belongs to
 	asked  map[string]bool // a held call's key: the answer (asked once per request)
 }
@@ -101,18 +94,6 @@ func (vr *Verifier) HandleExec(r *Request) Response {
 	st, err := r.Status()
 	if err != nil {
 		return failErr(err)
-	}
-	if vr.cfg.StartParent != 0 && st.PPid == vr.cfg.StartParent {
-		vr.mu.Lock()
-		start := !vr.first
-		vr.first = true
-		vr.mu.Unlock()
-		if start {
-			// guardrun's own trampoline, from guardrun's own memory
-			// (which guardrun, not dumpable, cannot even read here):
-			// the command it starts is the next exec, judged as any.
-			return r.ContinueExec()
-		}
 	}
 	c, err := ReadExec(r)
 	if err != nil {
@@ -340,9 +321,6 @@ func (vr *Verifier) label(pid int, st Status) string {
 		vr.mu.Unlock()
 		if ok {
 			return l
-		}
-		if vr.cfg.StartParent != 0 && s.PPid == vr.cfg.StartParent {
-			break
 		}
 		next, err := readStatus(s.PPid)
 		if err != nil {

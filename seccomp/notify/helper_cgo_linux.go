@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package bwrap
+package notify
 
 /*
 #include <errno.h>
@@ -21,9 +21,9 @@ package bwrap
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-// The marker verifyArg: argv[1] of guardrun's own executable started
-// inside the sandbox as the helper of a verified command. It starts with
-// \x01, which no ordinary invocation passes as its first argument.
+// The marker HelperArg: argv[1] of guardrun's own executable started
+// as the helper of a verified command. It starts with \x01, which no
+// ordinary invocation passes as its first argument.
 #define GUARDRUN_VERIFY_ARG "\x01guardrun-verify-init"
 
 static void guardrun_verify_fail(const char *what, const char *arg, int err, int status) {
@@ -47,11 +47,11 @@ static int guardrun_verify_fd(const char *s) {
 }
 
 // guardrun_verify_init runs before the Go runtime starts (an ELF
-// constructor, as landlock's trampoline). Started inside the sandbox as
+// constructor, as landlock's trampoline). Started in the sandbox as
 // "EXE \x01guardrun-verify-init FILTER-FD SOCKET-FD ARGV...", it reads
 // the verified command's filter from FILTER-FD, loads it on itself with
-// a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER, stacked on bwrap's
-// filter), sends the listener to guardrun outside over SOCKET-FD
+// a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER, stacked on the
+// sandbox's own filter), sends the listener to guardrun over SOCKET-FD
 // (SCM_RIGHTS), waits for guardrun to say it serves it, closes both,
 // and execs ARGV, searching PATH as a shell would: that exec is the
 // first guardrun verifies. It holds nothing after the exec: the listener
@@ -140,6 +140,6 @@ __attribute__((constructor)) static void guardrun_verify_init(int argc, char **a
 */
 import "C"
 
-// verifyAvailable: this binary holds the helper of verified commands
+// HelperAvailable: this binary holds the helper of verified commands
 // (cgo).
-const verifyAvailable = true
+const HelperAvailable = true
