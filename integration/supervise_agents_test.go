@@ -40,7 +40,7 @@ func TestSuperviseSaysHowAnAgentIsChecked(t *testing.T) {
 		{"claude gets the hook for the run", []string{"claude", "-p", "hi"}, "", claudeRun},
 		// Claude Code ignores a settings file that fails its validation
 		// whole, guardrun's hook in it with it.
-		{"claude gets the hook for the run where its settings hold it", []string{"claude", "-p", "hi"}, `{"model": 5}`, claudeRun},
+		{"claude gets the hook for the run where its settings hold it", []string{"claude", "-p", "hi"}, `{"model": "opus"}`, claudeRun},
 		{"an unknown agent is warned about", []string{"my-agent"}, "", []string{
 			"guardrun: warning: my-agent is not an agent guardrun knows (Claude Code, Codex, Gemini CLI): only the commands it runs through $SHELL are checked; --trust-shell if that is all it runs",
 			"agent args:",

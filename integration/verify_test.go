@@ -121,3 +121,31 @@ func TestServeRunsVerifiedRequestsAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestRunVerifiedLeavesThePersonsTerminal: a verified request's opens
+// are made by guardrun, whose controlling terminal is the person's; the
+// command runs in a session of its own, without one. Its open of
+// /dev/tty fails as it does unverified (ENXIO), under each backend, and
+// nothing it writes there reaches the person's screen.
+func TestRunVerifiedLeavesThePersonsTerminal(t *testing.T) {
+	requireSandbox(t)
+	w := runWorld(t, strings.Replace(verifyConfig, `"git status"`, "echo", 1))
+	script := ""
+	for _, b := range []string{"bwrap", "landlock"} {
+		script += shq(guardrunBin) + " --backend " + b + " -c 'echo VERIFIED-" + b + "-REACHED > /dev/tty; echo " + b + " $?'; "
+	}
+	m := startTmux(t, w, nil, script+"echo ALL-DONE")
+	s := m.waitScreen(`ALL-DONE`)
+	for _, b := range []string{"bwrap", "landlock"} {
+		if strings.Contains(s, "VERIFIED-"+b+"-REACHED") {
+			t.Errorf("%s: the command's write to /dev/tty reached the person's terminal:\n%s", b, s)
+		}
+		if !strings.Contains(s, b+" 1") || !strings.Contains(s, "/dev/tty: No such device or address") {
+			t.Errorf("%s: the open of /dev/tty did not fail with ENXIO:\n%s", b, s)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(w.getenv("XDG_STATE_HOME"), "guardrun", "audit.jsonl"))
+	if n := strings.Count(string(data), `"verified":true`); n < 2 {
+		t.Errorf("%d records say verified, want 2:\n%s", n, data)
+	}
+}

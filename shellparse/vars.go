@@ -80,7 +80,8 @@ var DangerousVariables = []string{
 // system's, where one named without a codeset may hold any character set
 // (LOCPATH), the directory whose .zshenv zsh runs before every script
 // (ZDOTDIR) and the programs zsh runs for a redirection without a
-// command (NULLCMD for > file, READNULLCMD for < file). Assigning one in
+// command (NULLCMD for > file, READNULLCMD for < file; guardrun sets
+// both to : for zsh, which then does as sh does). Assigning one in
 // a script asks; guardrun also drops them from every command's
 // environment, as sudo's env_reset does.
 var StartupVariables = []string{

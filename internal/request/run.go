@@ -644,7 +644,16 @@ func commandEnv(environ []string, program string) []string {
 	if n, err := strconv.Atoi(level); err != nil || n < 1 || n > 998 {
 		level = "1"
 	}
-	return append(out, "SHLVL="+level, "SHELL="+program)
+	out = append(out, "SHLVL="+level, "SHELL="+program)
+	if strings.TrimSuffix(filepath.Base(program), ".exe") == "zsh" {
+		// zsh runs $NULLCMD (cat) for a redirection without a command
+		// and $READNULLCMD (a pager) for one that only reads; the
+		// analysis reads `> out` as sh does, a redirection alone, and
+		// a verified request would be stopped at that exec. `:` makes
+		// zsh do as sh does.
+		out = append(out, "NULLCMD=:", "READNULLCMD=:")
+	}
+	return out
 }
 
 // utf8Locale is the name of the system's UTF-8 character set locale.

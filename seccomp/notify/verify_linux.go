@@ -144,9 +144,11 @@ func (vr *Verifier) HandleExec(r *Request) Response {
 
 // CheckFile judges a located file call for a FileServer: nil lets it be
 // made. A write to the prediction's paths, to what is always allowed or
-// to an object that is not on a path is let through; a write in procfs
-// never is (EACCES, as a read-only tree answers); any other is held and
-// EPERM unless the answer allows it. Opens that only read, and unnamed
+// to an object that is not on a path is let through, and one the
+// sandbox does not let the command write at all (VerifierConfig.Writable)
+// is made to fail as it would; a write in procfs never is (EACCES, as a
+// read-only tree answers); any other is held and EPERM unless the answer
+// allows it. Opens that only read, and unnamed
 // files (O_TMPFILE, whose name comes with a link that is judged), are
 // not writes.
 func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error {
@@ -168,6 +170,13 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 			return syscall.EACCES
 		}
 	}
+	if c.Op == OpOpen && controllingTTY(dst) {
+		// /dev/tty is the opener's controlling terminal, and the
+		// command, in a session of its own, has none (ENXIO, as the
+		// kernel answers it). Made by guardrun, the open would be of
+		// guardrun's own: the person's terminal.
+		return syscall.ENXIO
+	}
 	dp, err := r.Path(vr.cfg.View, dst)
 	if err != nil {
 		return err
@@ -181,6 +190,13 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 		ok = ok && vr.allowed(sp)
 	}
 	if ok {
+		return nil
+	}
+	if vr.cfg.Writable != nil && (!vr.cfg.Writable(dp) || src != nil && !vr.cfg.Writable(sp)) {
+		// The sandbox refuses it anyway: made, it fails as it would
+		// unverified (EACCES, EROFS), with nothing to ask about. bash
+		// opens the terminal its standard input names, and goes on
+		// when it cannot.
 		return nil
 	}
 	hc := sandbox.HeldCall{Path: dp, Source: sp, Pid: r.Pid}
@@ -222,6 +238,19 @@ func (vr *Verifier) CheckMetadata(r *Request, path string) error {
 		return syscall.EPERM
 	}
 	return nil
+}
+
+// controllingTTY reports whether l is the character device /dev/tty
+// (5, 0), whatever its name.
+func controllingTTY(l *Located) bool {
+	var st unix.Stat_t
+	var err error
+	if l.Parent >= 0 {
+		err = unix.Fstatat(l.Parent, l.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	} else {
+		err = unix.Fstat(l.Obj, &st)
+	}
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && unix.Major(st.Rdev) == 5 && unix.Minor(st.Rdev) == 0
 }
 
 // alwaysWritable are the paths a write to is always allowed.
