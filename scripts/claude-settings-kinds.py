@@ -169,9 +169,24 @@ def go_bounds(b):
 KINDS = {'n': 'str', 'I': 'bool', 'v': 'num', 'T': 'arr', 'c': 'obj', 'he': 'obj', 'U': 'str', 'E': 'str'}
 
 
-def setting_rows(ms, pattern):
+def lazy_object(s, expr):
+    """The {...} of the object a lazy setting Ne(()=>NAME()) stands for,
+    when exactly one NAME=p(()=>c({ defines it; else None."""
+    m = re.match(r'Ne\(\(\)=>([\w$]+)\(\)\)', expr)
+    if not m:
+        return None
+    defs = [d for d in re.finditer(r'[^\w$.]' + re.escape(m.group(1)) + r'=p\(\(\)=>c\(\{', s)]
+    if len(defs) != 1:
+        return None
+    i = defs[0].end() - 1
+    return s[i:i + 200000]
+
+
+def setting_rows(ms, pattern, s=None, depth=0):
     """(key, kind, enum values, more Go fields) of each member KEY:ZOD of
-    ms whose validator Claude does not forgive (no .catch)."""
+    ms whose validator Claude does not forgive (no .catch). An object's
+    members are read one level down, and, given s (the whole text), a
+    lazy object's whose definition is found."""
     kinds = KINDS
     rows = []
     for m in ms:
@@ -181,9 +196,30 @@ def setting_rows(ms, pattern):
         key, expr = mm.group(1), mm.group(2)
         calls = top_calls(expr)
         chain = [name for name, _ in calls]
-        if not chain or 'catch' in chain or chain[0] not in kinds:
+        if not chain or 'catch' in chain:
+            continue
+        obj = None
+        if chain[0] == 'c' and calls[0][1].startswith('{'):
+            obj = calls[0][1]
+        elif chain[0] == 'Ne' and s is not None:
+            obj = lazy_object(s, expr)
+            if obj is not None:
+                chain[0] = 'c'
+        if chain[0] not in kinds:
             continue
         enum, extra = [], ''
+        if obj is not None and depth == 0:
+            sub = setting_rows(members(obj, 1), r'\s*"?([\w$]+)"?:(.*)', None, depth + 1)
+            req = [k for k, _, _, more in sub if 'required: true' in more]
+            if sub:
+                extra = ', members: map[string]settingKind{' + ''.join(row_text(r) + ' ' for r in sorted(sub)) + '}'
+        if depth > 0 and 'optional' not in chain and 'default' not in chain:
+            extra += ', required: true'
+        if chain[0] == 'E':
+            lit = re.match(r'E\(("[^"]*")\)', expr)
+            if not lit:
+                continue
+            enum = [lit.group(1)[1:-1]]
         if chain[0] == 'U':
             lit = re.match(r'U\(\[((?:"[^"]*",?)+)\]\)', expr)
             if not lit:
@@ -208,7 +244,7 @@ def main():
     i = s.find('cleanupPeriodDays:()=>')
     if i < 0:
         sys.exit('no settings schema found in ' + binary)
-    rows = setting_rows(members(s, i), r'\s*"?([\w$]+)"?:\(\)=>(.*)')
+    rows = setting_rows(members(s, i), r'\s*"?([\w$]+)"?:\(\)=>(.*)', s)
     # The permissions object, built by a function of the modes: its
     # members are KEY:ZOD.
     j = re.search(r'function [\w$]+\(e\)\{return c\(\{allow:', s)
@@ -255,12 +291,16 @@ def main():
     print('var claudePermissionModes = []string{%s}' % ', '.join(go_str(m) for m in modes))
 
 
+def row_text(row):
+    key, kind, enum, extra = row
+    if enum:
+        return '%s: {kind: k%s, values: []string{%s}%s},' % (go_str(key), kind.capitalize(), ', '.join(go_str(e) for e in enum), extra)
+    return '%s: {kind: k%s%s},' % (go_str(key), kind.capitalize(), extra)
+
+
 def print_rows(rows):
-    for key, kind, enum, extra in sorted(rows):
-        if enum:
-            print('\t%s: {kind: k%s, values: []string{%s}%s},' % (go_str(key), kind.capitalize(), ', '.join(go_str(e) for e in enum), extra))
-        else:
-            print('\t%s: {kind: k%s%s},' % (go_str(key), kind.capitalize(), extra))
+    for row in sorted(rows):
+        print('\t' + row_text(row))
 
 
 def go_str(s):

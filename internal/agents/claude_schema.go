@@ -2,6 +2,7 @@ package agents
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -17,6 +18,10 @@ type settingKind struct {
 	elem byte
 	// num bounds a number (nil: any).
 	num *numBounds
+	// members are an object's members Claude Code checks (nil: none),
+	// required those it must have.
+	members  map[string]settingKind
+	required bool
 }
 
 // numBounds are what a number setting's validator checks: an integer
@@ -75,7 +80,7 @@ var kindNames = map[byte]string{kStr: "a string", kNum: "a number", kBool: "true
 // Code then loads nothing of the file, guardrun's hook included
 // (measured), so integrate must not call it wired; nor where
 // disableAllHooks turns every hook off. Settings it does not know or
-// forgives, and the members of objects other than permissions, are left
+// forgives, and what lies deeper than an object's own members, are left
 // to it.
 func claudeValid(file string, src []byte, doc *jsonValue) error {
 	if doc == nil || doc.kind != '{' {
@@ -100,6 +105,16 @@ func claudeValid(file string, src []byte, doc *jsonValue) error {
 			x, err := strconv.ParseFloat(text, 64)
 			if ok, what := want.num.allows(x); err != nil || !ok {
 				return bad(v.start, "%s is %s; Claude Code %s wants %s", name, text, claudeKindsVersion, what)
+			}
+		}
+		for _, key := range slices.Sorted(maps.Keys(want.members)) {
+			mk := want.members[key]
+			if mv, _ := v.member(key); mv != nil {
+				if err := check(name+"."+key, mv, mk); err != nil {
+					return err
+				}
+			} else if mk.required {
+				return bad(v.start, "%s has no %s, which Claude Code %s requires", name, key, claudeKindsVersion)
 			}
 		}
 		if want.elem != 0 {
