@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"github.com/guardrun/guardrun/internal/sys/cloexec"
 	"github.com/guardrun/guardrun/internal/sys/trace"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -407,7 +409,11 @@ func (c *Cmd) Start() error {
 			}
 			c.server = srv
 		}
-		if err := c.startCmd(); err != nil {
+		start := c.startCmd
+		if c.policy.Verify {
+			start = func() error { return verifiedStart(c.startCmd) }
+		}
+		if err := start(); err != nil {
 			errc <- fmt.Errorf("landlock: start %s: %w", c.Cmd.Args[0], err)
 			return
 		}
@@ -436,6 +442,38 @@ func (c *Cmd) Start() error {
 		sweepTmp()
 	}()
 	return nil
+}
+
+// verifiedStartMu lets one verified command start at a time
+// (verifiedStart).
+var verifiedStartMu sync.Mutex
+
+// verifiedStart runs start, the fork and exec of a verified command's
+// child. Go forks with vfork: the restricted thread waits in the kernel
+// until the child's exec is done, still holding one of the runtime's Ps,
+// which nothing can take from it meanwhile. A verified command's exec
+// waits for guardrun's server, which needs another P to run on and no
+// stop of the world (a collection waits for every P, and the held one
+// never comes): with a single P (GOMAXPROCS=1, one CPU), a collection
+// starting in between, or two verified commands starting at once (guardrun
+// serve), guardrun would wait for itself for ever. So verified starts
+// take turns, the runtime keeps a second P, and no collection runs until
+// the child has exec'd.
+func verifiedStart(start func() error) error {
+	verifiedStartMu.Lock()
+	defer verifiedStartMu.Unlock()
+	if runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+	}
+	// SetGCPercent(-1) returns once a collection under way has ended;
+	// the memory limit would start one of its own.
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	percent := debug.SetGCPercent(-1)
+	defer func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	}()
+	return start()
 }
 
 // stopServer stops serving notifications: from then on a routed call

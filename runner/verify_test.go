@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -270,5 +272,103 @@ except OSError as e:
 	want := "guardrun: refused at run time: sed -n ':a;e touch M' wants to run sh -c 'touch M', which the analysis did not predict (no one can be asked)"
 	if !ok || h.Line(nil) != want {
 		t.Errorf("line %q, want %q", h.Line(nil), want)
+	}
+}
+
+// TestVerifiedStartUnderLandlock: under the landlock backend guardrun
+// answers the first exec of a verified command's child while the thread
+// that forked it waits in the kernel for that exec. The command starts
+// with a single P for guardrun's goroutines (GOMAXPROCS=1, one CPU),
+// with a collection at nearly every allocation, and with several
+// verified commands starting at once (guardrun serve), instead of
+// guardrun waiting for itself for ever. Each case runs in a copy of the
+// test binary, which is killed if it does not finish.
+func TestVerifiedStartUnderLandlock(t *testing.T) {
+	requireLandlock(t)
+	f := newFixture(t)
+	if err := os.WriteFile(filepath.Join(f.ws, "file"), []byte("line one\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, maxprocs, gogc, atOnce string
+	}{
+		{name: "one P", maxprocs: "1", gogc: "100", atOnce: "1"},
+		{name: "a collection at nearly every allocation", maxprocs: "2", gogc: "1", atOnce: "1"},
+		{name: "four verified commands starting at once", maxprocs: "2", gogc: "100", atOnce: "4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			helper := exec.Command(os.Args[0], "-test.run=^TestVerifiedStartHelper$", "-test.count=1", "-test.v")
+			helper.Env = append(os.Environ(),
+				"GUARDRUN_TEST_HELPER=verified-start",
+				"GUARDRUN_TEST_HELPER_BASE="+f.base,
+				"GUARDRUN_TEST_HELPER_AT_ONCE="+tc.atOnce,
+				"GUARDRUN_TEST_PROBE="+probePath,
+				"GUARDRUN_TEST_BACKEND="+BackendLandlock,
+				"GOMAXPROCS="+tc.maxprocs, "GOGC="+tc.gogc)
+			helper.Stdout, helper.Stderr = &out, &out
+			if err := helper.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- helper.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("the verified commands did not run: %v\n%s", err, out.String())
+				}
+			case <-time.After(90 * time.Second):
+				helper.Process.Kill()
+				<-done
+				t.Errorf("the verified commands did not start in 90s (guardrun waits for its own answer to the child's first exec):\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestVerifiedStartHelper is the helper of
+// TestVerifiedStartUnderLandlock: GUARDRUN_TEST_HELPER_AT_ONCE verified
+// commands at once, three times each; it does nothing in a normal run.
+func TestVerifiedStartHelper(t *testing.T) {
+	if os.Getenv("GUARDRUN_TEST_HELPER") != "verified-start" {
+		t.Skip("helper process for TestVerifiedStartUnderLandlock")
+	}
+	f := fixtureAt(t, os.Getenv("GUARDRUN_TEST_HELPER_BASE"), false)
+	const script = `sed -n 1p file`
+	run := func() error {
+		v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script),
+			{Program: "sed", Args: words("-n", "1p", "file"), Part: script}}}}
+		var out bytes.Buffer
+		o := f.opts()
+		o.Verify = v
+		status, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out})
+		switch {
+		case err != nil:
+			return err
+		case status != 0 || out.String() != "line one\n" || len(v.Held()) != 0:
+			return fmt.Errorf("status %d, held %v, output %q", status, v.Held(), out.String())
+		}
+		return nil
+	}
+	n, err := strconv.Atoi(os.Getenv("GUARDRUN_TEST_HELPER_AT_ONCE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			for range 3 {
+				if err := run(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
