@@ -52,7 +52,8 @@
 //     registry (one listener per task) and the same threads; guardrun
 //     answers the child's first exec while the forking thread waits in
 //     vfork holding a P of the Go runtime, so verified starts take turns
-//     with a second P and no collection (verifiedStart);
+//     with a second P and no collection started or under way
+//     (verifiedStart);
 //   - protected names (.git/config, .git/hooks, .bashrc, .vscode, ...)
 //     and missing denied names (.env) inside writable trees: not by
 //     rules (that would fix the workspace root and every .git) but

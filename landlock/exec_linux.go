@@ -453,26 +453,26 @@ var verifiedStartMu sync.Mutex
 // until the child's exec is done, still holding one of the runtime's Ps,
 // which nothing can take from it meanwhile. A verified command's exec
 // waits for guardrun's server, which needs another P to run on and no
-// stop of the world (a collection waits for every P, and the held one
-// never comes): with a single P (GOMAXPROCS=1, one CPU), a collection
-// starting in between, or two verified commands starting at once (guardrun
-// serve), guardrun would wait for itself for ever. So verified starts
-// take turns, the runtime keeps a second P, and no collection runs until
-// the child has exec'd.
+// stop of the world (a collection's stops and its flush of every P's
+// caches wait for each P, and the held one never comes): with a single P
+// (GOMAXPROCS=1, one CPU), a collection at the end of its mark, or two
+// verified commands starting at once (guardrun serve), guardrun would
+// wait for itself for ever. So verified starts take turns, with no
+// collection started until the child has exec'd, none still under way
+// (changing GOMAXPROCS waits until a collection has let go of every P)
+// and at least two Ps.
 func verifiedStart(start func() error) error {
 	verifiedStartMu.Lock()
 	defer verifiedStartMu.Unlock()
-	if runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2)
-	}
-	// SetGCPercent(-1) returns once a collection under way has ended;
-	// the memory limit would start one of its own.
 	limit := debug.SetMemoryLimit(math.MaxInt64)
 	percent := debug.SetGCPercent(-1)
 	defer func() {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
 	}()
+	n := max(runtime.GOMAXPROCS(0), 2)
+	runtime.GOMAXPROCS(n + 1)
+	runtime.GOMAXPROCS(n)
 	return start()
 }
 

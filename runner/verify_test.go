@@ -290,11 +290,11 @@ func TestVerifiedStartUnderLandlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name, maxprocs, gogc, atOnce string
+		name, maxprocs, gogc, atOnce, times string
 	}{
-		{name: "one P", maxprocs: "1", gogc: "100", atOnce: "1"},
-		{name: "a collection at nearly every allocation", maxprocs: "2", gogc: "1", atOnce: "1"},
-		{name: "four verified commands starting at once", maxprocs: "2", gogc: "100", atOnce: "4"},
+		{name: "one P", maxprocs: "1", gogc: "100", atOnce: "1", times: "3"},
+		{name: "a collection at nearly every allocation", maxprocs: "2", gogc: "1", atOnce: "1", times: "30"},
+		{name: "four verified commands starting at once", maxprocs: "2", gogc: "100", atOnce: "4", times: "3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -303,6 +303,7 @@ func TestVerifiedStartUnderLandlock(t *testing.T) {
 				"GUARDRUN_TEST_HELPER=verified-start",
 				"GUARDRUN_TEST_HELPER_BASE="+f.base,
 				"GUARDRUN_TEST_HELPER_AT_ONCE="+tc.atOnce,
+				"GUARDRUN_TEST_HELPER_TIMES="+tc.times,
 				"GUARDRUN_TEST_PROBE="+probePath,
 				"GUARDRUN_TEST_BACKEND="+BackendLandlock,
 				"GOMAXPROCS="+tc.maxprocs, "GOGC="+tc.gogc)
@@ -328,7 +329,8 @@ func TestVerifiedStartUnderLandlock(t *testing.T) {
 
 // TestVerifiedStartHelper is the helper of
 // TestVerifiedStartUnderLandlock: GUARDRUN_TEST_HELPER_AT_ONCE verified
-// commands at once, three times each; it does nothing in a normal run.
+// commands at once, GUARDRUN_TEST_HELPER_TIMES times each; it does
+// nothing in a normal run.
 func TestVerifiedStartHelper(t *testing.T) {
 	if os.Getenv("GUARDRUN_TEST_HELPER") != "verified-start" {
 		t.Skip("helper process for TestVerifiedStartUnderLandlock")
@@ -354,10 +356,14 @@ func TestVerifiedStartHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	times, err := strconv.Atoi(os.Getenv("GUARDRUN_TEST_HELPER_TIMES"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	errs := make(chan error, n)
 	for range n {
 		go func() {
-			for range 3 {
+			for range times {
 				if err := run(); err != nil {
 					errs <- err
 					return
