@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 )
 
@@ -272,6 +274,99 @@ except OSError as e:
 	want := "guardrun: refused at run time: sed -n ':a;e touch M' wants to run sh -c 'touch M', which the analysis did not predict (no one can be asked)"
 	if !ok || h.Line(nil) != want {
 		t.Errorf("line %q, want %q", h.Line(nil), want)
+	}
+}
+
+// TestVerifyBind: binding a unix socket to a path creates a file there,
+// a write like any other: outside the prediction it is held and
+// refused, and no file is made; at a predicted path or in the command's
+// temporary directory the socket is bound. With the network on (only
+// socketpair ends, whose names the filter lets through at some lengths)
+// and with a unix socket listed (socket(AF_UNIX) allowed).
+func TestVerifyBind(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip(err)
+	}
+	f := newFixture(t)
+	listed, err := net.Listen("unix", filepath.Join(f.outside, "listed.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listed.Close()
+	profiles := []struct {
+		name string
+		spec sandbox.Spec
+	}{
+		{name: "network on", spec: sandbox.Spec{Network: true}},
+		{name: "a unix socket listed", spec: sandbox.Spec{UnixSockets: []string{listed.Addr().String()}}},
+	}
+	// bind.py NAME...: a socket bound to each name (a socketpair end
+	// where socket(AF_UNIX) is refused), and what each bind said.
+	const bindPy = `import socket, sys
+for n in sys.argv[1:]:
+    try:
+        s = socket.socket(socket.AF_UNIX)
+    except OSError:
+        s = socket.socketpair()[0]
+    try:
+        s.bind(n)
+        print(n, "bound")
+    except OSError as e:
+        print(n, e.errno)
+`
+	if err := os.WriteFile(filepath.Join(suiteDir, "bind.py"), []byte(bindPy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := func(n string) string { return filepath.Join(f.ws, n) }
+	// Names of 9 and 13 bytes: the lengths a bind with the network on
+	// keeps (sun_path and its NUL, after the family).
+	const unpredicted, predicted = "sock-9byt", "sock-13-bytes"
+	for _, pr := range profiles {
+		t.Run(pr.name, func(t *testing.T) {
+			os.Remove(ws(unpredicted))
+			os.Remove(ws(predicted))
+			spec := pr.spec
+			spec.Zones = []sandbox.Zone{{Name: "ws", Root: f.ws, Writable: true}, {Name: "probe", Root: suiteDir}}
+			spec.SystemRead = sandbox.DefaultSystemPaths
+			spec.Cwd, spec.Home = f.ws, f.home
+			p, err := sandbox.Derive(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := `python3 ` + filepath.Join(suiteDir, "bind.py") + ` ` + unpredicted + ` ` + predicted + ` "${TMPDIR:-/tmp}/tmp-sock"`
+			v := &Verify{Prediction: &sandbox.Prediction{
+				Exec:  []sandbox.Exec{shell(script), {Program: "python3", AnyArgs: true, Part: "bind.py"}},
+				Write: []sandbox.PathPattern{{Path: ws(predicted)}},
+			}}
+			o := f.opts()
+			o.Verify = v
+			if len(spec.UnixSockets) > 0 {
+				o.LandlockAccept = []string{landlock.AcceptUnixSockets}
+			}
+			var out, errb bytes.Buffer
+			if _, err := RunWith(context.Background(), o, p, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &errb}); err != nil {
+				t.Fatalf("the sandbox did not start: %v\n%s", err, errb.String())
+			}
+			if _, err := os.Lstat(ws(unpredicted)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a socket was bound outside the prediction: %v\n%s%s", err, out.String(), errb.String())
+			}
+			if landlockTest() && spec.Network {
+				// Landlock shares the host's network namespace: every
+				// unix path is refused there (landlock.AbstractBind).
+				return
+			}
+			if fi, err := os.Lstat(ws(predicted)); err != nil || fi.Mode().Type() != os.ModeSocket {
+				t.Errorf("the socket at the predicted path: %v, %v\n%s%s", fi, err, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), "/tmp-sock bound") {
+				t.Errorf("the socket in the temporary directory was not bound:\n%s%s", out.String(), errb.String())
+			}
+			want := []held{{Kind: "create", By: "bind.py", What: ws(unpredicted), Why: "no one can be asked"}}
+			if d := cmp.Diff(heldOf(v.Held()), want); d != "" {
+				t.Errorf("held calls (-got +want):\n%s", d)
+			}
+		})
 	}
 }
 

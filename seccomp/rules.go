@@ -378,7 +378,7 @@ func rules(p sandbox.SeccompPolicy) []rule {
 			// read the address instead (landlock.AbstractBind).
 			rs = append(rs, rule{name: "bind", errno: errnoEPERM,
 				cond: "address length (low 32 bits) is 3 to 110 but not 12, 16, 24 or 28 (an abstract unix name in the host's network namespace)",
-				any:  lowRangeExcept(2, 3, 110, 12, 16, 24, 28)})
+				any:  lowRangeExcept(2, 3, 110, bindLengthsLeft...)})
 		}
 	}
 	if p.AllowNetwork {

@@ -2,6 +2,11 @@ package seccomp
 
 import "github.com/guardrun/guardrun/sandbox"
 
+// bindLengthsLeft are the address lengths between 3 and 110 that a bind
+// with the network on keeps (rules): netlink, IPv4, CAN or old IPv6,
+// IPv6.
+var bindLengthsLeft = []uint64{12, 16, 24, 28}
+
 // Clone flags the verified filter looks at (linux/sched.h).
 const (
 	cloneVM     = 0x00000100
@@ -50,4 +55,49 @@ func verifyRules(p sandbox.SeccompPolicy) []rule {
 		rs = append(rs, always(errnoENOSYS, "shmget", "shmat", "shmctl", "shmdt")...)
 	}
 	return rs
+}
+
+// BindRoute is the route of bind(2) for a verified command under p
+// (p.Verify): every bind the filter lets through, which guardrun makes
+// itself (an AF_UNIX address on a path creates a file there, which the
+// prediction must allow). ok is false where the filter refuses every
+// bind.
+func BindRoute(p sandbox.SeccompPolicy) (r Route, ok bool) {
+	rs := rules(p)
+	left := Route{Name: "bind"}
+	for _, n := range bindLengthsLeft {
+		left.Any = append(left.Any, Cond{Arg: 2, Mask: low32, Val: n})
+	}
+	for _, r := range []Route{{Name: "bind"}, left} {
+		if disjoint(r, rs) {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
+
+// disjoint reports whether route r can never match a call that one of
+// the deny rules rs refuses (see BuildRoutes): each of r's conditions
+// fixes the bits every rule's comparison looks at (the same argument,
+// under a mask that holds the rule's), to other values.
+func disjoint(r Route, rs []rule) bool {
+	for _, d := range rs {
+		if d.name != r.Name {
+			continue
+		}
+		if len(r.Any) == 0 || len(d.any) == 0 || len(d.with) > 0 {
+			return false
+		}
+		for _, m := range d.any {
+			if m.op != opMaskedEq {
+				return false
+			}
+			for _, c := range r.Any {
+				if c.Arg != m.arg || c.Mask&m.mask != m.mask || c.Val&m.mask == m.val {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
