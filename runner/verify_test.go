@@ -197,6 +197,23 @@ except OSError as e:
 '`,
 				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
 				hold: allowAll, out: "memfd 38\nmem 13\n"},
+			tc{name: "an unnamed file (O_TMPFILE) linked at a predicted name is made, at another held",
+				script: `python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for n in ("out.txt", "other.txt"):
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o644)
+    os.write(fd, b"made\\n")
+    # linkat(AT_FDCWD, /proc/self/fd/N, AT_FDCWD, n, AT_SYMLINK_FOLLOW)
+    if libc.linkat(-100, b"/proc/self/fd/%d" % fd, -100, n.encode(), 0x400) != 0:
+        print(n, ctypes.get_errno())
+'`,
+				exec:   []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+				status: -1, out: "other.txt 1\n",
+				held:    []held{{Kind: "link", By: "python3", What: ws("other.txt"), Why: "no one can be asked"}},
+				exist:   []string{ws("out.txt")},
+				missing: []string{ws("other.txt")}},
 		)
 	}
 	makefile, err := os.ReadFile(ws("Makefile"))

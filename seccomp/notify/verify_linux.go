@@ -193,7 +193,7 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 	}
 	ok := vr.allowed(dp)
 	var sp string
-	if src != nil {
+	if src != nil && !unnamed(src) {
 		if sp, err = r.Path(vr.cfg.View, src); err != nil {
 			return err
 		}
@@ -225,6 +225,14 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 		return syscall.EPERM
 	}
 	return nil
+}
+
+// unnamed reports whether l is a descriptor's object that has no name
+// left (an O_TMPFILE file, a removed one): a link gives it its only
+// name, so only that name is judged.
+func unnamed(l *Located) bool {
+	var st unix.Stat_t
+	return l.Parent < 0 && unix.Fstat(l.Obj, &st) == nil && st.Nlink == 0 && st.Mode&unix.S_IFMT == unix.S_IFREG
 }
 
 // CheckMetadata judges a metadata call (chmod, chown, utimes, an
