@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -77,5 +78,72 @@ func TestRunVerifiesWhatTheAnalysisPreApproved(t *testing.T) {
 				t.Errorf("the audit record's reason is %q", r)
 			}
 		})
+	}
+}
+
+// TestRunVerifiedHeldCallAsks: in interactive mode a held call of a
+// verified request is a prompt on the person's terminal, under each
+// backend (also when guardrun runs as root and must read other root
+// processes to tell whose terminal it is): denied, the program does not
+// run and the request ends refused; approved, it runs.
+func TestRunVerifiedHeldCallAsks(t *testing.T) {
+	requireSandbox(t)
+	const config = `shell:
+  program: /bin/bash
+  default: {allowed: true, approval: true}
+  rules:
+    - {pattern: "git status", approval: false}
+sandbox:
+  paths:
+    workspace: {root: ., mode: rw}
+`
+	for _, backend := range []string{"bwrap", "landlock"} {
+		for _, key := range []string{"n", "y"} {
+			t.Run(backend+" "+key, func(t *testing.T) {
+				w := runWorld(t, config)
+				marker := filepath.Join(w.work, "fsmonitor-ran")
+				for _, args := range [][]string{{"init", "-q"}, {"config", "core.fsmonitor", "touch " + marker}} {
+					cmd := exec.Command("git", args...)
+					cmd.Dir = w.work
+					cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Fatalf("git %v: %v\n%s", args, err, out)
+					}
+				}
+				r := startPrompt(t, w, nil, "--backend", backend, "-c", "git status --short")
+				// Every call held is asked in turn: the hook's shell,
+				// then what it runs and writes.
+				exited := make(chan int, 1)
+				go func() { exited <- r.wait() }()
+				asked := 0
+				code := -1
+				for code < 0 {
+					select {
+					case code = <-exited:
+						continue
+					case <-time.After(50 * time.Millisecond):
+					}
+					if strings.Count(r.screen(), keyLine) <= asked {
+						continue
+					}
+					asked++
+					r.send(key)
+					if key == "n" {
+						r.waitFor("note for the agent", asked)
+						r.send("\r")
+					}
+				}
+				if asked == 0 || !strings.Contains(r.screen(), "git status --short wants to run /bin/sh -c 'touch ") {
+					t.Errorf("no prompt for the held call (asked %d times); the terminal shows:\n%s\nstderr: %s", asked, r.screen(), r.stderr.String())
+				}
+				wantCode, wantRan := 77, false
+				if key == "y" {
+					wantCode, wantRan = 0, true
+				}
+				if code != wantCode || exists(marker) != wantRan {
+					t.Errorf("after %s: exit %d, the program ran: %v; want %d, %v\nstderr: %s", key, code, exists(marker), wantCode, wantRan, r.stderr.String())
+				}
+			})
+		}
 	}
 }

@@ -314,7 +314,18 @@ func (vr *Verifier) hold(r *Request, hc *sandbox.HeldCall) bool {
 			}
 		}
 	}()
-	allowed, err := vr.v.Hold(ctx, *hc)
+	// Asked on a goroutine of its own, off this worker's thread, which
+	// has given up guardrun's capabilities: the question is guardrun's
+	// (a prompt on the person's terminal looks at who holds it, which
+	// as root takes root's rights).
+	var allowed bool
+	var err error
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		allowed, err = vr.v.Hold(ctx, *hc)
+	}()
+	<-asked
 	cancel()
 	<-watched
 	if err != nil {
