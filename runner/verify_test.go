@@ -318,7 +318,7 @@ func TestVerifyBind(t *testing.T) {
 		{name: "network on", spec: sandbox.Spec{Network: true}},
 		{name: "a unix socket listed", spec: sandbox.Spec{UnixSockets: []string{listed.Addr().String()}}},
 	}
-	// bind.py NAME...: a socket bound to each name (a socketpair end
+	// bindPy NAME...: a socket bound to each name (a socketpair end
 	// where socket(AF_UNIX) is refused), and what each bind said.
 	const bindPy = `import socket, sys
 for n in sys.argv[1:]:
@@ -332,9 +332,6 @@ for n in sys.argv[1:]:
     except OSError as e:
         print(n, e.errno)
 `
-	if err := os.WriteFile(filepath.Join(suiteDir, "bind.py"), []byte(bindPy), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ws := func(n string) string { return filepath.Join(f.ws, n) }
 	// Names of 9 and 13 bytes: the lengths a bind with the network on
 	// keeps (sun_path and its NUL, after the family).
@@ -351,7 +348,7 @@ for n in sys.argv[1:]:
 			if err != nil {
 				t.Fatal(err)
 			}
-			script := `python3 ` + filepath.Join(suiteDir, "bind.py") + ` ` + unpredicted + ` ` + predicted + ` "${TMPDIR:-/tmp}/tmp-sock"`
+			script := `python3 -c '` + bindPy + `' ` + unpredicted + ` ` + predicted + ` "${TMPDIR:-/tmp}/tmp-sock"`
 			v := &Verify{Prediction: &sandbox.Prediction{
 				Exec:  []sandbox.Exec{shell(script), {Program: "python3", AnyArgs: true, Part: "bind.py"}},
 				Write: []sandbox.PathPattern{{Path: ws(predicted)}},
