@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +146,58 @@ sandbox:
 				}
 			})
 		}
+	}
+}
+
+// TestSuperviseVerifiedHeldCall: under `guardrun supervise` a
+// pre-approved request runs verified too (served by the supervisor's
+// command server), and a call outside its prediction is asked on the
+// supervisor's terminal: denied, the program does not run and the agent
+// sees the request refused.
+func TestSuperviseVerifiedHeldCall(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t, configWithRules(`    - {pattern: "git status", approval: false}
+`))
+	marker := filepath.Join(w.work, "fsmonitor-ran")
+	for _, args := range [][]string{{"init", "-q"}, {"config", "core.fsmonitor", "touch " + marker}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = w.work
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	tt := startOnTTY(t, w, guardrunBin, "supervise", "--", "sh", fakeAgent(t))
+	at := tt.waitFor(0, "fakeagent: ready")
+	tt.typ("git status --short\n")
+	// Each held call is asked in turn (git tries its hook twice).
+	end := regexp.MustCompile(`>>> end \d+: status (\d+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	asked := 0
+	for !end.MatchString(tt.screen()[at:]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the request did not end; the terminal shows:\n%s", tt.screen()[at:])
+		}
+		if prompts(tt.screen()[at:]) > asked {
+			asked++
+			tt.answer(at, "n")
+			tt.waitFor(at, "note for the agent")
+			tt.typ("\r")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s := tt.screen()[at:]
+	if asked == 0 || !strings.Contains(s, "git status --short wants to run /bin/sh -c 'touch ") {
+		t.Errorf("the held call was not asked on the supervisor's terminal:\n%s", s)
+	}
+	if m := end.FindStringSubmatch(s); m[1] != "77" || !strings.Contains(s, "guardrun: refused at run time: git status --short wants to run") {
+		t.Errorf("the agent did not see the request refused at run time:\n%s", s)
+	}
+	if exists(marker) {
+		t.Error("the program git status was not predicted to run ran")
+	}
+	recs := recordsOf(auditRecords(t, w), "git status --short")
+	if len(recs) == 0 || recs[len(recs)-1]["verified"] != true || recs[len(recs)-1]["outcome"] != "refused" {
+		t.Errorf("records: %v", recs)
 	}
 }
