@@ -201,3 +201,53 @@ func TestSuperviseVerifiedHeldCall(t *testing.T) {
 		t.Errorf("records: %v", recs)
 	}
 }
+
+// TestServeVerifies: a pre-approved request served by `guardrun serve`
+// runs verified like any other, under each backend: a call outside the
+// prediction is refused under --strict (the program does not run), and
+// several verified requests starting at once through the one server all
+// run.
+func TestServeVerifies(t *testing.T) {
+	requireSandbox(t)
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			w := serveWorld(t, strings.Replace(verifyConfig, "sandbox:", "    - {pattern: \"sed -n 1p a.txt\", approval: false}\nsandbox:", 1))
+			marker := filepath.Join(w.work, "fsmonitor-ran")
+			for _, args := range [][]string{{"init", "-q"}, {"config", "core.fsmonitor", "touch " + marker}} {
+				cmd := exec.Command("git", args...)
+				cmd.Dir = w.work
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(w.work, "a.txt"), []byte("a\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gr := `"$GR" --backend ` + backend + ` --strict -c`
+			out, errOut, _ := serveScript(t, w, gr+` 'git status --short'; echo "status $?"; for i in 1 2 3 4; do `+gr+` 'sed -n 1p a.txt' & done; wait`)
+			lines := 0
+			for _, l := range strings.Split(out, "\n") {
+				if l == "a" {
+					lines++
+				}
+			}
+			if !strings.Contains(out, "status 77\n") || lines != 4 {
+				t.Errorf("served: stdout %q, want status 77 and four lines of a.txt\nstderr: %s", out, errOut)
+			}
+			if !strings.Contains(errOut, "guardrun: refused at run time: git status --short wants to run /bin/sh -c 'touch ") {
+				t.Errorf("stderr does not say what was refused at run time:\n%s", errOut)
+			}
+			if exists(marker) {
+				t.Error("the program git status was not predicted to run ran")
+			}
+			for _, script := range []string{"git status --short", "sed -n 1p a.txt"} {
+				for _, r := range recordsOf(auditRecords(t, w), script) {
+					if r["via"] != "server" || r["verified"] != true {
+						t.Errorf("%s: a record not served or not verified: %v", script, r)
+					}
+				}
+			}
+		})
+	}
+}
