@@ -197,6 +197,20 @@ except OSError as e:
 '`,
 				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
 				hold: allowAll, out: "memfd 38\nmem 13\n"},
+			tc{name: "Linux AIO and MADV_FREE are refused: the kernel would change an exec's memory after guardrun read it",
+				script: `python3 -c '
+import ctypes, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+ctx = ctypes.c_ulong(0)
+print("aio", libc.syscall(206, 1, ctypes.byref(ctx)), ctypes.get_errno())
+m = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+for name, advice in (("free", 8), ("dontneed", 4)):
+    ctypes.set_errno(0)
+    print(name, libc.madvise(ctypes.c_void_p(addr), 4096, advice), ctypes.get_errno())
+'`,
+				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				out:  "aio -1 38\nfree -1 22\ndontneed 0 0\n"},
 			tc{name: "an unnamed file (O_TMPFILE) linked at a predicted name is made, at another held",
 				script: `python3 -c '
 import ctypes, os

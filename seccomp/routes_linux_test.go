@@ -75,6 +75,10 @@ func TestRoutes(t *testing.T) {
 		{"memfd_create", "memfd_create", nil, enosys},
 		{"openat2 (flags in memory)", "openat2", nil, enosys},
 		{"shmget", "shmget", nil, enosys},
+		{"Linux AIO (a read the kernel completes later)", "io_setup", nil, enosys},
+		{"io_submit", "io_submit", nil, enosys},
+		{"madvise MADV_FREE (a page reclaimed to zeros)", "madvise", []uint64{0, 4096, 8}, uint32(retErrno | unix.EINVAL)},
+		{"madvise MADV_DONTNEED stays", "madvise", []uint64{0, 4096, 4}, allow},
 		{"execve is not routed here", "execve", nil, allow},
 	} {
 		n, ok := nr(t, c.sys)

@@ -22,8 +22,8 @@ const BadArchAction = "KILL_PROCESS"
 type RuleDesc struct {
 	// Name is the system call.
 	Name string `json:"name"`
-	// Action is the errno the call fails with: EPERM, ENOSYS or
-	// EAFNOSUPPORT.
+	// Action is the errno the call fails with: EPERM, EINVAL, ENOSYS,
+	// EPROTONOSUPPORT or EAFNOSUPPORT.
 	Action string `json:"action"`
 	// Cond says when the rule applies; empty means always.
 	Cond string `json:"cond,omitempty"`
@@ -46,6 +46,7 @@ func Rules(p sandbox.SeccompPolicy) []RuleDesc {
 // 47), and this file is compiled everywhere.
 const (
 	errnoEPERM           = 1
+	errnoEINVAL          = 22
 	errnoENOSYS          = 38
 	errnoEPROTONOSUPPORT = 93
 	errnoEAFNOSUPPORT    = 97
@@ -53,6 +54,7 @@ const (
 
 var errnoName = map[uint16]string{
 	errnoEPERM:           "EPERM",
+	errnoEINVAL:          "EINVAL",
 	errnoENOSYS:          "ENOSYS",
 	errnoEPROTONOSUPPORT: "EPROTONOSUPPORT",
 	errnoEAFNOSUPPORT:    "EAFNOSUPPORT",

@@ -54,8 +54,22 @@ func verifyRules(p sandbox.SeccompPolicy) []rule {
 		// Under HostShared they are refused already.
 		rs = append(rs, always(errnoENOSYS, "shmget", "shmat", "shmctl", "shmdt")...)
 	}
+	// Memory the kernel itself writes later, after the call that asked
+	// for it returned: a Linux AIO read (O_DIRECT) lands in the caller's
+	// buffer when the device is done, which can be between guardrun's
+	// look at an exec and the kernel's; ENOSYS, as a kernel without AIO
+	// says (POSIX aio in libc uses threads). A page given up with
+	// MADV_FREE turns to zeros whenever the kernel reclaims it (an argv
+	// cut short); EINVAL, as a kernel before 4.5 says, sends allocators
+	// back to MADV_DONTNEED, which empties the page at once.
+	rs = append(rs, always(errnoENOSYS, "io_setup", "io_submit", "io_getevents", "io_pgetevents", "io_cancel", "io_destroy")...)
+	rs = append(rs, rule{name: "madvise", errno: errnoEINVAL,
+		cond: "verified: advice (low 32 bits) is MADV_FREE", any: []match{lowEq(2, madvFree)}})
 	return rs
 }
+
+// madvFree is MADV_FREE.
+const madvFree = 8
 
 // BindRoute is the route of bind(2) for a verified command under p
 // (p.Verify): every bind the filter lets through, which guardrun makes
