@@ -36,12 +36,16 @@ type verified struct {
 	srv    *notify.Server
 }
 
-// verifyRoutes are the calls a verified command's filter routes under
-// bwrap: its execs and writes, and the metadata calls.
-func verifyRoutes() []seccomp.Route {
+// verifyRoutes are the calls a verified command's filter under pol
+// routes under bwrap: its execs and writes, the binds the filter lets
+// through, and the metadata calls.
+func verifyRoutes(pol sandbox.SeccompPolicy) []seccomp.Route {
 	var out []seccomp.Route
 	for name, when := range notify.VerifyRoutes() {
 		out = append(out, seccomp.Route{Name: name, Any: when})
+	}
+	if r, ok := seccomp.BindRoute(pol); ok {
+		out = append(out, r)
 	}
 	for _, name := range notify.MetadataCalls {
 		out = append(out, seccomp.Route{Name: name})
@@ -63,7 +67,7 @@ func verifyRoutes() []seccomp.Route {
 func prepareVerify(p *sandbox.Profile, v *notify.Verify, cacheDir string) (*verified, error) {
 	pol := p.Seccomp
 	pol.Verify = true
-	f, nrs, err := seccomp.BuildRoutesCached(pol, verifyRoutes(), cacheDir)
+	f, nrs, err := seccomp.BuildRoutesCached(pol, verifyRoutes(pol), cacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("bwrap: verified command's filter: %w", err)
 	}
@@ -97,6 +101,13 @@ func prepareVerify(p *sandbox.Profile, v *notify.Verify, cacheDir string) (*veri
 			h = vr.HandleExec
 		}
 		if err := vf.reg.HandleWhen(name, when, h); err != nil {
+			vf.close()
+			return nil, err
+		}
+	}
+	if r, ok := seccomp.BindRoute(pol); ok {
+		// A socket's file on a path is a create like any other.
+		if err := vf.reg.HandleWhen(r.Name, r.Any, func(r *notify.Request) notify.Response { return fs.HandleBind(r, nil) }); err != nil {
 			vf.close()
 			return nil, err
 		}

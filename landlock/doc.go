@@ -49,7 +49,11 @@
 //     zone;
 //   - a verified command (Config.Verify): its execs and writes are
 //     routed to guardrun too (notify.Verifier), through the same
-//     registry (one listener per task) and the same threads;
+//     registry (one listener per task) and the same threads; the
+//     command starts behind notify's helper, which loads that filter
+//     after its own exec, so that guardrun never answers a call of a
+//     child it is still forking (Go's vfork holds a P of the runtime
+//     until the exec, and a collection waits for every P);
 //   - protected names (.git/config, .git/hooks, .bashrc, .vscode, ...)
 //     and missing denied names (.env) inside writable trees: not by
 //     rules (that would fix the workspace root and every .git) but

@@ -294,6 +294,15 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 				return nil, err
 			}
 		}
+		if r, ok := seccomp.BindRoute(c.policy); ok && vr != nil && !bindServed(c.policy) {
+			// With unix sockets listed: a socket's file on a path is
+			// a create like any other. (With the network on,
+			// AbstractBind refuses every unix path already.)
+			if err := c.Notify.HandleWhen(r.Name, r.Any, func(r *notify.Request) notify.Response { return fs.HandleBind(r, nil) }); err != nil {
+				removeTmp(tmp)
+				return nil, err
+			}
+		}
 	}
 	cmd.Cancel = func() error { return c.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = WaitDelay

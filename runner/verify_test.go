@@ -6,15 +6,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/guardrun/guardrun/landlock"
 	"github.com/guardrun/guardrun/sandbox"
 )
 
@@ -193,6 +197,37 @@ except OSError as e:
 '`,
 				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
 				hold: allowAll, out: "memfd 38\nmem 13\n"},
+			tc{name: "Linux AIO and MADV_FREE are refused: the kernel would change an exec's memory after guardrun read it",
+				script: `python3 -c '
+import ctypes, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+ctx = ctypes.c_ulong(0)
+print("aio", libc.syscall(206, 1, ctypes.byref(ctx)), ctypes.get_errno())
+m = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+for name, advice in (("free", 8), ("dontneed", 4)):
+    ctypes.set_errno(0)
+    print(name, libc.madvise(ctypes.c_void_p(addr), 4096, advice), ctypes.get_errno())
+'`,
+				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				out:  "aio -1 38\nfree -1 22\ndontneed 0 0\n"},
+			tc{name: "an unnamed file (O_TMPFILE) linked at a predicted name is made, at another held",
+				script: `python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for n in ("out.txt", "other.txt"):
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o644)
+    os.write(fd, b"made\\n")
+    # linkat(AT_FDCWD, /proc/self/fd/N, AT_FDCWD, n, AT_SYMLINK_FOLLOW)
+    if libc.linkat(-100, b"/proc/self/fd/%d" % fd, -100, n.encode(), 0x400) != 0:
+        print(n, ctypes.get_errno())
+'`,
+				exec:   []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
+				status: -1, out: "other.txt 1\n",
+				held:    []held{{Kind: "link", By: "python3", What: ws("other.txt"), Why: "no one can be asked"}},
+				exist:   []string{ws("out.txt")},
+				missing: []string{ws("other.txt")}},
 		)
 	}
 	makefile, err := os.ReadFile(ws("Makefile"))
@@ -270,5 +305,199 @@ except OSError as e:
 	want := "guardrun: refused at run time: sed -n ':a;e touch M' wants to run sh -c 'touch M', which the analysis did not predict (no one can be asked)"
 	if !ok || h.Line(nil) != want {
 		t.Errorf("line %q, want %q", h.Line(nil), want)
+	}
+}
+
+// TestVerifyBind: binding a unix socket to a path creates a file there,
+// a write like any other: outside the prediction it is held and
+// refused, and no file is made; at a predicted path or in the command's
+// temporary directory the socket is bound. With the network on (only
+// socketpair ends, whose names the filter lets through at some lengths)
+// and with a unix socket listed (socket(AF_UNIX) allowed).
+func TestVerifyBind(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip(err)
+	}
+	f := newFixture(t)
+	listed, err := net.Listen("unix", filepath.Join(f.outside, "listed.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listed.Close()
+	profiles := []struct {
+		name string
+		spec sandbox.Spec
+	}{
+		{name: "network on", spec: sandbox.Spec{Network: true}},
+		{name: "a unix socket listed", spec: sandbox.Spec{UnixSockets: []string{listed.Addr().String()}}},
+	}
+	// bindPy NAME...: a socket bound to each name (a socketpair end
+	// where socket(AF_UNIX) is refused), and what each bind said.
+	const bindPy = `import socket, sys
+for n in sys.argv[1:]:
+    try:
+        s = socket.socket(socket.AF_UNIX)
+    except OSError:
+        s = socket.socketpair()[0]
+    try:
+        s.bind(n)
+        print(n, "bound")
+    except OSError as e:
+        print(n, e.errno)
+`
+	ws := func(n string) string { return filepath.Join(f.ws, n) }
+	// Names of 9 and 13 bytes: the lengths a bind with the network on
+	// keeps (sun_path and its NUL, after the family).
+	const unpredicted, predicted = "sock-9byt", "sock-13-bytes"
+	for _, pr := range profiles {
+		t.Run(pr.name, func(t *testing.T) {
+			os.Remove(ws(unpredicted))
+			os.Remove(ws(predicted))
+			spec := pr.spec
+			spec.Zones = []sandbox.Zone{{Name: "ws", Root: f.ws, Writable: true}, {Name: "probe", Root: suiteDir}}
+			spec.SystemRead = sandbox.DefaultSystemPaths
+			spec.Cwd, spec.Home = f.ws, f.home
+			p, err := sandbox.Derive(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := `python3 -c '` + bindPy + `' ` + unpredicted + ` ` + predicted + ` "${TMPDIR:-/tmp}/tmp-sock"`
+			v := &Verify{Prediction: &sandbox.Prediction{
+				Exec:  []sandbox.Exec{shell(script), {Program: "python3", AnyArgs: true, Part: "bind.py"}},
+				Write: []sandbox.PathPattern{{Path: ws(predicted)}},
+			}}
+			o := f.opts()
+			o.Verify = v
+			if len(spec.UnixSockets) > 0 {
+				o.LandlockAccept = []string{landlock.AcceptUnixSockets}
+			}
+			var out, errb bytes.Buffer
+			if _, err := RunWith(context.Background(), o, p, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &errb}); err != nil {
+				t.Fatalf("the sandbox did not start: %v\n%s", err, errb.String())
+			}
+			if _, err := os.Lstat(ws(unpredicted)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a socket was bound outside the prediction: %v\n%s%s", err, out.String(), errb.String())
+			}
+			if landlockTest() && spec.Network {
+				// Landlock shares the host's network namespace: every
+				// unix path is refused there (landlock.AbstractBind).
+				return
+			}
+			if fi, err := os.Lstat(ws(predicted)); err != nil || fi.Mode().Type() != os.ModeSocket {
+				t.Errorf("the socket at the predicted path: %v, %v\n%s%s", fi, err, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), "/tmp-sock bound") {
+				t.Errorf("the socket in the temporary directory was not bound:\n%s%s", out.String(), errb.String())
+			}
+			want := []held{{Kind: "create", By: "bind.py", What: ws(unpredicted), Why: "no one can be asked"}}
+			if d := cmp.Diff(heldOf(v.Held()), want); d != "" {
+				t.Errorf("held calls (-got +want):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestVerifiedStartUnderLandlock: under the landlock backend guardrun
+// answers the first exec of a verified command's child while the thread
+// that forked it waits in the kernel for that exec. The command starts
+// with a single P for guardrun's goroutines (GOMAXPROCS=1, one CPU),
+// with a collection at nearly every allocation, and with several
+// verified commands starting at once (guardrun serve), instead of
+// guardrun waiting for itself for ever. Each case runs in a copy of the
+// test binary, which is killed if it does not finish.
+func TestVerifiedStartUnderLandlock(t *testing.T) {
+	requireLandlock(t)
+	f := newFixture(t)
+	if err := os.WriteFile(filepath.Join(f.ws, "file"), []byte("line one\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, maxprocs, gogc, atOnce, times string
+	}{
+		{name: "one P", maxprocs: "1", gogc: "100", atOnce: "1", times: "3"},
+		{name: "a collection at nearly every allocation", maxprocs: "2", gogc: "1", atOnce: "1", times: "30"},
+		{name: "four verified commands starting at once", maxprocs: "2", gogc: "100", atOnce: "4", times: "3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			helper := exec.Command(os.Args[0], "-test.run=^TestVerifiedStartHelper$", "-test.count=1", "-test.v")
+			helper.Env = append(os.Environ(),
+				"GUARDRUN_TEST_HELPER=verified-start",
+				"GUARDRUN_TEST_HELPER_BASE="+f.base,
+				"GUARDRUN_TEST_HELPER_AT_ONCE="+tc.atOnce,
+				"GUARDRUN_TEST_HELPER_TIMES="+tc.times,
+				"GUARDRUN_TEST_PROBE="+probePath,
+				"GUARDRUN_TEST_BACKEND="+BackendLandlock,
+				"GOMAXPROCS="+tc.maxprocs, "GOGC="+tc.gogc)
+			helper.Stdout, helper.Stderr = &out, &out
+			if err := helper.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- helper.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("the verified commands did not run: %v\n%s", err, out.String())
+				}
+			case <-time.After(90 * time.Second):
+				helper.Process.Kill()
+				<-done
+				t.Errorf("the verified commands did not start in 90s (guardrun waits for its own answer to the child's first exec):\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestVerifiedStartHelper is the helper of
+// TestVerifiedStartUnderLandlock: GUARDRUN_TEST_HELPER_AT_ONCE verified
+// commands at once, GUARDRUN_TEST_HELPER_TIMES times each; it does
+// nothing in a normal run.
+func TestVerifiedStartHelper(t *testing.T) {
+	if os.Getenv("GUARDRUN_TEST_HELPER") != "verified-start" {
+		t.Skip("helper process for TestVerifiedStartUnderLandlock")
+	}
+	f := fixtureAt(t, os.Getenv("GUARDRUN_TEST_HELPER_BASE"), false)
+	const script = `sed -n 1p file`
+	run := func() error {
+		v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script),
+			{Program: "sed", Args: words("-n", "1p", "file"), Part: script}}}}
+		var out bytes.Buffer
+		o := f.opts()
+		o.Verify = v
+		status, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out})
+		switch {
+		case err != nil:
+			return err
+		case status != 0 || out.String() != "line one\n" || len(v.Held()) != 0:
+			return fmt.Errorf("status %d, held %v, output %q", status, v.Held(), out.String())
+		}
+		return nil
+	}
+	n, err := strconv.Atoi(os.Getenv("GUARDRUN_TEST_HELPER_AT_ONCE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	times, err := strconv.Atoi(os.Getenv("GUARDRUN_TEST_HELPER_TIMES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			for range times {
+				if err := run(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -20,10 +20,11 @@
 // SeccompPolicy.Verify adds the rules of a verified command (run-time
 // verification): no clone that shares memory, the working directory or
 // the descriptor table without being a thread or a vfork child (EPERM),
-// and no memfd_create, memfd_secret, SysV shared memory or openat2
-// (ENOSYS), so that nothing but the caller can change what guardrun read
-// of an exec before the kernel reads it again, and no open's flags hide
-// in memory.
+// no memfd_create, memfd_secret, SysV shared memory, openat2 or Linux
+// AIO (ENOSYS), and no MADV_FREE (EINVAL), so that nothing but the
+// caller (no other process, no read the kernel completes later, no page
+// reclaimed to zeros) can change what guardrun read of an exec before
+// the kernel reads it again, and no open's flags hide in memory.
 //
 // It does not install the filter. Build returns the program and File a
 // descriptor holding it; bwrap reads that with --seccomp and loads it

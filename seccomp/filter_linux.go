@@ -54,30 +54,6 @@ func BuildRoutes(p sandbox.SeccompPolicy, routes []Route) (*Filter, map[int32]st
 	return build(p, routes)
 }
 
-// disjoint reports whether route r can never match a call that one of
-// the deny rules rs refuses (see BuildRoutes).
-func disjoint(r Route, rs []rule) bool {
-	for _, d := range rs {
-		if d.name != r.Name {
-			continue
-		}
-		if len(r.Any) == 0 || len(d.any) == 0 || len(d.with) > 0 {
-			return false
-		}
-		for _, m := range d.any {
-			if m.op != opMaskedEq {
-				return false
-			}
-			for _, c := range r.Any {
-				if c.Arg != m.arg || c.Mask != m.mask || c.Val == m.val {
-					return false
-				}
-			}
-		}
-	}
-	return true
-}
-
 // lateCalls are system calls added to Linux after libseccomp 2.5 (the
 // oldest this builds with), by number: since Linux 5.1 a new call has the
 // same number on every architecture Build accepts.

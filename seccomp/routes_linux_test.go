@@ -75,6 +75,10 @@ func TestRoutes(t *testing.T) {
 		{"memfd_create", "memfd_create", nil, enosys},
 		{"openat2 (flags in memory)", "openat2", nil, enosys},
 		{"shmget", "shmget", nil, enosys},
+		{"Linux AIO (a read the kernel completes later)", "io_setup", nil, enosys},
+		{"io_submit", "io_submit", nil, enosys},
+		{"madvise MADV_FREE (a page reclaimed to zeros)", "madvise", []uint64{0, 4096, 8}, uint32(retErrno | unix.EINVAL)},
+		{"madvise MADV_DONTNEED stays", "madvise", []uint64{0, 4096, 4}, allow},
 		{"execve is not routed here", "execve", nil, allow},
 	} {
 		n, ok := nr(t, c.sys)
@@ -106,6 +110,58 @@ func TestRoutesNotBothRefusedAndServed(t *testing.T) {
 			_, _, err := BuildRoutes(sandbox.SeccompPolicy{}, []Route{c.route})
 			if err == nil || !strings.Contains(err.Error(), "cannot also be routed") {
 				t.Fatalf("BuildRoutes: %v, want a refusal", err)
+			}
+		})
+	}
+}
+
+// TestBindRoute: a verified command's binds are routed wherever the
+// filter lets one through (an AF_UNIX address on a path creates a file),
+// and only there: with the network on under bwrap, the lengths the rule
+// on abstract names leaves; the others stay refused, and an address no
+// unix path fits (autobind, sockaddr_storage) stays in the kernel.
+func TestBindRoute(t *testing.T) {
+	arch, _ := native(t)
+	bind, _ := nr(t, "bind")
+	type call struct {
+		addrlen uint64
+		want    uint32
+	}
+	for _, c := range []struct {
+		name   string
+		policy sandbox.SeccompPolicy
+		routed bool
+		calls  []call
+	}{
+		{name: "no network, no unix sockets: every bind refused", policy: sandbox.SeccompPolicy{}},
+		{name: "network on (bwrap)", policy: sandbox.SeccompPolicy{AllowNetwork: true}, routed: true,
+			calls: []call{{12, notifyRet}, {16, notifyRet}, {24, notifyRet}, {28, notifyRet}, {13, eperm}, {110, eperm}, {2, allow}, {128, allow}}},
+		{name: "network on through the proxy: every bind refused", policy: sandbox.SeccompPolicy{AllowNetwork: true, InetStreamOnly: true}},
+		{name: "network on (landlock)", policy: sandbox.SeccompPolicy{AllowNetwork: true, HostShared: true}, routed: true,
+			calls: []call{{13, notifyRet}, {16, notifyRet}, {2, notifyRet}}},
+		{name: "a unix socket listed", policy: sandbox.SeccompPolicy{AllowUnix: true}, routed: true,
+			calls: []call{{13, notifyRet}, {110, notifyRet}, {2, notifyRet}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.policy.Verify = true
+			r, ok := BindRoute(c.policy)
+			if ok != c.routed {
+				t.Fatalf("routed %v, want %v", ok, c.routed)
+			}
+			if !ok {
+				return
+			}
+			f, _, err := BuildRoutes(c.policy, []Route{r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, _ := f.BPF()
+			v := vmProg(t, prog)
+			for _, k := range c.calls {
+				d := seccompData{nr: bind, arch: arch, args: [6]uint64{3, 0, k.addrlen}}
+				if got := run(t, v, d); got != k.want {
+					t.Errorf("bind with an address of %d bytes: got %s, want %s", k.addrlen, actionName(got), actionName(k.want))
+				}
 			}
 		})
 	}

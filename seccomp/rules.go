@@ -22,8 +22,8 @@ const BadArchAction = "KILL_PROCESS"
 type RuleDesc struct {
 	// Name is the system call.
 	Name string `json:"name"`
-	// Action is the errno the call fails with: EPERM, ENOSYS or
-	// EAFNOSUPPORT.
+	// Action is the errno the call fails with: EPERM, EINVAL, ENOSYS,
+	// EPROTONOSUPPORT or EAFNOSUPPORT.
 	Action string `json:"action"`
 	// Cond says when the rule applies; empty means always.
 	Cond string `json:"cond,omitempty"`
@@ -46,6 +46,7 @@ func Rules(p sandbox.SeccompPolicy) []RuleDesc {
 // 47), and this file is compiled everywhere.
 const (
 	errnoEPERM           = 1
+	errnoEINVAL          = 22
 	errnoENOSYS          = 38
 	errnoEPROTONOSUPPORT = 93
 	errnoEAFNOSUPPORT    = 97
@@ -53,6 +54,7 @@ const (
 
 var errnoName = map[uint16]string{
 	errnoEPERM:           "EPERM",
+	errnoEINVAL:          "EINVAL",
 	errnoENOSYS:          "ENOSYS",
 	errnoEPROTONOSUPPORT: "EPROTONOSUPPORT",
 	errnoEAFNOSUPPORT:    "EAFNOSUPPORT",
@@ -378,7 +380,7 @@ func rules(p sandbox.SeccompPolicy) []rule {
 			// read the address instead (landlock.AbstractBind).
 			rs = append(rs, rule{name: "bind", errno: errnoEPERM,
 				cond: "address length (low 32 bits) is 3 to 110 but not 12, 16, 24 or 28 (an abstract unix name in the host's network namespace)",
-				any:  lowRangeExcept(2, 3, 110, 12, 16, 24, 28)})
+				any:  lowRangeExcept(2, 3, 110, bindLengthsLeft...)})
 		}
 	}
 	if p.AllowNetwork {

@@ -544,13 +544,19 @@ func (s *Session) Run(ctx context.Context, j *Job, io IO) error {
 // printed on io.Stderr. Run asks this way for commands, guardrun fs for
 // file operations, the network proxy for hosts.
 func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style)) (approval.Outcome, error) {
+	return s.ask(ctx, req, io, prepare, s.NoPerson, s.NoTerminal)
+}
+
+// ask is Ask with nobody (as Session.NoPerson) and no terminal (as
+// Session.NoTerminal) in place of the session's own.
+func (s *Session) ask(ctx context.Context, req *approval.Request, io IO, prepare func(approval.Style), nobody, noTerminal bool) (approval.Outcome, error) {
 	cfg := s.Loaded.Cfg
 	gate := &approval.Gate{Mode: cfg.Mode, Store: s.Store, ConfigFile: configHint(s.Loaded), Prompter: s.Prompter}
 	if s.Rules != nil {
 		gate.Rules = s.Rules
 	}
 	asks := req.Decision.Decision == rules.Ask && cfg.Mode == rules.ModeInteractive
-	if asks && s.NoPerson {
+	if asks && nobody {
 		if !s.granted(req) {
 			return approval.Outcome{}, ErrNeedsPerson
 		}
@@ -559,7 +565,7 @@ func (s *Session) Ask(ctx context.Context, req *approval.Request, io IO, prepare
 		gate.Prompter = noPerson{}
 	}
 	if asks && gate.Prompter == nil {
-		p, closeP := prompterFor(s.Env, s.NoTerminal)
+		p, closeP := prompterFor(s.Env, noTerminal)
 		if closeP != nil {
 			defer closeP()
 		}
@@ -753,7 +759,9 @@ func envValue(env []string, name string) string {
 // verify is the verification of a job with a prediction: a call outside
 // it is asked about through the gate as a request that asks (a prompt
 // in interactive mode, a refusal in strict mode, no one to ask: a
-// refusal), never remembered for the session.
+// refusal), never remembered for the session. A served request
+// (NoPerson: the server cannot hand a running command back to its
+// client) asks the client's supervisor, never a terminal.
 func (s *Session) verify(pred *sandbox.Prediction, cwd string, d *rules.Decision, io IO) *runner.Verify {
 	return &runner.Verify{
 		Prediction: pred,
@@ -767,7 +775,7 @@ func (s *Session) verify(pred *sandbox.Prediction, cwd string, d *rules.Decision
 				Sandbox:  sandboxSummary(s.Loaded, d),
 				Summary:  OneLineDisplay(line),
 			}
-			out, err := s.Ask(ctx, req, io, nil)
+			out, err := s.ask(ctx, req, io, nil, false, s.NoTerminal || s.NoPerson)
 			if err != nil {
 				return false, err
 			}

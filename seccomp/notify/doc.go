@@ -44,6 +44,9 @@
 //     the directory resolved and a plain name, never following a link at
 //     the name; a new descriptor is installed in the caller with the
 //     answer (SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_ADDFD_FLAG_SEND).
+//     HandleBind serves a verified command's binds the same way: a unix
+//     socket's file on a path is judged as a create and bound on
+//     guardrun's duplicate of the socket.
 //   - MetadataServer serves MetadataCalls: the object opened once and
 //     judged (Judge), the call made on guardrun's descriptor of it.
 //   - Verifier (with Verify, the prediction and who is asked) serves

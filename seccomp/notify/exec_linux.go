@@ -183,7 +183,7 @@ const kcmpVM = 1
 // ways to share memory, the working directory or the descriptors (a
 // clone that shares them without being a thread or a vfork child, or
 // memory with a child given the caller's parent; clone3, memfd_create,
-// SysV shared memory), and process_vm_writev,
+// SysV shared memory, Linux AIO and MADV_FREE), and process_vm_writev,
 // ptrace, io_uring and userfaultfd; writes to /proc/PID/mem are never
 // made. It returns an *UnsafeExecError, or another error when it could
 // not tell (then the exec is not safe either).

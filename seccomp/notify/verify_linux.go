@@ -183,7 +183,7 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 	}
 	ok := vr.allowed(dp)
 	var sp string
-	if src != nil {
+	if src != nil && !unnamed(src) {
 		if sp, err = r.Path(vr.cfg.View, src); err != nil {
 			return err
 		}
@@ -222,6 +222,14 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 		return syscall.EPERM
 	}
 	return nil
+}
+
+// unnamed reports whether l is a descriptor's object that has no name
+// left (an O_TMPFILE file, a removed one): a link gives it its only
+// name, so only that name is judged.
+func unnamed(l *Located) bool {
+	var st unix.Stat_t
+	return l.Parent < 0 && unix.Fstat(l.Obj, &st) == nil && st.Nlink == 0 && st.Mode&unix.S_IFMT == unix.S_IFREG
 }
 
 // CheckMetadata judges a metadata call (chmod, chown, utimes, an
@@ -316,7 +324,18 @@ func (vr *Verifier) hold(r *Request, hc *sandbox.HeldCall) bool {
 			}
 		}
 	}()
-	allowed, err := vr.v.Hold(ctx, *hc)
+	// Asked on a goroutine of its own, off this worker's thread, which
+	// has given up guardrun's capabilities: the question is guardrun's
+	// (a prompt on the person's terminal looks at who holds it, which
+	// as root takes root's rights).
+	var allowed bool
+	var err error
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		allowed, err = vr.v.Hold(ctx, *hc)
+	}()
+	<-asked
 	cancel()
 	<-watched
 	if err != nil {
