@@ -192,7 +192,8 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 	if ok {
 		return nil
 	}
-	if vr.cfg.Writable != nil && (!vr.cfg.Writable(dp) || src != nil && !vr.cfg.Writable(sp)) {
+	refused := func(p string) bool { return p != "" && !vr.cfg.Writable(p) }
+	if vr.cfg.Writable != nil && (refused(dp) || src != nil && refused(sp)) {
 		// The sandbox refuses it anyway: made, it fails as it would
 		// unverified (EACCES, EROFS), with nothing to ask about. bash
 		// opens the terminal its standard input names, and goes on
