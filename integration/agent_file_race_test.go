@@ -124,13 +124,23 @@ func TestAgentsFileToolsRaceALinkSwap(t *testing.T) {
 			if len(landed) > 0 {
 				t.Errorf("changes the hook judged landed in %s, through a link swapped after the check: %v", out, landed)
 			}
-			if inside == 0 {
-				t.Errorf("no change was made inside the project either: the test raced nothing")
+			// The race ran if something was let through at least once
+			// while the link led into the project: made there, or
+			// allowed by the hook (Claude Code then resolves the path
+			// again itself and refuses most of these).
+			recs := r.records()
+			passed := 0
+			for _, rec := range recs {
+				if rec.Via == r.agentName() && rec.Op != "" && rec.Op != "read" && (rec.Outcome == "allowed" || rec.Outcome == "ran") {
+					passed++
+				}
+			}
+			if inside == 0 && passed == 0 {
+				t.Errorf("no change was made inside the project, nor let through by the hook: the test raced nothing")
 			}
 
 			// Every change is in the audit log, made through the agent.
 			var missing []string
-			recs := r.records()
 			for i := range tries {
 				found := false
 				for _, rec := range recs {
