@@ -308,6 +308,47 @@ for n in ("out.txt", "other.txt"):
 	}
 }
 
+// TestVerifyRefusedOnce: once a held call is refused, the request ends
+// refused, and the calls held after it are refused without a question:
+// the person is asked once, not once per call a command can make.
+func TestVerifyRefusedOnce(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	ws := func(n string) string { return filepath.Join(f.ws, n) }
+	const script = `touch A; touch B; echo x > C`
+	asked := 0
+	v := &Verify{
+		Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script)}},
+		Hold: func(context.Context, sandbox.HeldCall) (bool, error) {
+			asked++
+			return false, nil
+		},
+	}
+	o := f.opts()
+	o.Verify = v
+	var out bytes.Buffer
+	if _, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out}); err != nil {
+		t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
+	}
+	var got []string
+	for _, h := range v.Held() {
+		got = append(got, fmt.Sprintf("%s %s %v %s", h.Kind, h.Path+sandbox.QuoteSh(h.Argv), h.Allowed, h.Reason))
+	}
+	want := []string{
+		"exec touch A false ",
+		"exec touch B false the request was refused at an earlier call",
+		"create " + ws("C") + " false the request was refused at an earlier call",
+	}
+	if d := cmp.Diff(got, want); d != "" || asked != 1 {
+		t.Errorf("asked %d times, want 1; held calls (-got +want):\n%s", asked, d)
+	}
+	for _, n := range []string{"A", "B", "C"} {
+		if _, err := os.Lstat(ws(n)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists: %v", n, err)
+		}
+	}
+}
+
 // TestVerifyBind: binding a unix socket to a path creates a file there,
 // a write like any other: outside the prediction it is held and
 // refused, and no file is made; at a predicted path or in the command's

@@ -285,7 +285,8 @@ func (vr *Verifier) allowed(p string) bool {
 }
 
 // hold asks Verify.Hold about hc while the caller waits, and records the
-// answer. The question's context ends when the caller stops waiting
+// answer; once a call of the request was refused, the others are refused
+// unasked. The question's context ends when the caller stops waiting
 // (killed): no one is then asked for nothing.
 func (vr *Verifier) hold(r *Request, hc *sandbox.HeldCall) bool {
 	key := strings.Join(append([]string{hc.Kind, hc.Program, hc.Path, hc.Source}, hc.Argv...), "\x00")
@@ -304,6 +305,14 @@ func (vr *Verifier) hold(r *Request, hc *sandbox.HeldCall) bool {
 		if hc.Reason == "" {
 			hc.Reason = "no one can be asked"
 		}
+		vr.v.record(*hc)
+		return false
+	}
+	if _, refused := vr.v.Refused(); refused {
+		// The request ends refused already: a question more would be
+		// for nothing (and a stream of them can wear a person down to
+		// a yes).
+		hc.Reason = "the request was refused at an earlier call"
 		vr.v.record(*hc)
 		return false
 	}
