@@ -234,9 +234,10 @@ func unnamed(l *Located) bool {
 }
 
 // CheckMetadata judges a metadata call (chmod, chown, utimes, an
-// extended attribute) on path, the real path of its object: as a write.
+// extended attribute) on path, the real path of its object: as a write,
+// but never always allowed on a device or terminal (allowedMetadata).
 func (vr *Verifier) CheckMetadata(r *Request, path string) error {
-	if vr.allowed(path) {
+	if vr.allowedMetadata(path) {
 		return nil
 	}
 	hc := sandbox.HeldCall{Kind: sandbox.HeldMetadata, Path: path, Pid: r.Pid}
@@ -276,6 +277,21 @@ func (vr *Verifier) allowed(p string) bool {
 	}
 	if strings.HasPrefix(p, "/dev/pts/") && !strings.Contains(p[len("/dev/pts/"):], "/") {
 		return true
+	}
+	if vr.cfg.Always != nil && vr.cfg.Always(p) {
+		return true
+	}
+	_, ok := vr.v.Prediction.MatchWrite(p)
+	return ok
+}
+
+// allowedMetadata is allowed for the metadata calls: not the devices and
+// terminals a write to is always allowed, which are the host's own
+// (bwrap's /dev/null is the host's: as root, chmod there would reach it),
+// whose mode, owner and times are not the command's to change.
+func (vr *Verifier) allowedMetadata(p string) bool {
+	if p == "" {
+		return true // a pipe, a socket: not a path
 	}
 	if vr.cfg.Always != nil && vr.cfg.Always(p) {
 		return true
