@@ -324,6 +324,50 @@ for n in ("out.txt", "other.txt"):
 	}
 }
 
+// TestVerifyReopensOwnOutput: a command whose standard output is a file
+// (guardrun -c ... > log) may open it again for writing through
+// /dev/stdout, which gives it nothing its descriptor has not; its
+// standard input, a file opened for reading, is not opened for writing
+// that way.
+func TestVerifyReopensOwnOutput(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	ws := func(n string) string { return filepath.Join(f.ws, n) }
+	if err := os.WriteFile(ws("file"), []byte("line one\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const script = `sed -n 1p file > /dev/stdout; echo x > /dev/stdin`
+	log, err := os.OpenFile(ws("log"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	in, err := os.Open(ws("Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	makefile, _ := os.ReadFile(ws("Makefile"))
+	v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script),
+		{Program: "sed", Args: words("-n", "1p", "file"), Part: "sed -n 1p file"}}}}
+	o := f.opts()
+	o.Verify = v
+	var errb bytes.Buffer
+	if _, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdin: in, Stdout: log, Stderr: &errb}); err != nil {
+		t.Fatalf("the sandbox did not start: %v\n%s", err, errb.String())
+	}
+	if b, _ := os.ReadFile(ws("log")); string(b) != "line one\n" {
+		t.Errorf("the log holds %q, want the line written through /dev/stdout\n%s", b, errb.String())
+	}
+	want := []held{{Kind: "write", By: script, What: ws("Makefile"), Why: "no one can be asked"}}
+	if d := cmp.Diff(heldOf(v.Held()), want); d != "" {
+		t.Errorf("held calls (-got +want):\n%s", d)
+	}
+	if b, _ := os.ReadFile(ws("Makefile")); !bytes.Equal(b, makefile) {
+		t.Errorf("the standard input, opened for reading, was written: %q", b)
+	}
+}
+
 // TestVerifyRefusedOnce: once a held call is refused, the request ends
 // refused, and the calls held after it are refused without a question:
 // the person is asked once, not once per call a command can make.

@@ -189,7 +189,7 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 		}
 		ok = ok && vr.allowed(sp)
 	}
-	if ok {
+	if ok || c.Op == OpOpen && r.writesAlready(dst) {
 		return nil
 	}
 	refused := func(p string) bool { return p != "" && !vr.cfg.Writable(p) }
@@ -223,6 +223,29 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 		return syscall.EPERM
 	}
 	return nil
+}
+
+// writesAlready reports whether l is the object of one of the caller's
+// own descriptors that is open for writing (its standard output reopened
+// through /dev/stdout, a file it was handed): opening it again for
+// writing gives the caller nothing it has not got. The descriptor itself
+// is looked at (pidfd_getfd: its open file and its flags at once), not
+// its number, which another thread can point elsewhere meanwhile.
+func (r *Request) writesAlready(l *Located) bool {
+	if !l.viaFD || l.Parent >= 0 {
+		return false
+	}
+	fd, err := r.GetFD(l.callerFD)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_PATH != 0 {
+		return false
+	}
+	acc := fl & unix.O_ACCMODE
+	return (acc == unix.O_WRONLY || acc == unix.O_RDWR) && sameFile(fd, l.Obj)
 }
 
 // unnamed reports whether l is a descriptor's object that has no name
