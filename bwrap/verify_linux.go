@@ -86,7 +86,7 @@ func prepareVerify(p *sandbox.Profile, v *notify.Verify, cacheDir string) (*veri
 		View: view,
 		Writable: func(path string) bool {
 			_, w := p.Access(path)
-			return w || privateTmp(p, path)
+			return w || privateTmp(p, path) || ownDev(path)
 		},
 		Always: func(path string) bool { return privateTmp(p, path) },
 	})
@@ -167,6 +167,11 @@ func (vf *verified) close() {
 		vf.srv = nil
 	}
 }
+
+// ownDev reports whether path lies in the sandbox's /dev, a tmpfs of
+// its own (bwrap's --dev) that the command can write: /dev/shm, new
+// names beside the devices bound there.
+func ownDev(path string) bool { return sandbox.Within(path, "/dev") }
 
 // privateTmp reports whether path lies in the sandbox's own /tmp (a
 // tmpfs of its own), not in a tree of the profile bound inside it.

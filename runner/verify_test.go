@@ -368,6 +368,75 @@ func TestVerifyReopensOwnOutput(t *testing.T) {
 	}
 }
 
+// TestVerifyExecFromDevShm: what an exec names may not lie in a mapping
+// of a file another process of the command can rewrite meanwhile, such
+// as one in bwrap's own /dev tmpfs (/dev/shm): there a create is held
+// like any other, and even allowed, the exec that reads its path from
+// such a file is refused, so a program other than the one guardrun
+// looked at never runs.
+func TestVerifyExecFromDevShm(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip(err)
+	}
+	f := newFixture(t)
+	const script = `python3 -c '
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+try:
+    fd = os.open("/dev/shm/argv", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+except OSError as e:
+    print("open", e.errno)
+    sys.exit(0)
+os.write(fd, b"/bin/true".ljust(4096, b"\0"))
+w = os.fork()
+if w == 0:
+    while True:
+        os.pwrite(fd, b"/bin/echo", 0)
+        os.pwrite(fd, b"/bin/true", 0)
+for i in range(100):
+    if os.fork() == 0:
+        m = mmap.mmap(fd, 4096, flags=mmap.MAP_PRIVATE)
+        path = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        argv = (ctypes.c_char_p * 3)(b"x", b"ran-from-dev-shm", None)
+        libc.execv(ctypes.c_char_p(path), argv)
+        os._exit(1)
+    os.wait()
+os.kill(w, 9)
+'`
+	var created bool
+	v := &Verify{
+		Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script),
+			{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", AnyArgs: true, Part: "true"}}},
+		Hold: func(_ context.Context, h sandbox.HeldCall) (bool, error) {
+			created = created || h.Kind == sandbox.HeldCreate && h.Path == "/dev/shm/argv"
+			return h.Kind == sandbox.HeldCreate, nil // the create only
+		},
+	}
+	o := f.opts()
+	o.Verify = v
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := RunWith(ctx, o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out}); err != nil {
+		t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "ran-from-dev-shm") {
+		t.Errorf("a program other than the one guardrun looked at ran:\n%s", out.String())
+	}
+	if landlockTest() {
+		return // Landlock refuses /dev/shm itself
+	}
+	if !created {
+		t.Errorf("the create in /dev/shm was not held:\n%s", out.String())
+	}
+	for _, h := range v.Held() {
+		if h.Kind == sandbox.HeldExec && !strings.Contains(h.Reason, "which the sandbox can write") {
+			t.Errorf("an exec refused for another reason: %+v", h)
+		}
+	}
+}
+
 // TestVerifyRefusedOnce: once a held call is refused, the request ends
 // refused, and the calls held after it are refused without a question:
 // the person is asked once, not once per call a command can make.
