@@ -368,23 +368,34 @@ func TestVerifyReopensOwnOutput(t *testing.T) {
 	}
 }
 
-// TestVerifyExecFromDevShm: what an exec names may not lie in a mapping
-// of a file another process of the command can rewrite meanwhile, such
-// as one in bwrap's own /dev tmpfs (/dev/shm): there a create is held
-// like any other, and even allowed, the exec that reads its path from
-// such a file is refused, so a program other than the one guardrun
+// TestVerifyExecFromRewritableFile: what an exec names may not lie in a
+// mapping of a file another process of the command can rewrite
+// meanwhile: one in bwrap's own /dev tmpfs (/dev/shm), or a protected
+// name (.git/config) that Landlock lets the command change and guardrun
+// restores after it. A write there is held like any other (the sandbox
+// does not refuse it), and even allowed, the exec that reads its path
+// from such a file is refused, so a program other than the one guardrun
 // looked at never runs.
-func TestVerifyExecFromDevShm(t *testing.T) {
+func TestVerifyExecFromRewritableFile(t *testing.T) {
 	requireSandbox(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip(err)
 	}
 	f := newFixture(t)
-	const script = `python3 -c '
+	gitConfig := filepath.Join(f.ws, ".git/config")
+	for _, c := range []struct {
+		path   string
+		writes bool // the sandbox lets the command write it
+	}{
+		{"/dev/shm/argv", !landlockTest()},
+		{gitConfig, landlockTest()},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			script := `python3 -c '
 import ctypes, mmap, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 try:
-    fd = os.open("/dev/shm/argv", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
 except OSError as e:
     print("open", e.errno)
     sys.exit(0)
@@ -398,42 +409,42 @@ for i in range(100):
     if os.fork() == 0:
         m = mmap.mmap(fd, 4096, flags=mmap.MAP_PRIVATE)
         path = ctypes.addressof(ctypes.c_char.from_buffer(m))
-        argv = (ctypes.c_char_p * 3)(b"x", b"ran-from-dev-shm", None)
+        argv = (ctypes.c_char_p * 3)(b"x", b"ran-from-a-rewritten-file", None)
         libc.execv(ctypes.c_char_p(path), argv)
         os._exit(1)
     os.wait()
 os.kill(w, 9)
-'`
-	var created bool
-	v := &Verify{
-		Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script),
-			{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", AnyArgs: true, Part: "true"}}},
-		Hold: func(_ context.Context, h sandbox.HeldCall) (bool, error) {
-			created = created || h.Kind == sandbox.HeldCreate && h.Path == "/dev/shm/argv"
-			return h.Kind == sandbox.HeldCreate, nil // the create only
-		},
-	}
-	o := f.opts()
-	o.Verify = v
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if _, err := RunWith(ctx, o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out}); err != nil {
-		t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
-	}
-	if strings.Contains(out.String(), "ran-from-dev-shm") {
-		t.Errorf("a program other than the one guardrun looked at ran:\n%s", out.String())
-	}
-	if landlockTest() {
-		return // Landlock refuses /dev/shm itself
-	}
-	if !created {
-		t.Errorf("the create in /dev/shm was not held:\n%s", out.String())
-	}
-	for _, h := range v.Held() {
-		if h.Kind == sandbox.HeldExec && !strings.Contains(h.Reason, "which the sandbox can write") {
-			t.Errorf("an exec refused for another reason: %+v", h)
-		}
+' ` + c.path
+			var wrote bool
+			v := &Verify{
+				Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script),
+					{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", AnyArgs: true, Part: "true"}}},
+				Hold: func(_ context.Context, h sandbox.HeldCall) (bool, error) {
+					write := h.Kind == sandbox.HeldCreate || h.Kind == sandbox.HeldWrite
+					wrote = wrote || write && h.Path == c.path
+					return write, nil // the write only
+				},
+			}
+			o := f.opts()
+			o.Verify = v
+			var out bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if _, err := RunWith(ctx, o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out}); err != nil {
+				t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
+			}
+			if strings.Contains(out.String(), "ran-from-a-rewritten-file") {
+				t.Errorf("a program other than the one guardrun looked at ran:\n%s", out.String())
+			}
+			if wrote != c.writes {
+				t.Errorf("the write was held: %v, want %v\n%s", wrote, c.writes, out.String())
+			}
+			for _, h := range v.Held() {
+				if h.Kind == sandbox.HeldExec && !strings.Contains(h.Reason, "which the sandbox can write") {
+					t.Errorf("an exec refused for another reason: %+v", h)
+				}
+			}
+		})
 	}
 }
 
