@@ -86,7 +86,7 @@ func prepareVerify(p *sandbox.Profile, v *notify.Verify, cacheDir string) (*veri
 		View: view,
 		Writable: func(path string) bool {
 			_, w := p.Access(path)
-			return w || privateTmp(p, path)
+			return w || privateTmp(p, path) || ownDev(path)
 		},
 		Always: func(path string) bool { return privateTmp(p, path) },
 	})
@@ -167,6 +167,22 @@ func (vf *verified) close() {
 		vf.srv = nil
 	}
 }
+
+// ownDev reports whether path lies in the sandbox's /dev, a tmpfs of
+// its own (bwrap's --dev) that the command can write (/dev/shm, new
+// names beside the devices), and is not one of the device nodes bwrap
+// binds there or the terminals: opening those acts on the device, which
+// the tmpfs does not hold.
+func ownDev(path string) bool {
+	if !sandbox.Within(path, "/dev") || sandbox.Within(path, "/dev/pts") {
+		return false
+	}
+	return !slices.Contains(bwrapDevices, path)
+}
+
+// bwrapDevices are the nodes bwrap's --dev binds from the host (and
+// /dev/console, the terminal it was started on).
+var bwrapDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/console", "/dev/ptmx"}
 
 // privateTmp reports whether path lies in the sandbox's own /tmp (a
 // tmpfs of its own), not in a tree of the profile bound inside it.

@@ -238,7 +238,13 @@ func command(ctx context.Context, p *sandbox.Profile, argv, env []string, cfg Co
 		c.policy.Verify, c.verified = true, true
 		jr := judgeRuleset(rs)
 		vr = notify.NewVerifier(cfg.Verify, notify.VerifierConfig{
-			Writable: func(path string) bool { return jr.MetadataWritable(p, path) },
+			// What the command can write while it runs: the protected
+			// names in a writable tree too, which Landlock lets it
+			// change (they are restored after it), so that a write there
+			// is held and nothing runs from a mapping of one.
+			Writable: func(path string) bool {
+				return jr.MetadataWritable(p, path) || slices.ContainsFunc(p.ReadWrite, func(root string) bool { return sandbox.Within(path, root) })
+			},
 			Always: func(path string) bool {
 				return jr.TmpDir != "" && sandbox.Within(path, jr.TmpDir)
 			},

@@ -91,6 +91,9 @@ func TestVerify(t *testing.T) {
 		held    []held
 		exist   []string
 		missing []string
+		// landlockRefuses: the landlock backend refuses the call
+		// itself, before the prediction is looked at (no held call).
+		landlockRefuses bool
 	}
 	cases := []tc{
 		{name: "a predicted command runs with no held call", script: `sed -n p file`,
@@ -141,6 +144,11 @@ func TestVerify(t *testing.T) {
 			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
 			status: -1,
 			held:   []held{{Kind: "metadata", By: "chmod 600", What: ws("Makefile"), Why: "no one can be asked"}}},
+		{name: "the times of /dev/null are not the command's: held, the host's device untouched", script: `touch -d 2001-01-01 /dev/null`,
+			exec:            []sandbox.Exec{{Program: "touch", AnyArgs: true, Part: "touch /dev/null"}},
+			status:          -1,
+			held:            []held{{Kind: "metadata", By: "touch /dev/null", What: "/dev/null", Why: "no one can be asked"}},
+			landlockRefuses: true},
 		{name: "a link planted at a predicted path leads nowhere else", script: `ln -s Makefile out.txt; echo x > out.txt`,
 			exec:   []sandbox.Exec{{Program: "ln", Args: words("-s", "Makefile", "out.txt"), Part: "ln -s"}},
 			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
@@ -236,7 +244,12 @@ for n in ("out.txt", "other.txt"):
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			null, _ := os.Stat(os.DevNull)
 			defer func() {
+				if fi, err := os.Stat(os.DevNull); err == nil && null != nil && !fi.ModTime().Equal(null.ModTime()) {
+					t.Errorf("the host's /dev/null changed: modified %v, was %v", fi.ModTime(), null.ModTime())
+					os.Chtimes(os.DevNull, null.ModTime(), null.ModTime())
+				}
 				// No case may change a file outside its prediction.
 				if b, err := os.ReadFile(ws("Makefile")); err != nil || !bytes.Equal(b, makefile) {
 					t.Errorf("Makefile changed: %q, %v", b, err)
@@ -252,6 +265,9 @@ for n in ("out.txt", "other.txt"):
 			}
 			if err := os.WriteFile(file, []byte("line one\nline two\n"), 0o644); err != nil {
 				t.Fatal(err)
+			}
+			if c.landlockRefuses && landlockTest() {
+				c.held = nil
 			}
 			pred := &sandbox.Prediction{Exec: append([]sandbox.Exec{shell(c.script)}, c.exec...), Write: c.write}
 			v := &Verify{Prediction: pred, Hold: c.hold}
@@ -305,6 +321,171 @@ for n in ("out.txt", "other.txt"):
 	want := "guardrun: refused at run time: sed -n ':a;e touch M' wants to run sh -c 'touch M', which the analysis did not predict (no one can be asked)"
 	if !ok || h.Line(nil) != want {
 		t.Errorf("line %q, want %q", h.Line(nil), want)
+	}
+}
+
+// TestVerifyReopensOwnOutput: a command whose standard output is a file
+// (guardrun -c ... > log) may open it again for writing through
+// /dev/stdout, which gives it nothing its descriptor has not; its
+// standard input, a file opened for reading, is not opened for writing
+// that way.
+func TestVerifyReopensOwnOutput(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	ws := func(n string) string { return filepath.Join(f.ws, n) }
+	if err := os.WriteFile(ws("file"), []byte("line one\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const script = `sed -n 1p file > /dev/stdout; echo x > /dev/stdin`
+	log, err := os.OpenFile(ws("log"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	in, err := os.Open(ws("Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	makefile, _ := os.ReadFile(ws("Makefile"))
+	v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script),
+		{Program: "sed", Args: words("-n", "1p", "file"), Part: "sed -n 1p file"}}}}
+	o := f.opts()
+	o.Verify = v
+	var errb bytes.Buffer
+	if _, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdin: in, Stdout: log, Stderr: &errb}); err != nil {
+		t.Fatalf("the sandbox did not start: %v\n%s", err, errb.String())
+	}
+	if b, _ := os.ReadFile(ws("log")); string(b) != "line one\n" {
+		t.Errorf("the log holds %q, want the line written through /dev/stdout\n%s", b, errb.String())
+	}
+	want := []held{{Kind: "write", By: script, What: ws("Makefile"), Why: "no one can be asked"}}
+	if d := cmp.Diff(heldOf(v.Held()), want); d != "" {
+		t.Errorf("held calls (-got +want):\n%s", d)
+	}
+	if b, _ := os.ReadFile(ws("Makefile")); !bytes.Equal(b, makefile) {
+		t.Errorf("the standard input, opened for reading, was written: %q", b)
+	}
+}
+
+// TestVerifyExecFromRewritableFile: what an exec names may not lie in a
+// mapping of a file another process of the command can rewrite
+// meanwhile: one in bwrap's own /dev tmpfs (/dev/shm), or a protected
+// name (.git/config) that Landlock lets the command change and guardrun
+// restores after it. A write there is held like any other (the sandbox
+// does not refuse it), and even allowed, the exec that reads its path
+// from such a file is refused, so a program other than the one guardrun
+// looked at never runs.
+func TestVerifyExecFromRewritableFile(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip(err)
+	}
+	f := newFixture(t)
+	gitConfig := filepath.Join(f.ws, ".git/config")
+	for _, c := range []struct {
+		path   string
+		writes bool // the sandbox lets the command write it
+	}{
+		{"/dev/shm/argv", !landlockTest()},
+		{gitConfig, landlockTest()},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			script := `python3 -c '
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+try:
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+except OSError as e:
+    print("open", e.errno)
+    sys.exit(0)
+os.write(fd, b"/bin/true".ljust(4096, b"\0"))
+w = os.fork()
+if w == 0:
+    while True:
+        os.pwrite(fd, b"/bin/echo", 0)
+        os.pwrite(fd, b"/bin/true", 0)
+for i in range(100):
+    if os.fork() == 0:
+        m = mmap.mmap(fd, 4096, flags=mmap.MAP_PRIVATE)
+        path = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        argv = (ctypes.c_char_p * 3)(b"x", b"ran-from-a-rewritten-file", None)
+        libc.execv(ctypes.c_char_p(path), argv)
+        os._exit(1)
+    os.wait()
+os.kill(w, 9)
+' ` + c.path
+			var wrote bool
+			v := &Verify{
+				Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script),
+					{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", AnyArgs: true, Part: "true"}}},
+				Hold: func(_ context.Context, h sandbox.HeldCall) (bool, error) {
+					write := h.Kind == sandbox.HeldCreate || h.Kind == sandbox.HeldWrite
+					wrote = wrote || write && h.Path == c.path
+					return write, nil // the write only
+				},
+			}
+			o := f.opts()
+			o.Verify = v
+			var out bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if _, err := RunWith(ctx, o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out}); err != nil {
+				t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
+			}
+			if strings.Contains(out.String(), "ran-from-a-rewritten-file") {
+				t.Errorf("a program other than the one guardrun looked at ran:\n%s", out.String())
+			}
+			if wrote != c.writes {
+				t.Errorf("the write was held: %v, want %v\n%s", wrote, c.writes, out.String())
+			}
+			for _, h := range v.Held() {
+				if h.Kind == sandbox.HeldExec && !strings.Contains(h.Reason, "which the sandbox can write") {
+					t.Errorf("an exec refused for another reason: %+v", h)
+				}
+			}
+		})
+	}
+}
+
+// TestVerifyRefusedOnce: once a held call is refused, the request ends
+// refused, and the calls held after it are refused without a question:
+// the person is asked once, not once per call a command can make.
+func TestVerifyRefusedOnce(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	ws := func(n string) string { return filepath.Join(f.ws, n) }
+	const script = `touch A; touch B; echo x > C`
+	asked := 0
+	v := &Verify{
+		Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script)}},
+		Hold: func(context.Context, sandbox.HeldCall) (bool, error) {
+			asked++
+			return false, nil
+		},
+	}
+	o := f.opts()
+	o.Verify = v
+	var out bytes.Buffer
+	if _, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: &out, Stderr: &out}); err != nil {
+		t.Fatalf("the sandbox did not start: %v\n%s", err, out.String())
+	}
+	var got []string
+	for _, h := range v.Held() {
+		got = append(got, fmt.Sprintf("%s %s %v %s", h.Kind, h.Path+sandbox.QuoteSh(h.Argv), h.Allowed, h.Reason))
+	}
+	want := []string{
+		"exec touch A false ",
+		"exec touch B false the request was refused at an earlier call",
+		"create " + ws("C") + " false the request was refused at an earlier call",
+	}
+	if d := cmp.Diff(got, want); d != "" || asked != 1 {
+		t.Errorf("asked %d times, want 1; held calls (-got +want):\n%s", asked, d)
+	}
+	for _, n := range []string{"A", "B", "C"} {
+		if _, err := os.Lstat(ws(n)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists: %v", n, err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ package notify
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -244,6 +245,11 @@ type Located struct {
 	Slash bool
 	// Obj is an O_PATH descriptor of the object itself; -1 with Parent.
 	Obj int
+
+	// viaFD: Obj is what the caller's descriptor callerFD leads to (the
+	// path was /proc/self/fd/N, /dev/fd/N or /dev/std*).
+	viaFD    bool
+	callerFD int32
 }
 
 // Close releases the descriptors.
@@ -287,10 +293,13 @@ type resolver struct {
 	view View
 	root int // O_PATH: the caller's root (InRoot), or guardrun's /
 	tgid int
+	// startFD is the caller's descriptor the last start opened, when
+	// it opened the object of one (ownStart); -1 otherwise.
+	startFD int32
 }
 
 func (r *Request) resolver(v View) (*resolver, error) {
-	res := &resolver{r: r, view: v, root: -1}
+	res := &resolver{r: r, view: v, root: -1, startFD: -1}
 	p := "/"
 	if v.InRoot {
 		p = "/proc/" + strconv.Itoa(r.Pid) + "/root"
@@ -327,6 +336,7 @@ func dupFD(fd int) (int, error) {
 // (or the caller's own process file it names: ownStart), the caller's
 // working directory or dirfd otherwise; and what is left of path.
 func (res *resolver) start(dirfd int32, path string, follow bool) (int, string, error) {
+	res.startFD = -1
 	if strings.HasPrefix(path, "/") {
 		if fd, rest, ok, err := res.ownStart(path, follow); ok || err != nil {
 			return fd, rest, err
@@ -401,6 +411,12 @@ func (res *resolver) ownStart(path string, follow bool) (int, string, bool, erro
 	if obj == "" {
 		obj = base
 	}
+	callerFD := int32(-1)
+	if dir, n, ok := strings.Cut(obj, "/fd/"); ok && dir == base && rest == "" {
+		if v, err := strconv.Atoi(n); err == nil && v >= 0 && v <= math.MaxInt32 {
+			callerFD = int32(v)
+		}
+	}
 	if !strings.Contains(obj, "/fd/") && !strings.HasSuffix(obj, "/cwd") && !strings.HasSuffix(obj, "/root") {
 		flags |= unix.O_DIRECTORY
 	}
@@ -417,6 +433,7 @@ func (res *resolver) ownStart(path string, follow bool) (int, string, bool, erro
 		}
 		return -1, "", true, err
 	}
+	res.startFD = callerFD
 	return fd, rest, true, nil
 }
 
@@ -524,7 +541,7 @@ func (res *resolver) locate(t Target, obj bool) (*Located, error) {
 		if strings.Trim(rest, "/") == "" {
 			// The path ends at the start itself: "/", a descriptor of
 			// the caller's (/proc/self/fd/N), its cwd.
-			return &Located{Parent: -1, Obj: start}, nil
+			return &Located{Parent: -1, Obj: start, viaFD: res.startFD >= 0, callerFD: res.startFD}, nil
 		}
 		if obj {
 			how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC}
@@ -613,6 +630,7 @@ func (res *resolver) locate(t Target, obj bool) (*Located, error) {
 			continue
 		}
 		start, rest = parent, target
+		res.startFD = -1
 	}
 }
 

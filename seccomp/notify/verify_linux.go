@@ -189,7 +189,7 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 		}
 		ok = ok && vr.allowed(sp)
 	}
-	if ok {
+	if ok || c.Op == OpOpen && r.writesAlready(dst) {
 		return nil
 	}
 	refused := func(p string) bool { return p != "" && !vr.cfg.Writable(p) }
@@ -225,6 +225,29 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 	return nil
 }
 
+// writesAlready reports whether l is the object of one of the caller's
+// own descriptors that is open for writing (its standard output reopened
+// through /dev/stdout, a file it was handed): opening it again for
+// writing gives the caller nothing it has not got. The descriptor itself
+// is looked at (pidfd_getfd: its open file and its flags at once), not
+// its number, which another thread can point elsewhere meanwhile.
+func (r *Request) writesAlready(l *Located) bool {
+	if !l.viaFD || l.Parent >= 0 {
+		return false
+	}
+	fd, err := r.GetFD(l.callerFD)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_PATH != 0 {
+		return false
+	}
+	acc := fl & unix.O_ACCMODE
+	return (acc == unix.O_WRONLY || acc == unix.O_RDWR) && sameFile(fd, l.Obj)
+}
+
 // unnamed reports whether l is a descriptor's object that has no name
 // left (an O_TMPFILE file, a removed one): a link gives it its only
 // name, so only that name is judged.
@@ -234,9 +257,10 @@ func unnamed(l *Located) bool {
 }
 
 // CheckMetadata judges a metadata call (chmod, chown, utimes, an
-// extended attribute) on path, the real path of its object: as a write.
+// extended attribute) on path, the real path of its object: as a write,
+// but never always allowed on a device or terminal (allowedMetadata).
 func (vr *Verifier) CheckMetadata(r *Request, path string) error {
-	if vr.allowed(path) {
+	if vr.allowedMetadata(path) {
 		return nil
 	}
 	hc := sandbox.HeldCall{Kind: sandbox.HeldMetadata, Path: path, Pid: r.Pid}
@@ -284,8 +308,24 @@ func (vr *Verifier) allowed(p string) bool {
 	return ok
 }
 
+// allowedMetadata is allowed for the metadata calls: not the devices and
+// terminals a write to is always allowed, which are the host's own
+// (bwrap's /dev/null is the host's: as root, chmod there would reach it),
+// whose mode, owner and times are not the command's to change.
+func (vr *Verifier) allowedMetadata(p string) bool {
+	if p == "" {
+		return true // a pipe, a socket: not a path
+	}
+	if vr.cfg.Always != nil && vr.cfg.Always(p) {
+		return true
+	}
+	_, ok := vr.v.Prediction.MatchWrite(p)
+	return ok
+}
+
 // hold asks Verify.Hold about hc while the caller waits, and records the
-// answer. The question's context ends when the caller stops waiting
+// answer; once a call of the request was refused, the others are refused
+// unasked. The question's context ends when the caller stops waiting
 // (killed): no one is then asked for nothing.
 func (vr *Verifier) hold(r *Request, hc *sandbox.HeldCall) bool {
 	key := strings.Join(append([]string{hc.Kind, hc.Program, hc.Path, hc.Source}, hc.Argv...), "\x00")
@@ -304,6 +344,14 @@ func (vr *Verifier) hold(r *Request, hc *sandbox.HeldCall) bool {
 		if hc.Reason == "" {
 			hc.Reason = "no one can be asked"
 		}
+		vr.v.record(*hc)
+		return false
+	}
+	if _, refused := vr.v.Refused(); refused {
+		// The request ends refused already: a question more would be
+		// for nothing (and a stream of them can wear a person down to
+		// a yes).
+		hc.Reason = "the request was refused at an earlier call"
 		vr.v.record(*hc)
 		return false
 	}
