@@ -187,31 +187,14 @@ func (s *RuleStore) read() (*ruleFile, error) {
 	return &rf, nil
 }
 
-func (s *RuleStore) write(rf *ruleFile) (err error) {
+func (s *RuleStore) write(rf *ruleFile) error {
 	data, err := json.MarshalIndent(rf, "", "  ")
 	if err != nil {
 		return fmt.Errorf("project rules: %w", err)
 	}
 	data = append(data, '\n')
-	tmp, err := os.CreateTemp(s.dir, "project-rules.tmp-*")
-	if err != nil {
+	if err := replaceFile(s.dir, "project-rules.tmp-*", s.Path(), data); err != nil {
 		return fmt.Errorf("project rules: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("project rules: %w", err)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), s.Path())
+	return nil
 }

@@ -465,7 +465,7 @@ func decodeStoreFile(path string, data []byte) (*storeFile, error) {
 
 // write replaces the session file atomically: temp file, fsync, rename,
 // fsync of the directory so the rename itself survives a crash.
-func (s *Store) write(sf *storeFile) (err error) {
+func (s *Store) write(sf *storeFile) error {
 	// Compact, not indented: Has decodes the whole file on every granted
 	// lookup, and whitespace is most of what indenting adds.
 	data, err := json.Marshal(sf)
@@ -473,16 +473,25 @@ func (s *Store) write(sf *storeFile) (err error) {
 		return fmt.Errorf("session store: %w", err)
 	}
 	data = append(data, '\n')
-	// CreateTemp opens with O_EXCL and mode 0600.
-	tmp, err := os.CreateTemp(s.dir, s.name+".tmp-*")
-	if err != nil {
+	if err := replaceFile(s.dir, s.name+".tmp-*", s.Path(), data); err != nil {
 		return fmt.Errorf("session store: %w", err)
+	}
+	return nil
+}
+
+// replaceFile puts data at path, atomically: written to a temporary file
+// in dir (named after pattern; CreateTemp opens it with O_EXCL and mode
+// 0600), synced and renamed over path, then dir synced. On an error the
+// temporary file is gone and path as it was.
+func replaceFile(dir, pattern, path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
-			err = fmt.Errorf("session store: %w", err)
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
@@ -494,10 +503,10 @@ func (s *Store) write(sf *storeFile) (err error) {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), s.Path()); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	if d, err := os.Open(s.dir); err == nil {
+	if d, err := os.Open(dir); err == nil {
 		// Some file systems cannot sync a directory; the rename is done
 		// either way, only its durability across a power cut is weaker.
 		d.Sync()

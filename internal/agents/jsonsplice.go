@@ -241,23 +241,30 @@ func (p *jsonParser) object() (*jsonValue, error) {
 			return nil, err
 		}
 		v.members = append(v.members, jsonMember{key: key, keyStart: ks, val: val})
-		if err := p.space(); err != nil {
+		if end, err := p.next(v, '}'); err != nil {
 			return nil, err
-		}
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-			if err := p.space(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if p.pos < len(p.src) && p.src[p.pos] == '}' {
-			p.pos++
-			v.end = p.pos
+		} else if end {
 			return v, nil
 		}
-		return nil, p.fail(p.pos, "unexpected %s, want ',' or '}'", p.what())
 	}
+}
+
+// next reads what follows a member or element of v: a comma and white
+// space (false: another one comes), or close, which ends v (true).
+func (p *jsonParser) next(v *jsonValue, close byte) (bool, error) {
+	if err := p.space(); err != nil {
+		return false, err
+	}
+	if p.pos < len(p.src) && p.src[p.pos] == ',' {
+		p.pos++
+		return false, p.space()
+	}
+	if p.pos < len(p.src) && p.src[p.pos] == close {
+		p.pos++
+		v.end = p.pos
+		return true, nil
+	}
+	return false, p.fail(p.pos, "unexpected %s, want ',' or '%c'", p.what(), close)
 }
 
 func (p *jsonParser) array() (*jsonValue, error) {
@@ -281,22 +288,11 @@ func (p *jsonParser) array() (*jsonValue, error) {
 			return nil, err
 		}
 		v.elems = append(v.elems, e)
-		if err := p.space(); err != nil {
+		if end, err := p.next(v, ']'); err != nil {
 			return nil, err
-		}
-		if p.pos < len(p.src) && p.src[p.pos] == ',' {
-			p.pos++
-			if err := p.space(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if p.pos < len(p.src) && p.src[p.pos] == ']' {
-			p.pos++
-			v.end = p.pos
+		} else if end {
 			return v, nil
 		}
-		return nil, p.fail(p.pos, "unexpected %s, want ',' or ']'", p.what())
 	}
 }
 
