@@ -20,6 +20,8 @@ import (
 type tmuxScreen struct {
 	t    testing.TB
 	sock string
+	// status is where an attackAgent writes its request's exit status.
+	status string
 }
 
 var tmuxCount atomic.Int64
@@ -163,23 +165,66 @@ func fileIn(t testing.TB, w *world, name string) bool {
 func attackAgent(t testing.TB, w *world, env []string, attack, request string) *tmuxScreen {
 	t.Helper()
 	agent := filepath.Join(w.tmp, fmt.Sprintf("agent-%d.sh", tmuxCount.Load()+1))
-	body := "stty -echo\n" + attack + "\n\"$SHELL\" -c " + shq(request) + "\necho \"agent: status $?\"\nsleep 600\n"
+	status := agent + ".status"
+	body := "stty -echo\n" + attack + "\n\"$SHELL\" -c " + shq(request) + "\ns=$?\necho \"$s\" > " + shq(status) + "\necho \"agent: status $s\"\nsleep 600\n"
 	if err := os.WriteFile(agent, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return startTmux(t, w, env, "exec "+shq(guardrunBin)+" supervise -- bash "+shq(agent))
+	m := startTmux(t, w, env, "exec "+shq(guardrunBin)+" supervise -- bash "+shq(agent))
+	m.status = status
+	return m
+}
+
+// waitStatus waits (up to 60 s) for an attackAgent's request to end and
+// returns its exit status. Unlike the status line on screen it does not
+// depend on what the agent's own output leaves the terminal in: bytes
+// the agent wrote just before its request can reach the terminal after
+// the prompt (the pty and the request are two channels), and a sequence
+// they leave open takes the agent's status line as its payload, with or
+// without guardrun.
+func (m *tmuxScreen) waitStatus() string {
+	m.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, err := os.ReadFile(m.status); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b))
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("the agent's request did not end; the screen shows:\n%s", m.screen(false))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // approveVisible waits for the prompt for want, checks it is readable on
 // screen, types y after the quiet time, and waits for the agent to get
-// its answer.
+// its answer and the prompt to leave the screen.
 func (m *tmuxScreen) approveVisible(want string) string {
 	m.t.Helper()
 	s := m.waitPrompt(want)
 	settled()
 	m.keys("y")
-	m.waitScreen(`agent: status \d+`)
+	m.waitStatus()
+	m.waitScreenNot(promptKeyLine)
 	return s
+}
+
+// waitScreenNot waits (up to 60 s) until the visible screen no longer
+// matches re.
+func (m *tmuxScreen) waitScreenNot(re string) {
+	m.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		s := m.screen(false)
+		if !rx.MatchString(s) {
+			return
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("the screen still shows %q:\n%s", re, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // enter presses Enter.

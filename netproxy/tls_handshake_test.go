@@ -737,12 +737,14 @@ func TestTLSServerSpeaksFirst(t *testing.T) {
 		io.Copy(io.Discard, c)
 	}()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
+	// The proxy's wait starts after it has read the CONNECT, so the
+	// time since before the CONNECT is never shorter than the wait.
+	start := time.Now()
 	c, status := connect(t, f, "allowed.test:"+port)
 	if !strings.Contains(status, " 200 ") {
 		t.Fatalf("CONNECT: %s", status)
 	}
 	c.SetDeadline(time.Now().Add(5 * time.Second))
-	start := time.Now()
 	back, err := io.ReadAll(c)
 	if err != nil || len(back) != 0 || time.Since(start) < peekTimeout {
 		t.Errorf("the client read %q, %v after %v", back, err, time.Since(start))
