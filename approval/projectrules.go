@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/guardrun/guardrun/internal/sys/atomicfile"
 )
 
 // ProjectRule is one "always in this project" answer: a rule pattern the
@@ -193,7 +195,7 @@ func (s *RuleStore) write(rf *ruleFile) error {
 		return fmt.Errorf("project rules: %w", err)
 	}
 	data = append(data, '\n')
-	if err := replaceFile(s.dir, "project-rules.tmp-*", s.Path(), data); err != nil {
+	if err := atomicfile.Replace(s.Path(), data, atomicfile.Options{Perm: 0o600, Durable: true}); err != nil {
 		return fmt.Errorf("project rules: %w", err)
 	}
 	return nil

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/guardrun/guardrun/internal/sys/atomicfile"
 )
 
 // DefaultTTL is how long a session's grants last when the config sets no
@@ -473,44 +475,8 @@ func (s *Store) write(sf *storeFile) error {
 		return fmt.Errorf("session store: %w", err)
 	}
 	data = append(data, '\n')
-	if err := replaceFile(s.dir, s.name+".tmp-*", s.Path(), data); err != nil {
+	if err := atomicfile.Replace(s.Path(), data, atomicfile.Options{Perm: 0o600, Durable: true}); err != nil {
 		return fmt.Errorf("session store: %w", err)
-	}
-	return nil
-}
-
-// replaceFile puts data at path, atomically: written to a temporary file
-// in dir (named after pattern; CreateTemp opens it with O_EXCL and mode
-// 0600), synced and renamed over path, then dir synced. On an error the
-// temporary file is gone and path as it was.
-func replaceFile(dir, pattern, path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		// Some file systems cannot sync a directory; the rename is done
-		// either way, only its durability across a power cut is weaker.
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

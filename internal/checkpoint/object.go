@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/guardrun/guardrun/internal/sys/atomicfile"
 )
 
 // The store's objects are git's: the snapshot writes blobs and trees
@@ -384,28 +386,10 @@ func clip(s string, n int) string {
 }
 
 // writeFileAtomic writes data to path through a temporary file renamed
-// over it.
+// over it. A checkpoint's records are not synced: a crash loses at most
+// the checkpoint being taken, never a part of one.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, perm); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.Replace(path, data, atomicfile.Options{Perm: perm})
 }
 
 // writeTrees writes the tree objects of index entries (sorted by path,

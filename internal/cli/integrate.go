@@ -11,6 +11,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/guardrun/guardrun/internal/agents"
+	"github.com/guardrun/guardrun/internal/sys/atomicfile"
 )
 
 const integrateUsage = `Usage:
@@ -294,35 +295,9 @@ func writeConfig(path string, data []byte) error {
 }
 
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".guardrun-*")
-	if err != nil {
-		return fmt.Errorf("integrate: %w", err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	if err := atomicfile.Replace(path, data, atomicfile.Options{Perm: mode, Durable: true}); err != nil {
 		return fmt.Errorf("integrate: write %s: %w", path, err)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("integrate: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("integrate: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("integrate: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("integrate: %w", err)
-	}
-	ok = true
 	return nil
 }
 

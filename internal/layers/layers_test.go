@@ -71,11 +71,12 @@ var layerOf = map[string]int{
 	"seccomp/notify": layerProfile,
 	"netproxy":       layerProfile,
 
-	"internal/sys/cloexec": layerSys,
-	"internal/sys/regfile": layerSys,
-	"internal/sys/sockdir": layerSys,
-	"internal/sys/ipc":     layerSys,
-	"internal/sys/trace":   layerSys,
+	"internal/sys/atomicfile": layerSys,
+	"internal/sys/cloexec":    layerSys,
+	"internal/sys/regfile":    layerSys,
+	"internal/sys/sockdir":    layerSys,
+	"internal/sys/ipc":        layerSys,
+	"internal/sys/trace":      layerSys,
 
 	"internal/testing/bashoracle": layerTesting,
 	"internal/testing/testenv":    layerTesting,
