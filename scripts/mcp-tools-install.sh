@@ -52,67 +52,9 @@ for a in "$@"; do
 done
 [ ${#names[@]} -gt 0 ] || names=(node conformance inspector)
 
-# npm must not write into the person's npm config or cache beyond its
-# download cache, nor ask anything, nor phone home.
-export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
-export npm_config_yes=true npm_config_loglevel=warn
-
-reached=""
-reach() {
-	[ -n "$reached" ] && return 0
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "mcp-tools-install.sh: npm is not installed; cannot install $1" >&2
-		exit 3
-	fi
-	if ! timeout 60 npm view --fetch-retries=0 --fetch-timeout=15000 "$1" version >/dev/null 2>&1; then
-		echo "mcp-tools-install.sh: the npm registry ($(npm config get registry 2>/dev/null)) cannot be reached; cannot install $1" >&2
-		exit 3
-	fi
-	reached=yes
-}
-
-# install_one NAME PKG VERSION FILE: installs PKG@VERSION into its prefix
-# and prints NAME and the prefix's FILE.
-install_one() {
-	local name=$1 pkg=$2 version=$3 file=$4
-	local prefix="$cache/${pkg//\//+}@$version"
-	if [ -f "$prefix/.complete" ] && [ -e "$prefix/$file" ]; then
-		printf '%s\t%s\n' "$name" "$prefix/$file"
-		return 0
-	fi
-	reach "$pkg@$version"
-	mkdir -p "$cache" || return 1
-	local tmp
-	tmp=$(mktemp -d "$cache/.install.XXXXXX") || return 1
-	chmod "$(printf '%o' $((0777 & ~$(umask))))" "$tmp" || return 1
-	echo "mcp-tools-install.sh: installing $pkg@$version into $prefix" >&2
-	# The prefix is built aside and renamed into place, so an interrupted
-	# install never looks complete. Its package.json stays: inspector-cli
-	# 1.0.3 reads ../package.json from its working directory.
-	if ! (cd "$tmp" && printf '{"private":true}\n' >package.json &&
-		timeout 900 npm install --prefix "$tmp" --no-save --no-package-lock "$pkg@$version" >&2); then
-		rm -rf "$tmp"
-		echo "mcp-tools-install.sh: npm install $pkg@$version failed" >&2
-		return 1
-	fi
-	if [ ! -e "$tmp/$file" ]; then
-		rm -rf "$tmp"
-		echo "mcp-tools-install.sh: $pkg@$version installed no $file" >&2
-		return 1
-	fi
-	touch "$tmp/.complete"
-	if ! mv -T "$tmp" "$prefix" 2>/dev/null; then
-		if [ -f "$prefix/.complete" ]; then
-			rm -rf "$tmp"
-		else
-			rm -rf "$prefix" && mv -T "$tmp" "$prefix" || {
-				rm -rf "$tmp"
-				return 1
-			}
-		fi
-	fi
-	printf '%s\t%s\n' "$name" "$prefix/$file"
-}
+tool=mcp-tools-install.sh
+# shellcheck source=npm-prefix.sh
+. "$(dirname "$0")/npm-prefix.sh"
 
 status=0
 for n in "${names[@]}"; do
@@ -123,10 +65,10 @@ for n in "${names[@]}"; do
 			status=1
 			continue
 		fi
-		install_one node "$NODE_PKG" "$NODE_VERSION" "$NODE_SCRIPT" || status=1
+		npm_prefix_install node "$NODE_PKG" "$NODE_VERSION" "$NODE_SCRIPT" -e || status=1
 		;;
-	conformance) install_one conformance "$CONFORMANCE_PKG" "$CONFORMANCE_VERSION" "$CONFORMANCE_SCRIPT" || status=1 ;;
-	inspector) install_one inspector "$INSPECTOR_PKG" "$INSPECTOR_VERSION" "$INSPECTOR_SCRIPT" || status=1 ;;
+	conformance) npm_prefix_install conformance "$CONFORMANCE_PKG" "$CONFORMANCE_VERSION" "$CONFORMANCE_SCRIPT" -e || status=1 ;;
+	inspector) npm_prefix_install inspector "$INSPECTOR_PKG" "$INSPECTOR_VERSION" "$INSPECTOR_SCRIPT" -e || status=1 ;;
 	esac
 done
 exit $status
