@@ -40,7 +40,19 @@ func startWebProc(t *testing.T, w *world) *webProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() {
+		// SIGTERM lets it remove its socket directory; a web that does
+		// not end on it is killed.
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
 	p := &webProc{cmd: cmd}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {

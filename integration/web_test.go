@@ -8,7 +8,6 @@ package integration
 // broker as internal/broker's Client does for any front).
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,7 +46,6 @@ sandbox:
 type webWorld struct {
 	*world
 	url, base string
-	web       *exec.Cmd
 	ctx       context.Context
 }
 
@@ -62,35 +60,8 @@ func startWeb(t *testing.T, width, height int64) *webWorld {
 	data, _ := os.ReadFile(cfg)
 	os.WriteFile(cfg, []byte(strings.ReplaceAll(string(data), "NOTES", notes)), 0o644)
 
-	web := exec.Command(guardrunBin, "web")
-	web.Dir, web.Env = w.work, w.env
-	web.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	out, err := web.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	web.Stderr = os.Stderr
-	if err := web.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { web.Process.Signal(syscall.SIGTERM); web.Wait() })
-	ww := &webWorld{world: w, web: web}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if u := strings.TrimSpace(sc.Text()); strings.HasPrefix(u, "http://") {
-			ww.url = u
-			break
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	if ww.url == "" {
-		t.Fatal("guardrun web printed no URL")
-	}
-	pu, _ := url.Parse(ww.url)
-	ww.base = "http://" + pu.Host
+	p := startWebProc(t, w)
+	ww := &webWorld{world: w, url: p.url, base: "http://" + p.addr}
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.DisableGPU,
