@@ -83,6 +83,9 @@ type Options struct {
 	// read-only at BridgeExe for a verified command's helper (with the
 	// proxy, the bridge's binary is the same one).
 	Helper string
+	// Devices are device nodes bound over the ones bwrap's --dev binds
+	// from the host: a host path and the path in /dev.
+	Devices [][2]string
 }
 
 // Args renders p as bwrap options, in order, without the program name and
@@ -179,6 +182,11 @@ func Args(p *sandbox.Profile, opts Options) ([]string, error) {
 			return nil, errors.New("bwrap: the verified command's helper is not an absolute path (Options.Helper)")
 		}
 		ops = append(ops, op{BridgeExe, 2, []string{"--ro-bind", opts.Helper, BridgeExe}})
+	}
+	for _, d := range opts.Devices {
+		if sandbox.Within(d[1], "/dev") && d[1] != "/dev" {
+			ops = append(ops, op{d[1], 2, []string{"--dev-bind", d[0], d[1]}})
+		}
 	}
 	slices.SortStableFunc(ops, func(x, y op) int {
 		if d := sandbox.Depth(x.path) - sandbox.Depth(y.path); d != 0 {

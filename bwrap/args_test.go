@@ -187,9 +187,22 @@ func TestArgsOrder(t *testing.T) {
 	p := base()
 	p.ReadOnly = append(p.ReadOnly, "/home/u/proj/vendor", "/tmp/ro")
 	p.ReadWrite = append(p.ReadWrite, "/home/u/proj/vendor/patched")
-	args, err := Args(p, Options{SeccompFD: 3, Stat: fakeFS(append(baseFS, "/home/u/proj/vendor/patched/", "/tmp/ro/")...)})
+	devices := [][2]string{{"/state/.guardrun-dev-1/null", "/dev/null"}, {"/state/.guardrun-dev-1/tty", "/dev/tty"}, {"/state/x", "/etc/passwd"}}
+	args, err := Args(p, Options{SeccompFD: 3, Stat: fakeFS(append(baseFS, "/home/u/proj/vendor/patched/", "/tmp/ro/")...), Devices: devices})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The copies of the device nodes go over bwrap's (after its --dev,
+	// checked below with the other mounts), and nothing outside /dev is
+	// bound with devices.
+	joined := strings.Join(args, " ")
+	for _, want := range []string{"--dev-bind /state/.guardrun-dev-1/null /dev/null", "--dev-bind /state/.guardrun-dev-1/tty /dev/tty"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("no %q in %q", want, args)
+		}
+	}
+	if strings.Contains(joined, "/etc/passwd") {
+		t.Errorf("a device bind outside /dev was rendered: %q", args)
 	}
 	type mount struct {
 		flag, dest string
@@ -198,7 +211,7 @@ func TestArgsOrder(t *testing.T) {
 	var ms []mount
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
-		case "--bind", "--ro-bind", "--ro-bind-try", "--symlink":
+		case "--bind", "--ro-bind", "--ro-bind-try", "--symlink", "--dev-bind":
 			ms = append(ms, mount{args[i], args[i+2], i})
 			i += 2
 		case "--proc", "--dev", "--tmpfs", "--remount-ro":

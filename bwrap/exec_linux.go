@@ -52,6 +52,9 @@ type Cmd struct {
 	statusR *os.File
 	statusW *os.File
 	masks   *heldMasks
+	// devices are copies of the host's device nodes, for a caller that
+	// owns those (root; see copyDevices).
+	devices *deviceCopies
 
 	mu          sync.Mutex
 	initPid     int         // the sandbox's pid 1, as the host sees it
@@ -171,7 +174,8 @@ func Command(ctx context.Context, p *sandbox.Profile, argv []string, env []strin
 	if c.masks, err = holdMasks(p, stat); err != nil {
 		return nil, err
 	}
-	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat, Proxy: route, Helper: helper})
+	c.devices = copyDevices([]string{cfg.FilterCache, "/dev"}, hostDevices)
+	args, err := Args(p, Options{SeccompFD: SeccompFD, StatusFD: StatusFD, Stat: stat.stat, Proxy: route, Helper: helper, Devices: c.devices.binds()})
 	if err != nil {
 		return nil, err
 	}
@@ -538,6 +542,7 @@ func (c *Cmd) release() {
 		c.init.Release()
 	}
 	c.masks.release()
+	c.devices.remove()
 	// The sandbox has ended: nothing is left to call.
 	c.verify.close()
 	if c.kept != nil {

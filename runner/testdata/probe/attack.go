@@ -810,3 +810,37 @@ func attemptTmpOdd(a []string) error {
 	}
 	return allowed("changed %s's mode through a link in $TMPDIR", outside)
 }
+
+func init() { attempts["devmeta"] = attemptDevMeta }
+
+// devmeta NODE: change the mode, times and owner of the device node NODE
+// (/dev/null, ...) by its name and through a descriptor opened for
+// writing, putting back nothing. Every call that worked is named; the
+// test checks the host's node, which must not have changed whatever
+// happened inside.
+func attemptDevMeta(a []string) error {
+	p := arg(a, 0)
+	var done []string
+	var last error
+	note := func(name string, err error) {
+		if err == nil {
+			done = append(done, name)
+		} else {
+			last = err
+		}
+	}
+	note("chmod 000", unix.Chmod(p, 0))
+	note("utimensat 2001", unix.UtimesNano(p, []unix.Timespec{{Sec: 978307200}, {Sec: 978307200}}))
+	note("chown", unix.Lchown(p, os.Getuid(), os.Getgid()))
+	if fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
+		note("fchmod 000", unix.Fchmod(fd, 0))
+		note("futimens 2001", unix.UtimesNanoAt(fd, "", []unix.Timespec{{Sec: 978307200}, {Sec: 978307200}}, unix.AT_EMPTY_PATH))
+		unix.Close(fd)
+	} else {
+		last = err
+	}
+	if len(done) > 0 {
+		return allowed("%s on %s", strings.Join(done, ", "), p)
+	}
+	return last
+}
