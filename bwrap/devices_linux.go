@@ -3,6 +3,8 @@ package bwrap
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +23,16 @@ import (
 // bwrap's. What a command changes on them goes with them when it ends.
 var hostDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
+// devicePrefix starts the name of a directory of copies.
+const devicePrefix = ".guardrun-dev-"
+
+// deviceCopyAge is how old a directory of copies must be for copyDevices
+// to take it for one a guardrun killed before its command ended left
+// behind. Its copies are only needed while bwrap sets the sandbox up: a
+// bind keeps its node after the name is gone, so removing the directory
+// of a command still running takes nothing from it.
+const deviceCopyAge = time.Minute
+
 // deviceCopies are the copies of one command's device nodes.
 type deviceCopies struct {
 	dir   string
@@ -31,7 +43,8 @@ type deviceCopies struct {
 // in a fresh directory under the first of parents on a file system that
 // holds devices (not mounted nodev) and where it may make them. Nil when
 // no node needs one, or none could be made; then the sandbox binds the
-// host's nodes as bwrap does.
+// host's nodes as bwrap does. In each parent it tries, it first removes
+// what commands of killed guardruns left there (sweepDevices).
 func copyDevices(parents []string, names []string) *deviceCopies {
 	euid := uint32(os.Geteuid())
 	type node struct {
@@ -56,7 +69,8 @@ func copyDevices(parents []string, names []string) *deviceCopies {
 		if unix.Statfs(parent, &fs) != nil || fs.Flags&unix.ST_NODEV != 0 {
 			continue
 		}
-		dir, err := os.MkdirTemp(parent, ".guardrun-dev-")
+		sweepDevices(parent, euid)
+		dir, err := os.MkdirTemp(parent, devicePrefix)
 		if err != nil {
 			continue
 		}
@@ -78,6 +92,28 @@ func copyDevices(parents []string, names []string) *deviceCopies {
 		os.RemoveAll(dir)
 	}
 	return nil
+}
+
+// sweepDevices removes the directories of copies in parent that this
+// user made over deviceCopyAge ago (see deviceCopyAge).
+func sweepDevices(parent string, euid uint32) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), devicePrefix) || !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != euid {
+			continue
+		}
+		if time.Since(time.Unix(st.Mtim.Unix())) > deviceCopyAge {
+			os.RemoveAll(p)
+		}
+	}
 }
 
 // binds are the copies as Options.Devices.

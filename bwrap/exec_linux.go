@@ -81,7 +81,9 @@ type Config struct {
 	// FilterCache is the directory where compiled seccomp programs are
 	// kept between processes (seccomp.BuildCached); it must be outside
 	// every zone, such as guardrun's state directory, which the sandbox
-	// hides. Empty: none are kept.
+	// hides. Empty: none are kept. Run as root, a command's copies of
+	// the device nodes (copyDevices) are made there too; in /dev when it
+	// is empty or its file system is mounted nodev.
 	FilterCache string
 	// Proxy is the route to the proxy, required for a profile with
 	// Proxy and not used otherwise.
