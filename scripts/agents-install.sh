@@ -45,7 +45,7 @@ done
 
 tool=agents-install.sh
 # shellcheck source=npm-prefix.sh
-. "$(dirname "$0")/npm-prefix.sh"
+. "$(dirname "$0")/npm-prefix.sh" || exit 1
 
 status=0
 for n in "${names[@]}"; do

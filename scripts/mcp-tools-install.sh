@@ -54,7 +54,7 @@ done
 
 tool=mcp-tools-install.sh
 # shellcheck source=npm-prefix.sh
-. "$(dirname "$0")/npm-prefix.sh"
+. "$(dirname "$0")/npm-prefix.sh" || exit 1
 
 status=0
 for n in "${names[@]}"; do
