@@ -386,8 +386,9 @@ func clip(s string, n int) string {
 }
 
 // writeFileAtomic writes data to path through a temporary file renamed
-// over it. A checkpoint's records are not synced: a crash loses at most
-// the checkpoint being taken, never a part of one.
+// over it. A checkpoint's records are not synced, like its objects: a
+// reader never sees one half written, but a crash can lose the newest
+// or leave one empty or cut short.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return atomicfile.Replace(path, data, atomicfile.Options{Perm: perm})
 }

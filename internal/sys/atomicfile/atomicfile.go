@@ -13,8 +13,9 @@ type Options struct {
 	Perm fs.FileMode
 	// Durable syncs the file before the rename and its directory after,
 	// so the new content survives a power cut (what a person granted or
-	// changed). Without it, a crash can leave the old content or an
-	// empty file, never a part of the new one.
+	// changed). Without it, readers still see the old content or the new
+	// in full, but after a crash the file can hold the old content, or
+	// the new one cut short or empty, depending on the file system.
 	Durable bool
 }
 
