@@ -1,6 +1,8 @@
 package bwrap
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -25,6 +27,9 @@ var hostDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 type deviceCopies struct {
 	dir   string
 	pairs [][2]string // host path of a copy, path inside
+	rdevs []uint64    // the device of each pair
+	// opened are copies opened for the command's stdio (stdio).
+	opened []*os.File
 }
 
 // copyDevices makes copies of the nodes of names that this process owns,
@@ -71,6 +76,7 @@ func copyDevices(parents []string, names []string) *deviceCopies {
 				break
 			}
 			d.pairs = append(d.pairs, [2]string{p, n.name})
+			d.rdevs = append(d.rdevs, n.st.Rdev)
 		}
 		if ok {
 			return d
@@ -88,8 +94,81 @@ func (d *deviceCopies) binds() [][2]string {
 	return d.pairs
 }
 
+// stdio replaces the command's standard input, output and error where
+// they are one of the copied devices, by whatever name the caller opened
+// it (nil, which os/exec opens as the host's /dev/null, counts as that):
+// the command's descriptor is then the copy, opened with the same access
+// mode, and an fchmod or a chmod of /proc/self/fd/0 changes the copy, not
+// the host's node. Other descriptors (a pipe, the person's terminal) stay.
+func (d *deviceCopies) stdio(in *io.Reader, out, errOut *io.Writer) error {
+	if d == nil {
+		return nil
+	}
+	// reopen is the copy for v (nil: none, v stays); flag is the access
+	// mode for a nil v.
+	reopen := func(v any, flag int) (*os.File, error) {
+		copyOf := func(i int) bool { return d.pairs[i][1] == "/dev/null" }
+		if v != nil {
+			f, ok := v.(*os.File)
+			if !ok || f == nil {
+				return nil, nil
+			}
+			var st unix.Stat_t
+			if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+				return nil, fmt.Errorf("bwrap: the command's stdio %s: %w", f.Name(), err)
+			}
+			if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+				return nil, nil
+			}
+			fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+			if err != nil {
+				return nil, fmt.Errorf("bwrap: the command's stdio %s: %w", f.Name(), err)
+			}
+			flag = fl & (unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK)
+			copyOf = func(i int) bool { return d.rdevs[i] == st.Rdev }
+		}
+		for i, p := range d.pairs {
+			if copyOf(i) {
+				c, err := os.OpenFile(p[0], flag|unix.O_NOCTTY, 0)
+				if err != nil {
+					return nil, fmt.Errorf("bwrap: the command's stdio (%s): %w", p[1], err)
+				}
+				d.opened = append(d.opened, c)
+				return c, nil
+			}
+		}
+		return nil, nil
+	}
+	if f, err := reopen(*in, os.O_RDONLY); err != nil {
+		return err
+	} else if f != nil {
+		*in = f
+	}
+	for _, w := range []*io.Writer{out, errOut} {
+		if f, err := reopen(*w, os.O_WRONLY); err != nil {
+			return err
+		} else if f != nil {
+			*w = f
+		}
+	}
+	return nil
+}
+
+// closeOpened closes the copies opened for stdio, once the command holds
+// them.
+func (d *deviceCopies) closeOpened() {
+	if d == nil {
+		return
+	}
+	for _, f := range d.opened {
+		f.Close()
+	}
+	d.opened = nil
+}
+
 func (d *deviceCopies) remove() {
 	if d != nil {
+		d.closeOpened()
 		os.RemoveAll(d.dir)
 	}
 }

@@ -3,8 +3,13 @@
 package runner
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,5 +56,170 @@ func TestDeviceNodeEscapes(t *testing.T) {
 	// The next command's /dev/null still takes writes.
 	if status, out := f.run(t, nil, "/bin/sh", "-c", "echo x > /dev/null"); status != 0 {
 		t.Errorf("after the attempts, a write to /dev/null in the sandbox failed (%d): %s", status, out)
+	}
+}
+
+// TestDeviceStdioEscapes: a command's standard input or output may be one
+// of the host's device nodes: /dev/null when guardrun's caller gives it
+// none (runner.Stdio's nil, which os/exec opens), the `< /dev/null` an
+// agent's wrapper adds, or a caller's own `> /dev/null`. The command's
+// descriptor, and its /proc/self/fd link, must not reach the host's node
+// either: the probe changes mode, owner and times to what they are, and
+// the host checks the node's change time.
+func TestDeviceStdioEscapes(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	open := func(t *testing.T, name string, flag int) *os.File {
+		fl, err := os.OpenFile(name, flag, 0)
+		if err != nil {
+			t.Skipf("no %s on this host: %v", name, err)
+		}
+		t.Cleanup(func() { fl.Close() })
+		return fl
+	}
+	for _, tc := range []struct {
+		name string
+		node string
+		// stdin and stdout are opened on node (nil: none); stdout's
+		// descriptor is handed to the probe as 3.
+		stdin, stdout int
+		nilStdin      bool
+	}{
+		{name: "stdin given as none is the host's /dev/null", node: "/dev/null", nilStdin: true},
+		{name: "stdin opened on /dev/null by the caller", node: "/dev/null", stdin: os.O_RDONLY},
+		{name: "stdin opened on /dev/zero by the caller", node: "/dev/zero", stdin: os.O_RDONLY},
+		{name: "stdout opened on /dev/null by the caller", node: "/dev/null", stdout: os.O_WRONLY},
+		{name: "stdout opened on /dev/full by the caller", node: "/dev/full", stdout: os.O_WRONLY | os.O_APPEND},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before unix.Stat_t
+			if err := unix.Stat(tc.node, &before); err != nil {
+				t.Skipf("no %s on this host: %v", tc.node, err)
+			}
+			var out bytes.Buffer
+			stdio := Stdio{Stdout: &out, Stderr: &out}
+			argv := []string{probePath, "devstdio", "0"}
+			if !tc.nilStdin && tc.stdout == 0 {
+				stdio.Stdin = open(t, tc.node, tc.stdin)
+			}
+			if tc.stdout != 0 {
+				// The probe's stdout is where the test reads its result:
+				// the node goes in as 1 and is moved to 3.
+				stdio.Stdout = open(t, tc.node, tc.stdout)
+				argv = []string{"/bin/sh", "-c", `exec 3>&1 1>&2; exec "$0" devstdio 3`, probePath}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			status, err := RunWith(ctx, f.opts(), f.profile, argv, f.env, stdio)
+			if err != nil {
+				t.Fatalf("sandbox did not start: %v\n%s", err, out.String())
+			}
+			m := resultRE.FindStringSubmatch(out.String())
+			switch {
+			case status == 99 || strings.Contains(out.String(), "NOT-SANDBOXED"):
+				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out.String())
+			case m == nil:
+				t.Fatalf("status %d, no result line:\n%s", status, out.String())
+			}
+			t.Logf("inside: %s", strings.TrimSpace(m[0]))
+			var after unix.Stat_t
+			if err := unix.Stat(tc.node, &after); err != nil {
+				t.Fatal(err)
+			}
+			if after.Mode != before.Mode || after.Uid != before.Uid || after.Gid != before.Gid || after.Ctim != before.Ctim {
+				t.Errorf("the host's %s changed: mode %o uid %d gid %d ctime %v, was mode %o uid %d gid %d ctime %v",
+					tc.node, after.Mode, after.Uid, after.Gid, after.Ctim, before.Mode, before.Uid, before.Gid, before.Ctim)
+				unix.Chmod(tc.node, before.Mode&0o7777)
+			}
+		})
+	}
+}
+
+// TestDeviceNodeOtherPaths: the host's device nodes and /dev's own
+// directories by the other ways a command can name or change them: inode
+// flags and extended attributes of /dev/null, the sandbox's devpts
+// (/dev/ptmx), /dev/shm and /dev/pts, /dev/null through /proc/.../root,
+// and taking the copy's mount away to reach bwrap's bind of the host's
+// node under it. Each host inode named stays as it was (mode, owner,
+// times, extended attributes, flags); the rows marked refused must also
+// fail inside. (The host's /dev itself is TestDevDirectory's.)
+func TestDeviceNodeOtherPaths(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		host    []string
+		refused bool
+	}{
+		{"chattr +d /dev/null through a read-only descriptor", []string{"setflags", "/dev/null"}, []string{"/dev/null"}, false},
+		{"no-dump on /dev/null through FS_IOC_FSSETXATTR", []string{"fssetxattr", "/dev/null"}, []string{"/dev/null"}, false},
+		{"file_setattr no-dump on /dev/null by path", []string{"file-setattr", "/dev/null"}, []string{"/dev/null"}, false},
+		{"setxattr on /dev/null", []string{"setxattr", "/dev/null"}, []string{"/dev/null"}, false},
+		{"touch /dev/null through /proc/self/root", []string{"devtouch", "/proc/self/root/dev/null"}, []string{"/dev/null"}, false},
+		{"touch /dev/urandom through the sandbox's pid 1's root", []string{"devtouch", "/proc/1/root/dev/urandom"}, []string{"/dev/urandom"}, false},
+		{"touch /dev/ptmx", []string{"devtouch", "/dev/ptmx"}, []string{"/dev/ptmx", "/dev/pts/ptmx"}, false},
+		{"touch /dev/pts/ptmx", []string{"devtouch", "/dev/pts/ptmx"}, []string{"/dev/ptmx", "/dev/pts/ptmx"}, false},
+		{"touch /dev/pts", []string{"devtouch", "/dev/pts"}, []string{"/dev/pts"}, false},
+		{"touch /dev/shm", []string{"devtouch", "/dev/shm"}, []string{"/dev/shm"}, false},
+		{"touch /dev/console", []string{"devtouch", "/dev/console"}, []string{"/dev/console"}, false},
+		{"unmount the copy of /dev/null to reach the host's under it", []string{"devunmount", "/dev/null"}, []string{"/dev/null"}, true},
+		{"unmount the copy of /dev/tty to reach the host's under it", []string{"devunmount", "/dev/tty"}, []string{"/dev/tty"}, true},
+		{"hard link /dev/null into the workspace", []string{"link", "/dev/null", filepath.Join(f.ws, "null")}, []string{"/dev/null"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var checks []func(*testing.T)
+			for _, h := range tc.host {
+				if _, err := os.Lstat(h); err != nil {
+					t.Skipf("no %s on this host: %v", h, err)
+				}
+				checks = append(checks, inodeUnchanged(t, h))
+			}
+			status, out := f.run(t, nil, append([]string{probePath}, tc.args...)...)
+			m := resultRE.FindStringSubmatch(out)
+			switch {
+			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
+				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
+			case m == nil:
+				t.Fatalf("status %d, no result line:\n%s", status, out)
+			case tc.refused && !strings.HasPrefix(m[2], "refused"):
+				t.Errorf("NOT REFUSED: %s", strings.TrimSpace(m[0]))
+			}
+			t.Logf("inside: %s", strings.TrimSpace(m[0]))
+			for _, check := range checks {
+				check(t)
+			}
+		})
+	}
+}
+
+// TestDevDirectory: the command's /dev is bwrap's; a chmod, chown or
+// touch of it leaves the host's /dev as it was. (Its times are not
+// compared: guardrun's copies of the device nodes may be made in the
+// host's /dev, in a directory of their own.)
+func TestDevDirectory(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	var before unix.Stat_t
+	if err := unix.Stat("/dev", &before); err != nil {
+		t.Fatal(err)
+	}
+	status, out := f.run(t, nil, probePath, "devmeta", "/dev")
+	m := resultRE.FindStringSubmatch(out)
+	switch {
+	case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
+		t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
+	case m == nil:
+		t.Fatalf("status %d, no result line:\n%s", status, out)
+	}
+	t.Logf("inside: %s", strings.TrimSpace(m[0]))
+	var after unix.Stat_t
+	if err := unix.Stat("/dev", &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Mode != before.Mode || after.Uid != before.Uid || after.Gid != before.Gid {
+		t.Errorf("the host's /dev changed: mode %o uid %d gid %d, was mode %o uid %d gid %d", after.Mode, after.Uid, after.Gid, before.Mode, before.Uid, before.Gid)
+		unix.Chmod("/dev", before.Mode&0o7777)
+		unix.Lchown("/dev", int(before.Uid), int(before.Gid))
 	}
 }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -843,4 +844,105 @@ func attemptDevMeta(a []string) error {
 		return allowed("%s on %s", strings.Join(done, ", "), p)
 	}
 	return last
+}
+
+func init() { attempts["devstdio"] = attemptDevStdio }
+
+// devstdio [FD...]: for each of the descriptors FD (0, 1 and 2 when none
+// is named) that is a device node, change its mode and owner to what they are (the change time
+// moves, nothing else: the host's node keeps working whatever happened)
+// through the descriptor and through its /proc/self/fd link. Every call
+// that worked is named; the test checks the host's node.
+func attemptDevStdio(a []string) error {
+	var done []string
+	var last error = unix.ENOENT
+	fds := []int{0, 1, 2}
+	if len(a) > 0 {
+		fds = nil
+		for _, s := range a {
+			fd, err := strconv.Atoi(s)
+			if err != nil {
+				return setup("descriptor %q", s)
+			}
+			fds = append(fds, fd)
+		}
+	}
+	for _, fd := range fds {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+			continue
+		}
+		mode := st.Mode & 0o7777
+		link := fmt.Sprintf("/proc/self/fd/%d", fd)
+		for _, c := range []struct {
+			name string
+			err  error
+		}{
+			{fmt.Sprintf("fchmod %d", fd), unix.Fchmod(fd, mode)},
+			{fmt.Sprintf("fchown %d", fd), unix.Fchown(fd, int(st.Uid), int(st.Gid))},
+			{"chmod " + link, unix.Chmod(link, mode)},
+			{fmt.Sprintf("utimensat(AT_EMPTY_PATH) %d", fd), unix.UtimesNanoAt(fd, "", []unix.Timespec{st.Atim, st.Mtim}, unix.AT_EMPTY_PATH)},
+		} {
+			if c.err == nil {
+				done = append(done, c.name)
+			} else {
+				last = c.err
+			}
+		}
+	}
+	if len(done) > 0 {
+		return allowed("%s", strings.Join(done, ", "))
+	}
+	return last
+}
+
+func init() {
+	attempts["devtouch"] = attemptDevTouch
+	attempts["devunmount"] = attemptDevUnmount
+}
+
+// devtouch PATH: change the mode, owner and times of PATH to what they
+// are, by its name (following links: /dev/ptmx, /proc/1/root/...), so
+// that the change time moves and nothing else does. Every call that
+// worked is named.
+func attemptDevTouch(a []string) error {
+	p := arg(a, 0)
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return err
+	}
+	var done []string
+	var last error
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"chmod", unix.Chmod(p, st.Mode&0o7777)},
+		{"chown", unix.Chown(p, int(st.Uid), int(st.Gid))},
+		{"utimensat", unix.UtimesNano(p, []unix.Timespec{st.Atim, st.Mtim})},
+	} {
+		if c.err == nil {
+			done = append(done, c.name)
+		} else {
+			last = c.err
+		}
+	}
+	if len(done) > 0 {
+		return allowed("%s on %s", strings.Join(done, ", "), p)
+	}
+	return last
+}
+
+// devunmount PATH: take the mount at PATH (a copy bound over bwrap's
+// bind of the host's node) away, then devtouch what is left there.
+func attemptDevUnmount(a []string) error {
+	if err := unix.Unmount(arg(a, 0), unix.MNT_DETACH); err != nil {
+		return err
+	}
+	err := attemptDevTouch(a)
+	var al allowedError
+	if errors.As(err, &al) {
+		return allowed("unmounted %s; %s", arg(a, 0), al.detail)
+	}
+	return allowed("unmounted %s; %v", arg(a, 0), err)
 }
