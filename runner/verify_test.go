@@ -368,6 +368,36 @@ func TestVerifyReopensOwnOutput(t *testing.T) {
 	}
 }
 
+// TestVerifyReopensNullOutput: a verified command whose standard output
+// is the /dev/null guardrun gives a command with no output, and whose
+// standard error is a caller's /dev/null (under bwrap, as root, both
+// are handed over as the command's own copy of the device, which is on no
+// path inside), may still write to them through /dev/stdout and
+// /dev/stderr: `echo oops > /dev/stderr` is ordinary shell.
+func TestVerifyReopensNullOutput(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	const script = `echo x > /dev/stdout && echo y > /dev/stderr && echo z >> /dev/stderr`
+	v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script)}}}
+	o := f.opts()
+	o.Verify = v
+	status, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stderr: null})
+	if err != nil {
+		t.Fatalf("the sandbox did not start: %v", err)
+	}
+	if status != 0 {
+		t.Errorf("status %d, want 0: a write through /dev/stdout or /dev/stderr failed", status)
+	}
+	if d := cmp.Diff(heldOf(v.Held()), []held(nil)); d != "" {
+		t.Errorf("held calls (-got +want):\n%s", d)
+	}
+}
+
 // TestVerifyExecFromRewritableFile: what an exec names may not lie in a
 // mapping of a file another process of the command can rewrite
 // meanwhile: one in bwrap's own /dev tmpfs (/dev/shm), or a protected
