@@ -849,10 +849,10 @@ func attemptDevMeta(a []string) error {
 func init() { attempts["devstdio"] = attemptDevStdio }
 
 // devstdio [FD...]: for each of the descriptors FD (0, 1 and 2 when none
-// is named) that is a device node, change its mode and owner to what they are (the change time
-// moves, nothing else: the host's node keeps working whatever happened)
-// through the descriptor and through its /proc/self/fd link. Every call
-// that worked is named; the test checks the host's node.
+// is named) that is a device node, change its mode, owner and times to
+// what they are (the change time moves, nothing else: the host's node
+// keeps working whatever happened) through the descriptor and through
+// its /proc/self/fd link, and set an ACL on it (aclRW). Every call that worked is named; the test checks the host's node.
 func attemptDevStdio(a []string) error {
 	var done []string
 	var last error = unix.ENOENT
@@ -882,6 +882,7 @@ func attemptDevStdio(a []string) error {
 			{fmt.Sprintf("fchown %d", fd), unix.Fchown(fd, int(st.Uid), int(st.Gid))},
 			{"chmod " + link, unix.Chmod(link, mode)},
 			{fmt.Sprintf("utimensat(AT_EMPTY_PATH) %d", fd), unix.UtimesNanoAt(fd, "", []unix.Timespec{st.Atim, st.Mtim}, unix.AT_EMPTY_PATH)},
+			{fmt.Sprintf("fsetxattr %d system.posix_acl_access", fd), unix.Fsetxattr(fd, "system.posix_acl_access", aclRW(), 0)},
 		} {
 			if c.err == nil {
 				done = append(done, c.name)
@@ -945,4 +946,30 @@ func attemptDevUnmount(a []string) error {
 		return allowed("unmounted %s; %s", arg(a, 0), al.detail)
 	}
 	return allowed("unmounted %s; %v", arg(a, 0), err)
+}
+
+func init() { attempts["setacl"] = attemptSetACL }
+
+// aclRW is a POSIX access ACL (system.posix_acl_access) that names the
+// probe's own user (the one id its user namespace surely maps) with read
+// and write beside the owner, group and others: an extended ACL, which
+// the kernel keeps as an attribute.
+func aclRW() []byte {
+	b := []byte{2, 0, 0, 0} // version 2
+	for _, e := range []struct {
+		tag, perm uint16
+		id        uint32
+	}{{0x01, 6, 0xffffffff}, {0x02, 6, uint32(os.Getuid())}, {0x04, 6, 0xffffffff}, {0x10, 6, 0xffffffff}, {0x20, 6, 0xffffffff}} {
+		b = append(b, byte(e.tag), byte(e.tag>>8), byte(e.perm), byte(e.perm>>8),
+			byte(e.id), byte(e.id>>8), byte(e.id>>16), byte(e.id>>24))
+	}
+	return b
+}
+
+// setacl PATH: set an extended POSIX ACL on PATH (aclRW).
+func attemptSetACL(a []string) error {
+	if err := unix.Setxattr(arg(a, 0), "system.posix_acl_access", aclRW(), 0); err != nil {
+		return err
+	}
+	return allowed("set an ACL on %s", arg(a, 0))
 }

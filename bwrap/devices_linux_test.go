@@ -1,0 +1,89 @@
+package bwrap
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestDeviceCopies: as root, a command's /dev/null is a copy made for it,
+// in the state directory (Config.FilterCache) or else in the host's /dev,
+// and gone when the command has ended; the standard input guardrun gives a
+// command with none is that same /dev/null (`[ /dev/stdin -ef /dev/null ]`,
+// as on the host), and a chmod or touch of it, by name or through the
+// descriptor, leaves the host's node as it was.
+func TestDeviceCopies(t *testing.T) {
+	requireBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("as an unprivileged user the host's nodes are bound: their owner, root, is not the command")
+	}
+	cache, err := os.MkdirTemp("/var/tmp", "guardrun-devices-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(cache)
+	for _, tc := range []struct {
+		name, cache, under string
+	}{
+		{"in the state directory", cache, cache},
+		{"in the host's /dev without one", "", "/dev"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before unix.Stat_t
+			if err := unix.Stat("/dev/null", &before); err != nil {
+				t.Fatal(err)
+			}
+			p := runProfile(t, t.TempDir())
+			// The mount's root in its file system: the copy's path there.
+			const script = `[ /dev/stdin -ef /dev/null ] || echo "stdin is not /dev/null"
+chmod 666 /dev/null; touch /dev/null; chmod 666 /proc/self/fd/0
+awk '$5 == "/dev/null" { print "copy " $4 }' /proc/self/mountinfo`
+			c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, Config{FilterCache: tc.cache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			c.Cmd.Stdout, c.Cmd.Stderr = &out, &out
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if status, err := c.Wait(); err != nil || status != 0 {
+				t.Fatalf("status %d, %v:\n%s", status, err, out.String())
+			}
+			var copies []string
+			for _, l := range strings.Split(out.String(), "\n") {
+				if rest, ok := strings.CutPrefix(l, "copy "); ok {
+					copies = append(copies, rest)
+				} else if l != "" {
+					t.Error(l)
+				}
+			}
+			if len(copies) == 0 {
+				t.Fatalf("no mount at /dev/null inside:\n%s", out.String())
+			}
+			// The last mount at /dev/null is the one the command sees.
+			dir := filepath.Dir(copies[len(copies)-1])
+			if tc.under == "/dev" {
+				dir = filepath.Join("/dev", dir)
+			}
+			if !strings.HasPrefix(filepath.Base(dir), ".guardrun-dev-") || filepath.Dir(dir) != tc.under {
+				t.Errorf("the command's /dev/null is %s, not a copy in %s", copies[len(copies)-1], tc.under)
+			}
+			if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+				t.Errorf("the copies' directory %s is left after the command (%v)", dir, err)
+			}
+			var after unix.Stat_t
+			if err := unix.Stat("/dev/null", &after); err != nil {
+				t.Fatal(err)
+			}
+			if after.Ctim != before.Ctim || after.Mode != before.Mode {
+				t.Errorf("the host's /dev/null changed: mode %o ctime %v, was %o %v", after.Mode, after.Ctim, before.Mode, before.Ctim)
+			}
+		})
+	}
+}
