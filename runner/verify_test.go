@@ -172,6 +172,18 @@ func TestVerify(t *testing.T) {
 	}
 	if py != "" {
 		cases = append(cases,
+			tc{name: "the times and mode of the /dev/null a command was given as input are refused through its descriptor, even with every held call allowed",
+				script: `python3 -c '
+import os
+for name, call in (("utime", lambda: os.utime(0, (978307200, 978307200))), ("fchmod", lambda: os.fchmod(0, 0o666))):
+    try:
+        call()
+        print(name, "made")
+    except OSError as e:
+        print(name, e.errno)
+'`,
+				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				hold: allowAll, out: "utime 13\nfchmod 13\n"},
 			tc{name: "a multi-threaded caller's exec is refused, predicted or not",
 				script: `python3 -c 'import threading, time, os; threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); os.execv("/bin/true", ["true"])'`,
 				exec:   []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", Part: "true"}},

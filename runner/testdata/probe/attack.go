@@ -973,3 +973,53 @@ func attemptSetACL(a []string) error {
 	}
 	return allowed("set an ACL on %s", arg(a, 0))
 }
+
+func init() { attempts["opath-meta"] = attemptOpathMeta }
+
+// opath-meta PATH: open PATH with O_PATH (which neither a nodev mount
+// nor a denied read stops) and change its mode, owner and times to what
+// they are through that descriptor: fchmodat2 and fchownat with
+// AT_EMPTY_PATH, utimensat on it, and chmod of its /proc/self/fd link.
+// Every call that worked is named.
+func attemptOpathMeta(a []string) error {
+	p := arg(a, 0)
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return setup("fstat %s: %v", p, err)
+	}
+	mode := st.Mode & 0o7777
+	empty, _ := unix.BytePtrFromString("")
+	_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(fd), uintptr(unsafe.Pointer(empty)), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
+	var chmod2 error
+	if e != 0 {
+		chmod2 = e
+	}
+	link := fmt.Sprintf("/proc/self/fd/%d", fd)
+	var done []string
+	var last error
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"fchmodat2(AT_EMPTY_PATH)", chmod2},
+		{"fchownat(AT_EMPTY_PATH)", unix.Fchownat(fd, "", int(st.Uid), int(st.Gid), unix.AT_EMPTY_PATH)},
+		{"utimensat(AT_EMPTY_PATH)", unix.UtimesNanoAt(fd, "", []unix.Timespec{st.Atim, st.Mtim}, unix.AT_EMPTY_PATH)},
+		{"chmod " + link, unix.Chmod(link, mode)},
+		{"setxattr " + link, unix.Setxattr(link, "system.posix_acl_access", aclRW(), 0)},
+	} {
+		if c.err == nil {
+			done = append(done, c.name)
+		} else {
+			last = c.err
+		}
+	}
+	if len(done) > 0 {
+		return allowed("%s on %s", strings.Join(done, ", "), p)
+	}
+	return last
+}
