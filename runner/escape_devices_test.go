@@ -5,12 +5,16 @@ package runner
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -238,4 +242,86 @@ func TestDevDirectory(t *testing.T) {
 func hasXattr(path, name string) bool {
 	_, err := unix.Lgetxattr(path, name, nil)
 	return err == nil
+}
+
+// TestDeviceTerminalOutput: a command whose standard output is /dev/tty
+// (`guardrun -c ... > /dev/tty`) gets a copy of /dev/tty there, and
+// bwrap's /dev/console, which it binds from the name of its standard
+// output when that is a terminal, is the copy too: neither the
+// descriptor nor /dev/console reaches the host's /dev/tty. The command
+// runs from a helper whose controlling terminal is a pty of the test's.
+func TestDeviceTerminalOutput(t *testing.T) {
+	requireSandbox(t)
+	if landlockTest() {
+		t.Skip("under landlock /dev/console is the host's, judged like any name outside the zones (TestDeviceNodeOtherPaths)")
+	}
+	f := newFixture(t)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	go io.Copy(io.Discard, ptmx)
+	var out bytes.Buffer
+	helper := exec.Command(os.Args[0], "-test.run=^TestDeviceTerminalOutputHelper$", "-test.count=1", "-test.v")
+	helper.Env = append(os.Environ(), "GUARDRUN_TEST_HELPER=terminal-output", "GUARDRUN_TEST_HELPER_BASE="+f.base, "GUARDRUN_TEST_PROBE="+probePath)
+	helper.Stdin, helper.Stdout, helper.Stderr = tty, &out, &out
+	helper.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := helper.Run(); err != nil {
+		t.Errorf("%v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+}
+
+// TestDeviceTerminalOutputHelper is TestDeviceTerminalOutput's helper;
+// it does nothing in a normal run.
+func TestDeviceTerminalOutputHelper(t *testing.T) {
+	if os.Getenv("GUARDRUN_TEST_HELPER") != "terminal-output" {
+		t.Skip("helper process for TestDeviceTerminalOutput")
+	}
+	f := fixtureAt(t, os.Getenv("GUARDRUN_TEST_HELPER_BASE"), false)
+	ttyOut, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("no controlling terminal: %v", err)
+	}
+	defer ttyOut.Close()
+	var before unix.Stat_t
+	if err := unix.Stat("/dev/tty", &before); err != nil {
+		t.Fatal(err)
+	}
+	hadACL := hasXattr("/dev/tty", "system.posix_acl_access")
+	for _, attempt := range [][]string{{"devstdio", "3"}, {"devtouch", "/dev/console"}} {
+		var out bytes.Buffer
+		argv := append([]string{"/bin/sh", "-c", `exec 3>&1 1>&2; exec "$0" "$@"`, probePath}, attempt...)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		status, err := RunWith(ctx, f.opts(), f.profile, argv, f.env, Stdio{Stdout: ttyOut, Stderr: &out})
+		cancel()
+		if err != nil {
+			t.Fatalf("sandbox did not start: %v\n%s", err, out.String())
+		}
+		m := resultRE.FindStringSubmatch(out.String())
+		switch {
+		case status == 99 || strings.Contains(out.String(), "NOT-SANDBOXED"):
+			t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out.String())
+		case m == nil:
+			t.Fatalf("status %d, no result line:\n%s", status, out.String())
+		}
+		t.Logf("%s inside: %s", attempt[0], strings.TrimSpace(m[0]))
+		var after unix.Stat_t
+		if err := unix.Stat("/dev/tty", &after); err != nil {
+			t.Fatal(err)
+		}
+		if after.Mode != before.Mode || after.Uid != before.Uid || after.Gid != before.Gid || after.Ctim != before.Ctim {
+			t.Errorf("%s: the host's /dev/tty changed: mode %o uid %d gid %d ctime %v, was mode %o uid %d gid %d ctime %v",
+				attempt[0], after.Mode, after.Uid, after.Gid, after.Ctim, before.Mode, before.Uid, before.Gid, before.Ctim)
+			unix.Chmod("/dev/tty", before.Mode&0o7777)
+			unix.Lchown("/dev/tty", int(before.Uid), int(before.Gid))
+			unix.UtimesNano("/dev/tty", []unix.Timespec{before.Atim, before.Mtim})
+		}
+		if !hadACL && hasXattr("/dev/tty", "system.posix_acl_access") {
+			t.Errorf("%s: the host's /dev/tty was given an ACL", attempt[0])
+			unix.Removexattr("/dev/tty", "system.posix_acl_access")
+		}
+	}
 }

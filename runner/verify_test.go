@@ -170,9 +170,18 @@ func TestVerify(t *testing.T) {
 			held:    []held{{Kind: "exec", By: "touch N", What: "touch N", Why: "no one can be asked"}},
 			missing: []string{ws("N")}},
 	}
+	// As root under bwrap the command's /dev/null is its own copy, on no
+	// path inside: its metadata calls are refused (EACCES) unasked. As
+	// another user it is the host's, at /dev/null: asked, and made by
+	// guardrun as that user, whom the kernel refuses (EPERM). Landlock
+	// refuses them itself.
+	nullOut, nullHeld := "utime 13\nfchmod 13\n", []held(nil)
+	if os.Geteuid() != 0 && !landlockTest() {
+		nullOut, nullHeld = "utime 1\nfchmod 1\n", []held{{Kind: "metadata", By: "python3", What: "/dev/null", Allowed: true}}
+	}
 	if py != "" {
 		cases = append(cases,
-			tc{name: "the times and mode of the /dev/null a command was given as input are refused through its descriptor, even with every held call allowed",
+			tc{name: "the times and mode of the /dev/null a command was given as input do not change through its descriptor, even with every held call allowed",
 				script: `python3 -c '
 import os
 for name, call in (("utime", lambda: os.utime(0, (978307200, 978307200))), ("fchmod", lambda: os.fchmod(0, 0o666))):
@@ -183,7 +192,7 @@ for name, call in (("utime", lambda: os.utime(0, (978307200, 978307200))), ("fch
         print(name, e.errno)
 '`,
 				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
-				hold: allowAll, out: "utime 13\nfchmod 13\n"},
+				hold: allowAll, out: nullOut, held: nullHeld},
 			tc{name: "a multi-threaded caller's exec is refused, predicted or not",
 				script: `python3 -c 'import threading, time, os; threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); os.execv("/bin/true", ["true"])'`,
 				exec:   []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", Part: "true"}},
