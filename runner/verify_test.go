@@ -181,6 +181,19 @@ func TestVerify(t *testing.T) {
 	}
 	if py != "" {
 		cases = append(cases,
+			tc{name: "a device node is never made, even at a predicted path with every held call allowed (guardrun, as root, could make it)",
+				script: `python3 -c '
+import os, stat
+for name, kind, dev in (("c", stat.S_IFCHR, os.makedev(1, 3)), ("b", stat.S_IFBLK, os.makedev(7, 0))):
+    try:
+        os.mknod(name, kind | 0o666, dev)
+        print(name, "made")
+    except OSError as e:
+        print(name, e.errno)
+'`,
+				exec:  []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				write: []sandbox.PathPattern{{Path: ws("c")}, {Path: ws("b")}},
+				hold:  allowAll, out: "c 1\nb 1\n", missing: []string{ws("c"), ws("b")}},
 			tc{name: "the times and mode of the /dev/null a command was given as input do not change through its descriptor, even with every held call allowed",
 				script: `python3 -c '
 import os
