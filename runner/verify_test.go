@@ -176,11 +176,29 @@ func TestVerify(t *testing.T) {
 	// guardrun as that user, whom the kernel refuses (EPERM). Landlock
 	// refuses them itself.
 	nullOut, nullHeld := "utime 13\nfchmod 13\n", []held(nil)
+	// A denied file: asked under bwrap and refused by its read-only
+	// mount (EROFS); landlock refuses it itself (EACCES).
+	deniedOut, deniedHeld := "utime 30\nchmod 30\n", []held{{Kind: "metadata", By: "python3", What: ws(".env"), Allowed: true}}
+	if landlockTest() {
+		deniedOut = "utime 13\nchmod 13\n"
+	}
 	if os.Geteuid() != 0 && !landlockTest() {
 		nullOut, nullHeld = "utime 1\nfchmod 1\n", []held{{Kind: "metadata", By: "python3", What: "/dev/null", Allowed: true}}
 	}
 	if py != "" {
 		cases = append(cases,
+			tc{name: "a denied file's times and mode, held and allowed, stay: under bwrap it is the host's /dev/null bound read-only",
+				script: `python3 -c '
+import os
+for name, call in (("utime", lambda: os.utime(".env", (978307200, 978307200))), ("chmod", lambda: os.chmod(".env", 0o666))):
+    try:
+        call()
+        print(name, "made")
+    except OSError as e:
+        print(name, e.errno)
+'`,
+				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				hold: allowAll, out: deniedOut, held: deniedHeld, landlockRefuses: true},
 			tc{name: "a device node is never made, even at a predicted path with every held call allowed (guardrun, as root, could make it)",
 				script: `python3 -c '
 import os, stat
