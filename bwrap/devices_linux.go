@@ -126,6 +126,18 @@ func (d *deviceCopies) stdio(in *io.Reader, out, errOut *io.Writer) error {
 			}
 			flag = fl & (unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK)
 			copyOf = func(i int) bool { return d.rdevs[i] == st.Rdev }
+			if st.Rdev == unix.Mkdev(5, 0) {
+				// /dev/tty is its opener's controlling terminal: opened
+				// again here it is guardrun's, which is the same one
+				// only if the kernel says f's terminal is (TIOCGSID
+				// answers only for the caller's own). Another
+				// terminal's is refused: handed guardrun's instead, the
+				// command would reach the terminal a person may be
+				// answering guardrun on.
+				if _, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGSID); err != nil {
+					return nil, fmt.Errorf("bwrap: the command's standard input or output is /dev/tty of a terminal that is not guardrun's own (%v): give it the terminal by its own name", err)
+				}
+			}
 		}
 		for i, p := range d.pairs {
 			if copyOf(i) {

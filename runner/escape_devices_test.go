@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -327,4 +328,78 @@ func TestDeviceTerminalOutputHelper(t *testing.T) {
 			unix.Removexattr("/dev/tty", "system.posix_acl_access")
 		}
 	}
+}
+
+// TestDeviceOtherTerminal: a caller may hand a command /dev/tty opened
+// while another terminal was its controlling one (a served command whose
+// client runs in a pty of its own). Opened again by guardrun, /dev/tty is
+// guardrun's terminal, where a person may be answering its questions: the
+// command must never get that one instead. It is refused, saying why.
+func TestDeviceOtherTerminal(t *testing.T) {
+	requireSandbox(t)
+	if landlockTest() || os.Geteuid() != 0 {
+		t.Skip("the host's /dev/tty is handed over as it is: no copy is opened (as root under bwrap only)")
+	}
+	f := newFixture(t)
+	open := func() (*os.File, *os.File, *bytes.Buffer, chan struct{}) {
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ptmx.Close(); tty.Close() })
+		var seen bytes.Buffer
+		done := make(chan struct{})
+		go func() { io.Copy(&seen, ptmx); close(done) }()
+		return ptmx, tty, &seen, done
+	}
+	_, guardrunTTY, onGuardrun, _ := open()
+	_, otherTTY, _, _ := open()
+	var out bytes.Buffer
+	helper := exec.Command(os.Args[0], "-test.run=^TestDeviceOtherTerminalHelper$", "-test.count=1", "-test.v")
+	helper.Env = append(os.Environ(), "GUARDRUN_TEST_HELPER=other-terminal", "GUARDRUN_TEST_HELPER_BASE="+f.base,
+		"GUARDRUN_TEST_PROBE="+probePath, "GUARDRUN_TEST_HELPER_TTY="+guardrunTTY.Name())
+	helper.Stdin, helper.Stdout, helper.Stderr = otherTTY, &out, &out
+	helper.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := helper.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+	time.Sleep(100 * time.Millisecond)
+	if strings.Contains(onGuardrun.String(), "written-by-the-command") {
+		t.Errorf("the command wrote to guardrun's own terminal, not the one it was handed")
+	}
+	if !strings.Contains(out.String(), "not guardrun's own") {
+		t.Errorf("the command was not refused for the other terminal's /dev/tty:\n%s", out.String())
+	}
+}
+
+// TestDeviceOtherTerminalHelper is TestDeviceOtherTerminal's helper: it
+// opens /dev/tty on the terminal it starts with, takes the test's other
+// pty as its controlling terminal, and runs a command with the first
+// /dev/tty as standard output. It does nothing in a normal run.
+func TestDeviceOtherTerminalHelper(t *testing.T) {
+	if os.Getenv("GUARDRUN_TEST_HELPER") != "other-terminal" {
+		t.Skip("helper process for TestDeviceOtherTerminal")
+	}
+	f := fixtureAt(t, os.Getenv("GUARDRUN_TEST_HELPER_BASE"), false)
+	first, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("no controlling terminal: %v", err)
+	}
+	defer first.Close()
+	signal.Ignore(syscall.SIGHUP)
+	if err := unix.IoctlSetInt(int(first.Fd()), unix.TIOCNOTTY, 0); err != nil {
+		t.Fatalf("TIOCNOTTY: %v", err)
+	}
+	second, err := os.OpenFile(os.Getenv("GUARDRUN_TEST_HELPER_TTY"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if err := unix.IoctlSetInt(int(second.Fd()), unix.TIOCSCTTY, 0); err != nil {
+		t.Fatalf("TIOCSCTTY: %v", err)
+	}
+	var out bytes.Buffer
+	status, err := RunWith(context.Background(), f.opts(), f.profile, []string{"/bin/sh", "-c", "echo written-by-the-command"}, f.env, Stdio{Stdout: first, Stderr: &out})
+	t.Logf("status %d, error %v, output %q", status, err, out.String())
 }
