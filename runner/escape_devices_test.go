@@ -156,35 +156,43 @@ func TestDeviceNodeOtherPaths(t *testing.T) {
 		args    []string
 		host    []string
 		refused bool
+		// errno, when set, is the refusal's: a permission check that
+		// passed would fail otherwise.
+		errno string
 	}{
-		{"chattr +d /dev/null through a read-only descriptor", []string{"setflags", "/dev/null"}, []string{"/dev/null"}, false},
-		{"no-dump on /dev/null through FS_IOC_FSSETXATTR", []string{"fssetxattr", "/dev/null"}, []string{"/dev/null"}, false},
-		{"file_setattr no-dump on /dev/null by path", []string{"file-setattr", "/dev/null"}, []string{"/dev/null"}, false},
-		{"setxattr on /dev/null", []string{"setxattr", "/dev/null"}, []string{"/dev/null"}, false},
-		{"touch /dev/null through /proc/self/root", []string{"devtouch", "/proc/self/root/dev/null"}, []string{"/dev/null"}, false},
-		{"touch /dev/urandom through the sandbox's pid 1's root", []string{"devtouch", "/proc/1/root/dev/urandom"}, []string{"/dev/urandom"}, false},
-		{"touch /dev/ptmx", []string{"devtouch", "/dev/ptmx"}, []string{"/dev/ptmx", "/dev/pts/ptmx"}, false},
-		{"touch /dev/pts/ptmx", []string{"devtouch", "/dev/pts/ptmx"}, []string{"/dev/ptmx", "/dev/pts/ptmx"}, false},
-		{"touch /dev/pts", []string{"devtouch", "/dev/pts"}, []string{"/dev/pts"}, false},
-		{"touch /dev/shm", []string{"devtouch", "/dev/shm"}, []string{"/dev/shm"}, false},
-		{"touch /dev/console", []string{"devtouch", "/dev/console"}, []string{"/dev/console"}, false},
-		{"unmount the copy of /dev/null to reach the host's under it", []string{"devunmount", "/dev/null"}, []string{"/dev/null"}, true},
-		{"unmount the copy of /dev/tty to reach the host's under it", []string{"devunmount", "/dev/tty"}, []string{"/dev/tty"}, true},
-		{"hard link /dev/null into the workspace", []string{"link", "/dev/null", filepath.Join(f.ws, "null")}, []string{"/dev/null"}, true},
-		{"metadata calls through an O_PATH descriptor of /dev/null", []string{"opath-meta", "/dev/null"}, []string{"/dev/null"}, false},
-		{"metadata calls through an O_PATH descriptor of a denied file (bound to the host's /dev/null read-only)", []string{"opath-meta", f.secret}, []string{"/dev/null", f.secret}, true},
-		{"metadata calls through an O_PATH descriptor of /etc/shadow (the same)", []string{"opath-meta", "/etc/shadow"}, []string{"/dev/null", "/etc/shadow"}, true},
-		{"make a device node in the workspace", []string{"mknod", filepath.Join(f.ws, "null")}, nil, true},
-		{"make a device node in the sandbox's own /dev", []string{"mknod", "/dev/null2"}, nil, true},
-		{"make a device node in /dev/shm", []string{"mknod", "/dev/shm/null"}, nil, true},
-		{"an ACL on /dev/null", []string{"setacl", "/dev/null"}, []string{"/dev/null"}, false},
-		{"an ACL on /dev/tty", []string{"setacl", "/dev/tty"}, []string{"/dev/tty"}, false},
-		{"open /dev/null by its handle", []string{"handle", "/dev/null"}, []string{"/dev/null"}, true},
-		{"watch the file system of the copy of /dev/null (fanotify)", []string{"fanotify", "/dev/null"}, nil, true},
-		{"zero the kernel's entropy count through /dev/random (RNDZAPENTCNT)", []string{"ioctl-ro", "/dev/random", "0x5204"}, []string{"/dev/random"}, true},
-		{"clear the kernel's entropy pool through /dev/urandom (RNDCLEARPOOL)", []string{"ioctl-ro", "/dev/urandom", "0x5206"}, []string{"/dev/urandom"}, true},
-		{"credit entropy through /dev/random (RNDADDTOENTCNT)", []string{"ioctl-ro", "/dev/random", "0x40045201"}, []string{"/dev/random"}, true},
-		{"reseed the kernel's generator through /dev/urandom (RNDRESEEDCRNG)", []string{"ioctl-ro", "/dev/urandom", "0x5207"}, []string{"/dev/urandom"}, true},
+		{"chattr +d /dev/null through a read-only descriptor", []string{"setflags", "/dev/null"}, []string{"/dev/null"}, false, ""},
+		{"no-dump on /dev/null through FS_IOC_FSSETXATTR", []string{"fssetxattr", "/dev/null"}, []string{"/dev/null"}, false, ""},
+		{"file_setattr no-dump on /dev/null by path", []string{"file-setattr", "/dev/null"}, []string{"/dev/null"}, false, ""},
+		{"setxattr on /dev/null", []string{"setxattr", "/dev/null"}, []string{"/dev/null"}, false, ""},
+		{"touch /dev/null through /proc/self/root", []string{"devtouch", "/proc/self/root/dev/null"}, []string{"/dev/null"}, false, ""},
+		{"touch /dev/urandom through the sandbox's pid 1's root", []string{"devtouch", "/proc/1/root/dev/urandom"}, []string{"/dev/urandom"}, false, ""},
+		{"touch /dev/ptmx", []string{"devtouch", "/dev/ptmx"}, []string{"/dev/ptmx", "/dev/pts/ptmx"}, false, ""},
+		{"touch /dev/pts/ptmx", []string{"devtouch", "/dev/pts/ptmx"}, []string{"/dev/ptmx", "/dev/pts/ptmx"}, false, ""},
+		{"touch /dev/pts", []string{"devtouch", "/dev/pts"}, []string{"/dev/pts"}, false, ""},
+		{"touch /dev/shm", []string{"devtouch", "/dev/shm"}, []string{"/dev/shm"}, false, ""},
+		{"touch /dev/console", []string{"devtouch", "/dev/console"}, []string{"/dev/console"}, false, ""},
+		{"unmount the copy of /dev/null to reach the host's under it", []string{"devunmount", "/dev/null"}, []string{"/dev/null"}, true, ""},
+		{"unmount the copy of /dev/tty to reach the host's under it", []string{"devunmount", "/dev/tty"}, []string{"/dev/tty"}, true, ""},
+		{"hard link /dev/null into the workspace", []string{"link", "/dev/null", filepath.Join(f.ws, "null")}, []string{"/dev/null"}, true, ""},
+		{"metadata calls through an O_PATH descriptor of /dev/null", []string{"opath-meta", "/dev/null"}, []string{"/dev/null"}, false, ""},
+		{"metadata calls through an O_PATH descriptor of a denied file (bound to the host's /dev/null read-only)", []string{"opath-meta", f.secret}, []string{"/dev/null", f.secret}, true, ""},
+		{"metadata calls through an O_PATH descriptor of /etc/shadow (the same)", []string{"opath-meta", "/etc/shadow"}, []string{"/dev/null", "/etc/shadow"}, true, ""},
+		{"make a device node in the workspace", []string{"mknod", filepath.Join(f.ws, "null")}, nil, true, ""},
+		{"make a device node in the sandbox's own /dev", []string{"mknod", "/dev/null2"}, nil, true, ""},
+		{"make a device node in /dev/shm", []string{"mknod", "/dev/shm/null"}, nil, true, ""},
+		{"an ACL on /dev/null", []string{"setacl", "/dev/null"}, []string{"/dev/null"}, false, ""},
+		{"an ACL on /dev/tty", []string{"setacl", "/dev/tty"}, []string{"/dev/tty"}, false, ""},
+		{"open /dev/null by its handle", []string{"handle", "/dev/null"}, []string{"/dev/null"}, true, ""},
+		{"watch the file system of the copy of /dev/null (fanotify)", []string{"fanotify", "/dev/null"}, nil, true, ""},
+		{"zero the kernel's entropy count through /dev/random (RNDZAPENTCNT)", []string{"ioctl-ro", "/dev/random", "0x5204"}, []string{"/dev/random"}, true, ""},
+		{"clear the kernel's entropy pool through /dev/urandom (RNDCLEARPOOL)", []string{"ioctl-ro", "/dev/urandom", "0x5206"}, []string{"/dev/urandom"}, true, ""},
+		{"credit entropy through /dev/random (RNDADDTOENTCNT)", []string{"ioctl-ro", "/dev/random", "0x40045201"}, []string{"/dev/random"}, true, ""},
+		{"reseed the kernel's generator through /dev/urandom (RNDRESEEDCRNG)", []string{"ioctl-ro", "/dev/urandom", "0x5207"}, []string{"/dev/urandom"}, true, ""},
+		// On the file system the copies are on (the state directory's),
+		// with an argument the kernel refuses once the permission check
+		// has passed (thawing what is not frozen, trimming nothing).
+		{"thaw the copies' file system through /dev/null (FITHAW)", []string{"ioctl-ro", "/dev/null", "0xc0045878"}, []string{"/dev/null"}, true, "EPERM"},
+		{"trim the copies' file system through /dev/zero (FITRIM)", []string{"ioctl-ro", "/dev/zero", "0xc0185879"}, []string{"/dev/zero"}, true, "EPERM"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var checks []func(*testing.T)
@@ -203,6 +211,8 @@ func TestDeviceNodeOtherPaths(t *testing.T) {
 				t.Fatalf("status %d, no result line:\n%s", status, out)
 			case tc.refused && !strings.HasPrefix(m[2], "refused"):
 				t.Errorf("NOT REFUSED: %s", strings.TrimSpace(m[0]))
+			case tc.errno != "" && m[3] != tc.errno:
+				t.Errorf("refused with %s, want %s: %s", m[3], tc.errno, strings.TrimSpace(m[0]))
 			}
 			t.Logf("inside: %s", strings.TrimSpace(m[0]))
 			for _, check := range checks {
