@@ -87,3 +87,48 @@ awk '$5 == "/dev/null" { print "copy " $4 }' /proc/self/mountinfo`
 		})
 	}
 }
+
+// TestDeviceCopiesAtOnce: commands running at the same time each have
+// their own copies: a mode one gives its /dev/null is not what the
+// other finds, and both directories are gone after.
+func TestDeviceCopiesAtOnce(t *testing.T) {
+	requireBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("as an unprivileged user the host's nodes are bound: their owner, root, is not the command")
+	}
+	cache, err := os.MkdirTemp("/var/tmp", "guardrun-devices-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(cache)
+	p := runProfile(t, t.TempDir())
+	modes := []string{"600", "604"}
+	outs := make([]bytes.Buffer, len(modes))
+	var cmds []*Cmd
+	for i, m := range modes {
+		// Each sets its mode, waits for the other to have set its own,
+		// and says what it finds.
+		script := `chmod ` + m + ` /dev/null; sleep 1; stat -c %a /dev/null`
+		c, err := Command(context.Background(), p, []string{"/bin/sh", "-c", script}, []string{"PATH=/usr/bin:/bin"}, Config{FilterCache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Cmd.Stdout, c.Cmd.Stderr = &outs[i], &outs[i]
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	for i, c := range cmds {
+		if status, err := c.Wait(); err != nil || status != 0 {
+			t.Errorf("command %d: status %d, %v:\n%s", i, status, err, outs[i].String())
+		}
+		if got := strings.TrimSpace(outs[i].String()); got != modes[i] {
+			t.Errorf("command %d gave its /dev/null mode %s and found %q", i, modes[i], got)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(cache, ".guardrun-dev-*"))
+	if len(left) != 0 {
+		t.Errorf("left in the state directory after both: %v", left)
+	}
+}
