@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -104,66 +105,67 @@ func (d *deviceCopies) stdio(in *io.Reader, out, errOut *io.Writer) error {
 	if d == nil {
 		return nil
 	}
-	// reopen is the copy for v (nil: none, v stays); flag is the access
-	// mode for a nil v.
-	reopen := func(v any, flag int) (*os.File, error) {
-		copyOf := func(i int) bool { return d.pairs[i][1] == "/dev/null" }
-		if v != nil {
-			f, ok := v.(*os.File)
-			if !ok || f == nil {
-				return nil, nil
-			}
-			var st unix.Stat_t
-			if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-				return nil, fmt.Errorf("bwrap: the command's stdio %s: %w", f.Name(), err)
-			}
-			if st.Mode&unix.S_IFMT != unix.S_IFCHR {
-				return nil, nil
-			}
-			fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
-			if err != nil {
-				return nil, fmt.Errorf("bwrap: the command's stdio %s: %w", f.Name(), err)
-			}
-			flag = fl & (unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK)
-			copyOf = func(i int) bool { return d.rdevs[i] == st.Rdev }
-			if st.Rdev == unix.Mkdev(5, 0) {
-				// /dev/tty is its opener's controlling terminal: opened
-				// again here it is guardrun's, which is the same one
-				// only if the kernel says f's terminal is (TIOCGSID
-				// answers only for the caller's own). Another
-				// terminal's is refused: handed guardrun's instead, the
-				// command would reach the terminal a person may be
-				// answering guardrun on.
-				if _, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGSID); err != nil {
-					return nil, fmt.Errorf("bwrap: the command's standard input or output is /dev/tty of a terminal that is not guardrun's own (%v): give it the terminal by its own name", err)
-				}
-			}
-		}
-		for i, p := range d.pairs {
-			if copyOf(i) {
-				c, err := os.OpenFile(p[0], flag|unix.O_NOCTTY, 0)
-				if err != nil {
-					return nil, fmt.Errorf("bwrap: the command's stdio (%s): %w", p[1], err)
-				}
-				d.opened = append(d.opened, c)
-				return c, nil
-			}
-		}
-		return nil, nil
-	}
-	if f, err := reopen(*in, os.O_RDONLY); err != nil {
+	if f, err := d.reopen(*in, os.O_RDONLY); err != nil {
 		return err
 	} else if f != nil {
 		*in = f
 	}
 	for _, w := range []*io.Writer{out, errOut} {
-		if f, err := reopen(*w, os.O_WRONLY); err != nil {
+		if f, err := d.reopen(*w, os.O_WRONLY); err != nil {
 			return err
 		} else if f != nil {
 			*w = f
 		}
 	}
 	return nil
+}
+
+// reopen is the copy to hand over for the stdio value v, opened with v's
+// access mode (flag for a nil v, the copy of /dev/null); nil when v is not
+// one of the copied devices.
+func (d *deviceCopies) reopen(v any, flag int) (*os.File, error) {
+	i := slices.IndexFunc(d.pairs, func(p [2]string) bool { return p[1] == "/dev/null" })
+	if v != nil {
+		f, ok := v.(*os.File)
+		if !ok || f == nil {
+			return nil, nil
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			return nil, fmt.Errorf("bwrap: the command's stdio %s: %w", f.Name(), err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+			return nil, nil
+		}
+		if i = slices.Index(d.rdevs, st.Rdev); i < 0 {
+			return nil, nil
+		}
+		fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+		if err != nil {
+			return nil, fmt.Errorf("bwrap: the command's stdio %s: %w", f.Name(), err)
+		}
+		flag = fl & (unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK)
+		// /dev/tty is its opener's controlling terminal: opened again
+		// here it is guardrun's, the same one only if the kernel says
+		// f's terminal is (TIOCGSID answers only for the caller's own).
+		// Another terminal's is refused: handed guardrun's instead, the
+		// command would reach the terminal a person may be answering
+		// guardrun on.
+		if st.Rdev == unix.Mkdev(5, 0) {
+			if _, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGSID); err != nil {
+				return nil, fmt.Errorf("bwrap: the command's standard input or output is /dev/tty of a terminal that is not guardrun's own (%v): give it the terminal by its own name", err)
+			}
+		}
+	}
+	if i < 0 {
+		return nil, nil
+	}
+	c, err := os.OpenFile(d.pairs[i][0], flag|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("bwrap: the command's stdio (%s): %w", d.pairs[i][1], err)
+	}
+	d.opened = append(d.opened, c)
+	return c, nil
 }
 
 // closeOpened closes the copies opened for stdio, once the command holds
