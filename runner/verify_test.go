@@ -455,6 +455,31 @@ func TestVerifyReopensNullOutput(t *testing.T) {
 	}
 }
 
+// TestVerifyOwnOutputNotRead: a verified command whose standard output
+// is a file it may not read (a denied one, appended to by the caller) may
+// write to it again through /dev/stdout, but not open it for reading
+// that way: guardrun would make that open for it.
+func TestVerifyOwnOutputNotRead(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	out, err := os.OpenFile(f.secret, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	const script = `exec 3<>/dev/stdout && cat <&3 >&2`
+	v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script), {Program: "cat", Part: "cat"}}}}
+	o := f.opts()
+	o.Verify = v
+	var errb bytes.Buffer
+	if _, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: out, Stderr: &errb}); err != nil {
+		t.Fatalf("the sandbox did not start: %v\n%s", err, errb.String())
+	}
+	if strings.Contains(errb.String(), strings.TrimSpace(secretText)) {
+		t.Errorf("the command read the denied file it writes to through /dev/stdout:\n%s", errb.String())
+	}
+}
+
 // TestVerifyExecFromRewritableFile: what an exec names may not lie in a
 // mapping of a file another process of the command can rewrite
 // meanwhile: one in bwrap's own /dev tmpfs (/dev/shm), or a protected
