@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,9 @@ type deviceCopies struct {
 	rdevs []uint64    // the device of each pair
 	// opened are copies opened for the command's stdio (stdio).
 	opened []*os.File
+	// lock holds dir locked (flock) while the command may use it:
+	// removeStale leaves it alone.
+	lock *os.File
 }
 
 // copyDevices makes copies of the nodes of names that this process owns,
@@ -62,11 +66,16 @@ func copyDevices(parents []string, names []string) *deviceCopies {
 		if unix.Statfs(parent, &fs) != nil || fs.Flags&unix.ST_NODEV != 0 {
 			continue
 		}
-		dir, err := os.MkdirTemp(parent, ".guardrun-dev-")
+		removeStale(parent, euid)
+		dir, err := os.MkdirTemp(parent, copiesPrefix)
 		if err != nil {
 			continue
 		}
 		d := &deviceCopies{dir: dir}
+		if d.lock, err = os.Open(dir); err != nil || unix.Flock(int(d.lock.Fd()), unix.LOCK_EX) != nil {
+			d.remove()
+			continue
+		}
 		ok := true
 		for _, n := range owned {
 			p := filepath.Join(dir, filepath.Base(n.name))
@@ -82,9 +91,36 @@ func copyDevices(parents []string, names []string) *deviceCopies {
 		if ok {
 			return d
 		}
-		os.RemoveAll(dir)
+		d.remove()
 	}
 	return nil
+}
+
+// copiesPrefix begins the name of each command's directory of copies.
+const copiesPrefix = ".guardrun-dev-"
+
+// staleAfter is how old a directory of copies no process holds locked
+// must be to be removed: one a guardrun has just made is locked a moment
+// after it is made.
+var staleAfter = 10 * time.Second
+
+// removeStale removes the directories of copies in parent that a
+// guardrun killed before it could remove its own (SIGKILL) left: this
+// user's, unlocked, older than staleAfter.
+func removeStale(parent string, euid uint32) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, copiesPrefix+"*"))
+	for _, dir := range dirs {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Uid == euid && time.Since(time.Unix(st.Ctim.Unix())) >= staleAfter &&
+			unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			os.RemoveAll(dir)
+		}
+		unix.Close(fd)
+	}
 }
 
 // binds are the copies as Options.Devices.
@@ -184,5 +220,8 @@ func (d *deviceCopies) remove() {
 	if d != nil {
 		d.closeOpened()
 		os.RemoveAll(d.dir)
+		if d.lock != nil {
+			d.lock.Close()
+		}
 	}
 }

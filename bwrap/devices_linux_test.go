@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
 
@@ -134,5 +136,60 @@ func TestDeviceCopiesAtOnce(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(cache, ".guardrun-dev-*"))
 	if len(left) != 0 {
 		t.Errorf("left in the state directory after both: %v", left)
+	}
+}
+
+// TestStaleCopiesRemoved: the directory of copies a guardrun killed with
+// SIGKILL leaves (it never got to remove it) is removed by the next
+// command that makes copies there; one a running command holds is not.
+func TestStaleCopiesRemoved(t *testing.T) {
+	requireBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("as an unprivileged user no copies are made")
+	}
+	cache, err := os.MkdirTemp("/var/tmp", "guardrun-devices-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(cache)
+	var fs unix.Statfs_t
+	if err := unix.Statfs(cache, &fs); err != nil || fs.Flags&unix.ST_NODEV != 0 {
+		t.Skipf("%s is on a file system mounted nodev (%v): no copies there", cache, err)
+	}
+	defer func(d time.Duration) { staleAfter = d }(staleAfter)
+	staleAfter = 0 // the test's directories are all new
+	stale, err := os.MkdirTemp(cache, copiesPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, "null"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.MkdirTemp(cache, copiesPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := os.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	p := runProfile(t, t.TempDir())
+	c, err := Command(context.Background(), p, []string{"/bin/true"}, []string{"PATH=/usr/bin:/bin"}, Config{FilterCache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := c.Wait(); err != nil || status != 0 {
+		t.Fatalf("status %d, %v", status, err)
+	}
+	left, _ := filepath.Glob(filepath.Join(cache, copiesPrefix+"*"))
+	if d := cmp.Diff(left, []string{held}); d != "" {
+		t.Errorf("directories of copies left (-got +want):\n%s", d)
 	}
 }
