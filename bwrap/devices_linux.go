@@ -59,6 +59,11 @@ func copyDevices(parents []string, names []string) *deviceCopies {
 		return nil
 	}
 	for _, parent := range parents {
+		if parent != "" {
+			removeStale(parent, euid)
+		}
+	}
+	for _, parent := range parents {
 		if parent == "" {
 			continue
 		}
@@ -66,7 +71,6 @@ func copyDevices(parents []string, names []string) *deviceCopies {
 		if unix.Statfs(parent, &fs) != nil || fs.Flags&unix.ST_NODEV != 0 {
 			continue
 		}
-		removeStale(parent, euid)
 		dir, err := os.MkdirTemp(parent, copiesPrefix)
 		if err != nil {
 			continue
