@@ -242,7 +242,12 @@ func (c *Cmd) Start() error {
 		c.release()
 		return err
 	}
+	if err := c.devices.stdio(&c.Cmd.Stdin, &c.Cmd.Stdout, &c.Cmd.Stderr); err != nil {
+		c.release()
+		return err
+	}
 	err := c.startFromKeptThread()
+	c.devices.closeOpened()
 	c.seccomp.Close()
 	c.seccomp = nil
 	if c.command != nil {

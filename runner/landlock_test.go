@@ -403,7 +403,7 @@ func TestLandlockWithoutNamespaces(t *testing.T) {
 	if err := copyFile(self, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tests := "^(TestNoNamespaces|TestEscapes|TestUnixSocketsListed|TestSandboxWorks|TestSignals|TestCancel|TestExitStatus|TestNoSurvivorsAfterSIGKILL|TestProbeRefusesOnHost|TestLandlockRefuses|TestLandlockProtectedRestored|TestEscapesAtGuardrun|TestDeniedNameRace|TestToolchains|TestToolchainEscapes|TestFileOpEscapes|TestTerminalEscapes|TestDeviceNodeEscapes|TestLandlockServedEntries|TestLandlockServedPools|TestVerify|TestVerifyBind|TestVerifyRefusedOnce|TestVerifyReopensOwnOutput|TestVerifyExecFromRewritableFile|TestVerifiedStartUnderLandlock)$"
+	tests := "^(TestNoNamespaces|TestEscapes|TestUnixSocketsListed|TestSandboxWorks|TestSignals|TestCancel|TestExitStatus|TestNoSurvivorsAfterSIGKILL|TestProbeRefusesOnHost|TestLandlockRefuses|TestLandlockProtectedRestored|TestEscapesAtGuardrun|TestDeniedNameRace|TestToolchains|TestToolchainEscapes|TestFileOpEscapes|TestTerminalEscapes|TestDeviceNodeEscapes|TestDeviceStdioEscapes|TestDeviceNodeOtherPaths|TestDevDirectory|TestDeviceTerminalOutput|TestLandlockServedEntries|TestLandlockServedPools|TestVerify|TestVerifyBind|TestVerifyRefusedOnce|TestVerifyReopensOwnOutput|TestVerifyReopensNullOutput|TestVerifyOwnOutputNotRead|TestVerifyExecFromRewritableFile|TestVerifiedStartUnderLandlock)$"
 	inner := []string{bw, "--dev-bind", "/", "/", "--unshare-user", "--disable-userns", "--",
 		"env", "GUARDRUN_TEST_NONS=1", "GUARDRUN_TEST_BACKEND=landlock", "GUARDRUN_REQUIRE_SANDBOX=1",
 		"GUARDRUN_TEST_PROBE=" + probePath, "PATH=/usr/local/bin:/usr/bin:/bin",

@@ -45,7 +45,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		"GUARDRUN_REQUIRE_SANDBOX=" + os.Getenv("GUARDRUN_REQUIRE_SANDBOX"),
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		bin, "-test.v", "-test.count=1",
-		"-test.run=^(TestEscapes|TestUnixSocketsListed|TestSandboxWorks|TestSignals|TestSignalDuringSetup|TestCancel|TestExitStatus|TestNoSurvivorsAfterSIGKILL|TestProbeRefusesOnHost|TestEscapesAtGuardrun|TestDeniedNameRace|TestToolchains|TestToolchainEscapes|TestFileOpEscapes|TestTerminalEscapes|TestDeviceNodeEscapes|TestVerify|TestVerifyBind|TestVerifyRefusedOnce|TestVerifyReopensOwnOutput|TestVerifyExecFromRewritableFile|TestVerifiedStartUnderLandlock)$",
+		"-test.run=^(TestEscapes|TestUnixSocketsListed|TestSandboxWorks|TestSignals|TestSignalDuringSetup|TestCancel|TestExitStatus|TestNoSurvivorsAfterSIGKILL|TestProbeRefusesOnHost|TestEscapesAtGuardrun|TestDeniedNameRace|TestToolchains|TestToolchainEscapes|TestFileOpEscapes|TestTerminalEscapes|TestDeviceNodeEscapes|TestDeviceStdioEscapes|TestDeviceNodeOtherPaths|TestDevDirectory|TestDeviceTerminalOutput|TestVerify|TestVerifyBind|TestVerifyRefusedOnce|TestVerifyReopensOwnOutput|TestVerifyReopensNullOutput|TestVerifyOwnOutputNotRead|TestVerifyExecFromRewritableFile|TestVerifiedStartUnderLandlock)$",
 	}
 	cmd := exec.Command("runuser", args...)
 	cmd.Dir = suiteDir

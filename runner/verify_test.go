@@ -149,6 +149,11 @@ func TestVerify(t *testing.T) {
 			status:          -1,
 			held:            []held{{Kind: "metadata", By: "touch /dev/null", What: "/dev/null", Why: "no one can be asked"}},
 			landlockRefuses: true},
+		{name: "the times of /dev/null, held and allowed, are the command's own copy's (as root): the host's device untouched", script: `touch -d 2001-01-01 /dev/null`,
+			exec: []sandbox.Exec{{Program: "touch", AnyArgs: true, Part: "touch /dev/null"}},
+			hold: allowAll, status: -1,
+			held:            []held{{Kind: "metadata", By: "touch /dev/null", What: "/dev/null", Allowed: true}},
+			landlockRefuses: true},
 		{name: "a link planted at a predicted path leads nowhere else", script: `ln -s Makefile out.txt; echo x > out.txt`,
 			exec:   []sandbox.Exec{{Program: "ln", Args: words("-s", "Makefile", "out.txt"), Part: "ln -s"}},
 			write:  []sandbox.PathPattern{{Path: ws("out.txt")}},
@@ -170,8 +175,60 @@ func TestVerify(t *testing.T) {
 			held:    []held{{Kind: "exec", By: "touch N", What: "touch N", Why: "no one can be asked"}},
 			missing: []string{ws("N")}},
 	}
+	// As root under bwrap the command's /dev/null is its own copy, on no
+	// path inside: its metadata calls are refused (EACCES) unasked. As
+	// another user it is the host's, at /dev/null: asked, and made by
+	// guardrun as that user, whom the kernel refuses (EPERM). Landlock
+	// refuses them itself.
+	nullOut, nullHeld := "utime 13\nfchmod 13\n", []held(nil)
+	// A denied file: asked under bwrap and refused by its read-only
+	// mount (EROFS); landlock refuses it itself (EACCES).
+	deniedOut, deniedHeld := "utime 30\nchmod 30\n", []held{{Kind: "metadata", By: "python3", What: ws(".env"), Allowed: true}}
+	if landlockTest() {
+		deniedOut = "utime 13\nchmod 13\n"
+	}
+	if os.Geteuid() != 0 && !landlockTest() {
+		nullOut, nullHeld = "utime 1\nfchmod 1\n", []held{{Kind: "metadata", By: "python3", What: "/dev/null", Allowed: true}}
+	}
 	if py != "" {
 		cases = append(cases,
+			tc{name: "a denied file's times and mode, held and allowed, stay: under bwrap it is the host's /dev/null bound read-only",
+				script: `python3 -c '
+import os
+for name, call in (("utime", lambda: os.utime(".env", (978307200, 978307200))), ("chmod", lambda: os.chmod(".env", 0o666))):
+    try:
+        call()
+        print(name, "made")
+    except OSError as e:
+        print(name, e.errno)
+'`,
+				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				hold: allowAll, out: deniedOut, held: deniedHeld, landlockRefuses: true},
+			tc{name: "a device node is never made, even at a predicted path with every held call allowed (guardrun, as root, could make it)",
+				script: `python3 -c '
+import os, stat
+for name, kind, dev in (("c", stat.S_IFCHR, os.makedev(1, 3)), ("b", stat.S_IFBLK, os.makedev(7, 0))):
+    try:
+        os.mknod(name, kind | 0o666, dev)
+        print(name, "made")
+    except OSError as e:
+        print(name, e.errno)
+'`,
+				exec:  []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				write: []sandbox.PathPattern{{Path: ws("c")}, {Path: ws("b")}},
+				hold:  allowAll, out: "c 1\nb 1\n", missing: []string{ws("c"), ws("b")}},
+			tc{name: "the times and mode of the /dev/null a command was given as input do not change through its descriptor, even with every held call allowed",
+				script: `python3 -c '
+import os
+for name, call in (("utime", lambda: os.utime(0, (978307200, 978307200))), ("fchmod", lambda: os.fchmod(0, 0o666))):
+    try:
+        call()
+        print(name, "made")
+    except OSError as e:
+        print(name, e.errno)
+'`,
+				exec: []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}},
+				hold: allowAll, out: nullOut, held: nullHeld},
 			tc{name: "a multi-threaded caller's exec is refused, predicted or not",
 				script: `python3 -c 'import threading, time, os; threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); os.execv("/bin/true", ["true"])'`,
 				exec:   []sandbox.Exec{{Program: "python3", AnyArgs: true, Part: "python3"}, {Program: "true", Part: "true"}},
@@ -365,6 +422,61 @@ func TestVerifyReopensOwnOutput(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(ws("Makefile")); !bytes.Equal(b, makefile) {
 		t.Errorf("the standard input, opened for reading, was written: %q", b)
+	}
+}
+
+// TestVerifyReopensNullOutput: a verified command whose standard output
+// is the /dev/null guardrun gives a command with no output, and whose
+// standard error is a caller's /dev/null (under bwrap, as root, both
+// are handed over as the command's own copy of the device, which is on no
+// path inside), may still write to them through /dev/stdout and
+// /dev/stderr: `echo oops > /dev/stderr` is ordinary shell.
+func TestVerifyReopensNullOutput(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	const script = `echo x > /dev/stdout && echo y > /dev/stderr && echo z >> /dev/stderr`
+	v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script)}}}
+	o := f.opts()
+	o.Verify = v
+	status, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stderr: null})
+	if err != nil {
+		t.Fatalf("the sandbox did not start: %v", err)
+	}
+	if status != 0 {
+		t.Errorf("status %d, want 0: a write through /dev/stdout or /dev/stderr failed", status)
+	}
+	if d := cmp.Diff(heldOf(v.Held()), []held(nil)); d != "" {
+		t.Errorf("held calls (-got +want):\n%s", d)
+	}
+}
+
+// TestVerifyOwnOutputNotRead: a verified command whose standard output
+// is a file it may not read (a denied one, appended to by the caller) may
+// write to it again through /dev/stdout, but not open it for reading
+// that way: guardrun would make that open for it.
+func TestVerifyOwnOutputNotRead(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	out, err := os.OpenFile(f.secret, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	const script = `exec 3<>/dev/stdout && cat <&3 >&2`
+	v := &Verify{Prediction: &sandbox.Prediction{Exec: []sandbox.Exec{shell(script), {Program: "cat", Part: "cat"}}}}
+	o := f.opts()
+	o.Verify = v
+	var errb bytes.Buffer
+	if _, err := RunWith(context.Background(), o, f.profile, []string{"/bin/sh", "-c", script}, f.env, Stdio{Stdout: out, Stderr: &errb}); err != nil {
+		t.Fatalf("the sandbox did not start: %v\n%s", err, errb.String())
+	}
+	if strings.Contains(errb.String(), strings.TrimSpace(secretText)) {
+		t.Errorf("the command read the denied file it writes to through /dev/stdout:\n%s", errb.String())
 	}
 }
 

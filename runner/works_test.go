@@ -118,6 +118,8 @@ func TestSandboxWorks(t *testing.T) {
 			git checkout -q - && ./run.sh`), "true\nchecked-out", func(t *testing.T) {
 			wantMode(t, filepath.Join(dir, "gx/run.sh"), 0o755)
 		}},
+		{"the device nodes", Script("/bin/sh", `echo x > /dev/null && head -c 4 /dev/urandom | wc -c && head -c 3 /dev/zero | wc -c &&
+			! (echo x > /dev/full) 2>/dev/null && [ /dev/stdin -ef /dev/null ] && echo devices-work`), "4\n3\ndevices-work", nil},
 		{"read /usr", Script("/bin/sh", "test -r /usr/include/stdio.h && ls /usr/bin/env && cat /etc/os-release | head -1"), "/usr/bin/env", nil},
 		{"read home", []string{"cat", filepath.Join(f.home, ".bashrc")}, "the user's bashrc", nil},
 		{"private tmp", tmpCase.argv, tmpCase.want, nil},

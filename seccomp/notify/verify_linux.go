@@ -177,6 +177,12 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 		// guardrun's own: the person's terminal.
 		return syscall.ENXIO
 	}
+	if c.Op == OpOpen && r.writesAlready(dst, c.Flags) {
+		// Before its path: the object may be on none inside (the copy
+		// of /dev/null a bwrap command's standard output is, made
+		// outside its root).
+		return nil
+	}
 	dp, err := r.Path(vr.cfg.View, dst)
 	if err != nil {
 		return err
@@ -189,7 +195,7 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 		}
 		ok = ok && vr.allowed(sp)
 	}
-	if ok || c.Op == OpOpen && r.writesAlready(dst) {
+	if ok {
 		return nil
 	}
 	refused := func(p string) bool { return p != "" && !vr.cfg.Writable(p) }
@@ -227,11 +233,14 @@ func (vr *Verifier) CheckFile(r *Request, c *FileCall, dst, src *Located) error 
 
 // writesAlready reports whether l is the object of one of the caller's
 // own descriptors that is open for writing (its standard output reopened
-// through /dev/stdout, a file it was handed): opening it again for
-// writing gives the caller nothing it has not got. The descriptor itself
-// is looked at (pidfd_getfd: its open file and its flags at once), not
-// its number, which another thread can point elsewhere meanwhile.
-func (r *Request) writesAlready(l *Located) bool {
+// through /dev/stdout, a file it was handed), and reading too if the
+// open's flags ask for that: opening it again so gives the caller nothing
+// it has not got. A descriptor open for writing only is not reopened for
+// reading (a file the caller appends to may be one it cannot read). The
+// descriptor itself is looked at (pidfd_getfd: its open file and its
+// flags at once), not its number, which another thread can point
+// elsewhere meanwhile.
+func (r *Request) writesAlready(l *Located, flags int) bool {
 	if !l.viaFD || l.Parent >= 0 {
 		return false
 	}
@@ -245,7 +254,8 @@ func (r *Request) writesAlready(l *Located) bool {
 		return false
 	}
 	acc := fl & unix.O_ACCMODE
-	return (acc == unix.O_WRONLY || acc == unix.O_RDWR) && sameFile(fd, l.Obj)
+	held := acc == unix.O_RDWR || acc == unix.O_WRONLY && flags&unix.O_ACCMODE == unix.O_WRONLY
+	return held && sameFile(fd, l.Obj)
 }
 
 // unnamed reports whether l is a descriptor's object that has no name

@@ -7,6 +7,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -838,6 +839,184 @@ func attemptDevMeta(a []string) error {
 		unix.Close(fd)
 	} else {
 		last = err
+	}
+	if len(done) > 0 {
+		return allowed("%s on %s", strings.Join(done, ", "), p)
+	}
+	return last
+}
+
+func init() { attempts["devstdio"] = attemptDevStdio }
+
+// devstdio [FD...]: for each of the descriptors FD (0, 1 and 2 when none
+// is named) that is a device node, change its mode, owner and times to
+// what they are (the change time moves, nothing else: the host's node
+// keeps working whatever happened) through the descriptor and through
+// its /proc/self/fd link, and set an ACL on it (aclRW). Every call that worked is named; the test checks the host's node.
+func attemptDevStdio(a []string) error {
+	var done []string
+	var last error = unix.ENOENT
+	fds := []int{0, 1, 2}
+	if len(a) > 0 {
+		fds = nil
+		for _, s := range a {
+			fd, err := strconv.Atoi(s)
+			if err != nil {
+				return setup("descriptor %q", s)
+			}
+			fds = append(fds, fd)
+		}
+	}
+	for _, fd := range fds {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+			continue
+		}
+		mode := st.Mode & 0o7777
+		link := fmt.Sprintf("/proc/self/fd/%d", fd)
+		for _, c := range []struct {
+			name string
+			err  error
+		}{
+			{fmt.Sprintf("fchmod %d", fd), unix.Fchmod(fd, mode)},
+			{fmt.Sprintf("fchown %d", fd), unix.Fchown(fd, int(st.Uid), int(st.Gid))},
+			{"chmod " + link, unix.Chmod(link, mode)},
+			{fmt.Sprintf("utimensat(AT_EMPTY_PATH) %d", fd), unix.UtimesNanoAt(fd, "", []unix.Timespec{st.Atim, st.Mtim}, unix.AT_EMPTY_PATH)},
+			{fmt.Sprintf("fsetxattr %d system.posix_acl_access", fd), unix.Fsetxattr(fd, "system.posix_acl_access", aclRW(), 0)},
+		} {
+			if c.err == nil {
+				done = append(done, c.name)
+			} else {
+				last = c.err
+			}
+		}
+	}
+	if len(done) > 0 {
+		return allowed("%s", strings.Join(done, ", "))
+	}
+	return last
+}
+
+func init() {
+	attempts["devtouch"] = attemptDevTouch
+	attempts["devunmount"] = attemptDevUnmount
+}
+
+// devtouch PATH: change the mode, owner and times of PATH to what they
+// are, by its name (following links: /dev/ptmx, /proc/1/root/...), so
+// that the change time moves and nothing else does. Every call that
+// worked is named.
+func attemptDevTouch(a []string) error {
+	p := arg(a, 0)
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return err
+	}
+	var done []string
+	var last error
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"chmod", unix.Chmod(p, st.Mode&0o7777)},
+		{"chown", unix.Chown(p, int(st.Uid), int(st.Gid))},
+		{"utimensat", unix.UtimesNano(p, []unix.Timespec{st.Atim, st.Mtim})},
+	} {
+		if c.err == nil {
+			done = append(done, c.name)
+		} else {
+			last = c.err
+		}
+	}
+	if len(done) > 0 {
+		return allowed("%s on %s", strings.Join(done, ", "), p)
+	}
+	return last
+}
+
+// devunmount PATH: take the mount at PATH (a copy bound over bwrap's
+// bind of the host's node) away, then devtouch what is left there.
+func attemptDevUnmount(a []string) error {
+	if err := unix.Unmount(arg(a, 0), unix.MNT_DETACH); err != nil {
+		return err
+	}
+	err := attemptDevTouch(a)
+	var al allowedError
+	if errors.As(err, &al) {
+		return allowed("unmounted %s; %s", arg(a, 0), al.detail)
+	}
+	return allowed("unmounted %s; %v", arg(a, 0), err)
+}
+
+func init() { attempts["setacl"] = attemptSetACL }
+
+// aclRW is a POSIX access ACL (system.posix_acl_access) that names the
+// probe's own user (the one id its user namespace surely maps) with read
+// and write beside the owner, group and others: an extended ACL, which
+// the kernel keeps as an attribute.
+func aclRW() []byte {
+	b := []byte{2, 0, 0, 0} // version 2
+	for _, e := range []struct {
+		tag, perm uint16
+		id        uint32
+	}{{0x01, 6, 0xffffffff}, {0x02, 6, uint32(os.Getuid())}, {0x04, 6, 0xffffffff}, {0x10, 6, 0xffffffff}, {0x20, 6, 0xffffffff}} {
+		b = append(b, byte(e.tag), byte(e.tag>>8), byte(e.perm), byte(e.perm>>8),
+			byte(e.id), byte(e.id>>8), byte(e.id>>16), byte(e.id>>24))
+	}
+	return b
+}
+
+// setacl PATH: set an extended POSIX ACL on PATH (aclRW).
+func attemptSetACL(a []string) error {
+	if err := unix.Setxattr(arg(a, 0), "system.posix_acl_access", aclRW(), 0); err != nil {
+		return err
+	}
+	return allowed("set an ACL on %s", arg(a, 0))
+}
+
+func init() { attempts["opath-meta"] = attemptOpathMeta }
+
+// opath-meta PATH: open PATH with O_PATH (which neither a nodev mount
+// nor a denied read stops) and change its mode, owner and times to what
+// they are through that descriptor: fchmodat2 and fchownat with
+// AT_EMPTY_PATH, utimensat on it, and chmod of its /proc/self/fd link.
+// Every call that worked is named.
+func attemptOpathMeta(a []string) error {
+	p := arg(a, 0)
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return setup("fstat %s: %v", p, err)
+	}
+	mode := st.Mode & 0o7777
+	empty, _ := unix.BytePtrFromString("")
+	_, _, e := unix.Syscall6(unix.SYS_FCHMODAT2, uintptr(fd), uintptr(unsafe.Pointer(empty)), uintptr(mode), unix.AT_EMPTY_PATH, 0, 0)
+	var chmod2 error
+	if e != 0 {
+		chmod2 = e
+	}
+	link := fmt.Sprintf("/proc/self/fd/%d", fd)
+	var done []string
+	var last error
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"fchmodat2(AT_EMPTY_PATH)", chmod2},
+		{"fchownat(AT_EMPTY_PATH)", unix.Fchownat(fd, "", int(st.Uid), int(st.Gid), unix.AT_EMPTY_PATH)},
+		{"utimensat(AT_EMPTY_PATH)", unix.UtimesNanoAt(fd, "", []unix.Timespec{st.Atim, st.Mtim}, unix.AT_EMPTY_PATH)},
+		{"chmod " + link, unix.Chmod(link, mode)},
+		{"setxattr " + link, unix.Setxattr(link, "system.posix_acl_access", aclRW(), 0)},
+	} {
+		if c.err == nil {
+			done = append(done, c.name)
+		} else {
+			last = c.err
+		}
 	}
 	if len(done) > 0 {
 		return allowed("%s on %s", strings.Join(done, ", "), p)
