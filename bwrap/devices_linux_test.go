@@ -20,15 +20,7 @@ import (
 // as on the host), and a chmod or touch of it, by name or through the
 // descriptor, leaves the host's node as it was.
 func TestDeviceCopies(t *testing.T) {
-	requireBwrap(t)
-	if os.Geteuid() != 0 {
-		t.Skip("as an unprivileged user the host's nodes are bound: their owner, root, is not the command")
-	}
-	cache, err := os.MkdirTemp("/var/tmp", "guardrun-devices-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(cache)
+	cache := rootCopiesCache(t, "as an unprivileged user the host's nodes are bound: their owner, root, is not the command")
 	for _, tc := range []struct {
 		name, cache, under string
 	}{
@@ -98,15 +90,7 @@ awk '$5 == "/dev/null" { print "copy " $4 }' /proc/self/mountinfo`
 // their own copies: a mode one gives its /dev/null is not what the
 // other finds, and both directories are gone after.
 func TestDeviceCopiesAtOnce(t *testing.T) {
-	requireBwrap(t)
-	if os.Geteuid() != 0 {
-		t.Skip("as an unprivileged user the host's nodes are bound: their owner, root, is not the command")
-	}
-	cache, err := os.MkdirTemp("/var/tmp", "guardrun-devices-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(cache)
+	cache := rootCopiesCache(t, "as an unprivileged user the host's nodes are bound: their owner, root, is not the command")
 	p := runProfile(t, t.TempDir())
 	modes := []string{"600", "604"}
 	outs := make([]bytes.Buffer, len(modes))
@@ -143,15 +127,7 @@ func TestDeviceCopiesAtOnce(t *testing.T) {
 // SIGKILL leaves (it never got to remove it) is removed by the next
 // command that makes copies there; one a running command holds is not.
 func TestStaleCopiesRemoved(t *testing.T) {
-	requireBwrap(t)
-	if os.Geteuid() != 0 {
-		t.Skip("as an unprivileged user no copies are made")
-	}
-	cache, err := os.MkdirTemp("/var/tmp", "guardrun-devices-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(cache)
+	cache := rootCopiesCache(t, "as an unprivileged user no copies are made")
 	var fs unix.Statfs_t
 	if err := unix.Statfs(cache, &fs); err != nil || fs.Flags&unix.ST_NODEV != 0 {
 		t.Skipf("%s is on a file system mounted nodev (%v): no copies there", cache, err)
@@ -192,4 +168,21 @@ func TestStaleCopiesRemoved(t *testing.T) {
 	if d := cmp.Diff(left, []string{held}); d != "" {
 		t.Errorf("directories of copies left (-got +want):\n%s", d)
 	}
+}
+
+// rootCopiesCache skips (saying why) unless the test runs as root with
+// bwrap, where commands get copies of the device nodes, and returns a
+// state directory for them, removed after the test.
+func rootCopiesCache(t *testing.T, why string) string {
+	t.Helper()
+	requireBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip(why)
+	}
+	cache, err := os.MkdirTemp("/var/tmp", "guardrun-devices-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(cache) })
+	return cache
 }

@@ -36,13 +36,7 @@ func TestDeviceNodeEscapes(t *testing.T) {
 				t.Skipf("no %s on this host: %v", node, err)
 			}
 			status, out := f.run(t, nil, probePath, "devmeta", node)
-			m := resultRE.FindStringSubmatch(out)
-			switch {
-			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
-				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
-			case m == nil:
-				t.Fatalf("status %d, no result line:\n%s", status, out)
-			}
+			m := probeResult(t, status, out)
 			t.Logf("inside: %s", strings.TrimSpace(m[0]))
 			var after unix.Stat_t
 			if err := unix.Stat(node, &after); err != nil {
@@ -123,13 +117,7 @@ func TestDeviceStdioEscapes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("sandbox did not start: %v\n%s", err, out.String())
 			}
-			m := resultRE.FindStringSubmatch(out.String())
-			switch {
-			case status == 99 || strings.Contains(out.String(), "NOT-SANDBOXED"):
-				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out.String())
-			case m == nil:
-				t.Fatalf("status %d, no result line:\n%s", status, out.String())
-			}
+			m := probeResult(t, status, out.String())
 			t.Logf("inside: %s", strings.TrimSpace(m[0]))
 			unchanged(t)
 			if !hadACL && hasXattr(tc.node, "system.posix_acl_access") {
@@ -203,12 +191,8 @@ func TestDeviceNodeOtherPaths(t *testing.T) {
 				checks = append(checks, inodeUnchanged(t, h))
 			}
 			status, out := f.run(t, nil, append([]string{probePath}, tc.args...)...)
-			m := resultRE.FindStringSubmatch(out)
+			m := probeResult(t, status, out)
 			switch {
-			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
-				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
-			case m == nil:
-				t.Fatalf("status %d, no result line:\n%s", status, out)
 			case tc.refused && !strings.HasPrefix(m[2], "refused"):
 				t.Errorf("NOT REFUSED: %s", strings.TrimSpace(m[0]))
 			case tc.errno != "" && m[3] != tc.errno:
@@ -234,13 +218,7 @@ func TestDevDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, out := f.run(t, nil, probePath, "devmeta", "/dev")
-	m := resultRE.FindStringSubmatch(out)
-	switch {
-	case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
-		t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
-	case m == nil:
-		t.Fatalf("status %d, no result line:\n%s", status, out)
-	}
+	m := probeResult(t, status, out)
 	t.Logf("inside: %s", strings.TrimSpace(m[0]))
 	var after unix.Stat_t
 	if err := unix.Stat("/dev", &after); err != nil {
@@ -314,13 +292,7 @@ func TestDeviceTerminalOutputHelper(t *testing.T) {
 		if err != nil {
 			t.Fatalf("sandbox did not start: %v\n%s", err, out.String())
 		}
-		m := resultRE.FindStringSubmatch(out.String())
-		switch {
-		case status == 99 || strings.Contains(out.String(), "NOT-SANDBOXED"):
-			t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out.String())
-		case m == nil:
-			t.Fatalf("status %d, no result line:\n%s", status, out.String())
-		}
+		m := probeResult(t, status, out.String())
 		t.Logf("%s inside: %s", attempt[0], strings.TrimSpace(m[0]))
 		var after unix.Stat_t
 		if err := unix.Stat("/dev/tty", &after); err != nil {

@@ -56,6 +56,21 @@ func restoredLine(out, target string) bool {
 
 var resultRE = regexp.MustCompile(`RESULT (\S+) (refused errno=(\S+)|ALLOWED.*|SETUP.*|spawned.*)`)
 
+// probeResult is the probe's result line in out and its groups
+// (resultRE). It fails the test when the probe found itself outside a
+// sandbox (and attempted nothing) or printed no result.
+func probeResult(t testing.TB, status int, out string) []string {
+	t.Helper()
+	m := resultRE.FindStringSubmatch(out)
+	switch {
+	case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
+		t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
+	case m == nil:
+		t.Fatalf("status %d, no result line:\n%s", status, out)
+	}
+	return m
+}
+
 // TestEscapes makes each escape attempt inside the sandbox and checks
 // that it was refused inside and left nothing on the host. Every attempt
 // runs in the probe, which first proves it is inside the sandbox; if the
@@ -267,12 +282,8 @@ func TestEscapes(t *testing.T) {
 			} else {
 				status, out = f.run(t, nil, argv...)
 			}
-			m := resultRE.FindStringSubmatch(out)
+			m := probeResult(t, status, out)
 			switch {
-			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
-				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
-			case m == nil:
-				t.Fatalf("status %d, no result line:\n%s", status, out)
 			case strings.HasPrefix(m[2], "ALLOWED") && landlockTest() && a.restored != "":
 				if !restoredLine(out, a.restored) {
 					t.Errorf("allowed inside, and the output does not say %s was restored or moved aside:\n%s", a.restored, out)

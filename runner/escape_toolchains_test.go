@@ -200,12 +200,8 @@ func TestToolchainEscapes(t *testing.T) {
 				before, _ = os.ReadFile(tc.keep)
 			}
 			status, out := f.run(t, nil, append([]string{probePath}, tc.args...)...)
-			m := resultRE.FindStringSubmatch(out)
+			m := probeResult(t, status, out)
 			switch {
-			case status == 99 || strings.Contains(out, "NOT-SANDBOXED"):
-				t.Fatalf("the probe found itself outside a sandbox and attempted nothing:\n%s", out)
-			case m == nil:
-				t.Fatalf("status %d, no result line:\n%s", status, out)
 			case !strings.HasPrefix(m[2], "refused"):
 				t.Errorf("NOT REFUSED: %s (shown: %v)", strings.TrimSpace(m[0]), f.profile.HomeRead)
 			}
